@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "cropzoom",
+    products: [
+        .executable(name: "cropzoom", targets: ["cropzoom"]),
+        .library(name: "CropZoomKit", targets: ["CropZoomKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The only C boundary: FFmpeg headers, static inline helpers for FFmpeg's macros,
+        // signal handling and the few kernels that want to be plain C.
+        .target(
+            name: "CFFmpeg",
+            linkerSettings: [
+                .linkedLibrary("avformat"),
+                .linkedLibrary("avcodec"),
+                .linkedLibrary("swscale"),
+                .linkedLibrary("swresample"),
+                .linkedLibrary("avutil"),
+            ]
+        ),
+        .target(
+            name: "CropZoomKit",
+            dependencies: ["CFFmpeg"]
+        ),
+        .executableTarget(
+            name: "cropzoom",
+            dependencies: [
+                "CropZoomKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "CropZoomKitTests",
+            dependencies: ["CropZoomKit"]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["cropzoom"]
+        ),
+    ]
+)

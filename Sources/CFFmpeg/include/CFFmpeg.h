@@ -1,0 +1,79 @@
+// CFFmpeg: cropzoom's only C boundary.
+//
+// Exposes FFmpeg 5.1's headers to Swift, plus `static inline` helpers for what Swift cannot
+// import (function-like macros such as AVERROR(EAGAIN), AVERROR_EOF, AV_NOPTS_VALUE), the
+// process-wide signal flag, and a few small plane kernels that are easiest to keep in C.
+#ifndef CFFMPEG_H
+#define CFFMPEG_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <errno.h>
+
+#include <libavformat/avformat.h>
+#include <libavformat/avio.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/audio_fifo.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/dict.h>
+#include <libavutil/display.h>
+#include <libavutil/error.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/samplefmt.h>
+#include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+
+// MARK: - FFmpeg macros
+
+/// AVERROR(EAGAIN): "output not available in this state, feed more input / drain output".
+static inline int cz_averror_eagain(void) { return AVERROR(EAGAIN); }
+/// AVERROR_EOF: end of stream.
+static inline int cz_averror_eof(void) { return AVERROR_EOF; }
+/// AVERROR(e) for a POSIX errno value.
+static inline int cz_averror(int e) { return AVERROR(e); }
+/// AVERROR_INVALIDDATA.
+static inline int cz_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+/// AVERROR_DECODER_NOT_FOUND.
+static inline int cz_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+/// AV_NOPTS_VALUE: "no timestamp".
+static inline int64_t cz_nopts(void) { return AV_NOPTS_VALUE; }
+/// AV_TIME_BASE (microseconds).
+static inline int cz_time_base(void) { return AV_TIME_BASE; }
+/// AVERROR -> errno, or 0 when the code is not an errno value.
+static inline int cz_errno_of(int averror) { return (averror < 0 && averror > -4096) ? -averror : 0; }
+
+/// av_strerror into a caller buffer; returns the buffer.
+const char *cz_strerror(int errnum, char *buf, size_t size);
+
+// MARK: - Signals
+
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that record the signal (async-signal-safe), and
+/// ignores SIGPIPE and SIGXFSZ so that write failures come back as errors (EPIPE, EFBIG).
+void cz_install_signal_handlers(void);
+/// The first signal received since installation, or 0.
+int cz_pending_signal(void);
+/// The AVIOInterruptCB callback: non-zero once a signal is pending.
+int cz_interrupt_callback(void *opaque);
+
+// MARK: - Files
+
+/// rename(2) that refuses to replace an existing file (renameat2 RENAME_NOREPLACE; falls back to
+/// link+unlink on file systems without it). Returns 0 or -errno.
+int cz_rename_noreplace(const char *from, const char *to);
+
+// MARK: - Plane kernels
+
+/// Copies a `dst_w` x `dst_h` plane from `src`, applying one of the eight orthogonal transforms
+/// (the dihedral group D4). Destination element (x, y) reads source element
+///   (sx, sy) = (ox + xx * x + xy * y, oy + yx * x + yy * y)
+/// where (xx, xy, yx, yy) are -1, 0 or 1 and (ox, oy) is the source start. `elem` is the size of
+/// one element in bytes (1, 2 for 16-bit samples, 2 or 4 for interleaved chroma, 3/4 for RGB).
+void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride,
+                         int dst_w, int dst_h, int elem,
+                         int ox, int oy, int xx, int xy, int yx, int yy);
+
+#endif

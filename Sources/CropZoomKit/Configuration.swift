@@ -1,0 +1,91 @@
+/// Everything a transcode needs to know; built by the CLI (or any caller) and validated here.
+public struct TranscodeConfiguration: Sendable {
+    public enum AudioMode: String, Sendable, CaseIterable {
+        /// Copy every audio stream packet for packet; re-encode only what the container cannot hold.
+        case auto
+        /// Copy, and fail instead of re-encoding.
+        case copy
+        /// Re-encode every audio stream to AAC.
+        case aac
+        /// Drop audio.
+        case none
+    }
+    public enum ProgressMode: String, Sendable, CaseIterable { case auto, bar, json, none }
+    public enum Scaler: String, Sendable, CaseIterable { case bicubic, bilinear, lanczos, area, neighbor }
+
+    public var input: String
+    public var output: String
+    public var geometry = GeometryRequest()
+    public var scaler: Scaler = .bicubic
+
+    /// Encoder name (`libx264`, `libvpx-vp9`, …); nil = from the output container.
+    public var codec: String? = nil
+    public var crf: Double? = nil
+    public var preset: String? = nil
+    /// Target bit rate in bits per second.
+    public var bitrate: Int? = nil
+    /// Output pixel format name; nil = keep the input's when the encoder supports it.
+    public var pixelFormat: String? = nil
+
+    public var audio: AudioMode = .auto
+    public var overwrite = false
+    /// Fail on corrupt packets instead of skipping and counting them.
+    public var strict = false
+    /// Print FFmpeg's own warnings.
+    public var verbose = false
+
+    public init(input: String, output: String) {
+        self.input = input
+        self.output = output
+    }
+}
+
+/// What a finished transcode did.
+public struct TranscodeSummary: Sendable {
+    public var output: String
+    public var outputWidth: Int
+    public var outputHeight: Int
+    public var videoCodec: String
+    public var pixelFormat: String
+    public var framesIn: Int
+    public var framesOut: Int
+    /// Corrupt packets or frames that were skipped (not counted in `framesIn`).
+    public var corruptSkipped: Int
+    /// Frames whose timestamp repeated an earlier one and could not be stored twice.
+    public var duplicateTimestampsDropped: Int
+    public var audioStreamsCopied: Int
+    public var audioStreamsReencoded: Int
+    public var otherStreamsCopied: Int
+    public var streamsDropped: Int
+    public var audioPackets: Int
+    public var seconds: Double
+    public var mediaDuration: Double
+    public var notices: [String]
+    public var pool: PoolStatistics
+
+    public var fps: Double { seconds > 0 ? Double(framesOut) / seconds : 0 }
+    public var speed: Double { seconds > 0 ? mediaDuration / seconds : 0 }
+}
+
+/// Counters of a frame pool.
+public struct PoolStatistics: Sendable, Equatable {
+    public var allocations = 0
+    public var reuses = 0
+    public var highWater = 0
+    public var capacity = 0
+    public init() {}
+}
+
+/// Progress events for a caller to show.
+public struct ProgressEvent: Sendable {
+    public var frames: Int
+    /// Media time reached, in seconds since the input's start.
+    public var time: Double
+    /// Total media duration when known.
+    public var duration: Double?
+    public var elapsed: Double
+    public var fraction: Double? {
+        guard let duration, duration > 0 else { return nil }
+        return min(1, max(0, time / duration))
+    }
+}

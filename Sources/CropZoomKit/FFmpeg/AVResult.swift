@@ -1,0 +1,47 @@
+import CFFmpeg
+
+/// Result of a send/receive call on a codec or a read from a demuxer: EAGAIN and EOF are
+/// control flow, not errors.
+enum AVStep<Value> {
+    case value(Value)
+    /// AVERROR(EAGAIN): feed more input (or drain output) first.
+    case again
+    /// AVERROR_EOF: nothing more will come.
+    case endOfStream
+}
+
+enum AVCode {
+    static let again = cz_averror_eagain()
+    static let eof = cz_averror_eof()
+    static let invalidData = cz_averror_invaliddata()
+    static let noPTS = cz_nopts()
+
+    /// `av_strerror` text for an FFmpeg error code.
+    static func message(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        return buffer.withUnsafeMutableBufferPointer { buf in
+            String(cString: cz_strerror(code, buf.baseAddress, buf.count))
+        }
+    }
+}
+
+extension CropZoomError {
+    /// An error from an FFmpeg return code, with `av_strerror`'s text as the reason.
+    static func ffmpeg(_ code: Int32, _ kind: Kind, what: String, path: String?) -> CropZoomError {
+        CropZoomError(kind, what: what, path: path, reason: AVCode.message(code), code: code)
+    }
+}
+
+/// Throws a `CropZoomError` when `code` is negative; returns it otherwise.
+@discardableResult
+func check(_ code: Int32, _ kind: CropZoomError.Kind = .processing, _ what: @autoclosure () -> String,
+           path: String? = nil) throws(CropZoomError) -> Int32 {
+    if code < 0 { throw CropZoomError.ffmpeg(code, kind, what: what(), path: path) }
+    return code
+}
+
+/// `check` for processing failures (the common case).
+@discardableResult
+func check(_ code: Int32, _ what: @autoclosure () -> String, path: String? = nil) throws(CropZoomError) -> Int32 {
+    try check(code, .processing, what(), path: path)
+}

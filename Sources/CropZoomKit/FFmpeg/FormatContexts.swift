@@ -1,0 +1,161 @@
+import CFFmpeg
+
+/// Owns an input `AVFormatContext` (`avformat_open_input` / `avformat_close_input`).
+///
+/// `@unchecked Sendable`: read only by the demux stage's thread.
+final class InputFormat: @unchecked Sendable {
+    private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
+    let path: String
+
+    /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`).
+    init(path: String) throws(CropZoomError) {
+        self.path = path
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        guard ctx != nil else {
+            throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
+        }
+        ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
+        let r = avformat_open_input(&ctx, path, nil, nil)
+        if r < 0 {
+            throw CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
+        }
+        pointer = ctx!
+        let r2 = avformat_find_stream_info(pointer, nil)
+        if r2 < 0 {
+            var p: UnsafeMutablePointer<AVFormatContext>? = pointer
+            avformat_close_input(&p)
+            throw CropZoomError.ffmpeg(r2, InputFormat.kind(for: r2), what: "reading stream information", path: path)
+        }
+    }
+
+    private static func kind(for code: Int32) -> CropZoomError.Kind {
+        let signal = cz_pending_signal()
+        return signal != 0 ? .interrupted(signal: signal) : .inputUnreadable
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVFormatContext>? = pointer
+        avformat_close_input(&p)
+    }
+
+    var streamCount: Int { Int(pointer.pointee.nb_streams) }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+        pointer.pointee.streams[index]!
+    }
+
+    /// Short name of the demuxer (e.g. "mov,mp4,m4a,3gp,3g2,mj2").
+    var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
+
+    /// Duration in seconds, if known.
+    var duration: Double? {
+        let d = pointer.pointee.duration
+        return d > 0 && d != AVCode.noPTS ? Double(d) / Double(AV_TIME_BASE) : nil
+    }
+
+    /// `av_find_best_stream` for video; nil when there is none.
+    func bestVideoStream() -> Int? {
+        let r = av_find_best_stream(pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        return r >= 0 ? Int(r) : nil
+    }
+
+    /// `av_read_frame` into `packet`.
+    func read(into packet: Packet) -> Int32 {
+        av_read_frame(pointer, packet.pointer)
+    }
+}
+
+/// Owns an output `AVFormatContext` (`avformat_alloc_output_context2` / `avformat_free_context`)
+/// and its `AVIOContext` (`avio_open2` / `avio_closep`).
+///
+/// `@unchecked Sendable`: written only by the mux stage's thread.
+final class OutputFormat: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVFormatContext>
+    /// Where bytes are written (the temporary file).
+    let path: String
+    /// The path the user named, for messages.
+    let displayPath: String
+    private var ioOpen = false
+
+    /// `avformat_alloc_output_context2` for the muxer guessed from `displayPath` (or named by
+    /// `formatName`), writing to `path`.
+    init(path: String, displayPath: String, formatName: String?) throws(CropZoomError) {
+        self.path = path
+        self.displayPath = displayPath
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let r = avformat_alloc_output_context2(&ctx, nil, formatName, displayPath)
+        guard r >= 0, let c = ctx else {
+            throw CropZoomError(.usage, path: displayPath,
+                                reason: "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, .mkv, .webm, .ts)")
+        }
+        // The muxer reopens `url` (faststart rewrites the file): point it at the temporary file.
+        av_freep(&c.pointee.url)
+        c.pointee.url = av_strdup(path)
+        pointer = c
+    }
+
+    deinit {
+        if ioOpen { avio_closep(&pointer.pointee.pb) }
+        avformat_free_context(pointer)
+    }
+
+    var outputFormat: UnsafePointer<AVOutputFormat> { pointer.pointee.oformat }
+    var formatName: String { String(cString: outputFormat.pointee.name) }
+
+    /// `avformat_query_codec`: can this container store `codec`? Muxers that cannot tell
+    /// (MPEG-TS, for one) answer with an error; those are taken at their word at write time.
+    func canStore(_ codec: AVCodecID) -> Bool {
+        avformat_query_codec(outputFormat, codec, FF_COMPLIANCE_NORMAL) != 0
+    }
+
+    /// `avformat_new_stream`.
+    func addStream() throws(CropZoomError) -> UnsafeMutablePointer<AVStream> {
+        guard let st = avformat_new_stream(pointer, nil) else {
+            throw CropZoomError(.processing, what: "adding an output stream", path: displayPath, reason: "out of memory")
+        }
+        return st
+    }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { pointer.pointee.streams[index]! }
+
+    var needsGlobalHeader: Bool { outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
+
+    /// `avio_open2` on the temporary path, then `avformat_write_header` with muxer options.
+    func writeHeader(options: [String: String]) throws(CropZoomError) {
+        var cb = AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil)
+        if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
+            try check(avio_open2(&pointer.pointee.pb, path, AVIO_FLAG_WRITE, &cb, nil), .processing,
+                      "creating the output file", path: displayPath)
+            ioOpen = true
+        }
+        var dict: OpaquePointer? = nil
+        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        defer { av_dict_free(&dict) }
+        try check(avformat_write_header(pointer, &dict), .processing, "writing the header", path: displayPath)
+        try checkIO("writing the header")
+    }
+
+    /// `av_interleaved_write_frame`: takes the packet's payload (the packet is left empty).
+    func write(_ packet: Packet) throws(CropZoomError) {
+        try check(av_interleaved_write_frame(pointer, packet.pointer), .processing, "writing", path: displayPath)
+        try checkIO("writing")
+    }
+
+    /// Flushes the interleaving queue, `av_write_trailer`, then `avio_closep`, reporting any
+    /// write error (a full disk included).
+    func finish() throws(CropZoomError) {
+        try check(av_write_trailer(pointer), .processing, "finishing the file", path: displayPath)
+        try checkIO("finishing the file")
+        if ioOpen {
+            ioOpen = false
+            try check(avio_closep(&pointer.pointee.pb), .processing, "closing the file", path: displayPath)
+        }
+    }
+
+    /// `AVIOContext.error`: avio records write failures there rather than returning them.
+    private func checkIO(_ what: String) throws(CropZoomError) {
+        if let pb = pointer.pointee.pb, pb.pointee.error < 0 {
+            throw CropZoomError.ffmpeg(pb.pointee.error, .processing, what: what, path: displayPath)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import CFFmpeg
+
+/// Owns one `AVFrame` (`av_frame_alloc` / `av_frame_free`).
+///
+/// `@unchecked Sendable`: a frame belongs to one stage at a time and moves between threads only
+/// through a pipeline queue or a pool, which hand over ownership.
+final class Frame: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVFrame>
+
+    init() throws(CropZoomError) {
+        guard let p = av_frame_alloc() else {
+            throw CropZoomError(.processing, what: "allocating a frame", reason: "out of memory")
+        }
+        pointer = p
+    }
+
+    /// A frame with its own buffers (`av_frame_get_buffer`) for a picture.
+    convenience init(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
+        try self.init()
+        pointer.pointee.width = Int32(width)
+        pointer.pointee.height = Int32(height)
+        pointer.pointee.format = format.rawValue
+        try check(av_frame_get_buffer(pointer, 0), "allocating a \(width)x\(height) picture")
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&p)
+    }
+
+    var width: Int { Int(pointer.pointee.width) }
+    var height: Int { Int(pointer.pointee.height) }
+    var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+    var pts: Int64 {
+        get { pointer.pointee.pts }
+        set { pointer.pointee.pts = newValue }
+    }
+    /// `pts`, or the decoder's best guess (`best_effort_timestamp`) when there is none.
+    var presentationTime: Int64 {
+        pointer.pointee.pts != AVCode.noPTS ? pointer.pointee.pts : pointer.pointee.best_effort_timestamp
+    }
+    var samples: Int { Int(pointer.pointee.nb_samples) }
+
+    /// `av_frame_is_writable`: true when no one else holds a reference to the buffers.
+    var isWritable: Bool { av_frame_is_writable(pointer) != 0 }
+
+    /// `av_frame_unref`.
+    func unref() { av_frame_unref(pointer) }
+}

@@ -1,0 +1,42 @@
+import CFFmpeg
+
+/// Owns one `AVPacket` (`av_packet_alloc` / `av_packet_free`). Reused across reads: each
+/// `av_read_frame` / `avcodec_receive_packet` fills it, `unref()` empties it.
+///
+/// `@unchecked Sendable`: a packet is used by one stage at a time; it crosses threads only by
+/// being handed over through a pipeline queue, after which the sender no longer touches it.
+final class Packet: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVPacket>
+
+    init() throws(CropZoomError) {
+        guard let p = av_packet_alloc() else {
+            throw CropZoomError(.processing, what: "allocating a packet", reason: "out of memory")
+        }
+        pointer = p
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&p)
+    }
+
+    var streamIndex: Int { Int(pointer.pointee.stream_index) }
+    var pts: Int64 { pointer.pointee.pts }
+    var dts: Int64 { pointer.pointee.dts }
+    var size: Int { Int(pointer.pointee.size) }
+    var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
+
+    /// `av_packet_unref`.
+    func unref() { av_packet_unref(pointer) }
+
+    /// `av_packet_ref` of `other` into this (empty) packet.
+    func ref(_ other: Packet) throws(CropZoomError) {
+        try check(av_packet_ref(pointer, other.pointer), "referencing a packet")
+    }
+
+    /// `av_packet_move_ref`: takes `other`'s payload, leaving it empty.
+    func take(_ other: Packet) { av_packet_move_ref(pointer, other.pointer) }
+
+    /// `av_packet_rescale_ts`.
+    func rescale(from: AVRational, to: AVRational) { av_packet_rescale_ts(pointer, from, to) }
+}

@@ -1,0 +1,63 @@
+import CFFmpeg
+
+/// Facts about a pixel format from `av_pix_fmt_desc_get`.
+struct PixelFormatInfo {
+    let format: AVPixelFormat
+    let descriptor: UnsafePointer<AVPixFmtDescriptor>
+
+    init?(_ format: AVPixelFormat) {
+        guard let d = av_pix_fmt_desc_get(format) else { return nil }
+        self.format = format
+        self.descriptor = d
+    }
+
+    init?(name: String) {
+        let f = av_get_pix_fmt(name)
+        guard f != AV_PIX_FMT_NONE else { return nil }
+        self.init(f)
+    }
+
+    var name: String { String(cString: descriptor.pointee.name) }
+    var log2ChromaW: Int { Int(descriptor.pointee.log2_chroma_w) }
+    var log2ChromaH: Int { Int(descriptor.pointee.log2_chroma_h) }
+    var planeCount: Int { Int(av_pix_fmt_count_planes(format)) }
+    var isRGB: Bool { descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0 }
+    var hasAlpha: Bool { descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 }
+    var isHardware: Bool { descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_HWACCEL) != 0 }
+    var isBitstream: Bool { descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_BITSTREAM) != 0 }
+    var bitDepth: Int { Int(descriptor.pointee.comp.0.depth) }
+    /// Size multiple the format needs: 2 for subsampled chroma, 1 otherwise.
+    var alignment: (x: Int, y: Int) { (1 << log2ChromaW, 1 << log2ChromaH) }
+
+    /// `av_image_fill_max_pixsteps`: bytes per element of each plane.
+    var planeSteps: [Int] {
+        var steps: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+        withUnsafeMutablePointer(to: &steps) { p in
+            p.withMemoryRebound(to: Int32.self, capacity: 4) { av_image_fill_max_pixsteps($0, nil, descriptor) }
+        }
+        return [Int(steps.0), Int(steps.1), Int(steps.2), Int(steps.3)]
+    }
+
+    /// Whether plane `index` is subsampled (the chroma planes of YUV formats).
+    func isChromaPlane(_ index: Int) -> Bool {
+        !isRGB && (index == 1 || index == 2) && planeCount > 1
+    }
+
+    /// The full-range "J" formats FFmpeg still uses for JPEG-range YUV, mapped to their plain twin.
+    var unJ: AVPixelFormat {
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: return AV_PIX_FMT_YUV444P
+        case AV_PIX_FMT_YUVJ440P: return AV_PIX_FMT_YUV440P
+        case AV_PIX_FMT_YUVJ411P: return AV_PIX_FMT_YUV411P
+        default: return format
+        }
+    }
+    var isJ: Bool { unJ != format }
+}
+
+func pixelFormatName(_ f: AVPixelFormat) -> String {
+    guard let n = av_get_pix_fmt_name(f) else { return "none" }
+    return String(cString: n)
+}

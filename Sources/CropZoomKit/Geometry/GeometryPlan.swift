@@ -1,0 +1,168 @@
+/// What the user asked of the picture (all optional), independent of any particular input.
+public struct GeometryRequest: Sendable, Equatable {
+    /// A crop window in pixels of the upright picture; `x`/`y` nil = centred on ``center``.
+    public struct Crop: Sendable, Equatable {
+        public var width: Int, height: Int, x: Int?, y: Int?
+        public init(width: Int, height: Int, x: Int? = nil, y: Int? = nil) {
+            self.width = width; self.height = height; self.x = x; self.y = y
+        }
+    }
+    /// Output size; a negative side (-1 or -2) follows the aspect ratio of the other.
+    public struct OutputSize: Sendable, Equatable {
+        public var width: Int, height: Int
+        public init(width: Int, height: Int) { self.width = width; self.height = height }
+    }
+    public enum Flip: String, Sendable, CaseIterable { case horizontal, vertical }
+    public enum OrientationMode: String, Sendable, CaseIterable { case auto, ignore }
+
+    /// Digital zoom factor around ``center`` (≥ 1).
+    public var zoom: Double = 1
+    /// Centre of the zoom/crop window, as fractions of the upright picture.
+    public var center: (x: Double, y: Double) = (0.5, 0.5)
+    public var crop: Crop? = nil
+    public var size: OutputSize? = nil
+    /// Extra clockwise rotation after the crop (0, 90, 180, 270).
+    public var rotate: Int = 0
+    public var flip: Flip? = nil
+    public var orientation: OrientationMode = .auto
+
+    public init() {}
+
+    public static func == (l: GeometryRequest, r: GeometryRequest) -> Bool {
+        l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size
+            && l.rotate == r.rotate && l.flip == r.flip && l.orientation == r.orientation
+    }
+}
+
+/// What the geometry needs to know about the input video.
+public struct SourcePicture: Sendable, Equatable {
+    public var width: Int, height: Int
+    /// Sample (pixel) aspect ratio; 1 when square or unknown.
+    public var sampleAspect: Double
+    /// How a player turns the coded picture upright (from the display matrix).
+    public var display: Orientation
+    /// Alignment of crop offsets in the source, from chroma subsampling (2 for 4:2:0 in both
+    /// directions, 1 for 4:4:4).
+    public var alignX: Int, alignY: Int
+
+    public init(width: Int, height: Int, sampleAspect: Double = 1, display: Orientation = .identity,
+                alignX: Int = 1, alignY: Int = 1) {
+        self.width = width; self.height = height; self.sampleAspect = sampleAspect
+        self.display = display; self.alignX = alignX; self.alignY = alignY
+    }
+}
+
+/// The per-frame geometry: where to read, how large to scale, which orthogonal transform to
+/// apply, and the output size. Also expressed as ``outputToInput``, an affine map from output
+/// pixel coordinates to coded input pixel coordinates.
+public struct GeometryPlan: Sendable, Equatable {
+    /// Window of the coded input picture to read (whole pixels, aligned for chroma).
+    public var source: PixelRect
+    /// Size the window is scaled to, still in coded orientation.
+    public var scaled: (width: Int, height: Int)
+    /// Orthogonal transform from the scaled window to the output (display orientation, then the
+    /// user's rotate/flip).
+    public var orientation: Orientation
+    public var output: (width: Int, height: Int)
+    /// True when the output should keep the input's sample aspect and display matrix
+    /// (`--orientation ignore`).
+    public var keepsInputAspectAndMatrix: Bool
+
+    public static func == (l: GeometryPlan, r: GeometryPlan) -> Bool {
+        l.source == r.source && l.scaled == r.scaled && l.orientation == r.orientation
+            && l.output == r.output && l.keepsInputAspectAndMatrix == r.keepsInputAspectAndMatrix
+    }
+
+    /// Output pixel coordinates (0...width, 0...height, y down) to coded input coordinates.
+    public var outputToInput: Affine {
+        // output -> scaled (undo the orthogonal transform about the centres)
+        let inv = orientation.inverse
+        let (sw, sh) = (Double(scaled.width), Double(scaled.height))
+        let (ow, oh) = (Double(output.width), Double(output.height))
+        let toScaled = Affine(a: 1, b: 0, c: 0, d: 1, tx: -ow / 2, ty: -oh / 2)
+            .then(Affine(a: Double(inv.a), b: Double(inv.c), c: Double(inv.b), d: Double(inv.d), tx: 0, ty: 0))
+            .then(Affine(a: 1, b: 0, c: 0, d: 1, tx: sw / 2, ty: sh / 2))
+        // scaled -> source window
+        let toSource = Affine(a: Double(source.width) / sw, b: 0, c: 0, d: Double(source.height) / sh,
+                              tx: Double(source.x), ty: Double(source.y))
+        return toScaled.then(toSource)
+    }
+
+    /// Plans the geometry for one input. `outputAlign` is the size multiple the output pixel
+    /// format needs (2 for 4:2:0).
+    public static func make(_ request: GeometryRequest, source: SourcePicture,
+                            outputAlign: (x: Int, y: Int) = (2, 2)) throws(CropZoomError) -> GeometryPlan {
+        let auto = request.orientation == .auto
+        let display: Orientation = auto ? source.display : .identity
+        let sar = auto && source.sampleAspect > 0 ? source.sampleAspect : 1
+        let upright = display.apply(width: source.width, height: source.height)
+        let (uw, uh) = (Double(upright.width), Double(upright.height))
+        // Display scale of one upright pixel.
+        let (sx, sy) = display.swapsAxes ? (1.0, sar) : (sar, 1.0)
+
+        guard request.zoom >= 1, request.zoom.isFinite else {
+            throw CropZoomError(.usage, reason: "--zoom must be at least 1 (got \(request.zoom))")
+        }
+        // 1. The window in the upright picture.
+        var window: Rect
+        if let crop = request.crop {
+            guard crop.width > 0, crop.height > 0, Double(crop.width) <= uw, Double(crop.height) <= uh else {
+                throw CropZoomError(.usage, reason: "--crop \(crop.width):\(crop.height) does not fit the \(upright.width)x\(upright.height) picture")
+            }
+            let cw = Double(crop.width), ch = Double(crop.height)
+            let x0 = crop.x.map(Double.init) ?? (request.center.x * uw - cw / 2)
+            let y0 = crop.y.map(Double.init) ?? (request.center.y * uh - ch / 2)
+            if let x = crop.x, let y = crop.y, x < 0 || y < 0 || Double(x) + cw > uw || Double(y) + ch > uh {
+                throw CropZoomError(.usage, reason: "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the \(upright.width)x\(upright.height) picture")
+            }
+            window = Rect(x: x0, y: y0, width: cw, height: ch)
+            if request.zoom > 1 {
+                let w = cw / request.zoom, h = ch / request.zoom
+                window = Rect(x: x0 + (cw - w) / 2, y: y0 + (ch - h) / 2, width: w, height: h)
+            }
+        } else {
+            let w = uw / request.zoom, h = uh / request.zoom
+            window = Rect(x: request.center.x * uw - w / 2, y: request.center.y * uh - h / 2, width: w, height: h)
+        }
+        // Clamp inside the picture.
+        window.x = min(max(window.x, 0), uw - window.width)
+        window.y = min(max(window.y, 0), uh - window.height)
+
+        // 2. Output size: the window at display scale, times the zoom (a camera's digital zoom
+        // keeps the frame size), then the user's rotation, then --size.
+        let user = (Orientation.rotation(clockwise: request.rotate) ?? .identity)
+            .then(request.flip == .horizontal ? .flipHorizontal : request.flip == .vertical ? .flipVertical : .identity)
+        var base = (w: window.width * request.zoom * sx, h: window.height * request.zoom * sy)
+        if user.swapsAxes { base = (base.h, base.w) }
+        var out = base
+        if let size = request.size {
+            switch (size.width > 0, size.height > 0) {
+            case (true, true): out = (Double(size.width), Double(size.height))
+            case (true, false): out = (Double(size.width), Double(size.width) * base.h / base.w)
+            case (false, true): out = (Double(size.height) * base.w / base.h, Double(size.height))
+            case (false, false):
+                throw CropZoomError(.usage, reason: "--size needs at least one positive side")
+            }
+        }
+        func align(_ v: Double, _ m: Int) -> Int {
+            max(m, Int((v / Double(m)).rounded()) * m)
+        }
+        let output = (width: align(out.w, outputAlign.x), height: align(out.h, outputAlign.y))
+
+        // 3. The window in coded pixels, aligned for chroma.
+        let coded = display.inverse.apply(window, width: uw, height: uh)
+        func place(_ origin: Double, _ length: Double, _ limit: Int, _ align: Int) -> (Int, Int) {
+            let len = min(limit, max(1, Int(length.rounded())))
+            var o = Int((origin / Double(align)).rounded()) * align
+            o = min(o, (limit - len) / align * align)
+            return (max(0, o), len)
+        }
+        let (x, w) = place(coded.x, coded.width, source.width, max(1, source.alignX))
+        let (y, h) = place(coded.y, coded.height, source.height, max(1, source.alignY))
+
+        let total = display.then(user)
+        let scaled = total.inverse.apply(width: output.width, height: output.height)
+        return GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
+                            orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
+    }
+}

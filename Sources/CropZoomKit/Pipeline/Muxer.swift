@@ -1,0 +1,73 @@
+import CFFmpeg
+
+/// The mux stage: owns the output file, its streams and the mapping from input streams, and
+/// interleaves packets by timestamp (`av_interleaved_write_frame`).
+final class Muxer: @unchecked Sendable {
+    // @unchecked Sendable: owned and driven by one thread (the mux stage).
+    let output: OutputFormat
+    /// Source time base for each output stream (where its packets' timestamps come from).
+    private var sourceTimeBase: [AVRational] = []
+    private(set) var packetsWritten: [Int] = []
+
+    init(output: OutputFormat) {
+        self.output = output
+    }
+
+    /// Adds a stream that receives encoded packets from `encoder`.
+    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: UnsafeMutablePointer<AVStream>?) throws(CropZoomError) -> Int {
+        let st = try output.addStream()
+        try check(avcodec_parameters_from_context(st.pointee.codecpar, encoder), "configuring an output stream", path: output.displayPath)
+        st.pointee.time_base = encoder.pointee.time_base
+        if let input {
+            st.pointee.disposition = input.pointee.disposition
+            av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
+            st.pointee.avg_frame_rate = input.pointee.avg_frame_rate
+        }
+        sourceTimeBase.append(encoder.pointee.time_base)
+        packetsWritten.append(0)
+        return Int(st.pointee.index)
+    }
+
+    /// Adds a stream that receives the input stream's packets unchanged (stream copy).
+    func addCopiedStream(from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool) throws(CropZoomError) -> Int {
+        let st = try output.addStream()
+        try check(avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar), "copying stream parameters", path: output.displayPath)
+        if !sameContainerFamily { st.pointee.codecpar.pointee.codec_tag = 0 }
+        st.pointee.time_base = input.pointee.time_base
+        st.pointee.disposition = input.pointee.disposition
+        av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
+        sourceTimeBase.append(input.pointee.time_base)
+        packetsWritten.append(0)
+        return Int(st.pointee.index)
+    }
+
+    /// Keeps the input's display matrix on the output video stream (`--orientation ignore`).
+    func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int) {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return }
+        if let dst = av_stream_new_side_data(output.stream(index), AV_PKT_DATA_DISPLAYMATRIX, size) {
+            dst.update(from: data, count: size)
+        }
+    }
+
+    func writeHeader() throws(CropZoomError) {
+        var options: [String: String] = [:]
+        let name = output.formatName
+        if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
+            options["movflags"] = "+faststart"
+        }
+        if name == "mpegts" { options["mpegts_copyts"] = "1" }
+        try output.writeHeader(options: options)
+    }
+
+    /// Writes `packet` (timestamps in the source time base of `stream`); takes its payload.
+    func write(_ packet: Packet, stream: Int) throws(CropZoomError) {
+        packet.pointer.pointee.stream_index = Int32(stream)
+        packet.pointer.pointee.pos = -1
+        packet.rescale(from: sourceTimeBase[stream], to: output.stream(stream).pointee.time_base)
+        packetsWritten[stream] += 1
+        try output.write(packet)
+    }
+
+    func finish() throws(CropZoomError) { try output.finish() }
+}

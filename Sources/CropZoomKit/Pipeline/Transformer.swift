@@ -1,0 +1,179 @@
+import CFFmpeg
+
+/// The transform stage: crops a decoded picture by pointer offset (no copy), scales it with
+/// swscale into a pooled frame, and applies the orthogonal part of the geometry (display
+/// rotation, the user's rotate/flip) with a plane kernel.
+///
+/// One transformer per worker: it owns its scalers and scratch frames.
+final class Transformer: @unchecked Sendable {
+    // @unchecked Sendable: used by one worker thread at a time; handed over, never shared.
+    let plan: GeometryPlan
+    let outputFormat: AVPixelFormat
+    let outputFullRange: Bool
+    let flags: Int32
+    let pool: FramePool
+    private var scaler: Scaler?
+    private var converter: Scaler?
+    /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
+    private var scratch: Frame?
+    private var scratchOut: Frame?
+    /// Format the orthogonal kernel works in: the output format when its chroma is square.
+    private let orientFormat: AVPixelFormat
+    private let srcPlanes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
+    private let srcStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+
+    init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
+         scaler: TranscodeConfiguration.Scaler, pool: FramePool) {
+        self.plan = plan
+        self.outputFormat = outputFormat
+        self.outputFullRange = outputFullRange
+        self.pool = pool
+        switch scaler {
+        case .bicubic: flags = SWS_BICUBIC
+        case .bilinear: flags = SWS_BILINEAR
+        case .lanczos: flags = SWS_LANCZOS
+        case .area: flags = SWS_AREA
+        case .neighbor: flags = SWS_POINT
+        }
+        let info = PixelFormatInfo(outputFormat)!
+        if plan.orientation.swapsAxes && info.log2ChromaW != info.log2ChromaH {
+            orientFormat = info.bitDepth > 8 ? AV_PIX_FMT_YUV444P16LE : AV_PIX_FMT_YUV444P
+        } else {
+            orientFormat = outputFormat
+        }
+        srcPlanes.initialize(repeating: nil, count: 4)
+        srcStrides.initialize(repeating: 0, count: 4)
+    }
+
+    deinit {
+        srcPlanes.deallocate()
+        srcStrides.deallocate()
+    }
+
+    /// Transforms `input` into a frame from the pool; the caller releases it to the pool.
+    func transform(_ input: Frame) throws(CropZoomError) -> Frame {
+        let out = try pool.acquire()
+        do {
+            try render(input, into: out)
+        } catch {
+            pool.release(out)
+            throw error
+        }
+        out.pts = input.presentationTime
+        out.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        return out
+    }
+
+    private func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
+        let inFormat = input.pixelFormat
+        guard let inInfo = PixelFormatInfo(inFormat), !inInfo.isHardware, !inInfo.isBitstream else {
+            throw CropZoomError(.processing, what: "transforming",
+                                reason: "unsupported decoded pixel format \(pixelFormatName(inFormat))")
+        }
+        let rect = plan.source
+        // Clamp against the frame actually decoded (a stream may change size mid-way).
+        let x = min(rect.x, max(0, input.width - 1)), y = min(rect.y, max(0, input.height - 1))
+        let w = min(rect.width, input.width - x), h = min(rect.height, input.height - y)
+        let steps = inInfo.planeSteps
+        let inputFull = inInfo.isJ || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
+        withUnsafeMutablePointer(to: &input.pointer.pointee.data) { dataTuple in
+            dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
+                withUnsafeMutablePointer(to: &input.pointer.pointee.linesize) { lsTuple in
+                    lsTuple.withMemoryRebound(to: Int32.self, capacity: 8) { ls in
+                        for i in 0..<4 {
+                            guard i < inInfo.planeCount, let base = data[i] else {
+                                srcPlanes[i] = nil; srcStrides[i] = 0; continue
+                            }
+                            let chroma = inInfo.isChromaPlane(i)
+                            let px = chroma ? x >> inInfo.log2ChromaW : x
+                            let py = chroma ? y >> inInfo.log2ChromaH : y
+                            srcPlanes[i] = UnsafePointer(base + py * Int(ls[i]) + px * steps[i])
+                            srcStrides[i] = ls[i]
+                        }
+                    }
+                }
+            }
+        }
+        if plan.orientation.isIdentity {
+            let s = try scalerFor(&scaler, srcW: w, srcH: h, srcFormat: inFormat, srcFull: inputFull,
+                                  dstW: out.width, dstH: out.height, dstFormat: outputFormat)
+            s.scale(src: srcPlanes, srcStride: srcStrides, into: out)
+            return
+        }
+        // Scale into scratch (coded orientation), then the orthogonal kernel.
+        let sw = plan.scaled.width, sh = plan.scaled.height
+        if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
+        let s = try scalerFor(&scaler, srcW: w, srcH: h, srcFormat: inFormat, srcFull: inputFull,
+                              dstW: sw, dstH: sh, dstFormat: orientFormat)
+        s.scale(src: srcPlanes, srcStride: srcStrides, into: scratch!)
+        if orientFormat == outputFormat {
+            Transformer.orient(scratch!, into: out, plan.orientation)
+        } else {
+            if scratchOut == nil { scratchOut = try Frame(width: out.width, height: out.height, format: orientFormat) }
+            Transformer.orient(scratch!, into: scratchOut!, plan.orientation)
+            let src = scratchOut!
+            for i in 0..<4 {
+                srcPlanes[i] = src.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
+                srcStrides[i] = src.pointer.pointee.linesizePlane(i)
+            }
+            let c = try scalerFor(&converter, srcW: out.width, srcH: out.height, srcFormat: orientFormat,
+                                  srcFull: outputFullRange, dstW: out.width, dstH: out.height, dstFormat: outputFormat)
+            c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
+        }
+    }
+
+    private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
+                           dstW: Int, dstH: Int, dstFormat: AVPixelFormat) throws(CropZoomError) -> Scaler {
+        let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
+                             dstFormat: dstFormat, flags: flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
+                             srcFullRange: srcFull, dstFullRange: outputFullRange)
+        if let s = slot, s.key == key { return s }
+        let s = try Scaler(key)
+        slot = s
+        return s
+    }
+
+    /// Applies `orientation` plane by plane: `dst` is `src` rotated/mirrored.
+    static func orient(_ src: Frame, into dst: Frame, _ o: Orientation) {
+        let info = PixelFormatInfo(src.pixelFormat)!
+        let steps = info.planeSteps
+        let inv = o.inverse
+        for i in 0..<info.planeCount {
+            let chroma = info.isChromaPlane(i)
+            let sw = chroma ? -((-src.width) >> info.log2ChromaW) : src.width
+            let sh = chroma ? -((-src.height) >> info.log2ChromaH) : src.height
+            let dw = chroma ? -((-dst.width) >> info.log2ChromaW) : dst.width
+            let dh = chroma ? -((-dst.height) >> info.log2ChromaH) : dst.height
+            // Source element for destination (x, y): inverse map about the centres (exact integers).
+            let cx = 0.5 - Double(dw) / 2, cy = 0.5 - Double(dh) / 2
+            let ox = Double(inv.a) * cx + Double(inv.b) * cy + Double(sw) / 2 - 0.5
+            let oy = Double(inv.c) * cx + Double(inv.d) * cy + Double(sh) / 2 - 0.5
+            cz_plane_orthogonal(src.pointer.pointee.dataPlane(i), src.pointer.pointee.linesizePlane(i),
+                                dst.pointer.pointee.dataPlane(i), dst.pointer.pointee.linesizePlane(i),
+                                Int32(dw), Int32(dh), Int32(steps[i]),
+                                Int32(ox.rounded()), Int32(oy.rounded()),
+                                Int32(inv.a), Int32(inv.b), Int32(inv.c), Int32(inv.d))
+        }
+    }
+}
+
+extension AVFrame {
+    func dataPlane(_ i: Int) -> UnsafeMutablePointer<UInt8>? {
+        switch i {
+        case 0: return data.0
+        case 1: return data.1
+        case 2: return data.2
+        case 3: return data.3
+        default: return nil
+        }
+    }
+    func linesizePlane(_ i: Int) -> Int32 {
+        switch i {
+        case 0: return linesize.0
+        case 1: return linesize.1
+        case 2: return linesize.2
+        case 3: return linesize.3
+        default: return 0
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import CFFmpeg
+
+/// The decode stage for the video stream (`avcodec_send_packet` / `avcodec_receive_frame`).
+final class VideoDecoder: @unchecked Sendable {
+    // @unchecked Sendable: owned and driven by one thread (the decode stage).
+    let context: CodecContext
+    let streamIndex: Int
+    let timeBase: AVRational
+    /// Packets the decoder refused as invalid, and frames it flagged as damaged.
+    private(set) var corruptPackets = 0
+    private let frame: Frame
+
+    init(input: InputFormat, streamIndex: Int, threads: Int) throws(CropZoomError) {
+        let st = input.stream(streamIndex)
+        let par = st.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
+            let name = String(cString: avcodec_get_name(par.pointee.codec_id))
+            let reason = par.pointee.codec_id == AV_CODEC_ID_NONE
+                ? "the video codec is unknown to this FFmpeg"
+                : "no decoder for the video codec '\(name)' in this FFmpeg"
+            throw CropZoomError(.inputUnreadable, path: input.path, reason: reason)
+        }
+        context = try CodecContext(codec: codec, path: input.path)
+        try check(avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
+        context.pointer.pointee.pkt_timebase = st.pointee.time_base
+        context.pointer.pointee.thread_count = Int32(threads)
+        context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
+        self.streamIndex = streamIndex
+        self.timeBase = st.pointee.time_base
+        frame = try Frame()
+    }
+
+    /// Sends one packet (nil = end of stream) and hands every frame that comes out to `body`.
+    /// The frame passed to `body` is only valid during the call.
+    func decode(_ packet: Packet?, strict: Bool, _ body: (Frame) throws(CropZoomError) -> Void) throws(CropZoomError) {
+        var r = context.send(packet: packet)
+        while r == AVCode.again {
+            // The decoder's output is full: drain, then retry the packet.
+            try drain(strict: strict, body)
+            r = context.send(packet: packet)
+        }
+        if r < 0 && r != AVCode.eof {
+            corruptPackets += 1
+            if strict {
+                throw CropZoomError.ffmpeg(r, .processing, what: "decoding a damaged packet (--strict)", path: context.path)
+            }
+        }
+        try drain(strict: strict, body)
+    }
+
+    private func drain(strict: Bool, _ body: (Frame) throws(CropZoomError) -> Void) throws(CropZoomError) {
+        while true {
+            let step: AVStep<Void>
+            do {
+                step = try context.receive(frame: frame)
+            } catch {
+                if error.code == AVCode.invalidData && !strict { corruptPackets += 1; continue }
+                throw error
+            }
+            switch step {
+            case .again, .endOfStream: return
+            case .value:
+                defer { frame.unref() }
+                if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                    if strict {
+                        throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path,
+                                            reason: "damaged frame")
+                    }
+                }
+                try body(frame)
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import CFFmpeg
+
+/// The encode stage for the video stream (`avcodec_send_frame` / `avcodec_receive_packet`).
+final class VideoEncoder: @unchecked Sendable {
+    // @unchecked Sendable: owned and driven by one thread (the encode stage).
+    let context: CodecContext
+    let timeBase: AVRational
+    let pixelFormat: AVPixelFormat
+    let fullRange: Bool
+    private let packet: Packet
+
+    struct Settings {
+        var codec: UnsafePointer<AVCodec>
+        var width: Int, height: Int
+        var pixelFormat: AVPixelFormat
+        var fullRange: Bool
+        var timeBase: AVRational
+        var frameRate: AVRational
+        var sampleAspect: AVRational
+        var colorSource: UnsafePointer<AVCodecParameters>
+        var globalHeader: Bool
+        var threads: Int
+        var crf: Double?
+        var preset: String?
+        var bitrate: Int?
+        var path: String
+    }
+
+    /// Picks the encoder: the one named, or the container's natural choice (H.264 for
+    /// mp4/mov/mkv/ts, VP9 for WebM).
+    static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> UnsafePointer<AVCodec> {
+        if let name {
+            guard let c = avcodec_find_encoder_by_name(name), av_codec_is_encoder(c) != 0,
+                  c.pointee.type == AVMEDIA_TYPE_VIDEO else {
+                throw CropZoomError(.usage, reason: "--codec \(name): no such video encoder in this FFmpeg (try `ffmpeg -encoders`)")
+            }
+            guard output.canStore(c.pointee.id) else {
+                throw CropZoomError(.usage, path: output.displayPath,
+                                    reason: "the \(output.formatName) container cannot hold \(name) video")
+            }
+            return c
+        }
+        let preferred: [String] = output.formatName == "webm" ? ["libvpx-vp9", "libaom-av1"] : ["libx264", "libx265", "mpeg4"]
+        for n in preferred {
+            if let c = avcodec_find_encoder_by_name(n), output.canStore(c.pointee.id) { return c }
+        }
+        let id = output.outputFormat.pointee.video_codec
+        if id != AV_CODEC_ID_NONE, let c = avcodec_find_encoder(id) { return c }
+        throw CropZoomError(.usage, path: output.displayPath,
+                            reason: "no video encoder for the \(output.formatName) container (name one with --codec)")
+    }
+
+    /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else
+    /// the nearest one it does (`avcodec_find_best_pix_fmt_of_list`).
+    static func choosePixelFormat(codec: UnsafePointer<AVCodec>, input: AVPixelFormat,
+                                  requested: String?) throws(CropZoomError) -> AVPixelFormat {
+        let supported = codec.supportedPixelFormats
+        let name = String(cString: codec.pointee.name)
+        if let requested {
+            guard let info = PixelFormatInfo(name: requested) else {
+                throw CropZoomError(.usage, reason: "--pix-fmt \(requested): unknown pixel format")
+            }
+            guard supported.isEmpty || supported.contains(info.format) else {
+                let list = supported.map(pixelFormatName).joined(separator: ", ")
+                throw CropZoomError(.usage, reason: "--pix-fmt \(requested): \(name) takes only \(list)")
+            }
+            return info.format
+        }
+        if supported.isEmpty || supported.contains(input) { return input }
+        // A "J" (full-range) format becomes its plain twin, keeping the range as a tag.
+        if let info = PixelFormatInfo(input), info.isJ, supported.contains(info.unJ) { return info.unJ }
+        var list = supported + [AV_PIX_FMT_NONE]
+        let best = list.withUnsafeMutableBufferPointer { buf in
+            avcodec_find_best_pix_fmt_of_list(buf.baseAddress, input, PixelFormatInfo(input)?.hasAlpha == true ? 1 : 0, nil)
+        }
+        return best == AV_PIX_FMT_NONE ? supported[0] : best
+    }
+
+    init(_ s: Settings) throws(CropZoomError) {
+        context = try CodecContext(codec: s.codec, path: s.path)
+        let c = context.pointer
+        c.pointee.width = Int32(s.width)
+        c.pointee.height = Int32(s.height)
+        c.pointee.pix_fmt = s.pixelFormat
+        c.pointee.time_base = s.timeBase
+        c.pointee.framerate = s.frameRate
+        c.pointee.sample_aspect_ratio = s.sampleAspect
+        let cp = s.colorSource.pointee
+        c.pointee.color_range = s.fullRange ? AVCOL_RANGE_JPEG : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
+        c.pointee.colorspace = cp.color_space
+        c.pointee.color_primaries = cp.color_primaries
+        c.pointee.color_trc = cp.color_trc
+        c.pointee.chroma_sample_location = cp.chroma_location
+        c.pointee.thread_count = Int32(s.threads)
+        c.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        if s.globalHeader { c.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+
+        let name = context.name
+        var options: [String: String] = [:]
+        if let crf = s.crf { options["crf"] = String(crf) }
+        if let preset = s.preset { options["preset"] = preset }
+        if let b = s.bitrate { c.pointee.bit_rate = Int64(b) }
+        if name == "libvpx-vp9" || name == "libvpx" {
+            if s.crf == nil && s.bitrate == nil { options["crf"] = "32" }
+            if s.bitrate == nil { c.pointee.bit_rate = 0 }
+            options["row-mt"] = "1"
+            options["deadline"] = options["deadline"] ?? "good"
+            options["cpu-used"] = "4"
+        }
+        if name == "libx265" { options["x265-params"] = "log-level=error" }
+        let unused = try context.open(options: options, kind: .processing, what: "opening the \(name) encoder")
+        let userFacing = unused.filter { ["crf", "preset"].contains($0) }
+        if let first = userFacing.first {
+            throw CropZoomError(.usage, reason: "--\(first): the \(name) encoder has no such setting")
+        }
+        timeBase = c.pointee.time_base
+        pixelFormat = s.pixelFormat
+        fullRange = s.fullRange
+        packet = try Packet()
+    }
+
+    /// Sends a frame (nil = flush) and hands every packet that comes out to `body` (valid
+    /// during the call; `body` may take its payload).
+    func encode(_ frame: Frame?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
+        try context.send(frame: frame)
+        while true {
+            switch try context.receive(packet: packet) {
+            case .again, .endOfStream: return
+            case .value:
+                try body(packet)
+                packet.unref()
+            }
+        }
+    }
+}

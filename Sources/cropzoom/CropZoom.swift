@@ -1,0 +1,61 @@
+import ArgumentParser
+import CropZoomKit
+import Foundation
+
+struct CropZoom: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cropzoom",
+        abstract: "Crop, zoom, rotate and rescale recorded video frame by frame, keeping every frame, audio packet and timestamp.",
+        discussion: """
+            Exit codes: 0 ok, 1 failed while processing, 2 bad usage, 3 input unreadable, \
+            130 interrupted (SIGINT), 143 terminated (SIGTERM).
+            """,
+        version: "0.1.0",
+        subcommands: [Transcode.self],
+        defaultSubcommand: Transcode.self)
+}
+
+struct Transcode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Transcode INPUT to OUTPUT with a crop/zoom (the default command).")
+
+    @Argument(help: "The clip to read (any file FFmpeg can read).")
+    var input: String
+
+    @OptionGroup(title: "Geometry") var geometry: GeometryOptions
+    @OptionGroup(title: "Encoding") var encoding: EncodingOptions
+    @OptionGroup(title: "Streams") var streams: StreamOptions
+    @OptionGroup(title: "Output") var out: OutputOptions
+
+    func configuration() throws -> TranscodeConfiguration {
+        var c = TranscodeConfiguration(input: input, output: out.output)
+        c.geometry = try geometry.request()
+        c.scaler = geometry.scaler
+        c.codec = encoding.codec
+        c.crf = encoding.crf
+        c.preset = encoding.preset
+        c.bitrate = encoding.bitrate.flatMap(EncodingOptions.parseBitrate)
+        c.pixelFormat = encoding.pixFmt
+        c.audio = streams.audio
+        c.overwrite = out.overwrite
+        c.strict = out.strict
+        c.verbose = out.verbose
+        return c
+    }
+
+    func run() throws {
+        let config = try configuration()
+        let reporter = Reporter(mode: out.quiet ? .none : out.progress, quiet: out.quiet)
+        Pipeline.installSignalHandlers()
+        let pipeline = Pipeline(configuration: config)
+        pipeline.onNotice = { reporter.notice($0) }
+        pipeline.onProgress = { reporter.progress($0) }
+        do {
+            let summary = try pipeline.run()
+            reporter.finished(summary)
+        } catch {
+            reporter.failed(error)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import ArgumentParser
+import CropZoomKit
+
+/// Where and how much of the picture to keep.
+struct GeometryOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Digital zoom around the centre (≥ 1); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
+    var zoom: Double = 1
+
+    @Option(help: ArgumentHelp("Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the picture).", valueName: "X,Y"))
+    var center: String = "0.5,0.5"
+
+    @Option(help: ArgumentHelp("Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted.", valueName: "W:H[:X:Y]"))
+    var crop: String?
+
+    @Option(help: ArgumentHelp("Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, even for 4:2:0).", valueName: "WxH"))
+    var size: String?
+
+    @Option(help: ArgumentHelp("Rotate clockwise after cropping: 90, 180 or 270.", valueName: "DEGREES"))
+    var rotate: Int = 0
+
+    @Option(help: ArgumentHelp("Mirror after rotating: horizontal or vertical."))
+    var flip: GeometryRequest.Flip?
+
+    @Option(help: "Scaling filter: bicubic, bilinear, lanczos, area, neighbor.")
+    var scaler: TranscodeConfiguration.Scaler = .bicubic
+
+    @Option(help: "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); ignore: work on the coded pixels and keep the input's display matrix and aspect.")
+    var orientation: GeometryRequest.OrientationMode = .auto
+
+    func validate() throws {
+        _ = try request()
+    }
+
+    /// The geometry request, or a ValidationError naming the option.
+    func request() throws -> GeometryRequest {
+        var g = GeometryRequest()
+        guard zoom.isFinite, zoom >= 1 else { throw ValidationError("--zoom must be a number ≥ 1 (got \(zoom))") }
+        g.zoom = zoom
+        let c = center.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard c.count == 2, let cx = c[0], let cy = c[1], (0...1).contains(cx), (0...1).contains(cy) else {
+            throw ValidationError("--center takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4 (got '\(center)')")
+        }
+        g.center = (cx, cy)
+        if let crop {
+            let p = crop.split(separator: ":").map { Int($0) }
+            guard p.count == 2 || p.count == 4, p.allSatisfy({ $0 != nil }), p[0]! > 0, p[1]! > 0 else {
+                throw ValidationError("--crop takes W:H or W:H:X:Y in whole pixels, e.g. 1280:720 (got '\(crop)')")
+            }
+            if p.count == 4, p[2]! < 0 || p[3]! < 0 {
+                throw ValidationError("--crop offsets must not be negative (got '\(crop)')")
+            }
+            g.crop = .init(width: p[0]!, height: p[1]!, x: p.count == 4 ? p[2] : nil, y: p.count == 4 ? p[3] : nil)
+        }
+        if let size {
+            let p = size.lowercased().split(separator: "x").map { Int($0) }
+            guard p.count == 2, let w = p[0], let h = p[1], w > 0 || w == -1 || w == -2, h > 0 || h == -1 || h == -2,
+                  w > 0 || h > 0 else {
+                throw ValidationError("--size takes WxH, with -1 or -2 for one side to keep the aspect (got '\(size)')")
+            }
+            guard w <= 16384, h <= 16384 else { throw ValidationError("--size: at most 16384 pixels a side (got '\(size)')") }
+            g.size = .init(width: w, height: h)
+        }
+        guard [0, 90, 180, 270].contains(rotate) else {
+            throw ValidationError("--rotate takes 90, 180 or 270 (got \(rotate))")
+        }
+        g.rotate = rotate
+        g.flip = flip
+        g.orientation = orientation
+        return g
+    }
+}
+
+/// How to encode the video.
+struct EncodingOptions: ParsableArguments {
+    @Option(help: "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, libvpx-vp9 for webm).")
+    var codec: String?
+
+    @Option(help: "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63).")
+    var crf: Double?
+
+    @Option(help: "Encoder preset (x264/x265: ultrafast … veryslow).")
+    var preset: String?
+
+    @Option(help: ArgumentHelp("Target video bit rate, e.g. 4M or 800k.", valueName: "RATE"))
+    var bitrate: String?
+
+    @Option(name: .customLong("pix-fmt"), help: "Output pixel format (default: the input's when the encoder takes it, else the nearest one it does).")
+    var pixFmt: String?
+
+    func validate() throws {
+        if let crf, !(crf >= 0 && crf <= 63) { throw ValidationError("--crf must be between 0 and 63 (got \(crf))") }
+        if let bitrate, EncodingOptions.parseBitrate(bitrate) == nil {
+            throw ValidationError("--bitrate takes a number of bits per second, optionally with k or M (got '\(bitrate)')")
+        }
+    }
+
+    static func parseBitrate(_ s: String) -> Int? {
+        let t = s.trimmingCharacters(in: .whitespaces).lowercased()
+        var mult = 1.0
+        var num = Substring(t)
+        if t.hasSuffix("k") { mult = 1e3; num = num.dropLast() }
+        else if t.hasSuffix("m") { mult = 1e6; num = num.dropLast() }
+        guard let v = Double(num), v > 0 else { return nil }
+        return Int(v * mult)
+    }
+}
+
+/// What to do with audio, subtitles and data.
+struct StreamOptions: ParsableArguments {
+    @Option(help: "auto: copy every audio stream packet for packet, re-encoding (AAC, Opus for WebM) only what the container cannot carry; copy: fail instead of re-encoding; aac: re-encode to AAC; none: drop audio.")
+    var audio: TranscodeConfiguration.AudioMode = .auto
+}
+
+/// Output file handling and reporting.
+struct OutputOptions: ParsableArguments {
+    @Option(name: [.customShort("o"), .long], help: "Output file; its extension picks the container.")
+    var output: String
+
+    @Flag(name: [.customShort("y"), .long], help: "Replace OUTPUT if it exists (only once the new file is complete).")
+    var overwrite = false
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    @Option(help: "auto (a bar on a terminal, else nothing), bar, json (NDJSON events on stderr), none.")
+    var progress: TranscodeConfiguration.ProgressMode = .auto
+
+    @Flag(help: "Fail on damaged packets instead of skipping and counting them.")
+    var strict = false
+
+    @Flag(name: [.customShort("v"), .long], help: "Show FFmpeg's own warnings.")
+    var verbose = false
+}
+
+extension GeometryRequest.Flip: ExpressibleByArgument {}
+extension GeometryRequest.OrientationMode: ExpressibleByArgument {}
+extension TranscodeConfiguration.Scaler: ExpressibleByArgument {}
+extension TranscodeConfiguration.AudioMode: ExpressibleByArgument {}
+extension TranscodeConfiguration.ProgressMode: ExpressibleByArgument {}

@@ -1,0 +1,103 @@
+import CropZoomKit
+import Foundation
+
+/// Writes progress, notices, the summary and errors to stderr, as a bar, NDJSON or plain lines.
+final class Reporter {
+    enum Style { case none, bar, json }
+    let style: Style
+    let quiet: Bool
+    private var barShown = false
+
+    init(mode: TranscodeConfiguration.ProgressMode, quiet: Bool) {
+        self.quiet = quiet
+        switch mode {
+        case .none: style = .none
+        case .bar: style = .bar
+        case .json: style = .json
+        case .auto: style = isatty(2) != 0 ? .bar : .none
+        }
+    }
+
+    private func write(_ s: String) {
+        FileHandle.standardError.write(s.data(using: .utf8)!)
+    }
+
+    private func clearBar() {
+        if barShown { write("\r\u{1B}[K"); barShown = false }
+    }
+
+    func notice(_ text: String) {
+        if style == .json { json(["event": "notice", "message": text]); return }
+        guard !quiet else { return }
+        clearBar()
+        write("cropzoom: note: \(text)\n")
+    }
+
+    func progress(_ p: ProgressEvent) {
+        let fps = p.elapsed > 0 ? Double(p.frames) / p.elapsed : 0
+        let speed = p.elapsed > 0 ? p.time / p.elapsed : 0
+        switch style {
+        case .none: return
+        case .json:
+            var e: [String: Any] = ["event": "progress", "frames": p.frames, "time": round3(p.time),
+                                    "elapsed": round3(p.elapsed), "fps": round3(fps), "speed": round3(speed)]
+            if let f = p.fraction { e["percent"] = round3(f * 100) }
+            if let d = p.duration { e["duration"] = round3(d) }
+            json(e)
+        case .bar:
+            let width = 24
+            var line = ""
+            if let f = p.fraction {
+                let filled = Int(f * Double(width))
+                line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+                line += String(format: "%3.0f%%", f * 100)
+            }
+            line += String(format: "  frame %d  %.0f fps  %.2fx", p.frames, fps, speed)
+            if let f = p.fraction, f > 0.01 {
+                let eta = p.elapsed * (1 - f) / f
+                line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+            }
+            write("\r\u{1B}[K" + line)
+            barShown = true
+        }
+    }
+
+    func finished(_ s: TranscodeSummary) {
+        clearBar()
+        if style == .json {
+            json(["event": "done", "output": s.output, "width": s.outputWidth, "height": s.outputHeight,
+                  "codec": s.videoCodec, "pix_fmt": s.pixelFormat, "frames_in": s.framesIn, "frames_out": s.framesOut,
+                  "corrupt_skipped": s.corruptSkipped, "duplicate_timestamps_dropped": s.duplicateTimestampsDropped,
+                  "audio_streams_copied": s.audioStreamsCopied, "audio_streams_reencoded": s.audioStreamsReencoded,
+                  "audio_packets": s.audioPackets, "seconds": round3(s.seconds), "fps": round3(s.fps),
+                  "speed": round3(s.speed),
+                  "pool": ["allocations": s.pool.allocations, "reuses": s.pool.reuses,
+                           "high_water": s.pool.highWater, "capacity": s.pool.capacity]])
+            return
+        }
+        guard !quiet else { return }
+        var audio: [String] = []
+        if s.audioStreamsCopied > 0 { audio.append("\(s.audioStreamsCopied) audio copied") }
+        if s.audioStreamsReencoded > 0 { audio.append("\(s.audioStreamsReencoded) audio re-encoded") }
+        if audio.isEmpty { audio.append("no audio") }
+        var line = "cropzoom: wrote \(s.output): \(s.outputWidth)x\(s.outputHeight) \(s.videoCodec) \(s.pixelFormat), "
+        line += "\(s.framesOut) frames, \(audio.joined(separator: ", ")), "
+        line += String(format: "%.2f s (%.0f fps, %.1fx)", s.seconds, s.fps, s.speed)
+        if s.corruptSkipped > 0 { line += ", \(s.corruptSkipped) damaged packets skipped" }
+        if s.duplicateTimestampsDropped > 0 { line += ", \(s.duplicateTimestampsDropped) frames with repeated timestamps dropped" }
+        write(line + "\n")
+    }
+
+    func failed(_ e: CropZoomError) {
+        clearBar()
+        if style == .json { json(["event": "error", "message": e.description, "exit_code": Int(e.exitCode)]) }
+        write("cropzoom: error: \(e.description)\n")
+    }
+
+    private func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+
+    private func json(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        write(String(decoding: data, as: UTF8.self) + "\n")
+    }
+}

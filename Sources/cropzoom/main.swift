@@ -1,0 +1,20 @@
+import ArgumentParser
+import Foundation
+
+// A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
+// every error is one line: `cropzoom: error: <path>: <reason>`.
+do {
+    var command = try CropZoom.parseAsRoot()
+    try command.run()
+} catch let code as ExitCode {
+    exit(code.rawValue)
+} catch {
+    let code = CropZoom.exitCode(for: error)
+    if code == .success {
+        print(CropZoom.fullMessage(for: error))
+        exit(0)
+    }
+    let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
+    FileHandle.standardError.write("cropzoom: error: \(message)\n(see cropzoom --help)\n".data(using: .utf8)!)
+    exit(2)
+}
