@@ -17,7 +17,13 @@ final class InputFormat: @unchecked Sendable {
         ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
         let r = avformat_open_input(&ctx, path, nil, nil)
         if r < 0 {
-            throw CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
+            var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
+            if r == AVCode.invalidData {
+                e.reason = "not a media file FFmpeg can read (\(e.reason.lowercased()))"
+            } else if r == AVCode.eof {
+                e.reason = "truncated: the file ends before its headers are complete"
+            }
+            throw e
         }
         pointer = ctx!
         let r2 = avformat_find_stream_info(pointer, nil)

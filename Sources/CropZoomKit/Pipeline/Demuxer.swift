@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 
 /// The demux stage: reads packets from the input file in file order.
 final class Demuxer: @unchecked Sendable {
@@ -7,6 +8,37 @@ final class Demuxer: @unchecked Sendable {
     /// Read errors skipped so far (damaged data the demuxer could resynchronise after).
     private(set) var skippedErrors = 0
     private var consecutiveErrors = 0
+    /// Latest packet end seen, in seconds, for the truncation message.
+    private var reached: Double = 0
+    private var lastWasPartial = false
+
+    private func noteTime(_ packet: Packet) {
+        let st = input.stream(packet.streamIndex)
+        let t = packet.pts != AVCode.noPTS ? packet.pts : packet.dts
+        guard t != AVCode.noPTS else { return }
+        reached = max(reached, Double(t + packet.pointer.pointee.duration) * av_q2d(st.pointee.time_base))
+    }
+
+    /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end
+    /// of the file: its tail is missing.
+    private func indexPointsPastEnd() -> Bool {
+        guard let pb = input.pointer.pointee.pb else { return false }
+        let size = avio_size(pb)
+        guard size > 0 else { return false }
+        for i in 0..<input.streamCount {
+            let st = input.stream(i)
+            let n = avformat_index_get_entries_count(st)
+            guard n > 0, let last = avformat_index_get_entry(st, n - 1) else { continue }
+            if last.pointee.pos >= 0 && last.pointee.pos + Int64(last.pointee.size) > size { return true }
+        }
+        return false
+    }
+
+    private func truncated() -> CropZoomError {
+        var reason = "truncated: the data ends at \(String(format: "%.2f", reached)) s"
+        if let d = input.duration { reason += " of \(String(format: "%.2f", d)) s" }
+        return CropZoomError(.inputUnreadable, path: path, reason: reason)
+    }
 
     init(path: String) throws(CropZoomError) {
         input = try InputFormat(path: path)
@@ -21,6 +53,9 @@ final class Demuxer: @unchecked Sendable {
             let r = input.read(into: packet)
             if r >= 0 {
                 consecutiveErrors = 0
+                // A short read of the last packet in the file is flagged corrupt by libavformat.
+                lastWasPartial = packet.isCorrupt
+                noteTime(packet)
                 return .value(())
             }
             if r == AVCode.again { return .again }
@@ -30,6 +65,10 @@ final class Demuxer: @unchecked Sendable {
                 // avio reports a short read past the end of data as EOF too; a pb error says otherwise.
                 if let pb = input.pointer.pointee.pb, pb.pointee.error < 0, pb.pointee.error != AVCode.eof {
                     throw CropZoomError.ffmpeg(pb.pointee.error, .inputUnreadable, what: "reading", path: path)
+                }
+                if consecutiveErrors > 0 || lastWasPartial || indexPointsPastEnd() {
+                    // The data ran out before the file's own index says it should.
+                    throw truncated()
                 }
                 return .endOfStream
             }

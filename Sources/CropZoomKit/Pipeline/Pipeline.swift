@@ -251,9 +251,17 @@ public final class Pipeline {
     }
 
     /// The orientation a player applies, from the stream's display matrix side data.
+    /// HTC phones wrote Matroska files with no matrix and the rotation in the track name
+    /// (`htc_video_rotA-090`); players such as ExoPlayer honour it, and so does cropzoom.
     static func displayOrientation(_ st: UnsafeMutablePointer<AVStream>) -> Orientation {
         var size: Int = 0
-        guard let data = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return .identity }
+        guard let data = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
+            if let title = av_dict_get(st.pointee.metadata, "title", nil, 0).map({ String(cString: $0.pointee.value) }),
+               title.hasPrefix("htc_video_rotA-"), let degrees = Int(title.dropFirst("htc_video_rotA-".count)) {
+                return Orientation.rotation(clockwise: degrees) ?? .identity
+            }
+            return .identity
+        }
         let m = data.withMemoryRebound(to: Int32.self, capacity: 9) { Array(UnsafeBufferPointer(start: $0, count: 9)) }
         return Orientation(displayMatrix: m) ?? .identity
     }

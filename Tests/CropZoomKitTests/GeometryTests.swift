@@ -1,0 +1,230 @@
+import Testing
+@testable import CropZoomKit
+
+@Suite("Orientation (D4)")
+struct OrientationTests {
+    static let all: [Orientation] = [.identity, .rotate90, .rotate180, .rotate270,
+                                     .flipHorizontal, .flipVertical,
+                                     Orientation.rotate90.then(.flipHorizontal), Orientation.rotate90.then(.flipVertical)]
+
+    @Test func groupIsClosedAndHasInverses() {
+        #expect(Set(Self.all).count == 8)
+        for a in Self.all {
+            #expect(a.then(a.inverse) == .identity)
+            for b in Self.all { #expect(Self.all.contains(a.then(b))) }
+        }
+    }
+
+    @Test func quarterTurnsCompose() {
+        #expect(Orientation.rotate90.then(.rotate90) == .rotate180)
+        #expect(Orientation.rotate90.then(.rotate180) == .rotate270)
+        #expect(Orientation.rotate270.then(.rotate90) == .identity)
+        #expect(Orientation.rotation(clockwise: -90) == .rotate270)
+        #expect(Orientation.rotation(clockwise: 45) == nil)
+    }
+
+    @Test func rotate90MovesTopLeftCornerToTopRight() {
+        // A 4x2 picture: the rectangle covering its top-left pixel ends, after a clockwise turn,
+        // in the top-right corner of the 2x4 result.
+        let r = Orientation.rotate90.apply(Rect(x: 0, y: 0, width: 1, height: 1), width: 4, height: 2)
+        #expect(r == Rect(x: 1, y: 0, width: 1, height: 1))
+        #expect(Orientation.rotate90.apply(width: 4, height: 2) == (2, 4))
+    }
+
+    @Test func flipsAndMirrors() {
+        #expect(Orientation.flipHorizontal.isMirror)
+        #expect(!Orientation.rotate180.isMirror)
+        #expect(Orientation.flipHorizontal.then(.flipVertical) == .rotate180)
+        #expect(Orientation.rotate90.rotationDegrees == 90)
+        #expect(Orientation.flipHorizontal.then(.rotate270).rotationDegrees == 270)
+    }
+
+    /// FFmpeg display matrices (16.16), as `av_display_rotation_set` writes them and phones store them.
+    @Test func displayMatrices() {
+        let one: Int32 = 1 << 16
+        // iPhone portrait: [0 1; -1 0] -> ffprobe "rotation=-90" -> shown rotated 90° clockwise.
+        #expect(Orientation(displayMatrix: [0, one, 0, -one, 0, 0, 0, 0, 1 << 30]) == .rotate90)
+        #expect(Orientation(displayMatrix: [0, -one, 0, one, 0, 0, 0, 0, 1 << 30]) == .rotate270)
+        #expect(Orientation(displayMatrix: [-one, 0, 0, 0, -one, 0, 0, 0, 1 << 30]) == .rotate180)
+        #expect(Orientation(displayMatrix: [one, 0, 0, 0, one, 0, 0, 0, 1 << 30]) == .identity)
+        // Transpose (rotation plus mirror, determinant -1), as in sample_rotate_and_reflect.mp4.
+        let transpose = Orientation(displayMatrix: [0, one, 0, one, 0, 0, 0, 0, 1 << 30])
+        #expect(transpose?.isMirror == true)
+        #expect(transpose?.swapsAxes == true)
+        // Mirror left/right.
+        #expect(Orientation(displayMatrix: [-one, 0, 0, 0, one, 0, 0, 0, 1 << 30]) == .flipHorizontal)
+        // Not a quarter turn.
+        #expect(Orientation(displayMatrix: [46341, 46341, 0, -46341, 46341, 0, 0, 0, 1 << 30]) == nil)
+    }
+}
+
+@Suite("Geometry plan")
+struct GeometryPlanTests {
+    let hd = SourcePicture(width: 1920, height: 1080, alignX: 2, alignY: 2)
+
+    @Test func zoomKeepsSizeAndCentres() throws {
+        var r = GeometryRequest()
+        r.zoom = 2
+        let p = try GeometryPlan.make(r, source: hd)
+        #expect(p.source == PixelRect(x: 480, y: 270, width: 960, height: 540))
+        #expect(p.output == (1920, 1080))
+        #expect(p.orientation == .identity)
+    }
+
+    @Test func zoom165RoundsToChromaGrid() throws {
+        var r = GeometryRequest()
+        r.zoom = 1.65
+        let p = try GeometryPlan.make(r, source: hd)
+        // 1920/1.65 = 1163.6, 1080/1.65 = 654.5; offsets land on even pixels for 4:2:0.
+        #expect(p.source.width == 1164 && p.source.height == 655)
+        #expect(p.source.x % 2 == 0 && p.source.y % 2 == 0)
+        #expect(abs(Double(p.source.x) + Double(p.source.width) / 2 - 960) <= 1.5)
+        #expect(p.output == (1920, 1080))
+    }
+
+    @Test func centreIsClampedInsideThePicture() throws {
+        var r = GeometryRequest()
+        r.zoom = 2
+        r.center = (1.0, 0.0)
+        let p = try GeometryPlan.make(r, source: hd)
+        #expect(p.source == PixelRect(x: 960, y: 0, width: 960, height: 540))
+    }
+
+    @Test func explicitCropAndCentredCrop() throws {
+        var r = GeometryRequest()
+        r.crop = .init(width: 640, height: 360, x: 100, y: 50)
+        var p = try GeometryPlan.make(r, source: hd)
+        #expect(p.source == PixelRect(x: 100, y: 50, width: 640, height: 360))
+        #expect(p.output == (640, 360))
+        r.crop = .init(width: 640, height: 360)
+        p = try GeometryPlan.make(r, source: hd)
+        #expect(p.source == PixelRect(x: 640, y: 360, width: 640, height: 360))
+    }
+
+    @Test func cropOutsideThePictureIsRefused() {
+        var r = GeometryRequest()
+        r.crop = .init(width: 2000, height: 100)
+        #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: hd) }
+        r.crop = .init(width: 100, height: 100, x: 1900, y: 0)
+        do {
+            _ = try GeometryPlan.make(r, source: hd)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.kind == .usage)
+            #expect(error.exitCode == 2)
+        }
+    }
+
+    @Test func zoomBelowOneIsRefused() {
+        var r = GeometryRequest()
+        r.zoom = 0.5
+        #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: hd) }
+    }
+
+    @Test func sizeWithAutoSideKeepsAspectRoundedEven() throws {
+        var r = GeometryRequest()
+        r.size = .init(width: 1280, height: -2)
+        #expect(try GeometryPlan.make(r, source: hd).output == (1280, 720))
+        r.size = .init(width: -2, height: 361)
+        // 361 rounds to an even 362 for 4:2:0; width follows the aspect: 641.8 -> 642.
+        let p = try GeometryPlan.make(r, source: hd)
+        #expect(p.output.height % 2 == 0 && p.output.width % 2 == 0)
+        #expect(abs(Double(p.output.width) / Double(p.output.height) - 16.0 / 9) < 0.01)
+    }
+
+    @Test func oddSizesStayOddWithoutSubsampling() throws {
+        let odd = SourcePicture(width: 321, height: 241, alignX: 1, alignY: 1)
+        let p = try GeometryPlan.make(GeometryRequest(), source: odd, outputAlign: (1, 1))
+        #expect(p.output == (321, 241))
+        let q = try GeometryPlan.make(GeometryRequest(), source: odd, outputAlign: (2, 2))
+        #expect(q.output.width % 2 == 0 && q.output.height % 2 == 0)
+    }
+
+    @Test func displayRotationMakesOutputUpright() throws {
+        // A phone's 1920x1080 coded picture shown rotated 90° clockwise is 1080x1920 upright.
+        let phone = SourcePicture(width: 1920, height: 1080, display: .rotate90, alignX: 2, alignY: 2)
+        var r = GeometryRequest()
+        r.crop = .init(width: 540, height: 960, x: 0, y: 0)   // top-left of the upright picture
+        let p = try GeometryPlan.make(r, source: phone)
+        #expect(p.output == (540, 960))
+        #expect(p.orientation == .rotate90)
+        // The top-left of the upright picture is the bottom-left of the coded one.
+        #expect(p.source == PixelRect(x: 0, y: 540, width: 960, height: 540))
+        #expect(p.scaled == (960, 540))
+        // --orientation ignore works on coded pixels.
+        r.orientation = .ignore
+        r.crop = nil
+        let q = try GeometryPlan.make(r, source: phone)
+        #expect(q.output == (1920, 1080) && q.orientation == .identity && q.keepsInputAspectAndMatrix)
+    }
+
+    @Test func userRotationComposesWithDisplayRotation() throws {
+        let phone = SourcePicture(width: 1920, height: 1080, display: .rotate90, alignX: 2, alignY: 2)
+        var r = GeometryRequest()
+        r.rotate = 270
+        let p = try GeometryPlan.make(r, source: phone)
+        #expect(p.orientation == .identity)
+        #expect(p.output == (1920, 1080))
+        r.rotate = 90
+        r.flip = .horizontal
+        let q = try GeometryPlan.make(r, source: phone)
+        #expect(q.orientation == Orientation.rotate180.then(.flipHorizontal))
+        #expect(q.orientation == .flipVertical)
+    }
+
+    @Test func anamorphicInputBecomesSquarePixels() throws {
+        let sar2 = SourcePicture(width: 640, height: 360, sampleAspect: 2, alignX: 2, alignY: 2)
+        let p = try GeometryPlan.make(GeometryRequest(), source: sar2)
+        #expect(p.output == (1280, 360))
+        let rotated = SourcePicture(width: 640, height: 360, sampleAspect: 2, display: .rotate90, alignX: 2, alignY: 2)
+        #expect(try GeometryPlan.make(GeometryRequest(), source: rotated).output == (360, 1280))
+    }
+
+    @Test func outputToInputMapsCornersOntoTheWindow() throws {
+        var r = GeometryRequest()
+        r.crop = .init(width: 640, height: 360, x: 100, y: 50)
+        r.size = .init(width: 1280, height: 720)
+        let p = try GeometryPlan.make(r, source: hd)
+        let m = p.outputToInput
+        #expect(m.apply(0, 0) == (100, 50))
+        #expect(m.apply(1280, 720) == (740, 410))
+
+        let phone = SourcePicture(width: 1920, height: 1080, display: .rotate90, alignX: 2, alignY: 2)
+        let q = try GeometryPlan.make(GeometryRequest(), source: phone)
+        // Output top-left (upright) is coded bottom-left.
+        let tl = q.outputToInput.apply(0, 0)
+        #expect(abs(tl.x - 0) < 1e-9 && abs(tl.y - 1080) < 1e-9)
+        let tr = q.outputToInput.apply(1080, 0)
+        #expect(abs(tr.x - 0) < 1e-9 && abs(tr.y - 0) < 1e-9)
+    }
+}
+
+@Suite("Errors")
+struct ErrorTests {
+    @Test func exitCodesFollowTheREADME() {
+        #expect(CropZoomError(.usage, reason: "x").exitCode == 2)
+        #expect(CropZoomError(.inputUnreadable, reason: "x").exitCode == 3)
+        #expect(CropZoomError(.processing, reason: "x").exitCode == 1)
+        #expect(CropZoomError(.interrupted(signal: 2), reason: "x").exitCode == 130)
+        #expect(CropZoomError(.interrupted(signal: 15), reason: "x").exitCode == 143)
+    }
+
+    @Test func descriptionIsOneLineWithPathFirst() {
+        let e = CropZoomError(.processing, what: "writing", path: "/tmp/out.mp4", reason: "No space left on device")
+        #expect(e.description == "/tmp/out.mp4: writing: No space left on device")
+        #expect(!e.description.contains("\n"))
+    }
+
+    @Test func ffmpegCodesCarryAvStrerrorText() {
+        let e = CropZoomError.ffmpeg(AVCode.invalidData, .inputUnreadable, what: "", path: "a.mp4")
+        #expect(e.reason == "Invalid data found when processing input")
+        #expect(e.code == AVCode.invalidData)
+        #expect(e.description == "a.mp4: Invalid data found when processing input")
+    }
+
+    @Test func avStepsAreNotErrors() throws {
+        // EAGAIN and EOF from a decoder that has seen nothing / everything are control flow.
+        #expect(AVCode.again != AVCode.eof)
+        #expect(AVCode.again < 0 && AVCode.eof < 0)
+    }
+}
