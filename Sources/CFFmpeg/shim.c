@@ -54,6 +54,27 @@ int cz_rename_noreplace(const char *from, const char *to) {
     return 0;
 }
 
+// MARK: - Muxing
+
+int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in) {
+    if (in->nb_chapters == 0) return 0;
+    AVChapter **list = av_realloc_array(out->chapters, out->nb_chapters + in->nb_chapters, sizeof(*list));
+    if (!list) return AVERROR(ENOMEM);
+    out->chapters = list;
+    for (unsigned i = 0; i < in->nb_chapters; i++) {
+        const AVChapter *c = in->chapters[i];
+        AVChapter *n = av_mallocz(sizeof(*n));
+        if (!n) return AVERROR(ENOMEM);
+        n->id = c->id;
+        n->time_base = c->time_base;
+        n->start = c->start;
+        n->end = c->end;
+        if (av_dict_copy(&n->metadata, c->metadata, 0) < 0) { av_free(n); return AVERROR(ENOMEM); }
+        out->chapters[out->nb_chapters++] = n;
+    }
+    return 0;
+}
+
 // MARK: - Plane kernels
 
 void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride,

@@ -65,6 +65,12 @@ int cz_interrupt_callback(void *opaque);
 /// link+unlink on file systems without it). Returns 0 or -errno.
 int cz_rename_noreplace(const char *from, const char *to);
 
+// MARK: - Muxing
+
+/// Copies the input's chapters (times, ids, metadata) to the output, as the ffmpeg CLI does;
+/// there is no public libavformat call for it. Returns 0 or a negative AVERROR.
+int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in);
+
 // MARK: - Plane kernels
 
 /// Copies a `dst_w` x `dst_h` plane from `src`, applying one of the eight orthogonal transforms

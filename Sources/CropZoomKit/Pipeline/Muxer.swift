@@ -8,6 +8,8 @@ final class Muxer: @unchecked Sendable {
     /// Source time base for each output stream (where its packets' timestamps come from).
     private var sourceTimeBase: [AVRational] = []
     private(set) var packetsWritten: [Int] = []
+    /// Added to every timestamp of a stream (in its source time base); see `addCopiedStream`.
+    private var timestampOffset: [Int64] = []
 
     init(output: OutputFormat) {
         self.output = output
@@ -25,11 +27,18 @@ final class Muxer: @unchecked Sendable {
         }
         sourceTimeBase.append(encoder.pointee.time_base)
         packetsWritten.append(0)
+        timestampOffset.append(0)
         return Int(st.pointee.index)
     }
 
     /// Adds a stream that receives the input stream's packets unchanged (stream copy).
-    func addCopiedStream(from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool) throws(CropZoomError) -> Int {
+    ///
+    /// Matroska's demuxer moves every timestamp of a track with a `CodecDelay` (Opus pre-skip)
+    /// back by that delay, and FFmpeg 5.1's muxer writes the delay but does not move them
+    /// forward again; `matroskaCodecDelay` restores the stored timestamps, so the audio keeps its
+    /// place against the video.
+    func addCopiedStream(from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool,
+                         matroskaCodecDelay: Bool = false) throws(CropZoomError) -> Int {
         let st = try output.addStream()
         try check(avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar), "copying stream parameters", path: output.displayPath)
         if !sameContainerFamily { st.pointee.codecpar.pointee.codec_tag = 0 }
@@ -38,6 +47,12 @@ final class Muxer: @unchecked Sendable {
         av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
         sourceTimeBase.append(input.pointee.time_base)
         packetsWritten.append(0)
+        let par = input.pointee.codecpar.pointee
+        if matroskaCodecDelay && par.initial_padding > 0 {
+            timestampOffset.append(av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: 48000), input.pointee.time_base))
+        } else {
+            timestampOffset.append(0)
+        }
         return Int(st.pointee.index)
     }
 
@@ -57,6 +72,9 @@ final class Muxer: @unchecked Sendable {
             options["movflags"] = "+faststart"
         }
         if name == "mpegts" { options["mpegts_copyts"] = "1" }
+        // Matroska stores negative timestamps relative to the first cluster; the default
+        // shift to non-negative would move the streams against each other (see addCopiedStream).
+        if name == "matroska" || name == "webm" { options["avoid_negative_ts"] = "disabled" }
         try output.writeHeader(options: options)
     }
 
@@ -64,6 +82,11 @@ final class Muxer: @unchecked Sendable {
     func write(_ packet: Packet, stream: Int) throws(CropZoomError) {
         packet.pointer.pointee.stream_index = Int32(stream)
         packet.pointer.pointee.pos = -1
+        if timestampOffset[stream] != 0 {
+            let o = timestampOffset[stream]
+            if packet.pts != AVCode.noPTS { packet.pointer.pointee.pts += o }
+            if packet.dts != AVCode.noPTS { packet.pointer.pointee.dts += o }
+        }
         packet.rescale(from: sourceTimeBase[stream], to: output.stream(stream).pointee.time_base)
         packetsWritten[stream] += 1
         try output.write(packet)

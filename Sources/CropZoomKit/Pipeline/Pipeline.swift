@@ -106,7 +106,11 @@ public final class Pipeline {
                         notice("audio stream #\(i) (\(codecName)) cannot go in \(output.formatName); re-encoding it to \(target == "aac" ? "AAC" : "Opus")")
                     }
                 } else if canCopy {
-                    routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
+                    let mkvIn = input.formatName.hasPrefix("matroska")
+                    let mkvOut = output.formatName == "matroska" || output.formatName == "webm"
+                    routes[i] = .copy(output: try muxer.addCopiedStream(
+                        from: st, sameContainerFamily: sameFamily,
+                        matroskaCodecDelay: mkvIn && mkvOut && par.pointee.codec_id == AV_CODEC_ID_OPUS))
                     audioCopied += 1
                 } else {
                     throw CropZoomError(.usage, path: cfg.output,
@@ -131,6 +135,7 @@ public final class Pipeline {
             }
         }
         av_dict_copy(&output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        try check(cz_copy_chapters(output.pointer, input.pointer), "copying chapters", path: cfg.output)
 
         // The pool between transform and encode: enough for the frames an encoder may still
         // reference plus one in flight.

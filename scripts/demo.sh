@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up, builds cropzoom (release) and zooms the bundled sample 1.65x, as the camera app that
+# inspired it did. Prints where the result is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+swift build -c release --product cropzoom 2>&1 | grep -E "error|warning: |Compiling|Build" | tail -3 >&2 || true
+mkdir -p out
+.build/release/cropzoom samples/std-h264-aac.mp4 -o out/std-h264-aac-zoom.mp4 --zoom 1.65 -y "$@"
+echo "result: $(pwd)/out/std-h264-aac-zoom.mp4"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what cropzoom needs on a Debian machine when it is missing:
+#   FFmpeg 5.1's development packages (libavformat, libavcodec, libavutil, libswscale,
+#   libswresample), pkg-config, and the ffmpeg/ffprobe CLIs the tests use as an oracle.
+# Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
+set -euo pipefail
+
+need=()
+for lib in libavformat libavcodec libavutil libswscale libswresample; do
+    pkg-config --exists "$lib" 2>/dev/null || need+=("${lib}-dev")
+done
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
+
+if ((${#need[@]})); then
+    echo "setup: installing ${need[*]}" >&2
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then
+        command -v sudo >/dev/null 2>&1 || { echo "setup: need root or sudo to install ${need[*]}" >&2; exit 1; }
+        SUDO=sudo
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    for d in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        [ -x "$d/swift" ] && export PATH="$d:$PATH"
+    done
+fi
+command -v swift >/dev/null 2>&1 || { echo "setup: the Swift toolchain (6.x) is not on PATH" >&2; exit 1; }
