@@ -206,11 +206,27 @@ EOF
 # 17. Zero bytes.
 : > empty.mp4
 
+# 18. Damage in the middle of a good file: clip 1 remuxed to MPEG-TS, then the payload bytes
+#     (not the 4-byte headers, so the demuxer stays in sync) of a few TS packets around 45 %
+#     of the file are scrambled. Decoding reports errors there and goes on.
+"${FF[@]}" -i std-h264-aac.mp4 -map 0 -c copy -fflags +bitexact "$tmp/good.ts"
+python3 - "$tmp/good.ts" corrupt-middle.ts <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+n = len(data) // 188
+for k in range(int(n * 0.45), int(n * 0.45) + 12):
+    base = k * 188
+    assert data[base] == 0x47
+    for i in range(base + 4, base + 188):
+        data[i] ^= 0x5A
+open(sys.argv[2], "wb").write(bytes(data))
+EOF
+
 # --- Summary table -----------------------------------------------------------
 clips=(std-h264-aac.mp4 vfr-h264.mp4 rotate90.mp4 odd-444.mkv start-offset.ts
        vp9-opus.webm hevc10.mkv no-audio.mp4 two-audio.mp4 pcm.mov
        one-frame.mp4 mjpeg-full.mov audio-only.m4a truncated.mp4
-       not-media.mp4 unknown-codec.mkv empty.mp4)
+       not-media.mp4 unknown-codec.mkv empty.mp4 corrupt-middle.ts)
 summary() {
     local out
     if out=$(ffprobe -v error -show_entries \

@@ -97,7 +97,7 @@ final class Reporter {
     private func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
 
     private func json(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         write(String(decoding: data, as: UTF8.self) + "\n")
     }
 }

@@ -63,6 +63,8 @@ final class VideoDecoder: @unchecked Sendable {
             case .value:
                 defer { frame.unref() }
                 if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                    // Damaged but concealed: still a frame of the clip, so it is kept and counted.
+                    corruptPackets += 1
                     if strict {
                         throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path,
                                             reason: "damaged frame")
