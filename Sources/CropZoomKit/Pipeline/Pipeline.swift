@@ -25,8 +25,20 @@ public final class Pipeline {
     /// Installs the SIGINT/SIGTERM handlers that let a run stop cleanly (exit 130/143).
     public static func installSignalHandlers() { cz_install_signal_handlers() }
 
-    /// Runs the transcode. On any error nothing is left at the output path.
+    /// Runs the transcode. On any error nothing is left at the output path. A failure caused by
+    /// a signal (FFmpeg's I/O gives up once the interrupt callback fires) is reported as the
+    /// interruption it is.
     public func run() throws(CropZoomError) -> TranscodeSummary {
+        do {
+            return try transcode()
+        } catch {
+            let signal = cz_pending_signal()
+            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written") }
+            throw error
+        }
+    }
+
+    private func transcode() throws(CropZoomError) -> TranscodeSummary {
         let cfg = configuration
         let started = Date()
         av_log_set_level(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
