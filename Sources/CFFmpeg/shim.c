@@ -2,6 +2,7 @@
 #include "CFFmpeg.h"
 
 #include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +34,13 @@ void cz_install_signal_handlers(void) {
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
+    // A parent may have started us with these blocked (threads of test runners often do).
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int cz_pending_signal(void) { return pending_signal; }

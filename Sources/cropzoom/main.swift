@@ -15,6 +15,6 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    FileHandle.standardError.write("cropzoom: error: \(message)\n(see cropzoom --help)\n".data(using: .utf8)!)
+    FileHandle.standardError.write("cropzoom: error: \(message) (see cropzoom --help)\n".data(using: .utf8)!)
     exit(2)
 }

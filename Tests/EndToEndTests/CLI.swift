@@ -69,6 +69,12 @@ enum CLI {
 
     /// Runs `executable args…` with stdin from /dev/null; output goes to files (no pipe
     /// deadlocks). When `signal` is given, that signal is sent once after its delay.
+    ///
+    /// The child is started with `posix_spawn` with an EMPTY signal mask and default
+    /// dispositions for the usual terminal signals, as a shell would start it.  (Foundation's
+    /// `Process` passes on the mask of the calling thread, and the test runner's worker
+    /// threads block nearly every signal, so a child started that way never sees SIGINT or
+    /// SIGTERM.)
     static func run(_ executable: String, _ args: [String],
                     signal: (number: Int32, delay: TimeInterval)? = nil,
                     timeout: TimeInterval = 300) throws -> CLIResult
@@ -76,54 +82,66 @@ enum CLI {
         let command = [executable] + args
         let scratch = try Oracle.tempDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("stdout")
-        let errURL = scratch.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let outHandle = try FileHandle(forWritingTo: outURL)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        defer {
-            try? outHandle.close()
-            try? errHandle.close()
-        }
+        let outPath = scratch.appendingPathComponent("stdout").path
+        let errPath = scratch.appendingPathComponent("stderr").path
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = args
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ, SIGCHLD] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
         let start = Date()
-        do {
-            try process.run()
-        } catch {
-            throw Oracle.Failure("cannot start `\(Oracle.shellQuoted(command))`: \(error)")
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, &argv, environ)
+        guard spawned == 0 else {
+            throw Oracle.Failure("cannot start `\(Oracle.shellQuoted(command))`: \(String(cString: strerror(spawned)))")
         }
 
-        if let signal {
-            if exited.wait(timeout: .now() + signal.delay) == .timedOut {
-                kill(process.processIdentifier, signal.number)
-            } else {
-                // Exited before the signal could be sent: report it as it is (the caller's
-                // expectations on the status then fail with this evidence).
-                exited.signal()
+        var status: Int32 = 0
+        var signalSent = false
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r == -1 && errno != EINTR {
+                throw Oracle.Failure("waitpid for `\(Oracle.shellQuoted(command))`: \(String(cString: strerror(errno)))")
             }
-        }
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            exited.wait()
-            let stderr = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
-            throw Oracle.Failure("`\(Oracle.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)")
+            let elapsed = Date().timeIntervalSince(start)
+            if let signal, !signalSent, elapsed >= signal.delay {
+                kill(pid, signal.number)
+                signalSent = true
+            }
+            if elapsed > timeout {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                let stderr = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
+                throw Oracle.Failure("`\(Oracle.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)")
+            }
+            usleep(5_000)
         }
         let seconds = Date().timeIntervalSince(start)
+        let termSignal = status & 0x7F
         return CLIResult(
             command: command,
-            status: process.terminationStatus,
-            killedBySignal: process.terminationReason == .uncaughtSignal,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
+            status: termSignal == 0 ? (status >> 8) & 0xFF : termSignal,
+            killedBySignal: termSignal != 0,
+            stdout: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data(), as: UTF8.self),
+            stderr: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self),
             seconds: seconds)
     }
 }

@@ -276,12 +276,22 @@ enum Oracle {
     /// - frames are paired by timestamp, each input's timestamps starting from
     ///   its file's start time; when one input ends early the psnr filter
     ///   repeats its last frame, which lowers the score.
+    /// - `referenceAutorotate: false` passes `-noautorotate` for the reference input only,
+    ///   for inputs whose display matrix the 5.1 CLI renders wrongly (the filter then has to
+    ///   turn the coded picture upright itself).
+    /// - `alignStarts: true` makes both inputs' first frames time 0 (`setpts=PTS-STARTPTS`
+    ///   on both branches), so frames pair by their time relative to the first video frame
+    ///   whatever the containers' start times (which the pts tests check separately).
     static func meanPSNR(reference filterInput: String, referenceFilter: String, output: String,
-                         pixelFormat: String = "yuv420p") throws -> Double
+                         pixelFormat: String = "yuv420p", referenceAutorotate: Bool = true,
+                         alignStarts: Bool = false) throws -> Double
     {
-        let graph = "[0:v]\(referenceFilter),format=\(pixelFormat)[ref];"
-            + "[1:v]format=\(pixelFormat)[out];[ref][out]psnr"
-        let args = ["-hide_banner", "-nostats", "-nostdin", "-i", filterInput, "-i", output,
+        let rebase = alignStarts ? "setpts=PTS-STARTPTS," : ""
+        let graph = "[0:v]\(rebase)\(referenceFilter),format=\(pixelFormat)[ref];"
+            + "[1:v]\(rebase)format=\(pixelFormat)[out];[ref][out]psnr"
+        let args = ["-hide_banner", "-nostats", "-nostdin"]
+            + (referenceAutorotate ? [] : ["-noautorotate"])
+            + ["-i", filterInput, "-i", output,
                     "-filter_complex", graph, "-fps_mode", "passthrough", "-f", "null", "-"]
         let stderr = try runChecked("ffmpeg", args).stderr
         guard let line = stderr.split(separator: "\n").last(where: { $0.contains("PSNR") && $0.contains("average:") }),

@@ -65,11 +65,29 @@ final class Muxer: @unchecked Sendable {
         }
     }
 
+    /// The MP4/MOV movie time scale: edit lists (start offsets, priming) are written in it, and
+    /// the default of 1000 rounds a start of 66.733 ms down to 66 ms. The least common multiple
+    /// of the streams' time-base denominators represents every stream's start exactly.
+    func movieTimescale() -> Int64 {
+        var l: Int64 = 1
+        for tb in sourceTimeBase {
+            let d = Int64(max(1, tb.den))
+            let g = gcd(l, d)
+            let next = l / g * d
+            if next > Int64(Int32.max) { return max(l, 1000) }
+            l = next
+        }
+        return max(l, 1000)
+    }
+
+    private func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
+
     func writeHeader() throws(CropZoomError) {
         var options: [String: String] = [:]
         let name = output.formatName
         if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
             options["movflags"] = "+faststart"
+            options["movie_timescale"] = String(movieTimescale())
         }
         if name == "mpegts" { options["mpegts_copyts"] = "1" }
         // Matroska stores negative timestamps relative to the first cluster; the default

@@ -158,7 +158,7 @@ public final class Pipeline {
 
         // The main loop, on this thread: read, route, and push through the stages.
         let packet = try Packet()
-        var framesIn = 0, framesOut = 0, duplicates = 0, audioPackets = 0
+        var framesIn = 0, framesOut = 0, duplicates = 0, audioPackets = 0, copiedDamaged = 0
         var lastPTS: Int64? = nil
         let videoOut: Int = { if case .video(let o) = routes[videoIndex] { return o }; return 0 }()
         let duration = input.duration
@@ -213,7 +213,13 @@ public final class Pipeline {
                     try decoder.decode(packet, strict: cfg.strict, handle)
                 case .copy(let out):
                     if input.stream(packet.streamIndex).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO { audioPackets += 1 }
-                    try muxer.write(packet, stream: out)
+                    do {
+                        try muxer.write(packet, stream: out)
+                    } catch where error.code == AVCode.invalidData && !cfg.strict {
+                        // The muxer's bitstream filter (ADTS to MP4, for one) rejects a damaged
+                        // packet: it cannot be stored, so it is skipped and counted.
+                        copiedDamaged += 1
+                    }
                 case .reencode(let t, let out):
                     audioPackets += 1
                     try t.transcode(packet) { (p: Packet) throws(CropZoomError) in try muxer.write(p, stream: out) }
@@ -242,7 +248,7 @@ public final class Pipeline {
             output: cfg.output, outputWidth: plan.output.width, outputHeight: plan.output.height,
             videoCodec: encoder.context.name, pixelFormat: pixelFormatName(outFormat),
             framesIn: framesIn, framesOut: framesOut,
-            corruptSkipped: decoder.corruptPackets + demuxer.skippedErrors + audioCorrupt,
+            corruptSkipped: decoder.corruptPackets + demuxer.skippedErrors + audioCorrupt + copiedDamaged,
             duplicateTimestampsDropped: duplicates,
             audioStreamsCopied: audioCopied, audioStreamsReencoded: audioReencoded,
             otherStreamsCopied: otherCopied, streamsDropped: dropped, audioPackets: audioPackets,
