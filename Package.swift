@@ -39,6 +39,10 @@ let package = Package(
             dependencies: ["CropZoomKit"]
         ),
         .testTarget(
+            name: "CLITests",
+            dependencies: ["cropzoom", "CropZoomKit"]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["cropzoom"]
         ),

@@ -279,14 +279,16 @@ enum Oracle {
     /// - `referenceAutorotate: false` passes `-noautorotate` for the reference input only,
     ///   for inputs whose display matrix the 5.1 CLI renders wrongly (the filter then has to
     ///   turn the coded picture upright itself).
-    /// - `alignStarts: true` makes both inputs' first frames time 0 (`setpts=PTS-STARTPTS`
-    ///   on both branches), so frames pair by their time relative to the first video frame
-    ///   whatever the containers' start times (which the pts tests check separately).
+    /// - `alignStarts: true` pairs frames by their index (`settb=1,setpts=N` on both branches):
+    ///   the n-th output frame is compared with the n-th input frame, whatever the containers'
+    ///   start times and time-base rounding (1/1000 in Matroska puts a frame at 67 ms where the
+    ///   input has 66.667 ms, and the psnr filter would then pair it with the previous one).
+    ///   Frame counts and timestamps are checked separately, by `Contract.checkFrames`.
     static func meanPSNR(reference filterInput: String, referenceFilter: String, output: String,
                          pixelFormat: String = "yuv420p", referenceAutorotate: Bool = true,
                          alignStarts: Bool = false) throws -> Double
     {
-        let rebase = alignStarts ? "setpts=PTS-STARTPTS," : ""
+        let rebase = alignStarts ? "settb=1,setpts=N," : ""
         let graph = "[0:v]\(rebase)\(referenceFilter),format=\(pixelFormat)[ref];"
             + "[1:v]\(rebase)format=\(pixelFormat)[out];[ref][out]psnr"
         let args = ["-hide_banner", "-nostats", "-nostdin"]

@@ -29,13 +29,14 @@ struct PixelFormatInfo {
     /// Size multiple the format needs: 2 for subsampled chroma, 1 otherwise.
     var alignment: (x: Int, y: Int) { (1 << log2ChromaW, 1 << log2ChromaH) }
 
-    /// `av_image_fill_max_pixsteps`: bytes per element of each plane.
-    var planeSteps: [Int] {
+    /// `av_image_fill_max_pixsteps`: bytes per element of each plane (a value type, so asking
+    /// per frame allocates nothing).
+    var planeSteps: SIMD4<Int> {
         var steps: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
         withUnsafeMutablePointer(to: &steps) { p in
             p.withMemoryRebound(to: Int32.self, capacity: 4) { av_image_fill_max_pixsteps($0, nil, descriptor) }
         }
-        return [Int(steps.0), Int(steps.1), Int(steps.2), Int(steps.3)]
+        return SIMD4(Int(steps.0), Int(steps.1), Int(steps.2), Int(steps.3))
     }
 
     /// Whether plane `index` is subsampled (the chroma planes of YUV formats).

@@ -165,6 +165,7 @@ public final class Pipeline {
         let startTime = videoStream.pointee.start_time != AVCode.noPTS
             ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) : 0
         var lastReport = Date.distantPast
+        let rescaleToEncoder = av_cmp_q(decoder.timeBase, encoder.timeBase) != 0
         var lastTime = 0.0
 
         func writeVideo(_ pkt: Packet) throws(CropZoomError) {
@@ -180,6 +181,10 @@ public final class Pipeline {
             if pts != AVCode.noPTS { lastPTS = pts }
             let out = try transformer.transform(frame)
             out.pointer.pointee.pkt_duration = frame.pointer.pointee.pkt_duration
+            if rescaleToEncoder {
+                out.pts = av_rescale_q(out.pts, decoder.timeBase, encoder.timeBase)
+                out.pointer.pointee.pkt_duration = av_rescale_q(out.pointer.pointee.pkt_duration, decoder.timeBase, encoder.timeBase)
+            }
             do {
                 try encoder.encode(out, writeVideo)
             } catch {

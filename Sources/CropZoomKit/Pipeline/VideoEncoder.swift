@@ -66,7 +66,15 @@ final class VideoEncoder: @unchecked Sendable {
             }
             return info.format
         }
-        if supported.isEmpty || supported.contains(input) { return input }
+        if supported.isEmpty || supported.contains(input) {
+            // MJPEG takes limited-range formats only with -strict unofficial: give it full range.
+            if codec.pointee.id == AV_CODEC_ID_MJPEG, let info = PixelFormatInfo(input), !info.isJ {
+                let j = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P]
+                    .first { PixelFormatInfo($0)!.log2ChromaW == info.log2ChromaW && PixelFormatInfo($0)!.log2ChromaH == info.log2ChromaH }
+                if let j, supported.contains(j) { return j }
+            }
+            return input
+        }
         // A "J" (full-range) format becomes its plain twin, keeping the range as a tag.
         if let info = PixelFormatInfo(input), info.isJ, supported.contains(info.unJ) { return info.unJ }
         var list = supported + [AV_PIX_FMT_NONE]
@@ -76,13 +84,32 @@ final class VideoEncoder: @unchecked Sendable {
         return best == AV_PIX_FMT_NONE ? supported[0] : best
     }
 
+    /// The encoder's time base: the input stream's, so every frame keeps its timestamp exactly,
+    /// except for codecs that cannot take it — MPEG-4 part 2 / H.263 limit the denominator to
+    /// 65535 (the largest divisor of the input's that fits is used), MPEG-1/2 need a standard
+    /// frame rate (those are constant-rate formats; 1/frame rate is used).
+    static func timeBase(for codec: UnsafePointer<AVCodec>, input: AVRational, frameRate: AVRational) -> AVRational {
+        switch codec.pointee.id {
+        case AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO:
+            return frameRate.num > 0 && frameRate.den > 0 ? av_inv_q(frameRate) : AVRational(num: 1, den: 25)
+        case AV_CODEC_ID_MPEG4, AV_CODEC_ID_H263, AV_CODEC_ID_H263P, AV_CODEC_ID_MSMPEG4V2, AV_CODEC_ID_MSMPEG4V3,
+             AV_CODEC_ID_FLV1:
+            guard input.den > 65535 else { return input }
+            var d = Int32(65535)
+            while d > 1 && input.den % d != 0 { d -= 1 }
+            return AVRational(num: input.num, den: d)
+        default:
+            return input
+        }
+    }
+
     init(_ s: Settings) throws(CropZoomError) {
         context = try CodecContext(codec: s.codec, path: s.path)
         let c = context.pointer
         c.pointee.width = Int32(s.width)
         c.pointee.height = Int32(s.height)
         c.pointee.pix_fmt = s.pixelFormat
-        c.pointee.time_base = s.timeBase
+        c.pointee.time_base = VideoEncoder.timeBase(for: s.codec, input: s.timeBase, frameRate: s.frameRate)
         c.pointee.framerate = s.frameRate
         c.pointee.sample_aspect_ratio = s.sampleAspect
         let cp = s.colorSource.pointee

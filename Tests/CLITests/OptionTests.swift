@@ -1,0 +1,78 @@
+import Testing
+@testable import cropzoom
+import CropZoomKit
+
+/// Option parsing and validation of `cropzoom transcode`: what reaches the configuration, and
+/// what is refused before any file is opened.
+@Suite("Options")
+struct OptionTests {
+    @Test func defaultsAndFullConfiguration() throws {
+        let t = try Transcode.parse(["in.mp4", "-o", "out.mp4"])
+        var c = try t.configuration()
+        #expect(c.input == "in.mp4" && c.output == "out.mp4")
+        #expect(c.geometry == GeometryRequest())
+        #expect(c.audio == .auto && c.scaler == .bicubic && !c.overwrite && !c.strict)
+
+        let u = try Transcode.parse(["in.mov", "-o", "o.mkv", "--zoom", "1.65", "--center", "0.62,0.4",
+                                     "--crop", "1280:720:10:20", "--size", "1920x-2", "--rotate", "270",
+                                     "--flip", "vertical", "--scaler", "lanczos", "--orientation", "ignore",
+                                     "--codec", "libx265", "--crf", "20", "--preset", "fast", "--bitrate", "2.5M",
+                                     "--pix-fmt", "yuv420p10le", "--audio", "aac", "-y", "--strict"])
+        c = try u.configuration()
+        #expect(c.geometry.zoom == 1.65)
+        #expect(c.geometry.center == (0.62, 0.4))
+        #expect(c.geometry.crop == .init(width: 1280, height: 720, x: 10, y: 20))
+        #expect(c.geometry.size == .init(width: 1920, height: -2))
+        #expect(c.geometry.rotate == 270 && c.geometry.flip == .vertical && c.geometry.orientation == .ignore)
+        #expect(c.scaler == .lanczos && c.codec == "libx265" && c.crf == 20 && c.preset == "fast")
+        #expect(c.bitrate == 2_500_000 && c.pixelFormat == "yuv420p10le" && c.audio == .aac)
+        #expect(c.overwrite && c.strict)
+    }
+
+    @Test func bitrates() {
+        #expect(EncodingOptions.parseBitrate("800k") == 800_000)
+        #expect(EncodingOptions.parseBitrate("4M") == 4_000_000)
+        #expect(EncodingOptions.parseBitrate("123456") == 123_456)
+        #expect(EncodingOptions.parseBitrate("fast") == nil)
+        #expect(EncodingOptions.parseBitrate("-1M") == nil)
+    }
+
+    static let refused: [([String], String)] = [
+        (["--zoom", "0.5"], "--zoom"),
+        (["--zoom", "nan"], "--zoom"),
+        (["--center", "2,2"], "--center"),
+        (["--center", "0.5"], "--center"),
+        (["--crop", "10:abc"], "--crop"),
+        (["--crop", "0:10"], "--crop"),
+        (["--crop", "10:10:-1:0"], "--crop"),
+        (["--size", "0x0"], "--size"),
+        (["--size", "-2x-2"], "--size"),
+        (["--size", "640"], "--size"),
+        (["--rotate", "45"], "--rotate"),
+        (["--flip", "diagonal"], "flip"),
+        (["--crf", "99"], "--crf"),
+        (["--bitrate", "fast"], "--bitrate"),
+        (["--audio", "mp3"], "audio"),
+    ]
+
+    @Test(arguments: refused)
+    func invalidOptionsAreRefused(_ args: [String], _ mentions: String) {
+        do {
+            _ = try Transcode.parse(["in.mp4", "-o", "out.mp4"] + args)
+            Issue.record("\(args) was accepted")
+        } catch {
+            #expect(CropZoom.exitCode(for: error) == .validationFailure)
+            #expect(Transcode.message(for: error).contains(mentions), "\(Transcode.message(for: error))")
+        }
+    }
+
+    @Test func outputIsRequired() {
+        #expect(throws: (any Error).self) { _ = try Transcode.parse(["in.mp4"]) }
+    }
+
+    @Test func transcodeIsTheDefaultCommand() throws {
+        let root = try CropZoom.parseAsRoot(["in.mp4", "-o", "out.mp4", "--zoom", "2"])
+        let t = try #require(root as? Transcode)
+        #expect(try t.configuration().geometry.zoom == 2)
+    }
+}
