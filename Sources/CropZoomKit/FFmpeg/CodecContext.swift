@@ -68,6 +68,20 @@ final class CodecContext: @unchecked Sendable {
         try check(r, .processing, "encoding with \(name)", path: path)
     }
 
+    /// Sends a frame (nil = flush) and hands every packet that comes out, received into
+    /// `packet`, to `body` (valid during the call; `body` may take its payload).
+    func encode(_ frame: Frame?, into packet: Packet, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
+        try send(frame: frame)
+        while true {
+            switch try receive(packet: packet) {
+            case .again, .endOfStream: return
+            case .value:
+                try body(packet)
+                packet.unref()
+            }
+        }
+    }
+
     /// `avcodec_receive_packet`.
     func receive(packet: Packet) throws(CropZoomError) -> AVStep<Void> {
         let r = avcodec_receive_packet(pointer, packet.pointer)

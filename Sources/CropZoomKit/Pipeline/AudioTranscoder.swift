@@ -130,14 +130,6 @@ final class AudioTranscoder: @unchecked Sendable {
     }
 
     private func encode(_ frame: Frame?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
-        try encoder.send(frame: frame)
-        while true {
-            switch try encoder.receive(packet: packet) {
-            case .again, .endOfStream: return
-            case .value:
-                try body(packet)
-                packet.unref()
-            }
-        }
+        try encoder.encode(frame, into: packet, body)
     }
 }

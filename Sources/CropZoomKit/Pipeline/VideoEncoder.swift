@@ -149,14 +149,6 @@ final class VideoEncoder: @unchecked Sendable {
     /// Sends a frame (nil = flush) and hands every packet that comes out to `body` (valid
     /// during the call; `body` may take its payload).
     func encode(_ frame: Frame?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
-        try context.send(frame: frame)
-        while true {
-            switch try context.receive(packet: packet) {
-            case .again, .endOfStream: return
-            case .value:
-                try body(packet)
-                packet.unref()
-            }
-        }
+        try context.encode(frame, into: packet, body)
     }
 }
