@@ -28,6 +28,13 @@ public struct TranscodeConfiguration: Sendable {
     public var pixelFormat: String? = nil
 
     public var audio: AudioMode = .auto
+    /// Threads for the whole job: nil = one per processor (`activeProcessorCount`). 1 runs every
+    /// stage, codecs included, on the calling thread.
+    public var threads: Int? = nil
+    /// Run every stage but write nothing (the output goes to FFmpeg's null muxer).
+    public var null = false
+    /// With `null`: skip the encoder too (`--codec none`).
+    public var skipEncoder: Bool { codec == "none" }
     public var overwrite = false
     /// Fail on corrupt packets instead of skipping and counting them.
     public var strict = false
@@ -62,6 +69,7 @@ public struct TranscodeSummary: Sendable {
     public var mediaDuration: Double
     public var notices: [String]
     public var pool: PoolStatistics
+    public var engine: EngineReport
 
     public var fps: Double { seconds > 0 ? Double(framesOut) / seconds : 0 }
     public var speed: Double { seconds > 0 ? mediaDuration / seconds : 0 }
@@ -87,5 +95,26 @@ public struct ProgressEvent: Sendable {
     public var fraction: Double? {
         guard let duration, duration > 0 else { return nil }
         return min(1, max(0, time / duration))
+    }
+}
+
+/// How the work was spread and where the time went.
+public struct EngineReport: Sendable {
+    /// Threads the job was given (1 = everything on one thread).
+    public var threads: Int
+    public var transformWorkers: Int
+    public var decoderThreads: Int
+    public var encoderThreads: Int
+    /// Busy seconds per stage ("demux", "decode", "transform" (all workers), "encode", "mux").
+    public var busy: [String: Double]
+    /// Seconds stages spent blocked on queues and pools, by what they waited for.
+    public var waits: [String: Double]
+    /// Process CPU time (user + system) over the run, in seconds.
+    public var cpuSeconds: Double
+    public init(threads: Int, transformWorkers: Int, decoderThreads: Int, encoderThreads: Int,
+                busy: [String: Double] = [:], waits: [String: Double] = [:], cpuSeconds: Double = 0) {
+        self.threads = threads; self.transformWorkers = transformWorkers
+        self.decoderThreads = decoderThreads; self.encoderThreads = encoderThreads
+        self.busy = busy; self.waits = waits; self.cpuSeconds = cpuSeconds
     }
 }

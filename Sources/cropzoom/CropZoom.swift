@@ -26,9 +26,18 @@ struct Transcode: ParsableCommand {
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
     @OptionGroup(title: "Output") var out: OutputOptions
+    @OptionGroup(title: "Engine") var engine: EngineOptions
+
+    func validate() throws {
+        if encoding.codec == "none" && !out.null {
+            throw ValidationError("--codec none needs --null (there is nothing to write without an encoder)")
+        }
+    }
 
     func configuration() throws -> TranscodeConfiguration {
-        var c = TranscodeConfiguration(input: input, output: out.output)
+        var c = TranscodeConfiguration(input: input, output: out.output ?? "null.mkv")
+        c.null = out.null
+        c.threads = engine.threads
         c.geometry = try geometry.request()
         c.scaler = geometry.scaler
         c.codec = encoding.codec
@@ -53,6 +62,7 @@ struct Transcode: ParsableCommand {
         do {
             let summary = try pipeline.run()
             reporter.finished(summary)
+            if out.stats { reporter.statistics(summary) }
         } catch {
             reporter.failed(error)
             throw ExitCode(error.exitCode)

@@ -72,7 +72,7 @@ struct GeometryOptions: ParsableArguments {
 
 /// How to encode the video.
 struct EncodingOptions: ParsableArguments {
-    @Option(help: "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, libvpx-vp9 for webm).")
+    @Option(help: "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, libvpx-vp9 for webm); none (with --null) skips encoding.")
     var codec: String?
 
     @Option(help: "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63).")
@@ -114,7 +114,10 @@ struct StreamOptions: ParsableArguments {
 /// Output file handling and reporting.
 struct OutputOptions: ParsableArguments {
     @Option(name: [.customShort("o"), .long], help: "Output file; its extension picks the container.")
-    var output: String
+    var output: String?
+
+    @Flag(name: .customLong("null"), help: "Run every stage but write nothing (for measuring); -o is then optional.")
+    var null = false
 
     @Flag(name: [.customShort("y"), .long], help: "Replace OUTPUT if it exists (only once the new file is complete).")
     var overwrite = false
@@ -130,6 +133,25 @@ struct OutputOptions: ParsableArguments {
 
     @Flag(name: [.customShort("v"), .long], help: "Show FFmpeg's own warnings.")
     var verbose = false
+
+    @Flag(help: "Print the engine's statistics at the end: threads, per-stage busy time, queue waits, pool counters.")
+    var stats = false
+
+    func validate() throws {
+        if output == nil && !null { throw ValidationError("missing -o OUTPUT") }
+    }
+}
+
+/// How many cores to use.
+struct EngineOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Threads for the whole job (default: one per processor). 1 runs every stage, codecs included, on one thread.", valueName: "N"))
+    var threads: Int?
+
+    func validate() throws {
+        if let threads, threads < 1 || threads > 256 {
+            throw ValidationError("--threads takes a number from 1 to 256 (got \(threads))")
+        }
+    }
 }
 
 extension GeometryRequest.Flip: ExpressibleByArgument {}

@@ -88,6 +88,26 @@ final class Reporter {
         write(line + "\n")
     }
 
+    /// `--stats`: the engine's own account of the run, on stderr.
+    func statistics(_ s: TranscodeSummary) {
+        let e = s.engine
+        var lines = ["cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), transform workers \(e.transformWorkers)); cpu \(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall (\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"]
+        let order = ["demux", "decode", "transform", "encode", "mux", "audio"]
+        let busy = order.compactMap { k in e.busy[k].map { String(format: "%@ %.3f s (%.2f ms/frame)", k, $0, $0 * 1000 / Double(max(1, s.framesOut))) } }
+        lines.append("cropzoom: stats: busy: " + busy.joined(separator: ", "))
+        let waits = e.waits.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }
+        if !waits.isEmpty { lines.append("cropzoom: stats: waits: " + waits.joined(separator: ", ")) }
+        lines.append("cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses \(s.pool.reuses), high-water \(s.pool.highWater)")
+        if style == .json {
+            json(["event": "stats", "threads": e.threads, "decoder_threads": e.decoderThreads,
+                  "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers,
+                  "cpu_seconds": round3(e.cpuSeconds), "busy_seconds": e.busy.mapValues(round3),
+                  "wait_seconds": e.waits.mapValues(round3)])
+            return
+        }
+        write(lines.joined(separator: "\n") + "\n")
+    }
+
     func failed(_ e: CropZoomError) {
         clearBar()
         if style == .json { json(["event": "error", "message": e.description, "exit_code": Int(e.exitCode)]) }

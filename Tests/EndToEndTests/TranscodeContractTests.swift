@@ -82,6 +82,13 @@ extension TranscodeCase {
         .init(name: "one frame", sample: "one-frame.mp4", outputExtension: "mp4", geometry: .init(zoom: 2)),
         .init(name: "MJPEG full range", sample: "mjpeg-full.mov", outputExtension: "mp4",
               geometry: .init(zoom: 2), fullRange: true),
+        // The serial engine (--threads 1) keeps the same contract as the threaded one.
+        .init(name: "--threads 1, B-frames", sample: "std-h264-aac.mp4", outputExtension: "mp4",
+              geometry: .init(zoom: 2, rotate: 90), extraArgs: ["--threads", "1"]),
+        .init(name: "--threads 1, VFR", sample: "vfr-h264.mp4", outputExtension: "mkv",
+              geometry: .init(zoom: 1.5), extraArgs: ["--threads", "1"]),
+        .init(name: "--threads 4, two audio tracks", sample: "two-audio.mp4", outputExtension: "mov",
+              geometry: .init(zoom: 1.5), extraArgs: ["--threads", "4"]),
     ]
 }
 

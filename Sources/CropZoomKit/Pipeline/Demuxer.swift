@@ -46,6 +46,10 @@ final class Demuxer: @unchecked Sendable {
 
     var path: String { input.path }
 
+    func isAudio(_ stream: Int) -> Bool {
+        input.stream(stream).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+    }
+
     /// Reads the next packet (`av_read_frame`). Damaged data the demuxer can skip is counted and
     /// skipped; a file that ends where its index says there is more is reported as truncated.
     func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {

@@ -1,65 +1,68 @@
 import CFFmpeg
+import Foundation
 
-/// A bounded pool of pictures of one size and format, reused frame after frame.
+/// A bounded pool of pictures of one size and format, reused frame after frame: the
+/// pixel-buffer pool between transform and encode.
 ///
 /// `acquire()` hands out a frame whose buffers nobody else references (an encoder may keep a
-/// reference to a frame it was sent; such a frame is skipped until it is released). The pool
-/// never holds more than `capacity` frames; the counters say how often it had to allocate.
+/// reference to a frame it was sent; such a frame is given fresh buffers, which is counted as
+/// an allocation). The pool never holds more than `capacity` frames: when all are out,
+/// `acquire()` waits for a `release` (or, without a run to wait in, throws: a frame was leaked).
 ///
-/// `@unchecked Sendable`: all state is behind `lock`; frames are handed over whole.
+/// `@unchecked Sendable`: all state is behind `condition`; frames are handed over whole.
 final class FramePool: @unchecked Sendable {
     let width: Int, height: Int, format: AVPixelFormat
     let capacity: Int
     private var free: [Frame] = []
     private var outstanding = 0
-    private let lock = Mutex()
-    private(set) var statistics = PoolStatistics()
+    private let condition = NSCondition()
+    private var statistics = PoolStatistics()
+    private let control: RunControl?
 
-    init(width: Int, height: Int, format: AVPixelFormat, capacity: Int) {
+    init(width: Int, height: Int, format: AVPixelFormat, capacity: Int, control: RunControl? = nil) {
         self.width = width; self.height = height; self.format = format
         self.capacity = max(1, capacity)
+        self.control = control
         free.reserveCapacity(self.capacity)
         statistics.capacity = self.capacity
+        control?.onStop { [weak self] in
+            guard let self else { return }
+            self.condition.lock(); self.condition.broadcast(); self.condition.unlock()
+        }
     }
 
-    /// A frame ready to be written. Throws when all `capacity` frames are out (a leak: every
-    /// acquired frame must come back through `release`).
+    /// A frame ready to be written.
     func acquire() throws(CropZoomError) -> Frame {
-        let reused: Frame? = lock.withLock {
-            // Prefer a frame whose buffers are no longer referenced by an encoder.
-            if let i = free.lastIndex(where: { $0.isWritable }) {
-                outstanding += 1
-                statistics.reuses += 1
-                statistics.highWater = max(statistics.highWater, outstanding)
-                return free.remove(at: i)
+        condition.lock()
+        while free.isEmpty && outstanding >= capacity {
+            guard let control else {
+                condition.unlock()
+                throw CropZoomError(.processing, what: "frame pool",
+                                    reason: "all \(capacity) frames are in use (a frame was not released)")
             }
-            return nil
+            if control.isStopped { break }
+            condition.wait()
         }
-        if let reused { return reused }
-        let mustAllocate: Bool = lock.withLock {
-            if outstanding + free.count < capacity {
-                outstanding += 1
-                statistics.allocations += 1
-                statistics.highWater = max(statistics.highWater, outstanding)
-                return true
-            }
-            return false
+        if control?.isStopped == true {
+            condition.unlock()
+            throw CropZoomError(.processing, reason: "cancelled")
         }
-        if mustAllocate {
-            return try Frame(width: width, height: height, format: format)
+        outstanding += 1
+        statistics.highWater = max(statistics.highWater, outstanding)
+        // Prefer a frame whose buffers no encoder references any more.
+        if let i = free.lastIndex(where: { $0.isWritable }) {
+            statistics.reuses += 1
+            let f = free.remove(at: i)
+            condition.unlock()
+            return f
         }
-        // Every pooled frame is still referenced elsewhere: give one fresh buffers.
-        let victim: Frame? = lock.withLock {
-            guard !free.isEmpty else { return nil }
-            outstanding += 1
-            statistics.allocations += 1
-            statistics.highWater = max(statistics.highWater, outstanding)
-            return free.removeFirst()
-        }
-        guard let victim else {
-            throw CropZoomError(.processing, what: "frame pool",
-                                reason: "all \(capacity) frames are in use (a frame was not released)")
-        }
+        statistics.allocations += 1
+        // Below capacity: a new frame (the referenced ones stay for later reuse); at capacity:
+        // the oldest free frame gets fresh buffers.
+        let victim = free.isEmpty || outstanding - 1 + free.count < capacity ? nil : free.removeFirst()
+        condition.unlock()
+        guard let victim else { return try Frame(width: width, height: height, format: format) }
+        // Every pooled frame is still referenced elsewhere: give this one fresh buffers.
         victim.unref()
         victim.pointer.pointee.width = Int32(width)
         victim.pointer.pointee.height = Int32(height)
@@ -70,11 +73,15 @@ final class FramePool: @unchecked Sendable {
 
     /// Gives a frame back for reuse.
     func release(_ frame: Frame) {
-        lock.withLock {
-            outstanding -= 1
-            free.append(frame)
-        }
+        condition.lock()
+        outstanding -= 1
+        free.append(frame)
+        condition.signal()
+        condition.unlock()
     }
 
-    func snapshot() -> PoolStatistics { lock.withLock { statistics } }
+    func snapshot() -> PoolStatistics {
+        condition.lock(); defer { condition.unlock() }
+        return statistics
+    }
 }

@@ -11,7 +11,9 @@ final class Transformer: @unchecked Sendable {
     let outputFormat: AVPixelFormat
     let outputFullRange: Bool
     let flags: Int32
-    let pool: FramePool
+    /// Where `transform(_:)` takes its output frames (the serial engine; the threaded engine
+    /// hands `render(_:into:)` a frame it took from the pool in decode order).
+    let pool: FramePool?
     private var scaler: Scaler?
     private var converter: Scaler?
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
@@ -23,7 +25,7 @@ final class Transformer: @unchecked Sendable {
     private let srcStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
     init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
-         scaler: TranscodeConfiguration.Scaler, pool: FramePool) {
+         scaler: TranscodeConfiguration.Scaler, pool: FramePool?) {
         self.plan = plan
         self.outputFormat = outputFormat
         self.outputFullRange = outputFullRange
@@ -52,6 +54,7 @@ final class Transformer: @unchecked Sendable {
 
     /// Transforms `input` into a frame from the pool; the caller releases it to the pool.
     func transform(_ input: Frame) throws(CropZoomError) -> Frame {
+        guard let pool else { throw CropZoomError(.processing, reason: "transformer without a pool") }
         let out = try pool.acquire()
         do {
             try render(input, into: out)
@@ -59,12 +62,19 @@ final class Transformer: @unchecked Sendable {
             pool.release(out)
             throw error
         }
-        out.pts = input.presentationTime
-        out.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
         return out
     }
 
-    private func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
+    /// Renders `input` into `out` (a frame of the output size and format) and stamps it with the
+    /// input's presentation time and duration.
+    func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
+        try draw(input, into: out)
+        out.pts = input.presentationTime
+        out.pointer.pointee.pkt_duration = input.pointer.pointee.pkt_duration
+        out.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+    }
+
+    private func draw(_ input: Frame, into out: Frame) throws(CropZoomError) {
         let inFormat = input.pixelFormat
         guard let inInfo = PixelFormatInfo(inFormat), !inInfo.isHardware, !inInfo.isBitstream else {
             throw CropZoomError(.processing, what: "transforming",
@@ -125,7 +135,7 @@ final class Transformer: @unchecked Sendable {
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
                            dstW: Int, dstH: Int, dstFormat: AVPixelFormat) throws(CropZoomError) -> Scaler {
         let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
-                             dstFormat: dstFormat, flags: flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
+                             dstFormat: dstFormat, flags: flags,
                              srcFullRange: srcFull, dstFullRange: outputFullRange)
         if let s = slot, s.key == key { return s }
         let s = try Scaler(key)

@@ -1,0 +1,93 @@
+import CFFmpeg
+
+// Public hooks for Benchmarks/ (a package of its own): the transform stage and the frame pool,
+// driven through the same internal types the pipeline uses. No C type crosses this API.
+
+/// cropzoom's transform (crop by pointer offset + swscale into a pooled frame) on one synthetic
+/// source frame, as the pipeline runs it per decoded frame.
+public final class TransformBench {
+    private let transformer: Transformer
+    private let source: Frame
+    /// The crop window read and the output size, for labels.
+    public let window: (x: Int, y: Int, width: Int, height: Int)
+    public let output: (width: Int, height: Int)
+
+    public init(sourceWidth: Int, sourceHeight: Int, pixelFormat: String = "yuv420p", zoom: Double,
+                outputSize: (width: Int, height: Int)? = nil,
+                scaler: TranscodeConfiguration.Scaler = .bicubic) throws {
+        guard let info = PixelFormatInfo(name: pixelFormat), !info.isHardware, !info.isBitstream else {
+            throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
+        }
+        var request = GeometryRequest()
+        request.zoom = zoom
+        if let outputSize { request.size = .init(width: outputSize.width, height: outputSize.height) }
+        let plan = try GeometryPlan.make(request, source: SourcePicture(
+            width: sourceWidth, height: sourceHeight, alignX: info.alignment.x, alignY: info.alignment.y),
+            outputAlign: info.alignment)
+        window = (plan.source.x, plan.source.y, plan.source.width, plan.source.height)
+        output = plan.output
+        source = try Frame(width: sourceWidth, height: sourceHeight, format: info.format)
+        source.pts = 0
+        Self.fill(source, info)
+        let pool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
+        transformer = Transformer(plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
+                                  scaler: scaler, pool: pool)
+        try runOnce() // builds the scaler and the pool's first frame outside the measurement
+    }
+
+    /// Transforms the source frame into a pooled frame and gives it back to the pool.
+    public func runOnce() throws {
+        let out = try transformer.transform(source)
+        transformer.pool?.release(out)
+    }
+
+    public var pool: PoolStatistics { transformer.pool?.snapshot() ?? PoolStatistics() }
+
+    /// A real picture, not zeros: diagonal gradients plus deterministic noise in every plane,
+    /// kept inside the format's nominal range.
+    static func fill(_ frame: Frame, _ info: PixelFormatInfo) {
+        var seed: UInt32 = 0x2545_F491
+        let steps = info.planeSteps
+        for p in 0..<info.planeCount {
+            guard let base = frame.pointer.pointee.dataPlane(p) else { continue }
+            let chroma = info.isChromaPlane(p)
+            let w = (chroma ? -((-frame.width) >> info.log2ChromaW) : frame.width) * steps[p]
+            let h = chroma ? -((-frame.height) >> info.log2ChromaH) : frame.height
+            let linesize = Int(frame.pointer.pointee.linesizePlane(p))
+            let wide = info.bitDepth > 8
+            for y in 0..<h {
+                let row = base + y * linesize
+                for x in stride(from: 0, to: w, by: wide ? 2 : 1) {
+                    seed = seed &* 1_664_525 &+ 1_013_904_223
+                    let v = 32 + (x * 3 + y * 5 + p * 40) % 160 + Int(seed >> 28) // 32...207
+                    if wide {
+                        let s = UInt16(v << (info.bitDepth - 8))
+                        row[x] = UInt8(s & 0xff); row[x + 1] = UInt8(s >> 8)
+                    } else {
+                        row[x] = UInt8(v)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The frame pool alone: one acquire and one release per call.
+public final class PoolBench {
+    private let pool: FramePool
+
+    public init(width: Int, height: Int, pixelFormat: String = "yuv420p", capacity: Int = 8) throws {
+        guard let info = PixelFormatInfo(name: pixelFormat) else {
+            throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
+        }
+        pool = FramePool(width: width, height: height, format: info.format, capacity: capacity)
+        try acquireRelease() // the first acquire allocates; later ones reuse
+    }
+
+    public func acquireRelease() throws {
+        let frame = try pool.acquire()
+        pool.release(frame)
+    }
+
+    public var statistics: PoolStatistics { pool.snapshot() }
+}

@@ -1,0 +1,233 @@
+import CFFmpeg
+import Foundation
+
+/// Everything one transcode needs, opened and configured: the input and its routes, the video
+/// decoder, the geometry, the encoder (unless `--codec none`), the muxer with its header
+/// written. The engines (serial or threaded) drive it; `finish` completes the file.
+///
+/// `@unchecked Sendable`: set up on one thread, then each stage object is used by exactly one
+/// engine thread (see `ThreadedEngine`); the rest is read-only.
+final class Job: @unchecked Sendable {
+    /// What happens to each input stream.
+    enum Route {
+        case video(output: Int)
+        case copy(output: Int)
+        case reencode(AudioTranscoder, output: Int)
+        case drop
+    }
+
+    let configuration: TranscodeConfiguration
+    let atomic: AtomicOutput?
+    let demuxer: Demuxer
+    let decoder: VideoDecoder
+    let encoder: VideoEncoder?
+    let muxer: Muxer
+    let plan: GeometryPlan
+    let outputFormat: AVPixelFormat
+    let fullRange: Bool
+    let routes: [Route]
+    let videoIndex: Int
+    let videoOutput: Int?
+    let rescaleToEncoder: Bool
+    /// Seconds of the first video frame and of the whole input, for progress.
+    let startTime: Double
+    let duration: Double?
+    let notices: [String]
+    let audioCopied: Int, audioReencoded: Int, otherCopied: Int, dropped: Int
+    let decoderThreads: Int, encoderThreads: Int
+
+    init(_ cfg: TranscodeConfiguration, decoderThreads: Int, encoderThreads: Int,
+         notice onNotice: (String) -> Void) throws(CropZoomError) {
+        configuration = cfg
+        self.decoderThreads = decoderThreads
+        self.encoderThreads = encoderThreads
+        try Pipeline.checkInput(cfg.input)
+        atomic = cfg.null ? nil : try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite)
+
+        // Demux and pick the video stream.
+        demuxer = try Demuxer(path: cfg.input)
+        let input = demuxer.input
+        guard let videoIndex = input.bestVideoStream() else {
+            throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "no video stream")
+        }
+        self.videoIndex = videoIndex
+        let videoStream = input.stream(videoIndex)
+        decoder = try VideoDecoder(input: input, streamIndex: videoIndex, threads: decoderThreads)
+        let dec = decoder.context.pointer
+        guard dec.pointee.width > 0, dec.pointee.height > 0, dec.pointee.pix_fmt != AV_PIX_FMT_NONE else {
+            throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "the video stream has no decodable pictures")
+        }
+
+        // Output container and video encoder.
+        let output = try OutputFormat(path: atomic?.temporary ?? "", displayPath: cfg.output,
+                                      formatName: cfg.null ? "null" : nil)
+        let containerName = cfg.null
+            ? (av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) } ?? "matroska")
+            : output.formatName
+        muxer = Muxer(output: output)
+        let codec: UnsafePointer<AVCodec>? = cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: output)
+        let inFormat = dec.pointee.pix_fmt
+        outputFormat = try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in
+            try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
+        } ?? inFormat
+        let inInfo = PixelFormatInfo(inFormat)!
+        let outInfo = PixelFormatInfo(outputFormat)!
+        fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
+
+        // Geometry.
+        let source = SourcePicture(
+            width: Int(dec.pointee.width), height: Int(dec.pointee.height),
+            sampleAspect: Pipeline.sampleAspect(videoStream, dec),
+            display: Pipeline.displayOrientation(videoStream),
+            alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
+        plan = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
+
+        var encoder: VideoEncoder? = nil
+        if let codec {
+            let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
+            var frameRate = videoStream.pointee.avg_frame_rate
+            if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.pointee.r_frame_rate }
+            encoder = try VideoEncoder(.init(
+                codec: codec, width: plan.output.width, height: plan.output.height,
+                pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
+                frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
+                globalHeader: output.needsGlobalHeader, threads: encoderThreads,
+                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output))
+        }
+        self.encoder = encoder
+        let decoderTimeBase = decoder.timeBase
+        rescaleToEncoder = encoder.map { av_cmp_q(decoderTimeBase, $0.timeBase) != 0 } ?? false
+
+        // Route every input stream.
+        var routes = [Route](repeating: .drop, count: input.streamCount)
+        var notices: [String] = []
+        func notice(_ s: String) { notices.append(s); onNotice(s) }
+        var audioCopied = 0, audioReencoded = 0, otherCopied = 0, dropped = 0
+        var videoOutput: Int? = nil
+        let sameFamily = input.formatName.split(separator: ",").contains {
+            $0 == containerName || ($0 == "mov" && containerName == "mp4") || ($0 == "mp4" && containerName == "mov")
+        }
+        for i in 0..<input.streamCount {
+            let st = input.stream(i)
+            let par = st.pointee.codecpar!
+            let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+            if i == videoIndex {
+                if let encoder {
+                    let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
+                    if plan.keepsInputAspectAndMatrix { muxer.copyDisplayMatrix(from: st, to: out) }
+                    videoOutput = out
+                    routes[i] = .video(output: out)
+                } else {
+                    routes[i] = .video(output: -1)
+                }
+                continue
+            }
+            switch par.pointee.codec_type {
+            case AVMEDIA_TYPE_AUDIO:
+                if cfg.audio == .none { dropped += 1; continue }
+                let canCopy = output.canStore(par.pointee.codec_id)
+                if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
+                    let target = cfg.audio == .aac ? "aac" : (containerName == "webm" ? "libopus" : "aac")
+                    let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target, globalHeader: output.needsGlobalHeader)
+                    let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
+                    routes[i] = .reencode(t, output: out)
+                    audioReencoded += 1
+                    if cfg.audio == .auto {
+                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); re-encoding it to \(target == "aac" ? "AAC" : "Opus")")
+                    }
+                } else if canCopy {
+                    let mkvIn = input.formatName.hasPrefix("matroska")
+                    let mkvOut = containerName == "matroska" || containerName == "webm"
+                    routes[i] = .copy(output: try muxer.addCopiedStream(
+                        from: st, sameContainerFamily: sameFamily,
+                        matroskaCodecDelay: mkvIn && mkvOut && par.pointee.codec_id == AV_CODEC_ID_OPUS))
+                    audioCopied += 1
+                } else {
+                    throw CropZoomError(.usage, path: cfg.output,
+                                        reason: "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio copy); use --audio auto or aac")
+                }
+            case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
+                let kind = par.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE ? "subtitle" : "data"
+                if par.pointee.codec_id != AV_CODEC_ID_NONE && output.canStore(par.pointee.codec_id) {
+                    routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
+                    otherCopied += 1
+                } else {
+                    dropped += 1
+                    notice("\(kind) stream #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+                }
+            case AVMEDIA_TYPE_VIDEO:
+                dropped += 1
+                let what = st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? "cover picture" : "video stream"
+                notice("\(what) #\(i) (\(codecName)) dropped: cropzoom transforms one video stream (#\(videoIndex))")
+            default:
+                dropped += 1
+                notice("stream #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+            }
+        }
+        self.routes = routes
+        self.videoOutput = videoOutput
+        self.notices = notices
+        self.audioCopied = audioCopied; self.audioReencoded = audioReencoded
+        self.otherCopied = otherCopied; self.dropped = dropped
+        av_dict_copy(&output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        try check(cz_copy_chapters(output.pointer, input.pointer), "copying chapters", path: cfg.output)
+        duration = input.duration
+        startTime = videoStream.pointee.start_time != AVCode.noPTS
+            ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) : 0
+        try muxer.writeHeader()
+    }
+
+    /// A transformer for one worker (each owns its scalers and scratch frames).
+    func makeTransformer(pool: FramePool?) -> Transformer {
+        Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
+                    scaler: configuration.scaler, pool: pool)
+    }
+
+    /// Moves a rendered frame's timestamps into the encoder's time base when they differ.
+    @inline(__always)
+    func stampForEncoder(_ out: Frame) {
+        guard rescaleToEncoder, let encoder else { return }
+        out.pts = av_rescale_q(out.pts, decoder.timeBase, encoder.timeBase)
+        out.pointer.pointee.pkt_duration = av_rescale_q(out.pointer.pointee.pkt_duration, decoder.timeBase, encoder.timeBase)
+    }
+
+    /// Media seconds since the start for a frame pts in the decoder's time base.
+    func mediaTime(_ pts: Int64) -> Double { Double(pts) * av_q2d(decoder.timeBase) - startTime }
+
+    /// Writes a copied packet; one the muxer rejects as damaged is counted, not fatal
+    /// (unless --strict). Returns false when it was skipped.
+    func writeCopied(_ packet: Packet, stream: Int) throws(CropZoomError) -> Bool {
+        do {
+            try muxer.write(packet, stream: stream)
+            return true
+        } catch where error.code == AVCode.invalidData && !configuration.strict {
+            // The muxer's bitstream filter (ADTS to MP4, for one) rejects a damaged packet: it
+            // cannot be stored, so it is skipped and counted.
+            packet.unref()
+            return false
+        }
+    }
+
+    /// Trailer, close, rename into place.
+    func finish() throws(CropZoomError) {
+        try muxer.finish()
+        let signal = cz_pending_signal()
+        if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+        try atomic?.commit()
+    }
+}
+
+/// What an engine counted while running a job.
+struct EngineCounts {
+    var framesIn = 0
+    var framesOut = 0
+    var duplicates = 0
+    var audioPackets = 0
+    var copiedDamaged = 0
+    var audioCorrupt = 0
+    var lastTime = 0.0
+    var busy: [String: Double] = [:]
+    var waits: [String: Double] = [:]
+    var pool = PoolStatistics()
+    var workers = 1
+}

@@ -1,0 +1,106 @@
+import CFFmpeg
+import Foundation
+
+/// Runs a job on the calling thread, stage after stage (`--threads 1`, with single-threaded
+/// codecs): the baseline for per-core throughput.
+struct SerialEngine {
+    let job: Job
+    let progress: ((Int, Double) -> Void)?
+
+    func run() throws(CropZoomError) -> EngineCounts {
+        var c = EngineCounts()
+        let pool = FramePool(width: job.plan.output.width, height: job.plan.output.height,
+                             format: job.outputFormat, capacity: 4)
+        let transformer = job.makeTransformer(pool: pool)
+        let packet = try Packet()
+        let strict = job.configuration.strict
+        var lastPTS: Int64? = nil
+        var lastReport = 0.0
+        var t = Timer()
+
+        func writeVideo(_ pkt: Packet) throws(CropZoomError) {
+            guard let out = job.videoOutput else { return }
+            t.switchTo("mux")
+            try job.muxer.write(pkt, stream: out)
+            t.switchTo("encode")
+        }
+        func handle(_ frame: Frame) throws(CropZoomError) {
+            c.framesIn += 1
+            let pts = frame.presentationTime
+            if let last = lastPTS, pts != AVCode.noPTS, pts <= last {
+                c.duplicates += 1
+                return
+            }
+            if pts != AVCode.noPTS { lastPTS = pts }
+            t.switchTo("transform")
+            let out = try transformer.transform(frame)
+            defer { pool.release(out) }
+            job.stampForEncoder(out)
+            t.switchTo("encode")
+            try job.encoder?.encode(out, writeVideo)
+            t.switchTo("decode")
+            c.framesOut += 1
+            if pts != AVCode.noPTS { c.lastTime = job.mediaTime(pts) }
+            if let progress {
+                let now = monotonicSeconds()
+                if now - lastReport >= 0.25 { lastReport = now; progress(c.framesOut, c.lastTime) }
+            }
+        }
+
+        readLoop: while true {
+            let signal = cz_pending_signal()
+            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+            t.switchTo("demux")
+            switch try job.demuxer.read(into: packet, strict: strict) {
+            case .again: continue
+            case .endOfStream: break readLoop
+            case .value:
+                defer { packet.unref() }
+                guard packet.streamIndex < job.routes.count else { continue }
+                switch job.routes[packet.streamIndex] {
+                case .video:
+                    t.switchTo("decode")
+                    try job.decoder.decode(packet, strict: strict, handle)
+                case .copy(let out):
+                    if job.demuxer.isAudio(packet.streamIndex) { c.audioPackets += 1 }
+                    t.switchTo("mux")
+                    if !(try job.writeCopied(packet, stream: out)) { c.copiedDamaged += 1 }
+                case .reencode(let tr, let out):
+                    c.audioPackets += 1
+                    t.switchTo("audio")
+                    try tr.transcode(packet) { (p: Packet) throws(CropZoomError) in try job.muxer.write(p, stream: out) }
+                case .drop:
+                    break
+                }
+            }
+        }
+        t.switchTo("decode")
+        try job.decoder.decode(nil, strict: strict, handle)
+        t.switchTo("encode")
+        try job.encoder?.encode(nil, writeVideo)
+        t.switchTo("audio")
+        for case .reencode(let tr, let out) in job.routes {
+            try tr.transcode(nil) { (p: Packet) throws(CropZoomError) in try job.muxer.write(p, stream: out) }
+            c.audioCorrupt += tr.corruptPackets
+        }
+        t.switchTo(nil)
+        c.busy = t.totals
+        c.pool = pool.snapshot()
+        return c
+    }
+}
+
+/// Accumulates busy time per named stage on one thread (no allocation after the first use of
+/// each name).
+struct Timer {
+    private(set) var totals: [String: Double] = [:]
+    private var current: String?
+    private var since = 0.0
+
+    mutating func switchTo(_ stage: String?) {
+        let now = monotonicSeconds()
+        if let current { totals[current, default: 0] += now - since }
+        current = stage
+        since = now
+    }
+}
