@@ -19,7 +19,7 @@ while let a = args.popFirst() {
     default:
         print("usage: KernelQuality [--runs N] [--warmup N] [--kernel ID] [--case ID] [--csv FILE]")
         print("kernels: " + KernelSpec.all.map(\.id).joined(separator: " "))
-        print("cases: " + ScaleCase.all.map(\.id).joined(separator: " "))
+        print("cases: " + ScaleCase.quality.map(\.id).joined(separator: " "))
         exit(a == "--help" ? 0 : 2)
     }
 }
@@ -35,7 +35,7 @@ func percentile(_ sorted: [Double], _ q: Double) -> Double {
     sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
 }
 
-for c in ScaleCase.all where caseFilter == nil || c.id == caseFilter {
+for c in ScaleCase.quality where caseFilter == nil || c.id == caseFilter {
     let key = "\(c.sourceWidth)x\(c.sourceHeight)"
     if sources[key] == nil { sources[key] = synthetic.render(width: c.sourceWidth, height: c.sourceHeight) }
     let (source, scales) = sources[key]!
@@ -68,7 +68,7 @@ for c in ScaleCase.all where caseFilter == nil || c.id == caseFilter {
               + " | " + q.map { String(format: "%.2f", $0) }.joined(separator: " | ") + " |")
         csv += "\(c.id),\(spec.id),\"\(spec.detail)\",\"\(window)\"," + stats.map { String(format: "%.3f", $0) }.joined(separator: ",")
             + "," + q.map { String(format: "%.3f", $0) }.joined(separator: ",") + "\n"
-        fflush(stdout)
+        fflush(nil)
     }
     print("")
 }

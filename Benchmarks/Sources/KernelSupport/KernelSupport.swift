@@ -57,11 +57,15 @@ public struct KernelSpec: Sendable {
     public static func named(_ id: String) -> KernelSpec? { all.first { $0.id == id } }
 }
 
+func cString(_ chars: [CChar]) -> String {
+    String(decoding: chars.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// Library versions, as linked.
 public func kernelLibraryVersions() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     ck_versions(&buffer, buffer.count)
-    return String(cString: buffer)
+    return cString(buffer)
 }
 
 // MARK: - Pictures and cases
@@ -118,7 +122,20 @@ public struct ScaleCase: Sendable {
                                                    left: 1920 - 1920 / 1.65, top: 1080 - 1080 / 1.65,
                                                    width: 3840 / 1.65, height: 2160 / 1.65,
                                                    outputWidth: 1920, outputHeight: 1080)
+    /// The benchmarked cases.
     public static let all: [ScaleCase] = [zoom1080, zoom1080Fractional, zoom4K, zoom4KFractional]
+
+    /// Diagnostic (KernelQuality only): the integer windows with an even size. An odd luma size
+    /// (655, 2327) gives 4:2:0 chroma a whole-sample size (328, 1164) that is half a sample too
+    /// large, so whole-pixel kernels scale chroma by a slightly wrong factor; zimg does not.
+    public static let zoom1080EvenSize = ScaleCase(id: "1080p-zoom1.65-evensize", sourceWidth: 1920, sourceHeight: 1080,
+                                                   left: 378, top: 212, width: 1164, height: 656,
+                                                   outputWidth: 1920, outputHeight: 1080)
+    public static let zoom4KEvenSize = ScaleCase(id: "4k-zoom1.65-to-1080p-evensize", sourceWidth: 3840, sourceHeight: 2160,
+                                                 left: 756, top: 426, width: 2328, height: 1310,
+                                                 outputWidth: 1920, outputHeight: 1080)
+    public static let quality: [ScaleCase] = [zoom1080, zoom1080EvenSize, zoom1080Fractional,
+                                              zoom4K, zoom4KEvenSize, zoom4KFractional]
 
     public var windowDescription: String {
         func f(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(format: "%.2f", v) }
@@ -138,7 +155,7 @@ public final class Kernel: @unchecked Sendable {
         var s = spec.spec
         guard let k = ck_kernel_create(&s, Int32(c.sourceWidth), Int32(c.sourceHeight), c.left, c.top, c.width, c.height,
                                        Int32(c.outputWidth), Int32(c.outputHeight), &error, error.count) else {
-            throw KernelError(message: "\(spec.id) on \(c.id): \(String(cString: error))")
+            throw KernelError(message: "\(spec.id) on \(c.id): \(cString(error))")
         }
         pointer = k
         self.spec = spec

@@ -42,9 +42,10 @@ public final class Pipeline {
             if n == 1 {
                 decoder = 1; encoder = 1; workers = 0
             } else {
-                decoder = n
-                encoder = n
-                workers = skipEncoder ? n : max(1, n / 2)
+                let env = ProcessInfo.processInfo.environment
+                decoder = env["CZ_DEC"].flatMap(Int.init) ?? n
+                encoder = env["CZ_ENC"].flatMap(Int.init) ?? n
+                workers = env["CZ_WORK"].flatMap(Int.init) ?? (skipEncoder ? n : max(1, n / 2))
             }
         }
     }
