@@ -6,17 +6,16 @@
 import Benchmark
 import CropZoomKit
 
-let poolAllocations = BenchmarkMetric.custom("pool allocations (after run)", useScalingFactor: false)
-
-let configuration = Benchmark.Configuration(
-    metrics: [.wallClock, .throughput, .mallocCountTotal, poolAllocations],
-    timeUnits: .microseconds,
-    warmupIterations: 10,
-    maxDuration: .seconds(1),
-    maxIterations: 250
-)
-
 let benchmarks: @Sendable () -> Void = {
+    let poolAllocations = BenchmarkMetric.custom("pool allocations (after run)", useScalingFactor: false)
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal, poolAllocations],
+        timeUnits: .microseconds,
+        warmupIterations: 10,
+        maxDuration: .seconds(1),
+        maxIterations: 250
+    )
+
     Benchmark("baseline-empty-frame", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(benchmark) }
     }

@@ -32,12 +32,15 @@ public struct KernelSpec: Sendable {
 
     /// Every kernel compared. swscale's SWS_BICUBIC is the cubic with B=0, C=0.6 (its `param`
     /// defaults); zimg's default bicubic is Mitchell-Netravali B=C=1/3, so zimg is also run with
-    /// swscale's B/C for a like-for-like comparison. libyuv has no bicubic filter.
+    /// swscale's B/C for a like-for-like comparison. zimg runs with ZIMG_CPU_AUTO (AVX2 here) unless
+    /// the id says avx512 (ZIMG_CPU_AUTO_64B). libyuv has no bicubic filter; its kFilterBox
+    /// falls back to bilinear unless a side shrinks by 2x or more, so both rows match here.
     public static let all: [KernelSpec] = [
         KernelSpec("swscale-bicubic", "SWS_BICUBIC (B=0, C=0.6)", CK_BACKEND_SWSCALE, option: sws("bicubic")),
-        KernelSpec("swscale-bicubic-accurate", "SWS_BICUBIC | SWS_ACCURATE_RND", CK_BACKEND_SWSCALE,
+        KernelSpec("swscale-bicubic-accurate", "SWS_BICUBIC + SWS_ACCURATE_RND", CK_BACKEND_SWSCALE,
                    option: sws("bicubic", "accurate_rnd")),
-        KernelSpec("swscale-bicubic-cropzoom", "SWS_BICUBIC | SWS_FULL_CHR_H_INT | SWS_ACCURATE_RND (cropzoom today)",
+        KernelSpec("swscale-bicubic-fullchr-accurate",
+                   "SWS_BICUBIC + SWS_FULL_CHR_H_INT + SWS_ACCURATE_RND (cropzoom's flags before the threaded engine)",
                    CK_BACKEND_SWSCALE, option: sws("bicubic", "full_chroma_int", "accurate_rnd")),
         KernelSpec("swscale-bilinear", "SWS_BILINEAR", CK_BACKEND_SWSCALE, option: sws("bilinear")),
         KernelSpec("swscale-fast-bilinear", "SWS_FAST_BILINEAR", CK_BACKEND_SWSCALE, option: sws("fast_bilinear")),
@@ -46,10 +49,14 @@ public struct KernelSpec: Sendable {
         KernelSpec("zimg-bicubic", "ZIMG_RESIZE_BICUBIC (B=C=1/3, default)", CK_BACKEND_ZIMG, option: zimgBicubic),
         KernelSpec("zimg-bicubic-b0c06", "ZIMG_RESIZE_BICUBIC (B=0, C=0.6, as swscale)", CK_BACKEND_ZIMG,
                    option: zimgBicubic, a: 0, b: 0.6),
-        KernelSpec("zimg-bicubic-avx512", "ZIMG_RESIZE_BICUBIC (B=C=1/3), ZIMG_CPU_AUTO_64B", CK_BACKEND_ZIMG,
+        KernelSpec("zimg-bicubic-b0c06-avx512", "ZIMG_RESIZE_BICUBIC (B=0, C=0.6), ZIMG_CPU_AUTO_64B (AVX-512)",
+                   CK_BACKEND_ZIMG, option: zimgBicubic, a: 0, b: 0.6, wideSIMD: true),
+        KernelSpec("zimg-bicubic-avx512", "ZIMG_RESIZE_BICUBIC (B=C=1/3), ZIMG_CPU_AUTO_64B (AVX-512)", CK_BACKEND_ZIMG,
                    option: zimgBicubic, wideSIMD: true),
         KernelSpec("zimg-bilinear", "ZIMG_RESIZE_BILINEAR", CK_BACKEND_ZIMG, option: zimgBilinear),
         KernelSpec("zimg-lanczos", "ZIMG_RESIZE_LANCZOS (3 taps)", CK_BACKEND_ZIMG, option: zimgLanczos, a: 3),
+        KernelSpec("zimg-lanczos-avx512", "ZIMG_RESIZE_LANCZOS (3 taps), ZIMG_CPU_AUTO_64B (AVX-512)", CK_BACKEND_ZIMG,
+                   option: zimgLanczos, a: 3, wideSIMD: true),
         KernelSpec("libyuv-bilinear", "I420Scale kFilterBilinear", CK_BACKEND_LIBYUV, option: yuvBilinear),
         KernelSpec("libyuv-box", "I420Scale kFilterBox", CK_BACKEND_LIBYUV, option: yuvBox),
     ]
