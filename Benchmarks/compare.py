@@ -42,7 +42,7 @@ def make_input(name, size, seconds):
 
 def crop_for_zoom(w, h, zoom):
     """The window cropzoom reads for --zoom (centre, offsets on the 4:2:0 grid)."""
-    cw, ch = round(w / zoom), round(h / zoom)
+    cw, ch = round(w / zoom / 2) * 2, round(h / zoom / 2) * 2
     x = round((w / 2 - w / zoom / 2) / 2) * 2
     y = round((h / 2 - h / zoom / 2) / 2) * 2
     return cw, ch, min(x, (w - cw) // 2 * 2), min(y, (h - ch) // 2 * 2)

@@ -75,8 +75,8 @@ struct GeometryPlanTests {
         var r = GeometryRequest()
         r.zoom = 1.65
         let p = try GeometryPlan.make(r, source: hd)
-        // 1920/1.65 = 1163.6, 1080/1.65 = 654.5; offsets land on even pixels for 4:2:0.
-        #expect(p.source.width == 1164 && p.source.height == 655)
+        // 1920/1.65 = 1163.6, 1080/1.65 = 654.5: sizes and offsets land on even pixels for 4:2:0.
+        #expect(p.source.width == 1164 && p.source.height == 654)
         #expect(p.source.x % 2 == 0 && p.source.y % 2 == 0)
         #expect(abs(Double(p.source.x) + Double(p.source.width) / 2 - 960) <= 1.5)
         #expect(p.output == (1920, 1080))

@@ -77,7 +77,9 @@ struct ReferencePicture: Sendable, CustomStringConvertible {
         }
         x = min(max(x, 0), uw - w)
         y = min(max(y, 0), uh - h)
-        let (wi, hi) = (Int(w.rounded()), Int(h.rounded()))
+        // Sizes are whole chroma samples too (a multiple of `align`, at most the picture).
+        let wi = min(upright.width, max(align, Int((w / Double(align)).rounded()) * align))
+        let hi = min(upright.height, max(align, Int((h / Double(align)).rounded()) * align))
         let xi = min(Int((x / Double(align)).rounded()) * align, (upright.width - wi) / align * align)
         let yi = min(Int((y / Double(align)).rounded()) * align, (upright.height - hi) / align * align)
 

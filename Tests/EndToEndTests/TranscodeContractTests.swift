@@ -85,7 +85,7 @@ extension TranscodeCase {
         // The serial engine (--threads 1) keeps the same contract as the threaded one.
         .init(name: "--threads 1, B-frames", sample: "std-h264-aac.mp4", outputExtension: "mp4",
               geometry: .init(zoom: 2, rotate: 90), extraArgs: ["--threads", "1"]),
-        .init(name: "--threads 1, VFR", sample: "vfr-h264.mp4", outputExtension: "mkv",
+        .init(name: "--threads 1, VFR", sample: "vfr-h264.mp4", outputExtension: "mp4",
               geometry: .init(zoom: 1.5), extraArgs: ["--threads", "1"]),
         .init(name: "--threads 4, two audio tracks", sample: "two-audio.mp4", outputExtension: "mov",
               geometry: .init(zoom: 1.5), extraArgs: ["--threads", "4"]),

@@ -42,10 +42,11 @@ public final class Pipeline {
             if n == 1 {
                 decoder = 1; encoder = 1; workers = 0
             } else {
-                let env = ProcessInfo.processInfo.environment
-                decoder = env["CZ_DEC"].flatMap(Int.init) ?? n
-                encoder = env["CZ_ENC"].flatMap(Int.init) ?? n
-                workers = env["CZ_WORK"].flatMap(Int.init) ?? (skipEncoder ? n : max(1, n / 2))
+                // Measured on 2 cores (Benchmarks/README.md): one frame thread more than cores
+                // keeps the H.264 decoder's pipeline full; x264 gets one thread per core.
+                decoder = n + 1
+                encoder = n
+                workers = skipEncoder ? n : max(1, n / 2)
             }
         }
     }
