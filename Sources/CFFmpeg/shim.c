@@ -3,6 +3,8 @@
 
 #include <signal.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,6 +63,38 @@ int cz_rename_noreplace(const char *from, const char *to) {
     if (unlink(from) != 0) return -errno;
     return 0;
 }
+
+// MARK: - Logging and decode-error counting
+
+static int print_level_setting = AV_LOG_QUIET;
+
+static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) {
+    if (avcl && level <= AV_LOG_ERROR && fmt && strncmp(fmt, "concealing", 10) == 0) {
+        const AVClass *cls = *(const AVClass **)avcl;
+        if (cls == avcodec_get_class()) {
+            AVCodecContext *ctx = avcl;
+            if (ctx->opaque && ctx->codec_type == AVMEDIA_TYPE_VIDEO)
+                atomic_fetch_add((atomic_int *)ctx->opaque, 1);
+        }
+    }
+    if (level <= print_level_setting) av_log_default_callback(avcl, level, fmt, vl);
+}
+
+void cz_log_install(int print_level) {
+    print_level_setting = print_level;
+    av_log_set_level(print_level > AV_LOG_ERROR ? print_level : AV_LOG_ERROR);
+    av_log_set_callback(cz_log_callback);
+}
+
+void *cz_counter_new(void) {
+    atomic_int *c = malloc(sizeof *c);
+    if (c) atomic_init(c, 0);
+    return c;
+}
+
+int cz_counter_get(void *counter) { return counter ? atomic_load((atomic_int *)counter) : 0; }
+
+void cz_counter_free(void *counter) { free(counter); }
 
 // MARK: - Muxing
 

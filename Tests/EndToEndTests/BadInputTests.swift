@@ -185,12 +185,17 @@ struct BadInputTests {
         try #require(try Self.ffmpegReportsDamage(input), "test set-up: ffmpeg finds no damage in \(input.path)")
 
         // TS -> TS, so that the only timing at stake is cropzoom's own.
+        // The count is exact with a single-threaded decoder (--threads 1); FFmpeg 5.1's
+        // frame-threaded H.264 decoder reports a concealed frame only on some schedules, so
+        // with the default engine the contract (frames, audio) is checked, not the count.
+        let counted = try CLI.cropzoom([input.path, "-o", scratch.file("counted.ts").path, "--threads", "1"])
+        #expect(counted.status == 0, "\(counted)")
+        #expect(Contract.damagedPacketsSkipped(counted.stderr) > 0,
+                "the summary should count damaged packets skipped: \(counted.stderr)")
         let output = scratch.file("out.ts")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         #expect(run.status == 0, "without --strict damaged packets should be skipped: \(run)")
         if run.status == 0 {
-            #expect(Contract.damagedPacketsSkipped(run.stderr) > 0,
-                    "the summary should count damaged packets skipped: \(run.stderr)")
             // Every frame ffprobe can decode from the damaged input is in the output, with its pts.
             let frames = try Contract.checkFrames(input: input.path, output: output)
             #expect(frames.problems.isEmpty, "point 1: \(frames.problems.joined(separator: "; "))")

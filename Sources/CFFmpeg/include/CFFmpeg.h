@@ -65,6 +65,19 @@ int cz_interrupt_callback(void *opaque);
 /// link+unlink on file systems without it). Returns 0 or -errno.
 int cz_rename_noreplace(const char *from, const char *to);
 
+// MARK: - Logging and decode-error counting
+
+/// Routes FFmpeg's log through cropzoom: messages at or below `print_level` are printed as
+/// usual (AV_LOG_QUIET prints nothing), and every error-concealment report of a video decoder
+/// ("concealing N DC, N AC, N MV errors") is counted in the `cz_counter` its AVCodecContext's
+/// `opaque` points to. Frame-threaded decoders copy `opaque` to their thread contexts, so the
+/// count is exact even where FFmpeg 5.1 sets a frame's `decode_error_flags` too late to be seen.
+void cz_log_install(int print_level);
+/// A counter for one decoder (atomic; freed with cz_counter_free).
+void *cz_counter_new(void);
+int cz_counter_get(void *counter);
+void cz_counter_free(void *counter);
+
 // MARK: - Muxing
 
 /// Copies the input's chapters (times, ids, metadata) to the output, as the ffmpeg CLI does;

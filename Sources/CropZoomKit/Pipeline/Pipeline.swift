@@ -55,8 +55,11 @@ public final class Pipeline {
         let cfg = configuration
         let started = monotonicSeconds()
         let cpuStart = Pipeline.cpuSeconds()
-        av_log_set_level(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
-        let threads = ThreadPlan(threads: cfg.threads, skipEncoder: cfg.skipEncoder)
+        cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
+        var threads = ThreadPlan(threads: cfg.threads, skipEncoder: cfg.skipEncoder)
+        // FFmpeg 5.1's frame-threaded decoders report some damage (concealed frames) only on
+        // some schedules; --strict must see every one, so it decodes on one thread.
+        if cfg.strict { threads.decoder = 1 }
         let job = try Job(cfg, decoderThreads: threads.decoder, encoderThreads: threads.encoder, notice: onNotice)
         defer { job.atomic?.discard() }
 

@@ -42,7 +42,9 @@ final class ThreadedEngine: @unchecked Sendable {
     private var decodeCounts = EngineCounts()           // decode
     private var encodeCounts = EngineCounts()           // encode
     private var muxCounts = EngineCounts()              // mux
-    private var workerBusy: [Double]                    // worker k writes [k]
+    /// Worker k writes element k only; a raw buffer, so no two workers ever access the same
+    /// Swift variable (an array property would be one exclusivity-checked location).
+    private let workerBusy: UnsafeMutableBufferPointer<Double>
     private var stageBusy: [String: Double] = [:]       // written after join only
 
     struct WorkItem { var seq: Int; var input: Frame; var output: Frame }
@@ -64,9 +66,12 @@ final class ThreadedEngine: @unchecked Sendable {
         // Never full: it can hold every packet shell there is.
         muxQueue = BoundedQueue(capacity: 128 + 32 + 1, control: control)
         reorder = ReorderBuffer(capacity: 3 * w + 2, workers: w, control: control)
-        workerBusy = Array(repeating: 0, count: w)
+        workerBusy = .allocate(capacity: w)
+        workerBusy.initialize(repeating: 0)
         transformers = (0..<w).map { _ in job.makeTransformer(pool: nil) }
     }
+
+    deinit { workerBusy.deallocate() }
 
     /// Runs the job; `progress` is called on the calling thread a few times a second.
     func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> EngineCounts {

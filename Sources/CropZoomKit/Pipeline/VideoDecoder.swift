@@ -6,8 +6,12 @@ final class VideoDecoder: @unchecked Sendable {
     let context: CodecContext
     let streamIndex: Int
     let timeBase: AVRational
-    /// Packets the decoder refused as invalid, and frames it flagged as damaged.
-    private(set) var corruptPackets = 0
+    /// Packets the decoder refused as invalid, and damaged frames (concealed, or flagged).
+    var corruptPackets: Int { max(refused + flaggedFrames, refused + Int(cz_counter_get(concealed))) }
+    private var refused = 0
+    private var flaggedFrames = 0
+    /// Concealment reports from FFmpeg's log, counted per decoder (see `cz_log_install`).
+    private let concealed: UnsafeMutableRawPointer
     private let frame: Frame
 
     init(input: InputFormat, streamIndex: Int, threads: Int) throws(CropZoomError) {
@@ -25,11 +29,18 @@ final class VideoDecoder: @unchecked Sendable {
         context.pointer.pointee.pkt_timebase = st.pointee.time_base
         context.pointer.pointee.thread_count = Int32(threads)
         context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        guard let counter = cz_counter_new() else {
+            throw CropZoomError(.processing, what: "allocating a counter", reason: "out of memory")
+        }
+        concealed = counter
+        context.pointer.pointee.opaque = counter
         try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
         self.streamIndex = streamIndex
         self.timeBase = st.pointee.time_base
         frame = try Frame()
     }
+
+    deinit { cz_counter_free(concealed) }
 
     /// Sends one packet (nil = end of stream) and hands every frame that comes out to `body`.
     /// The frame passed to `body` is only valid during the call.
@@ -40,8 +51,11 @@ final class VideoDecoder: @unchecked Sendable {
             try drain(strict: strict, body)
             r = context.send(packet: packet)
         }
+        if strict && cz_counter_get(concealed) > 0 {
+            throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path, reason: "damaged frame")
+        }
         if r < 0 && r != AVCode.eof {
-            corruptPackets += 1
+            refused += 1
             if strict {
                 throw CropZoomError.ffmpeg(r, .processing, what: "decoding a damaged packet (--strict)", path: context.path)
             }
@@ -55,7 +69,7 @@ final class VideoDecoder: @unchecked Sendable {
             do {
                 step = try context.receive(frame: frame)
             } catch {
-                if error.code == AVCode.invalidData && !strict { corruptPackets += 1; continue }
+                if error.code == AVCode.invalidData && !strict { refused += 1; continue }
                 throw error
             }
             switch step {
@@ -64,7 +78,7 @@ final class VideoDecoder: @unchecked Sendable {
                 defer { frame.unref() }
                 if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
                     // Damaged but concealed: still a frame of the clip, so it is kept and counted.
-                    corruptPackets += 1
+                    flaggedFrames += 1
                     if strict {
                         throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path,
                                             reason: "damaged frame")
