@@ -14,7 +14,7 @@ struct SerialEngine {
         let transformer = job.makeTransformer(pool: pool)
         let packet = try Packet()
         let strict = job.configuration.strict
-        var lastPTS: Int64? = nil
+        var gate = TimestampGate()
         var lastReport = 0.0
         var t = Timer()
 
@@ -25,13 +25,8 @@ struct SerialEngine {
             t.switchTo("encode")
         }
         func handle(_ frame: Frame) throws(CropZoomError) {
-            c.framesIn += 1
+            guard gate.admit(frame) else { return }
             let pts = frame.presentationTime
-            if let last = lastPTS, pts != AVCode.noPTS, pts <= last {
-                c.duplicates += 1
-                return
-            }
-            if pts != AVCode.noPTS { lastPTS = pts }
             t.switchTo("transform")
             let out = try transformer.transform(frame)
             defer { pool.release(out) }
@@ -84,6 +79,8 @@ struct SerialEngine {
             c.audioCorrupt += tr.corruptPackets
         }
         t.switchTo(nil)
+        c.framesIn = gate.framesIn
+        c.duplicates = gate.duplicates
         c.busy = t.totals
         c.pool = pool.snapshot()
         return c
@@ -102,5 +99,24 @@ struct Timer {
         if let current { totals[current, default: 0] += now - since }
         current = stage
         since = now
+    }
+}
+
+/// Lets through, in decode order, each frame whose presentation time is later than the last
+/// one's; a frame repeating an earlier timestamp cannot be stored and is counted instead.
+struct TimestampGate {
+    private(set) var framesIn = 0
+    private(set) var duplicates = 0
+    private var lastPTS: Int64? = nil
+
+    mutating func admit(_ frame: Frame) -> Bool {
+        framesIn += 1
+        let pts = frame.presentationTime
+        if let last = lastPTS, pts != AVCode.noPTS, pts <= last {
+            duplicates += 1
+            return false
+        }
+        if pts != AVCode.noPTS { lastPTS = pts }
+        return true
     }
 }

@@ -195,17 +195,11 @@ final class ThreadedEngine: @unchecked Sendable {
     private func decodeLoop() throws {
         defer { workQueue.close() }
         let strict = job.configuration.strict
-        var lastPTS: Int64? = nil
+        var gate = TimestampGate()
         var seq = 0
         var t = Timer()
         func dispatch(_ frame: Frame) throws(CropZoomError) {
-            decodeCounts.framesIn += 1
-            let pts = frame.presentationTime
-            if let last = lastPTS, pts != AVCode.noPTS, pts <= last {
-                decodeCounts.duplicates += 1
-                return
-            }
-            if pts != AVCode.noPTS { lastPTS = pts }
+            guard gate.admit(frame) else { return }
             t.switchTo(nil)
             do {
                 let shell = try frameShells.acquire()
@@ -225,6 +219,8 @@ final class ThreadedEngine: @unchecked Sendable {
         t.switchTo("decode")
         try job.decoder.decode(nil, strict: strict, dispatch)
         t.switchTo(nil)
+        decodeCounts.framesIn = gate.framesIn
+        decodeCounts.duplicates = gate.duplicates
         decodeCounts.busy = t.totals
     }
 
