@@ -194,6 +194,11 @@ final class Job: @unchecked Sendable {
     /// Media seconds since the start for a frame pts in the decoder's time base.
     func mediaTime(_ pts: Int64) -> Double { Double(pts) * av_q2d(decoder.timeBase) - startTime }
 
+    /// The same for a frame already stamped for the encoder (`stampForEncoder`).
+    func mediaTime(encoderPTS pts: Int64) -> Double {
+        Double(pts) * av_q2d(encoder?.timeBase ?? decoder.timeBase) - startTime
+    }
+
     /// Writes a copied packet; one the muxer rejects as damaged is counted, not fatal
     /// (unless --strict). Returns false when it was skipped.
     func writeCopied(_ packet: Packet, stream: Int) throws(CropZoomError) -> Bool {

@@ -7,7 +7,6 @@ public final class Pipeline {
     public let configuration: TranscodeConfiguration
     /// Called with one-line notices (a stream re-encoded or dropped, …).
     public var onNotice: (String) -> Void = { _ in }
-    /// Called a few times a second with progress.
     /// Called a few times a second with progress, on the thread that called `run`.
     public var onProgress: ((ProgressEvent) -> Void)? = nil
 

@@ -167,7 +167,7 @@ final class ThreadedEngine: @unchecked Sendable {
             case .reencode(let tr, let out):
                 demuxCounts.audioPackets += 1
                 t.switchTo("audio")
-                try tr.transcode(p) { (enc: Packet) throws(CropZoomError) in try self.forward(enc, to: out) }
+                try tr.transcode(p) { (enc: Packet) throws(CropZoomError) in try self.handOver(enc, to: out, from: self.demuxPackets) }
                 p.unref()
                 demuxPackets.release(p)
             case .drop:
@@ -177,19 +177,23 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         t.switchTo("audio")
         for case .reencode(let tr, let out) in job.routes {
-            try tr.transcode(nil) { (enc: Packet) throws(CropZoomError) in try self.forward(enc, to: out) }
+            try tr.transcode(nil) { (enc: Packet) throws(CropZoomError) in try self.handOver(enc, to: out, from: self.demuxPackets) }
             demuxCounts.audioCorrupt += tr.corruptPackets
         }
         t.switchTo(nil)
         demuxCounts.busy = t.totals
     }
 
-    /// Hands an encoded audio packet (owned by its encoder) to the muxer.
-    private func forward(_ encoded: Packet, to stream: Int) throws(CropZoomError) {
-        guard let shell = try? demuxPackets.acquire() else { throw CropZoomError(.processing, reason: "cancelled") }
-        shell.take(encoded)
-        do { try muxQueue.push(MuxItem(packet: shell, stream: stream, copied: false, owner: demuxPackets)) }
-        catch { throw CropZoomError(.processing, reason: "cancelled") }
+    /// Hands an encoded packet (still owned by its encoder) to the muxer, in a shell from `pool`.
+    private func handOver(_ encoded: Packet, to stream: Int, from pool: ShellPool<Packet>) throws(CropZoomError) {
+        do {
+            let shell = try pool.acquire()
+            shell.take(encoded)
+            try muxQueue.push(MuxItem(packet: shell, stream: stream, copied: false, owner: pool))
+        } catch {
+            // Cancelled: the stage that failed first has recorded its error.
+            throw CropZoomError(.processing, reason: "cancelled")
+        }
     }
 
     private func decodeLoop() throws {
@@ -247,10 +251,7 @@ final class ThreadedEngine: @unchecked Sendable {
         func send(_ pkt: Packet) throws(CropZoomError) {
             guard let out = job.videoOutput else { return }
             t.switchTo(nil)
-            guard let shell = try? encodedPackets.acquire() else { throw CropZoomError(.processing, reason: "cancelled") }
-            shell.take(pkt)
-            do { try muxQueue.push(MuxItem(packet: shell, stream: out, copied: false, owner: encodedPackets)) }
-            catch { throw CropZoomError(.processing, reason: "cancelled") }
+            try handOver(pkt, to: out, from: encodedPackets)
             t.switchTo("encode")
         }
         while let frame = try reorder.take(next) {
@@ -267,7 +268,7 @@ final class ThreadedEngine: @unchecked Sendable {
             t.switchTo(nil)
             encodeCounts.framesOut += 1
             if pts != AVCode.noPTS {
-                let time = job.encoder.map { Double(pts) * av_q2d($0.timeBase) - job.startTime } ?? job.mediaTime(pts)
+                let time = job.mediaTime(encoderPTS: pts)
                 encodeCounts.lastTime = time
                 progressLock.lock()
                 progressFrames = encodeCounts.framesOut
