@@ -12,7 +12,7 @@ let package = Package(
     ],
     targets: [
         // The only C boundary: FFmpeg headers, static inline helpers for FFmpeg's macros,
-        // signal handling and the few kernels that want to be plain C.
+        // signal handling, the zimg scaling kernel and the few kernels that want to be plain C.
         .target(
             name: "CFFmpeg",
             linkerSettings: [
@@ -21,6 +21,7 @@ let package = Package(
                 .linkedLibrary("swscale"),
                 .linkedLibrary("swresample"),
                 .linkedLibrary("avutil"),
+                .linkedLibrary("zimg"),
             ]
         ),
         .target(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what cropzoom needs on a Debian machine when it is missing:
 #   FFmpeg 5.1's development packages (libavformat, libavcodec, libavutil, libswscale,
-#   libswresample), pkg-config, and the ffmpeg/ffprobe CLIs the tests use as an oracle.
+#   libswresample), zimg's (the scaling kernel), pkg-config, and the ffmpeg/ffprobe CLIs the
+#   tests use as an oracle.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ need=()
 for lib in libavformat libavcodec libavutil libswscale libswresample; do
     pkg-config --exists "$lib" 2>/dev/null || need+=("${lib}-dev")
 done
+pkg-config --exists zimg 2>/dev/null || need+=(libzimg-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
 

@@ -12,11 +12,16 @@ public struct TranscodeConfiguration: Sendable {
     }
     public enum ProgressMode: String, Sendable, CaseIterable { case auto, bar, json, none }
     public enum Scaler: String, Sendable, CaseIterable { case bicubic, bilinear, lanczos, area, neighbor }
+    /// Which library scales: zimg where it takes the conversion (planar YUV or grey, same range,
+    /// not the area filter) and swscale for the rest (`auto`); only zimg (an error where it
+    /// cannot); only swscale.
+    public enum Kernel: String, Sendable, CaseIterable { case auto, zimg, swscale }
 
     public var input: String
     public var output: String
     public var geometry = GeometryRequest()
     public var scaler: Scaler = .bicubic
+    public var kernel: Kernel = .auto
 
     /// Encoder name (`libx264`, `libvpx-vp9`, …); nil = from the output container.
     public var codec: String? = nil
@@ -31,6 +36,12 @@ public struct TranscodeConfiguration: Sendable {
     /// Threads for the whole job: nil = one per processor (`activeProcessorCount`). 1 runs every
     /// stage, codecs included, on the calling thread.
     public var threads: Int? = nil
+    /// Overrides of the thread plan (nil = the measured default; see `ThreadPlan`): the video
+    /// decoder's frame threads, the video encoder's threads and the transform workers. Ignored
+    /// with `threads == 1`, which runs everything on one thread.
+    public var decoderThreads: Int? = nil
+    public var encoderThreads: Int? = nil
+    public var workers: Int? = nil
     /// Run every stage but write nothing (the output goes to FFmpeg's null muxer).
     public var null = false
     /// With `null`: skip the encoder too (`--codec none`).

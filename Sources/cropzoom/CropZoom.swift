@@ -38,8 +38,12 @@ struct Transcode: ParsableCommand {
         var c = TranscodeConfiguration(input: input, output: out.output ?? "null.mkv")
         c.null = out.null
         c.threads = engine.threads
+        c.decoderThreads = engine.decoderThreads
+        c.encoderThreads = engine.encoderThreads
+        c.workers = engine.workers
         c.geometry = try geometry.request()
         c.scaler = geometry.scaler
+        c.kernel = geometry.kernel
         c.codec = encoding.codec
         c.crf = encoding.crf
         c.preset = encoding.preset

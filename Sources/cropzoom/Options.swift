@@ -24,6 +24,9 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: "Scaling filter: bicubic, bilinear, lanczos, area, neighbor.")
     var scaler: TranscodeConfiguration.Scaler = .bicubic
 
+    @Option(help: "Scaling library: auto (zimg for planar YUV and grey, swscale for the rest), zimg (fail where it cannot), swscale.")
+    var kernel: TranscodeConfiguration.Kernel = .auto
+
     @Option(help: "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); ignore: work on the coded pixels and keep the input's display matrix and aspect.")
     var orientation: GeometryRequest.OrientationMode = .auto
 
@@ -147,9 +150,23 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Threads for the whole job (default: one per processor). 1 runs every stage, codecs included, on one thread.", valueName: "N"))
     var threads: Int?
 
+    @Option(name: .customLong("decoder-threads"), help: ArgumentHelp("Frame threads of the video decoder (default: the measured plan, see the README).", valueName: "N"))
+    var decoderThreads: Int?
+
+    @Option(name: .customLong("encoder-threads"), help: ArgumentHelp("Threads of the video encoder (default: the measured plan, see the README).", valueName: "N"))
+    var encoderThreads: Int?
+
+    @Option(help: ArgumentHelp("Transform workers (default: the measured plan, see the README).", valueName: "N"))
+    var workers: Int?
+
     func validate() throws {
         if let threads, threads < 1 || threads > 256 {
             throw ValidationError("--threads takes a number from 1 to 256 (got \(threads))")
+        }
+        for (name, value) in [("--decoder-threads", decoderThreads), ("--encoder-threads", encoderThreads), ("--workers", workers)] {
+            guard let value else { continue }
+            if value < 1 || value > 256 { throw ValidationError("\(name) takes a number from 1 to 256 (got \(value))") }
+            if threads == 1 { throw ValidationError("\(name) needs more than one thread: --threads 1 runs everything on one thread") }
         }
     }
 }
@@ -157,5 +174,6 @@ struct EngineOptions: ParsableArguments {
 extension GeometryRequest.Flip: ExpressibleByArgument {}
 extension GeometryRequest.OrientationMode: ExpressibleByArgument {}
 extension TranscodeConfiguration.Scaler: ExpressibleByArgument {}
+extension TranscodeConfiguration.Kernel: ExpressibleByArgument {}
 extension TranscodeConfiguration.AudioMode: ExpressibleByArgument {}
 extension TranscodeConfiguration.ProgressMode: ExpressibleByArgument {}

@@ -95,4 +95,42 @@ void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int d
                          int dst_w, int dst_h, int elem,
                          int ox, int oy, int xx, int xy, int yx, int yy);
 
+// MARK: - zimg (crop + scale kernel)
+
+/// A zimg resize graph for one fixed crop + scale of planar YUV or grey pictures, with a
+/// window that may be sub-pixel. Built once (`zimg_filter_graph_build`), run per frame with no
+/// allocation (`zimg_filter_graph_process`).
+typedef struct cz_zimg cz_zimg;
+
+/// The resampling filters cropzoom asks zimg for.
+typedef enum { CZ_ZIMG_POINT, CZ_ZIMG_BILINEAR, CZ_ZIMG_BICUBIC, CZ_ZIMG_LANCZOS } cz_zimg_filter;
+
+typedef struct {
+    /// The whole source picture, and the window of it to read (luma pixels, may be fractional).
+    int src_width, src_height;
+    double left, top, width, height;
+    int dst_width, dst_height;
+    /// Bits per sample (8 to 16), log2 chroma subsampling, one plane only (grey).
+    int src_depth, dst_depth;
+    int src_log2_chroma_w, src_log2_chroma_h, dst_log2_chroma_w, dst_log2_chroma_h;
+    int gray;
+    /// Range (both sides) and chroma siting (an AVChromaLocation; unspecified = left).
+    int full_range;
+    int chroma_location;
+    /// The filter and its parameters (bicubic B and C, Lanczos taps; NAN: zimg's default).
+    cz_zimg_filter filter;
+    double param_a, param_b;
+} cz_zimg_params;
+
+/// Builds the graph; NULL with a message in `error` when zimg refuses the conversion.
+cz_zimg *cz_zimg_new(const cz_zimg_params *params, char *error, size_t error_size);
+/// 1 when the planes and strides meet zimg's alignment (64 bytes), so `cz_zimg_process` may run.
+int cz_zimg_aligned(const cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
+                    uint8_t *const dst[4], const int dst_stride[4]);
+/// Scales the window of `src` (whole picture planes) into `dst`. 0 on success.
+int cz_zimg_process(cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
+                    uint8_t *const dst[4], const int dst_stride[4]);
+void cz_zimg_free(cz_zimg *z);
+void cz_zimg_version(unsigned *major, unsigned *minor, unsigned *micro);
+
 #endif

@@ -14,13 +14,23 @@ final class Frame: @unchecked Sendable {
         pointer = p
     }
 
-    /// A frame with its own buffers (`av_frame_get_buffer`) for a picture.
+    /// Byte alignment of cropzoom's own pictures: every plane and stride a multiple of 64, as
+    /// zimg's AVX-512 paths need (`av_frame_get_buffer` with 0 picks only 32 in FFmpeg 5.1).
+    static let pictureAlignment: Int32 = 64
+
+    /// A frame with its own buffers (`av_frame_get_buffer`, 64-byte aligned) for a picture.
     convenience init(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
         try self.init()
+        try allocatePicture(width: width, height: height, format: format)
+    }
+
+    /// Gives the frame fresh picture buffers (`av_frame_unref`, then `av_frame_get_buffer`).
+    func allocatePicture(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
+        av_frame_unref(pointer)
         pointer.pointee.width = Int32(width)
         pointer.pointee.height = Int32(height)
         pointer.pointee.format = format.rawValue
-        try check(av_frame_get_buffer(pointer, 0), "allocating a \(width)x\(height) picture")
+        try check(av_frame_get_buffer(pointer, Frame.pictureAlignment), "allocating a \(width)x\(height) picture")
     }
 
     deinit {

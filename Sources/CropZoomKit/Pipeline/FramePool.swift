@@ -63,11 +63,7 @@ final class FramePool: @unchecked Sendable {
         condition.unlock()
         guard let victim else { return try Frame(width: width, height: height, format: format) }
         // Every pooled frame is still referenced elsewhere: give this one fresh buffers.
-        victim.unref()
-        victim.pointer.pointee.width = Int32(width)
-        victim.pointer.pointee.height = Int32(height)
-        victim.pointer.pointee.format = format.rawValue
-        try check(av_frame_get_buffer(victim.pointer, 0), "allocating a \(width)x\(height) picture")
+        try victim.allocatePicture(width: width, height: height, format: format)
         return victim
     }
 

@@ -34,13 +34,11 @@ final class Job: @unchecked Sendable {
     let duration: Double?
     let notices: [String]
     let audioCopied: Int, audioReencoded: Int, otherCopied: Int, dropped: Int
-    let decoderThreads: Int, encoderThreads: Int
+    /// How the job's threads are shared out (decided once the geometry and the encoder are known).
+    let threads: ThreadPlan
 
-    init(_ cfg: TranscodeConfiguration, decoderThreads: Int, encoderThreads: Int,
-         notice onNotice: (String) -> Void) throws(CropZoomError) {
+    init(_ cfg: TranscodeConfiguration, notice onNotice: (String) -> Void) throws(CropZoomError) {
         configuration = cfg
-        self.decoderThreads = decoderThreads
-        self.encoderThreads = encoderThreads
         try Pipeline.checkInput(cfg.input)
         atomic = cfg.null ? nil : try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite)
 
@@ -52,7 +50,7 @@ final class Job: @unchecked Sendable {
         }
         self.videoIndex = videoIndex
         let videoStream = input.stream(videoIndex)
-        decoder = try VideoDecoder(input: input, streamIndex: videoIndex, threads: decoderThreads)
+        decoder = try VideoDecoder(input: input, streamIndex: videoIndex)
         let dec = decoder.context.pointer
         guard dec.pointee.width > 0, dec.pointee.height > 0, dec.pointee.pix_fmt != AV_PIX_FMT_NONE else {
             throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "the video stream has no decodable pictures")
@@ -82,6 +80,20 @@ final class Job: @unchecked Sendable {
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         plan = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
 
+        if cfg.kernel == .zimg, !ZimgScaler.supports(src: inFormat, dst: outputFormat, srcFullRange: fullRange,
+                                                     dstFullRange: fullRange, filter: cfg.scaler) {
+            throw CropZoomError(.usage, reason: "--kernel zimg cannot scale \(pixelFormatName(inFormat)) to \(pixelFormatName(outputFormat)) with the \(cfg.scaler.rawValue) filter (use --kernel auto)")
+        }
+
+        // Threads, now that the work of each stage is known; then open the decoder with its share.
+        let load = ThreadPlan.Load(inputPixels: source.width * source.height,
+                                   outputPixels: plan.output.width * plan.output.height,
+                                   encoder: codec.map { String(cString: $0.pointee.name) }, preset: cfg.preset,
+                                   strict: cfg.strict)
+        threads = ThreadPlan.make(threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
+                                  encoder: cfg.encoderThreads, workers: cfg.workers)
+        try decoder.open(threads: threads.decoder)
+
         var encoder: VideoEncoder? = nil
         if let codec {
             let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
@@ -91,7 +103,7 @@ final class Job: @unchecked Sendable {
                 codec: codec, width: plan.output.width, height: plan.output.height,
                 pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
                 frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
-                globalHeader: output.needsGlobalHeader, threads: encoderThreads,
+                globalHeader: output.needsGlobalHeader, threads: threads.encoder,
                 crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output))
         }
         self.encoder = encoder
@@ -180,7 +192,7 @@ final class Job: @unchecked Sendable {
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer(pool: FramePool?) -> Transformer {
         Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
-                    scaler: configuration.scaler, pool: pool)
+                    scaler: configuration.scaler, kernel: configuration.kernel, pool: pool)
     }
 
     /// Moves a rendered frame's timestamps into the encoder's time base when they differ.

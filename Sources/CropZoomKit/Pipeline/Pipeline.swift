@@ -30,37 +30,13 @@ public final class Pipeline {
         }
     }
 
-    /// The thread plan for `threads` cores: codecs get frame threads explicitly, sized so that
-    /// codec threads and transform workers share the cores rather than oversubscribe them.
-    struct ThreadPlan {
-        var threads: Int, decoder: Int, encoder: Int, workers: Int
-
-        init(threads requested: Int?, skipEncoder: Bool) {
-            let n = max(1, requested ?? ProcessInfo.processInfo.activeProcessorCount)
-            threads = n
-            if n == 1 {
-                decoder = 1; encoder = 1; workers = 0
-            } else {
-                // Measured on 2 cores (Benchmarks/README.md): one frame thread more than cores
-                // keeps the H.264 decoder's pipeline full.
-                decoder = n + 1
-                // 1.5 threads per core: equal on x264 veryfast, 5 % faster on ultrafast (2 cores).
-                encoder = n + n / 2
-                workers = skipEncoder ? n : max(1, n / 2)
-            }
-        }
-    }
-
     private func transcode() throws(CropZoomError) -> TranscodeSummary {
         let cfg = configuration
         let started = monotonicSeconds()
         let cpuStart = Pipeline.cpuSeconds()
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
-        var threads = ThreadPlan(threads: cfg.threads, skipEncoder: cfg.skipEncoder)
-        // FFmpeg 5.1's frame-threaded decoders report some damage (concealed frames) only on
-        // some schedules; --strict must see every one, so it decodes on one thread.
-        if cfg.strict { threads.decoder = 1 }
-        let job = try Job(cfg, decoderThreads: threads.decoder, encoderThreads: threads.encoder, notice: onNotice)
+        let job = try Job(cfg, notice: onNotice)
+        let threads = job.threads
         defer { job.atomic?.discard() }
 
         let counts: EngineCounts

@@ -1,8 +1,9 @@
 import CFFmpeg
 
-/// The transform stage: crops a decoded picture by pointer offset (no copy), scales it with
-/// swscale into a pooled frame, and applies the orthogonal part of the geometry (display
-/// rotation, the user's rotate/flip) with a plane kernel.
+/// The transform stage: crops a decoded picture by pointer offset (no copy), scales it into a
+/// pooled frame — with zimg for planar YUV and grey (measured the best kernel, see
+/// Benchmarks/README.md), with swscale for everything else — and applies the orthogonal part of
+/// the geometry (display rotation, the user's rotate/flip) with a plane kernel.
 ///
 /// One transformer per worker: it owns its scalers and scratch frames.
 final class Transformer: @unchecked Sendable {
@@ -11,10 +12,15 @@ final class Transformer: @unchecked Sendable {
     let outputFormat: AVPixelFormat
     let outputFullRange: Bool
     let flags: Int32
+    let filter: TranscodeConfiguration.Scaler
+    let kernel: TranscodeConfiguration.Kernel
     /// Where `transform(_:)` takes its output frames (the serial engine; the threaded engine
     /// hands `render(_:into:)` a frame it took from the pool in decode order).
     let pool: FramePool?
     private var scaler: Scaler?
+    private var zimg: ZimgScaler?
+    /// Frames zimg could not take (misaligned planes) and swscale scaled instead.
+    private(set) var zimgFallbacks = 0
     private var converter: Scaler?
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
     private var scratch: Frame?
@@ -25,8 +31,10 @@ final class Transformer: @unchecked Sendable {
     private let srcStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
     init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
-         scaler: TranscodeConfiguration.Scaler, pool: FramePool?) {
+         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?) {
         self.plan = plan
+        self.filter = scaler
+        self.kernel = kernel
         self.outputFormat = outputFormat
         self.outputFullRange = outputFullRange
         self.pool = pool
@@ -104,18 +112,15 @@ final class Transformer: @unchecked Sendable {
                 }
             }
         }
+        let window = PixelRect(x: x, y: y, width: w, height: h)
         if plan.orientation.isIdentity {
-            let s = try scalerFor(&scaler, srcW: w, srcH: h, srcFormat: inFormat, srcFull: inputFull,
-                                  dstW: out.width, dstH: out.height, dstFormat: outputFormat)
-            s.scale(src: srcPlanes, srcStride: srcStrides, into: out)
+            try scale(input, window: window, full: inputFull, into: out, format: outputFormat)
             return
         }
         // Scale into scratch (coded orientation), then the orthogonal kernel.
         let sw = plan.scaled.width, sh = plan.scaled.height
         if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
-        let s = try scalerFor(&scaler, srcW: w, srcH: h, srcFormat: inFormat, srcFull: inputFull,
-                              dstW: sw, dstH: sh, dstFormat: orientFormat)
-        s.scale(src: srcPlanes, srcStride: srcStrides, into: scratch!)
+        try scale(input, window: window, full: inputFull, into: scratch!, format: orientFormat)
         if orientFormat == outputFormat {
             Transformer.orient(scratch!, into: out, plan.orientation)
         } else {
@@ -130,6 +135,31 @@ final class Transformer: @unchecked Sendable {
                                   srcFull: outputFullRange, dstW: out.width, dstH: out.height, dstFormat: outputFormat)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
+    }
+
+    /// Crops `window` out of `input` and scales it into `dst`: zimg when it takes the
+    /// conversion (and `kernel` allows it), else swscale from the window's plane pointers
+    /// (`srcPlanes`, set by `draw`).
+    private func scale(_ input: Frame, window: PixelRect, full: Bool, into dst: Frame,
+                       format dstFormat: AVPixelFormat) throws(CropZoomError) {
+        let inFormat = input.pixelFormat
+        if kernel != .swscale {
+            if ZimgScaler.supports(src: inFormat, dst: dstFormat, srcFullRange: full, dstFullRange: outputFullRange,
+                                   filter: filter) {
+                let key = ZimgScaler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat, window: window,
+                                         dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter,
+                                         fullRange: full, chromaLocation: input.pointer.pointee.chroma_location)
+                if zimg?.key != key { zimg = nil; zimg = try ZimgScaler(key) }
+                if try zimg!.scale(input, into: dst) { return }
+                zimgFallbacks += 1
+            } else if kernel == .zimg {
+                throw CropZoomError(.usage, what: "scaling",
+                                    reason: "--kernel zimg cannot convert \(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with the \(filter.rawValue) filter\(full != outputFullRange ? " between ranges" : "")")
+            }
+        }
+        let s = try scalerFor(&scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
+                              dstW: dst.width, dstH: dst.height, dstFormat: dstFormat)
+        s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
     }
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,

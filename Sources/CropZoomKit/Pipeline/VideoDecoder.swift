@@ -14,7 +14,9 @@ final class VideoDecoder: @unchecked Sendable {
     private let concealed: UnsafeMutableRawPointer
     private let frame: Frame
 
-    init(input: InputFormat, streamIndex: Int, threads: Int) throws(CropZoomError) {
+    /// Sets the decoder up from the stream's parameters (`avcodec_parameters_to_context`); its
+    /// size, pixel format and colour fields are readable before `open(threads:)`.
+    init(input: InputFormat, streamIndex: Int) throws(CropZoomError) {
         let st = input.stream(streamIndex)
         let par = st.pointee.codecpar!
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -27,20 +29,25 @@ final class VideoDecoder: @unchecked Sendable {
         context = try CodecContext(codec: codec, path: input.path)
         try check(avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
         context.pointer.pointee.pkt_timebase = st.pointee.time_base
-        context.pointer.pointee.thread_count = Int32(threads)
-        context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         guard let counter = cz_counter_new() else {
             throw CropZoomError(.processing, what: "allocating a counter", reason: "out of memory")
         }
         concealed = counter
         context.pointer.pointee.opaque = counter
-        try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
         self.streamIndex = streamIndex
         self.timeBase = st.pointee.time_base
         frame = try Frame()
     }
 
     deinit { cz_counter_free(concealed) }
+
+    /// Opens the decoder (`avcodec_open2`) with `threads` frame threads (slice threads where
+    /// the codec has no frame threading).
+    func open(threads: Int) throws(CropZoomError) {
+        context.pointer.pointee.thread_count = Int32(threads)
+        context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
+    }
 
     /// Sends one packet (nil = end of stream) and hands every frame that comes out to `body`.
     /// The frame passed to `body` is only valid during the call.

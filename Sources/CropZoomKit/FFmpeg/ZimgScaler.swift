@@ -1,0 +1,119 @@
+import CFFmpeg
+
+/// Owns a zimg resize graph (`cz_zimg_new` / `cz_zimg_free`, over `zimg_filter_graph_build`)
+/// for one fixed crop + scale of planar YUV or grey pictures: cropzoom's default kernel, chosen
+/// by measurement (Benchmarks/README.md, "Scaling kernel"). It reads the exact window (zimg's
+/// `active_region`, sub-pixel capable), honours the chroma siting, and allocates nothing per
+/// frame.
+///
+/// `@unchecked Sendable`: each transform worker owns its own graph.
+final class ZimgScaler: @unchecked Sendable {
+    private let pointer: OpaquePointer
+    let key: Key
+
+    struct Key: Equatable {
+        var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
+        /// The window of the source picture to read.
+        var window: PixelRect
+        var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
+        var filter: TranscodeConfiguration.Scaler
+        var fullRange: Bool
+        var chromaLocation: AVChromaLocation
+    }
+
+    /// Whether zimg can do `srcFormat` → `dstFormat` with `filter`: planar YUV or grey on both
+    /// sides (no alpha, native endianness, 8–16 bits), the same range, and a filter zimg has
+    /// (it has no area filter). Everything else goes to swscale.
+    static func supports(src: AVPixelFormat, dst: AVPixelFormat, srcFullRange: Bool, dstFullRange: Bool,
+                         filter: TranscodeConfiguration.Scaler) -> Bool {
+        guard filter != .area, srcFullRange == dstFullRange,
+              let s = PixelFormatInfo(src), let d = PixelFormatInfo(dst) else { return false }
+        return s.isZimgPlanar && d.isZimgPlanar && (s.planeCount == 1) == (d.planeCount == 1)
+    }
+
+    init(_ key: Key) throws(CropZoomError) {
+        let s = PixelFormatInfo(key.srcFormat)!, d = PixelFormatInfo(key.dstFormat)!
+        var p = cz_zimg_params()
+        p.src_width = Int32(key.srcW); p.src_height = Int32(key.srcH)
+        p.left = Double(key.window.x); p.top = Double(key.window.y)
+        p.width = Double(key.window.width); p.height = Double(key.window.height)
+        p.dst_width = Int32(key.dstW); p.dst_height = Int32(key.dstH)
+        p.src_depth = Int32(s.bitDepth); p.dst_depth = Int32(d.bitDepth)
+        p.src_log2_chroma_w = Int32(s.log2ChromaW); p.src_log2_chroma_h = Int32(s.log2ChromaH)
+        p.dst_log2_chroma_w = Int32(d.log2ChromaW); p.dst_log2_chroma_h = Int32(d.log2ChromaH)
+        p.gray = s.planeCount == 1 ? 1 : 0
+        p.full_range = key.fullRange ? 1 : 0
+        p.chroma_location = Int32(key.chromaLocation.rawValue)
+        switch key.filter {
+        // swscale's bicubic (B = 0, C = 0.6), so the look does not depend on the kernel.
+        case .bicubic: p.filter = CZ_ZIMG_BICUBIC; p.param_a = 0; p.param_b = 0.6
+        case .bilinear: p.filter = CZ_ZIMG_BILINEAR; p.param_a = .nan; p.param_b = .nan
+        case .lanczos: p.filter = CZ_ZIMG_LANCZOS; p.param_a = 3; p.param_b = .nan
+        case .neighbor: p.filter = CZ_ZIMG_POINT; p.param_a = .nan; p.param_b = .nan
+        case .area:
+            throw CropZoomError(.processing, what: "creating a scaler", reason: "zimg has no area filter")
+        }
+        var message = [CChar](repeating: 0, count: 512)
+        guard let z = cz_zimg_new(&p, &message, message.count) else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw CropZoomError(.processing, what: "creating a scaler",
+                                reason: "zimg cannot scale \(pixelFormatName(key.srcFormat)) \(key.window.width)x\(key.window.height) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH): \(reason)")
+        }
+        pointer = z
+        self.key = key
+    }
+
+    deinit { cz_zimg_free(pointer) }
+
+    /// Scales the window of `src` into `dst` (`zimg_filter_graph_process`). False, with nothing
+    /// written, when a plane or stride misses zimg's 64-byte alignment (FFmpeg's own buffers
+    /// never do on this architecture; the caller then uses swscale for that frame).
+    func scale(_ src: Frame, into dst: Frame) throws(CropZoomError) -> Bool {
+        try withPlanes(src) { (sp, ss) throws(CropZoomError) in
+            try withPlanes(dst) { (dp, ds) throws(CropZoomError) in
+                guard cz_zimg_aligned(pointer, sp, ss, dp, ds) != 0 else { return false }
+                guard cz_zimg_process(pointer, sp, ss, dp, ds) == 0 else {
+                    throw CropZoomError(.processing, what: "scaling", reason: "zimg failed on a frame")
+                }
+                return true
+            }
+        }
+    }
+
+    /// `body` with a frame's plane pointers and strides (C arrays of 4).
+    private func withPlanes<T>(_ f: Frame, _ body: (UnsafePointer<UnsafeMutablePointer<UInt8>?>, UnsafePointer<Int32>) throws(CropZoomError) -> T) throws(CropZoomError) -> T {
+        let frame = f.pointer
+        let result: Result<T, CropZoomError> = withUnsafeMutablePointer(to: &frame.pointee.data) { dataTuple in
+            dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
+                withUnsafeMutablePointer(to: &frame.pointee.linesize) { lsTuple in
+                    lsTuple.withMemoryRebound(to: Int32.self, capacity: 8) { ls in
+                        do throws(CropZoomError) { return .success(try body(data, ls)) } catch { return .failure(error) }
+                    }
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// "zimg X.Y.Z", for reports.
+    static var version: String {
+        var major: UInt32 = 0, minor: UInt32 = 0, micro: UInt32 = 0
+        cz_zimg_version(&major, &minor, &micro)
+        return "zimg \(major).\(minor).\(micro)"
+    }
+}
+
+extension PixelFormatInfo {
+    /// Planar YUV (3 planes) or grey (1 plane) in native byte order, 8–16 bits, no alpha: what
+    /// zimg takes.
+    var isZimgPlanar: Bool {
+        let flags = descriptor.pointee.flags
+        let planar = flags & UInt64(AV_PIX_FMT_FLAG_PLANAR) != 0 || descriptor.pointee.nb_components == 1
+        let bigEndian = flags & UInt64(AV_PIX_FMT_FLAG_BE) != 0
+        let float = flags & UInt64(AV_PIX_FMT_FLAG_FLOAT) != 0
+        let components = Int(descriptor.pointee.nb_components)
+        return planar && !bigEndian && !float && !isRGB && !hasAlpha && !isHardware && !isBitstream
+            && (components == 3 && planeCount == 3 || components == 1 && planeCount == 1)
+            && (8...16).contains(bitDepth) && (bitDepth > 8) == (descriptor.pointee.comp.0.step > 1)
+    }
+}

@@ -1,0 +1,117 @@
+// The scaling kernel (zimg by default, swscale on request or where zimg cannot) and the thread
+// plan as it reaches the codecs.
+
+import Foundation
+import Testing
+
+@Suite("Kernel and thread plan")
+struct KernelAndThreadPlanTests {
+    /// Per-plane PSNR (y, u, v) of `a` against `b`, from the ffmpeg psnr filter.
+    static func planePSNR(_ a: String, _ b: String) throws -> (y: Double, u: Double, v: Double) {
+        let (_, stderr) = try Oracle.runChecked("ffmpeg", ["-hide_banner", "-nostats", "-i", a, "-i", b,
+                                                               "-lavfi", "psnr", "-f", "null", "-"])
+        let line = try #require(stderr.split(separator: "\n").last { $0.contains("PSNR y:") }, "no PSNR line: \(stderr)")
+        func value(_ key: String) throws -> Double {
+            let field = try #require(line.split(separator: " ").first { $0.hasPrefix("\(key):") })
+            let text = field.dropFirst(key.count + 1)
+            return text == "inf" ? .infinity : try #require(Double(text), "\(field)")
+        }
+        return (try value("y"), try value("u"), try value("v"))
+    }
+
+    /// The x264 settings string an output's SEI carries ("options: cabac=1 ... threads=3 ...").
+    static func x264Options(_ path: String) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let text = String(decoding: data.prefix(200_000), as: UTF8.self)
+        let start = try #require(text.range(of: "options: "), "no x264 SEI in \(path)")
+        return String(text[start.upperBound...].prefix { $0 != "\0" })
+    }
+
+    @Test("zimg honours left-sited chroma: closer to the truth than swscale (a 4:4:4 picture zoomed directly)")
+    func zimgChromaSiting() throws {
+        let scratch = try Scratch()
+        let truthSource = scratch.file("src444.mkv").path
+        let left = scratch.file("src420left.mkv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=0.5",
+                                             "-pix_fmt", "yuv444p", "-c:v", "ffv1", truthSource])
+        // The 4:2:0 clip a camera would make of it: chroma sited left (H.264's default), tagged.
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", truthSource,
+                                             "-vf", "zscale=chromal=left:filter=spline36,format=yuv420p",
+                                             "-chroma_sample_location", "left", "-c:v", "ffv1", left])
+        // Truth: the 4:4:4 picture cropped to cropzoom's window for --zoom 1.65 and scaled back.
+        let truth = scratch.file("truth.mkv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", truthSource,
+                                             "-vf", "crop=388:218:126:70,zscale=w=640:h=360:filter=spline36", "-c:v", "ffv1", truth])
+        var psnr: [String: (y: Double, u: Double, v: Double)] = [:]
+        for kernel in ["auto", "swscale"] {
+            let out = scratch.file("\(kernel).mkv").path
+            let run = try CLI.cropzoom([left, "-o", out, "--zoom", "1.65", "--codec", "ffv1", "--pix-fmt", "yuv444p",
+                                        "--kernel", kernel, "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            psnr[kernel] = try Self.planePSNR(out, truth)
+        }
+        let z = try #require(psnr["auto"]), s = try #require(psnr["swscale"])
+        #expect(z.u > s.u + 2 && z.v > s.v + 2, "zimg chroma \(z) should beat swscale's \(s) by 2 dB")
+        #expect(abs(z.y - s.y) < 1.5 && z.y > 45, "luma should match: zimg \(z.y) dB, swscale \(s.y) dB")
+    }
+
+    @Test("--kernel: auto and zimg agree, swscale differs; zimg refuses what it cannot do in one line")
+    func kernelOption() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        var outputs: [String: String] = [:]
+        for kernel in ["auto", "zimg", "swscale"] {
+            let out = scratch.file("\(kernel).mkv").path
+            let run = try CLI.cropzoom([input, "-o", out, "--zoom", "1.4", "--codec", "ffv1", "--kernel", kernel, "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            outputs[kernel] = out
+        }
+        #expect(try Oracle.decodedFrameHashes(outputs["auto"]!) == Oracle.decodedFrameHashes(outputs["zimg"]!))
+        let differ = try Self.planePSNR(outputs["auto"]!, outputs["swscale"]!)
+        #expect(differ.u.isFinite, "zimg and swscale gave the same chroma: was zimg used? \(differ)")
+        #expect(differ.y > 45, "the two kernels should agree on luma: \(differ)")
+
+        let refused = try CLI.cropzoom([input, "-o", scratch.file("area.mkv").path, "--zoom", "1.4", "--codec", "ffv1",
+                                        "--kernel", "zimg", "--scaler", "area"])
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.stderrLines.count == 1 && refused.stderr.contains("zimg"), "\(refused.stderr)")
+        #expect(!Files.exists(scratch.file("area.mkv")), "a refused run left its output")
+        // swscale takes the area filter under auto.
+        let area = try CLI.cropzoom([input, "-o", scratch.file("area2.mkv").path, "--zoom", "1.4", "--codec", "ffv1", "--scaler", "area", "--quiet"])
+        #expect(area.status == 0, "\(area)")
+    }
+
+    @Test("the thread plan reaches x264: 3 threads with 2 lookahead threads; 1 thread at ultrafast; 1 with --threads 1")
+    func x264Threads() throws {
+        let scratch = try Scratch()
+        let input = try EngineTests.clip(frames: 30, in: scratch.url)
+        let cases: [(args: [String], expect: [String])] = [
+            (["--threads", "2", "--preset", "veryfast"], ["threads=3", "lookahead_threads=2"]),
+            (["--threads", "2", "--preset", "ultrafast"], ["threads=1 "]),
+            (["--threads", "1", "--preset", "veryfast"], ["threads=1 ", "lookahead_threads=1"]),
+            (["--threads", "2", "--encoder-threads", "6", "--preset", "veryfast"], ["threads=6"]),
+        ]
+        for (i, c) in cases.enumerated() {
+            let out = scratch.file("o\(i).mp4").path
+            let run = try CLI.cropzoom([input, "-o", out, "--zoom", "1.2", "--quiet"] + c.args)
+            try #require(run.status == 0, "\(c.args): \(run)")
+            let options = try Self.x264Options(out)
+            for e in c.expect { #expect(options.contains(e), "\(c.args): x264 options lack \(e): \(options)") }
+        }
+    }
+
+    @Test("--decoder-threads/--encoder-threads/--workers: shown by --stats, refused with --threads 1 or out of range")
+    func threadOverrides() throws {
+        let scratch = try Scratch()
+        let input = try EngineTests.clip(frames: 20, in: scratch.url)
+        let run = try CLI.cropzoom([input, "-o", scratch.file("o.mp4").path, "--threads", "2", "--decoder-threads", "2",
+                                    "--encoder-threads", "4", "--workers", "2", "--stats"])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("threads 2 (decoder 2, encoder 4, transform workers 2)"), "\(run.stderr)")
+        for bad in [["--threads", "1", "--workers", "2"], ["--decoder-threads", "0"], ["--encoder-threads", "300"]] {
+            let r = try CLI.cropzoom([input, "-o", scratch.file("x.mp4").path] + bad)
+            #expect(r.status == 2 && r.stderrLines.count == 1, "\(bad): \(r)")
+        }
+        #expect(!Files.exists(scratch.file("x.mp4")))
+    }
+}
