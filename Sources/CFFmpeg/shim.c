@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CFFmpeg.h"
 
+#include <sys/resource.h>
+
 #include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -148,4 +150,12 @@ void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int d
             break;
         }
     }
+}
+
+// MARK: - Thread priority
+
+int cz_set_thread_nice(int nice) {
+    // On Linux the nice value is per thread: PRIO_PROCESS with a thread id sets that thread's.
+    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) != 0) return -errno;
+    return 0;
 }

@@ -14,7 +14,7 @@ public final class TransformBench {
 
     public init(sourceWidth: Int, sourceHeight: Int, pixelFormat: String = "yuv420p", zoom: Double,
                 outputSize: (width: Int, height: Int)? = nil,
-                scaler: TranscodeConfiguration.Scaler = .bicubic) throws {
+                scaler: TranscodeConfiguration.Scaler = .bicubic, kernel: TranscodeConfiguration.Kernel = .auto) throws {
         guard let info = PixelFormatInfo(name: pixelFormat), !info.isHardware, !info.isBitstream else {
             throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
         }
@@ -31,7 +31,7 @@ public final class TransformBench {
         Self.fill(source, info)
         let pool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
         transformer = Transformer(plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
-                                  scaler: scaler, pool: pool)
+                                  scaler: scaler, kernel: kernel, pool: pool)
         try runOnce() // builds the scaler and the pool's first frame outside the measurement
     }
 

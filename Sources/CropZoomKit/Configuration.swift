@@ -122,6 +122,8 @@ public struct EngineReport: Sendable {
     public var waits: [String: Double]
     /// Process CPU time (user + system) over the run, in seconds.
     public var cpuSeconds: Double
+    /// Nice value the stages before the encoder ran at (0: the same priority as the encoder).
+    public var upstreamNice = 0
     public init(threads: Int, transformWorkers: Int, decoderThreads: Int, encoderThreads: Int,
                 busy: [String: Double] = [:], waits: [String: Double] = [:], cpuSeconds: Double = 0) {
         self.threads = threads; self.transformWorkers = transformWorkers

@@ -91,7 +91,7 @@ final class Reporter {
     /// `--stats`: the engine's own account of the run, on stderr.
     func statistics(_ s: TranscodeSummary) {
         let e = s.engine
-        var lines = ["cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), transform workers \(e.transformWorkers)); cpu \(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall (\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"]
+        var lines = ["cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), transform workers \(e.transformWorkers)\(e.upstreamNice != 0 ? ", demux/decode/transform at nice \(e.upstreamNice)" : "")); cpu \(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall (\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"]
         let order = ["demux", "decode", "transform", "encode", "mux", "audio"]
         let busy = order.compactMap { k in e.busy[k].map { String(format: "%@ %.3f s (%.2f ms/frame)", k, $0, $0 * 1000 / Double(max(1, s.framesOut))) } }
         lines.append("cropzoom: stats: busy: " + busy.joined(separator: ", "))
@@ -100,7 +100,7 @@ final class Reporter {
         lines.append("cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses \(s.pool.reuses), high-water \(s.pool.highWater)")
         if style == .json {
             json(["event": "stats", "threads": e.threads, "decoder_threads": e.decoderThreads,
-                  "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers,
+                  "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers, "upstream_nice": e.upstreamNice,
                   "cpu_seconds": round3(e.cpuSeconds), "busy_seconds": e.busy.mapValues(round3),
                   "wait_seconds": e.waits.mapValues(round3)])
             return

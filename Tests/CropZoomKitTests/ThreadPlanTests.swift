@@ -38,10 +38,11 @@ struct ThreadPlanTests {
     @Test("x264 ultrafast/superfast: the encoder gets half the cores, one thread each (row D)", arguments: ["ultrafast", "superfast"])
     func fastPresets(preset: String) {
         let plan = ThreadPlan.make(threads: 2, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: preset))
-        #expect(plan == ThreadPlan(threads: 2, decoder: 1, encoder: 1, workers: 1))
+        #expect(plan == ThreadPlan(threads: 2, decoder: 1, encoder: 1, workers: 1, upstreamNice: 10))
         // Not for other encoders, whose presets mean something else.
         let x265 = ThreadPlan.make(threads: 2, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx265", preset: preset))
         #expect(x265.encoder == 3)
+        #expect(x265.upstreamNice == 0, "a threaded encoder keeps the upstream stages at normal priority")
     }
 
     @Test("overrides win, except that --strict decodes on one thread")

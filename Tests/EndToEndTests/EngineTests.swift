@@ -77,6 +77,14 @@ struct EngineTests {
             #expect((try Self.doneEvent(run)["frames_out"] as? NSNumber)?.intValue == 45)
             #expect(Files.names(in: scratch.url) == before, "--null wrote files: \(Files.names(in: scratch.url))")
         }
+        // A clip without audio: nothing at all to mux.
+        let silent = try Files.sample("no-audio.mp4").path
+        let frames = try Oracle.videoFramePTS(silent).count
+        for threads in ["1", "2"] {
+            let run = try CLI.cropzoom([silent, "--null", "--codec", "none", "--threads", threads, "--progress", "json"])
+            try #require(run.status == 0, "video-only clip, --threads \(threads): \(run)")
+            #expect((try Self.doneEvent(run)["frames_out"] as? NSNumber)?.intValue == frames)
+        }
         let refused = try CLI.cropzoom([input, "-o", scratch.file("x.mp4").path, "--codec", "none"])
         #expect(refused.status == 2, "--codec none without --null must be refused: \(refused)")
         #expect(refused.stderrLines.count == 1 && refused.stderr.contains("--codec none"), "\(refused.stderr)")

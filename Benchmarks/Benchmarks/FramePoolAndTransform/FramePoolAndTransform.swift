@@ -1,6 +1,6 @@
 // cropzoom's own hot path through CropZoomKit's benchmarking hooks (Sources/CropZoomKit/
 // Benchmarking.swift): the frame pool's acquire/release, and the transform stage (crop by
-// pointer offset + swscale into a pooled frame + release) per frame. mallocCountTotal shows
+// pointer offset + zimg (the default kernel) or swscale into a pooled frame + release) per frame. mallocCountTotal shows
 // that neither allocates once warm; the custom "pool allocations" metric is the pool's own
 // counter after the run (1 = one frame allocated, then reused every time).
 import Benchmark
@@ -39,12 +39,14 @@ let benchmarks: @Sendable () -> Void = {
         ("transform 4k-zoom1.65-to-1080p bicubic", 3840, 2160, "yuv420p", (1920, 1080), .bicubic),
     ]
     for t in transforms {
-        Benchmark(t.name, configuration: configuration) { benchmark, bench in
-            for _ in benchmark.scaledIterations { try! bench.runOnce() }
-            benchmark.measurement(poolAllocations, bench.pool.allocations)
-        } setup: {
-            try TransformBench(sourceWidth: t.width, sourceHeight: t.height, pixelFormat: t.format, zoom: 1.65,
-                               outputSize: t.size, scaler: t.scaler)
+        for kernel in [TranscodeConfiguration.Kernel.zimg, .swscale] {
+            Benchmark("\(t.name) \(kernel.rawValue)", configuration: configuration) { benchmark, bench in
+                for _ in benchmark.scaledIterations { try! bench.runOnce() }
+                benchmark.measurement(poolAllocations, bench.pool.allocations)
+            } setup: {
+                try TransformBench(sourceWidth: t.width, sourceHeight: t.height, pixelFormat: t.format, zoom: 1.65,
+                                   outputSize: t.size, scaler: t.scaler, kernel: kernel)
+            }
         }
     }
 }

@@ -59,6 +59,12 @@ int cz_pending_signal(void);
 /// The AVIOInterruptCB callback: non-zero once a signal is pending.
 int cz_interrupt_callback(void *opaque);
 
+// MARK: - Threads
+
+/// Sets the calling thread's nice value (`setpriority` on its thread id; Linux nice values are
+/// per thread). Returns 0 or -errno.
+int cz_set_thread_nice(int nice);
+
 // MARK: - Files
 
 /// rename(2) that refuses to replace an existing file (renameat2 RENAME_NOREPLACE; falls back to

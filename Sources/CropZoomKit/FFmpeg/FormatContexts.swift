@@ -122,6 +122,7 @@ final class OutputFormat: @unchecked Sendable {
         return st
     }
 
+    var streamCount: Int { Int(pointer.pointee.nb_streams) }
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { pointer.pointee.streams[index]! }
 
     var needsGlobalHeader: Bool { outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 }

@@ -82,7 +82,12 @@ final class Muxer: @unchecked Sendable {
 
     private func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
 
+    /// A null run with nothing to mux (`--null --codec none` on a clip without audio): there is
+    /// nothing to write, and `avformat_write_header` refuses an output without streams.
+    private var idle: Bool { output.formatName == "null" && output.streamCount == 0 }
+
     func writeHeader() throws(CropZoomError) {
+        if idle { return }
         var options: [String: String] = [:]
         let name = output.formatName
         if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
@@ -110,5 +115,8 @@ final class Muxer: @unchecked Sendable {
         try output.write(packet)
     }
 
-    func finish() throws(CropZoomError) { try output.finish() }
+    func finish() throws(CropZoomError) {
+        if idle { return }
+        try output.finish()
+    }
 }

@@ -6,6 +6,8 @@ import Foundation
 /// ffmpeg CLI (Benchmarks/README.md, "Thread plan").
 struct ThreadPlan: Equatable {
     var threads: Int, decoder: Int, encoder: Int, workers: Int
+    /// Nice value of the stages before the encoder (demux, decode, transform workers).
+    var upstreamNice: Int32 = 0
 
     /// What the plan depends on besides the core count.
     struct Load: Equatable {
@@ -43,6 +45,13 @@ struct ThreadPlan: Equatable {
         plan.decoder = decoder ?? plan.decoder
         plan.encoder = encoder ?? plan.encoder
         plan.workers = workers ?? plan.workers
+        // A pipeline split (the encoder on one thread, beside the stages that feed it): the
+        // encoder is the critical path, and the scheduler would share the cores evenly between
+        // it and the stages that are ahead of it anyway. Lower their priority, so they fill the
+        // encoder's idle time instead of taking its core: row D 2.31 s → 2.17–2.20 s (nice 5, 10
+        // and 19 measured alike). Not with a threaded encoder, whose threads would then starve
+        // the decoder (row D with 2–3 x264 threads: 2.26 s → 2.31–2.33 s; row A: no gain).
+        if load.encoder != nil && plan.encoder == 1 { plan.upstreamNice = 10 }
         // FFmpeg 5.1's frame-threaded decoders report some damage (concealed frames) only on
         // some schedules; --strict must see every one, so it decodes on one thread.
         if load.strict { plan.decoder = 1 }

@@ -90,9 +90,10 @@ final class ThreadedEngine: @unchecked Sendable {
             t.stackSize = 8 << 20
             threads.append(t)
         }
-        spawn("demux") { [self] in try demuxLoop() }
-        spawn("decode") { [self] in try decodeLoop() }
-        for k in 0..<workers { spawn("transform-\(k)") { [self] in try workerLoop(k) } }
+        let upstreamNice = job.threads.upstreamNice
+        spawn("demux") { [self] in _ = cz_set_thread_nice(upstreamNice); try demuxLoop() }
+        spawn("decode") { [self] in _ = cz_set_thread_nice(upstreamNice); try decodeLoop() }
+        for k in 0..<workers { spawn("transform-\(k)") { [self] in _ = cz_set_thread_nice(upstreamNice); try workerLoop(k) } }
         spawn("encode") { [self] in try encodeLoop() }
         spawn("mux") { [self] in try muxLoop() }
         threads.forEach { $0.start() }

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Lower bounds for the end-to-end rows: how fast *any* program could do each job on this
+machine with these libraries and encoder settings, from each stage's cost measured alone.
+
+Every stage of a row is timed on its own, at its cheapest (single-threaded decoding, scaling
+with nothing else running, x264 fed raw frames from RAM at its cheapest thread setting), in
+the same alternating rounds as the full jobs of cropzoom and the ffmpeg CLIs. Running stages
+together can only add to their cost (threading overhead, shared caches), so a job on N cores
+needs at least
+
+    wall >= start-up + max(longest serial chain, sum of the stages' CPU / N)
+
+A target ratio below (bound / peer's median wall) cannot be met by any schedule: that is what
+"shown impossible with numbers" means in Benchmarks/README.md. Writes Benchmarks/bounds.md.
+
+Usage: python3 Benchmarks/bounds.py [--rounds 5]   (after Benchmarks/compare.sh has built cropzoom)
+"""
+import argparse, os, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import ROOT, WORK, crop_for_zoom, ffmpeg9, make_input, sh, timed  # noqa: E402
+
+RAW = "/dev/shm/cropzoom-bounds-scaled.yuv"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(ROOT, "Benchmarks", "bounds.md"))
+    ap.add_argument("--cropzoom", default=os.path.join(ROOT, ".build", "release", "cropzoom"))
+    args = ap.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    n = os.cpu_count()
+    cz, ff5, ff9 = args.cropzoom, "ffmpeg", ffmpeg9()
+    src = make_input("in1080-10s.mp4", "1920x1080", 10)
+    one = os.path.join(WORK, "one1080.mp4")
+    sh(["ffmpeg", "-v", "error", "-y", "-i", src, "-frames:v", "1", "-c", "copy", "-an", one])
+    cw, ch, x, y = crop_for_zoom(1920, 1080, 1.65)
+    vf = f"crop={cw}:{ch}:{x}:{y},scale=1920:1080:flags=bicubic"
+    # The frames x264 gets in rows A and D, decoded and scaled once, kept in RAM.
+    sh([ff5, "-v", "error", "-y", "-i", src, "-vf", vf, "-f", "rawvideo", "-pix_fmt", "yuv420p", RAW])
+    raw_in = [ff5, "-v", "error", "-y", "-f", "rawvideo", "-s", "1920x1080", "-pix_fmt", "yuv420p", "-r", "30", "-i", RAW]
+    x264 = lambda preset, *extra: raw_in + ["-c:v", "libx264", "-preset", preset, "-crf", "23", *extra, "-f", "null", "-"]
+    stages = {
+        "start-up (cropzoom, 1-frame 1080p clip)": [cz, one, "--null", "--codec", "none", "--zoom", "1.65", "--quiet"],
+        "decode, 1 thread": [ff5, "-v", "error", "-threads", "1", "-i", src, "-an", "-f", "null", "-"],
+        "decode + crop/scale, 1 thread": [ff5, "-v", "error", "-threads", "1", "-i", src, "-an", "-vf", vf, "-f", "null", "-"],
+        "raw frames from RAM (x264's feed)": raw_in + ["-c:v", "rawvideo", "-f", "null", "-"],
+        "x264 veryfast, 1 thread": x264("veryfast", "-threads", "1"),
+        "x264 veryfast, 3 threads + 2 lookahead": x264("veryfast", "-threads", "3", "-x264-params", "lookahead-threads=2"),
+        "x264 veryfast, 6 threads": x264("veryfast", "-threads", "6"),
+        "x264 ultrafast, 1 thread": x264("ultrafast", "-threads", "1"),
+        "x264 ultrafast, 2 threads": x264("ultrafast", "-threads", "2"),
+        "x264 ultrafast, 3 threads": x264("ultrafast", "-threads", "3"),
+    }
+    full = {
+        "A cropzoom": [cz, src, "-o", os.path.join(WORK, "b-a.mp4"), "-y", "--zoom", "1.65", "--preset", "veryfast", "--crf", "23", "--quiet"],
+        "A ffmpeg 5.1": [ff5, "-v", "error", "-y", "-i", src, "-vf", vf, "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-c:a", "copy", os.path.join(WORK, "b-a5.mp4")],
+        "B cropzoom": [cz, src, "--null", "--codec", "none", "--zoom", "1.65", "--quiet"],
+        "B cropzoom --threads 1": [cz, src, "--null", "--codec", "none", "--zoom", "1.65", "--quiet", "--threads", "1"],
+        "B ffmpeg 5.1": [ff5, "-v", "error", "-i", src, "-vf", vf, "-f", "null", "-"],
+        "D cropzoom": [cz, src, "-o", os.path.join(WORK, "b-d.mp4"), "-y", "--zoom", "1.65", "--preset", "ultrafast", "--crf", "23", "--quiet"],
+        "D ffmpeg 5.1": [ff5, "-v", "error", "-y", "-i", src, "-vf", vf, "-c:v", "libx264", "-preset", "ultrafast", "-crf", "23", "-c:a", "copy", os.path.join(WORK, "b-d5.mp4")],
+    }
+    if ff9:
+        full["A ffmpeg 9"] = [ff9] + full["A ffmpeg 5.1"][1:-1] + [os.path.join(WORK, "b-a9.mp4")]
+        full["B ffmpeg 9"] = [ff9] + full["B ffmpeg 5.1"][1:]
+        full["D ffmpeg 9"] = [ff9] + full["D ffmpeg 5.1"][1:-1] + [os.path.join(WORK, "b-d9.mp4")]
+    everything = {**stages, **full}
+    samples = {k: [] for k in everything}
+    try:
+        for cmd in everything.values():  # warm-up
+            timed(cmd)
+        for r in range(args.rounds):
+            for k, cmd in everything.items():
+                samples[k].append(timed(cmd))
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    finally:
+        if os.path.exists(RAW):
+            os.remove(RAW)
+    wall = {k: statistics.median(s[0] for s in v) for k, v in samples.items()}
+    cpu = {k: statistics.median(s[1] for s in v) for k, v in samples.items()}
+
+    feed = cpu["raw frames from RAM (x264's feed)"]
+    decode = cpu["decode, 1 thread"]
+    scale = max(0.0, cpu["decode + crop/scale, 1 thread"] - decode)
+    # Start-up: the 1-frame job less its one frame's decode and scale (counted in the totals).
+    frames = 300
+    start = max(0.0, wall["start-up (cropzoom, 1-frame 1080p clip)"] - (decode + scale) / frames)
+    enc = lambda k: max(0.0, cpu[k] - feed)  # x264's own CPU
+    vf_best = min(enc(k) for k in stages if k.startswith("x264 veryfast"))
+    uf_1 = enc("x264 ultrafast, 1 thread")
+    uf_mt = min(enc("x264 ultrafast, 2 threads"), enc("x264 ultrafast, 3 threads"))
+
+    bounds = {
+        # B: decode and scale, on n cores.
+        "B": start + (decode + scale) / n,
+        # A: every stage's cheapest CPU on n cores (x264 at its cheapest thread setting).
+        "A": start + (decode + scale + vf_best) / n,
+        # D: x264 on one thread is a serial chain of uf_1; on more threads it costs uf_mt.
+        "D": start + min(max(uf_1, (decode + scale + uf_1) / n), (decode + scale + uf_mt) / n),
+    }
+    targets = [("A", "ffmpeg 5.1", 0.90), ("A", "ffmpeg 9", 1.00), ("D", "ffmpeg 5.1", 0.85),
+               ("B", "ffmpeg 5.1", 0.75), ("B", "ffmpeg 9", 0.85)]
+    lines = ["# Lower bounds for the end-to-end rows", "",
+             f"Written by `python3 Benchmarks/bounds.py --rounds {args.rounds}` on "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {n} cores. Method: the module "
+             "docstring of bounds.py; every command below ran alternately with the others, "
+             f"{args.rounds} rounds after a warm-up; medians.", "",
+             "## Stages measured alone", "", "| stage | median wall s | median CPU s |", "|---|---|---|"]
+    lines += [f"| {k} | {wall[k]:.3f} | {cpu[k]:.3f} |" for k in stages]
+    lines += ["", f"Derived CPU: decode {decode:.2f} s, crop/scale {scale:.2f} s, x264 veryfast at its cheapest "
+              f"{vf_best:.2f} s, x264 ultrafast {uf_1:.2f} s on 1 thread / {uf_mt:.2f} s threaded "
+              f"(x264 rows minus the raw feed's {feed:.2f} s); start-up {start:.3f} s.", "",
+              "## Full jobs, same rounds", "", "| job | median wall s | median CPU s |", "|---|---|---|"]
+    lines += [f"| {k} | {wall[k]:.2f} | {cpu[k]:.2f} |" for k in full]
+    lines += ["", "## Bounds against the targets", "",
+              "| row | lower bound s | cropzoom s | peer | peer s | best possible ratio | target | cropzoom's ratio | verdict |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for row, peer, target in targets:
+        key = f"{row} {peer}"
+        if key not in wall:
+            continue
+        best = bounds[row] / wall[key]
+        ours = wall[f"{row} cropzoom"] / wall[key]
+        verdict = "met" if ours <= target else ("impossible: bound above target" if best > target else "missed, not ruled out")
+        lines.append(f"| {row} | {bounds[row]:.2f} | {wall[f'{row} cropzoom']:.2f} | {peer} | {wall[key]:.2f} | "
+                     f"{best:.2f} | ≤ {target:.2f} | {ours:.2f} | {verdict} |")
+    t1 = wall["B cropzoom --threads 1"]
+    best_speedup = t1 / bounds["B"]
+    ours = t1 / wall["B cropzoom"]
+    verdict = "met" if ours >= 1.8 else ("impossible: bound below target" if best_speedup < 1.8 else "missed, not ruled out")
+    lines += [f"| P | {bounds['B']:.2f} | {wall['B cropzoom']:.2f} | cropzoom --threads 1 | {t1:.2f} | "
+              f"speed-up {best_speedup:.2f} | ≥ 1.80 | speed-up {ours:.2f} | {verdict} |", ""]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
