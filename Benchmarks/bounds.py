@@ -44,10 +44,12 @@ def main():
     stages = {
         "start-up (cropzoom, 1-frame 1080p clip)": [cz, one, "--null", "--codec", "none", "--zoom", "1.65", "--quiet"],
         "decode, 1 thread": [ff5, "-v", "error", "-threads", "1", "-i", src, "-an", "-f", "null", "-"],
+        f"decode, {n + 1} frame threads": [ff5, "-v", "error", "-threads", str(n + 1), "-i", src, "-an", "-f", "null", "-"],
         "decode + crop/scale, 1 thread": [ff5, "-v", "error", "-threads", "1", "-i", src, "-an", "-vf", vf, "-f", "null", "-"],
         "raw frames from RAM (x264's feed)": raw_in + ["-c:v", "rawvideo", "-f", "null", "-"],
         "x264 veryfast, 1 thread": x264("veryfast", "-threads", "1"),
         "x264 veryfast, 3 threads + 2 lookahead": x264("veryfast", "-threads", "3", "-x264-params", "lookahead-threads=2"),
+        "x264 veryfast, 3 threads + 3 lookahead": x264("veryfast", "-threads", "3", "-x264-params", "lookahead-threads=3"),
         "x264 veryfast, 6 threads": x264("veryfast", "-threads", "6"),
         "x264 ultrafast, 1 thread": x264("ultrafast", "-threads", "1"),
         "x264 ultrafast, 2 threads": x264("ultrafast", "-threads", "2"),
@@ -83,15 +85,25 @@ def main():
 
     feed = cpu["raw frames from RAM (x264's feed)"]
     decode = cpu["decode, 1 thread"]
-    scale = max(0.0, cpu["decode + crop/scale, 1 thread"] - decode)
-    # Start-up: the 1-frame job less its one frame's decode and scale (counted in the totals).
     frames = 300
-    start = max(0.0, wall["start-up (cropzoom, 1-frame 1080p clip)"] - (decode + scale) / frames)
+    # Crop+scale at its cheapest: ffmpeg's filter graph (swscale), or cropzoom's own transform
+    # (its --threads 1 job less decoding and start-up), whichever costs less.
+    scale_ff = max(0.0, cpu["decode + crop/scale, 1 thread"] - decode)
+    start0 = wall["start-up (cropzoom, 1-frame 1080p clip)"]
+    scale_cz = max(0.0, cpu["B cropzoom --threads 1"] - decode - start0)
+    scale = min(scale_ff, scale_cz)
+    # Start-up: the 1-frame job less its one frame's decode and scale (counted in the totals).
+    start = max(0.0, start0 - (decode + scale) / frames)
     enc = lambda k: max(0.0, cpu[k] - feed)  # x264's own CPU
     vf_best = min(enc(k) for k in stages if k.startswith("x264 veryfast"))
     uf_1 = enc("x264 ultrafast, 1 thread")
     uf_mt = min(enc("x264 ultrafast, 2 threads"), enc("x264 ultrafast, 3 threads"))
 
+    decode_mt = cpu[f"decode, {n + 1} frame threads"]
+    # Per-core view (row P): one H.264 stream is decoded in parallel only by frame threads (the
+    # input has one slice per picture, and keyframes at frames 0 and 250 only, so no GOP split):
+    # those cost decode_mt of CPU. Without them decoding is a serial chain of `decode`.
+    p_bound = start + min(max(decode, (decode + scale) / n), (decode_mt + scale) / n)
     bounds = {
         # B: decode and scale, on n cores.
         "B": start + (decode + scale) / n,
@@ -109,7 +121,7 @@ def main():
              f"{args.rounds} rounds after a warm-up; medians.", "",
              "## Stages measured alone", "", "| stage | median wall s | median CPU s |", "|---|---|---|"]
     lines += [f"| {k} | {wall[k]:.3f} | {cpu[k]:.3f} |" for k in stages]
-    lines += ["", f"Derived CPU: decode {decode:.2f} s, crop/scale {scale:.2f} s, x264 veryfast at its cheapest "
+    lines += ["", f"Derived CPU: decode {decode:.2f} s ({decode_mt:.2f} s with {n + 1} frame threads), crop/scale {scale:.2f} s (ffmpeg's filter graph {scale_ff:.2f} s, cropzoom's transform {scale_cz:.2f} s), x264 veryfast at its cheapest "
               f"{vf_best:.2f} s, x264 ultrafast {uf_1:.2f} s on 1 thread / {uf_mt:.2f} s threaded "
               f"(x264 rows minus the raw feed's {feed:.2f} s); start-up {start:.3f} s.", "",
               "## Full jobs, same rounds", "", "| job | median wall s | median CPU s |", "|---|---|---|"]
@@ -127,10 +139,10 @@ def main():
         lines.append(f"| {row} | {bounds[row]:.2f} | {wall[f'{row} cropzoom']:.2f} | {peer} | {wall[key]:.2f} | "
                      f"{best:.2f} | ≤ {target:.2f} | {ours:.2f} | {verdict} |")
     t1 = wall["B cropzoom --threads 1"]
-    best_speedup = t1 / bounds["B"]
+    best_speedup = t1 / p_bound
     ours = t1 / wall["B cropzoom"]
     verdict = "met" if ours >= 1.8 else ("impossible: bound below target" if best_speedup < 1.8 else "missed, not ruled out")
-    lines += [f"| P | {bounds['B']:.2f} | {wall['B cropzoom']:.2f} | cropzoom --threads 1 | {t1:.2f} | "
+    lines += [f"| P | {p_bound:.2f} | {wall['B cropzoom']:.2f} | cropzoom --threads 1 | {t1:.2f} | "
               f"speed-up {best_speedup:.2f} | ≥ 1.80 | speed-up {ours:.2f} | {verdict} |", ""]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

@@ -89,9 +89,9 @@ def main():
         return [binary, "-v", "error", "-y", *pre, "-i", inp, "-vf", vf] + extra + [dst]
 
     # For transparency, ffmpeg 5.1 also runs with cropzoom's thread plan on 2 cores (one decoder
-    # thread; x264 3 threads with 2 lookahead threads, or 1 thread at ultrafast): how much of the
+    # thread; x264 3 threads with 3 lookahead threads, or 1 thread at ultrafast): how much of the
     # difference is the plan, how much the pipeline.
-    plan_a = (["-threads", "1"], ["-threads", "3", "-x264-params", "lookahead-threads=2"])
+    plan_a = (["-threads", "1"], ["-threads", "3", "-x264-params", "lookahead-threads=3"])
     plan_d = (["-threads", "1"], ["-threads", "1"])
 
     if "A" in args.rows:

@@ -27,6 +27,12 @@ struct OptionTests {
         #expect(c.scaler == .lanczos && c.codec == "libx265" && c.crf == 20 && c.preset == "fast")
         #expect(c.bitrate == 2_500_000 && c.pixelFormat == "yuv420p10le" && c.audio == .aac)
         #expect(c.overwrite && c.strict)
+        #expect(c.kernel == .auto && c.threads == nil && c.decoderThreads == nil && c.encoderThreads == nil && c.workers == nil)
+
+        let e = try Transcode.parse(["in.mp4", "-o", "o.mp4", "--kernel", "swscale", "--threads", "4",
+                                     "--decoder-threads", "2", "--encoder-threads", "6", "--workers", "3"])
+        c = try e.configuration()
+        #expect(c.kernel == .swscale && c.threads == 4 && c.decoderThreads == 2 && c.encoderThreads == 6 && c.workers == 3)
     }
 
     @Test func bitrates() {
@@ -53,6 +59,10 @@ struct OptionTests {
         (["--crf", "99"], "--crf"),
         (["--bitrate", "fast"], "--bitrate"),
         (["--audio", "mp3"], "audio"),
+        (["--kernel", "libyuv"], "kernel"),
+        (["--workers", "0"], "--workers"),
+        (["--decoder-threads", "257"], "--decoder-threads"),
+        (["--threads", "1", "--encoder-threads", "2"], "--encoder-threads"),
     ]
 
     @Test(arguments: refused)

@@ -81,12 +81,14 @@ struct KernelAndThreadPlanTests {
         #expect(area.status == 0, "\(area)")
     }
 
-    @Test("the thread plan reaches x264: 3 threads with 2 lookahead threads; 1 thread at ultrafast; 1 with --threads 1")
+    @Test("the thread plan reaches x264: 3 threads with 3 lookahead threads (2 at 256 rows, x264's own at 240); 1 thread at ultrafast; 1 with --threads 1")
     func x264Threads() throws {
         let scratch = try Scratch()
         let input = try EngineTests.clip(frames: 30, in: scratch.url)
         let cases: [(args: [String], expect: [String])] = [
-            (["--threads", "2", "--preset", "veryfast"], ["threads=3", "lookahead_threads=2"]),
+            (["--threads", "2", "--preset", "veryfast", "--size", "640x480"], ["threads=3", "lookahead_threads=3"]),
+            (["--threads", "2", "--preset", "veryfast", "--size", "320x256"], ["threads=3", "lookahead_threads=2"]),
+            (["--threads", "2", "--preset", "veryfast"], ["threads=3", "lookahead_threads=1"]),
             (["--threads", "2", "--preset", "ultrafast"], ["threads=1 "]),
             (["--threads", "1", "--preset", "veryfast"], ["threads=1 ", "lookahead_threads=1"]),
             (["--threads", "2", "--encoder-threads", "6", "--preset", "veryfast"], ["threads=6"]),
