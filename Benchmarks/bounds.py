@@ -83,12 +83,15 @@ def main():
         full["A ffmpeg 9"] = [ff9] + full["A ffmpeg 5.1"][1:-1] + [os.path.join(WORK, "b-a9.mp4")]
         full["B ffmpeg 9"] = [ff9] + full["B ffmpeg 5.1"][1:]
         full["D ffmpeg 9"] = [ff9] + full["D ffmpeg 5.1"][1:-1] + [os.path.join(WORK, "b-d9.mp4")]
-    # Row D's pipeline split as two independent processes started together — decode + transform
-    # (cropzoom, one thread) beside x264 ultrafast on one thread: the same work with no
-    # dependency between the halves, i.e. the best packing that split can have, *with* the two
-    # stages sharing the chip (caches, memory bus), which the CPU sums above leave out.
-    together = {"D halves side by side (cropzoom decode+transform | x264 ultrafast 1 thread)":
-                [full["B cropzoom --threads 1"], stages["x264 ultrafast, 1 thread"]]}
+    # Row D's work as two independent processes started together — decode + transform
+    # (cropzoom, one thread) beside x264 ultrafast: the same work with no dependency between the
+    # halves, which a pipeline cannot beat, *with* the two halves sharing the chip (caches,
+    # memory bus), which the CPU sums leave out.
+    # The same with x264 on 2 and 3 threads covers the frame-threaded plans: whatever the plan,
+    # row D is this work on these cores.
+    together = {f"D halves side by side (cropzoom decode+transform | x264 ultrafast {t} thread{'s' if t > 1 else ''})":
+                [full["B cropzoom --threads 1"], stages[f"x264 ultrafast, {t} thread{'s' if t > 1 else ''}"]]
+                for t in (1, 2, 3)}
     everything = {**stages, **full, **together}
     samples = {k: [] for k in everything}
     try:
@@ -148,15 +151,17 @@ def main():
               f"(x264 rows minus the raw feed's {feed:.2f} s); start-up {start:.3f} s.", "",
               "## Full jobs, same rounds", "", "| job | median wall s | median CPU s |", "|---|---|---|"]
     lines += [f"| {k} | {wall[k]:.2f} | {cpu[k]:.2f} |" for k in full]
-    (pair_key,) = together
     feed_wall = wall["raw frames from RAM (x264's feed)"]
-    split = wall[pair_key] - feed_wall
-    lines += ["", "## Row D's split with the halves sharing the chip", "",
-              f"{pair_key}: {wall[pair_key]:.2f} s wall ({cpu[pair_key]:.2f} s CPU); less x264's raw feed "
-              f"({feed_wall:.2f} s): **{split:.2f} s**, "
-              f"{split / wall['D ffmpeg 5.1']:.2f}× ffmpeg 5.1's row D ({wall['D ffmpeg 5.1']:.2f} s). "
-              "No schedule of the pipeline split can beat its halves run with no dependency at all; "
-              "a frame-threaded x264 instead is bounded by the CPU sum below."]
+    sides = {k: wall[k] - feed_wall for k in together}
+    best_side = min(sides.values())
+    lines += ["", "## Row D with the halves sharing the chip", "",
+              "The work of row D — decode + transform (cropzoom, one thread) and x264 ultrafast — as two independent "
+              "processes started together: no dependency between the halves, which a pipeline (whose stages wait on each "
+              "other) cannot beat, and *with* the halves sharing the chip (caches, memory bus), which the CPU sums below "
+              "leave out. "
+              f"Walls less x264's raw feed ({feed_wall:.2f} s):", "",
+              "| halves | median wall s | CPU s | less the feed s | × ffmpeg 5.1's row D |", "|---|---|---|---|---|"]
+    lines += [f"| {k} | {wall[k]:.2f} | {cpu[k]:.2f} | {sides[k]:.2f} | {sides[k] / wall['D ffmpeg 5.1']:.2f} |" for k in together]
     lines += ["", "## Bounds against the targets", "",
               "| row | lower bound s | cropzoom s | peer | peer s | best possible ratio | target | cropzoom's ratio | verdict |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -164,6 +169,12 @@ def main():
         key = f"{row} {peer}"
         if key not in wall:
             continue
+        if row == "D":
+            best = best_side / wall[key]
+            ours = wall[f"{row} cropzoom"] / wall[key]
+            verdict = "met" if ours <= target else ("impossible: bound above target" if best > target else "missed, not ruled out")
+            lines.append(f"| D (halves side by side) | {best_side:.2f} | {wall['D cropzoom']:.2f} | {peer} | {wall[key]:.2f} | "
+                         f"{best:.2f} | ≤ {target:.2f} | {ours:.2f} | {verdict} |")
         best = bounds[row] / wall[key]
         ours = wall[f"{row} cropzoom"] / wall[key]
         verdict = "met" if ours <= target else ("impossible: bound above target" if best > target else "missed, not ruled out")

@@ -42,10 +42,10 @@ struct EngineTests {
         #expect(hashes[4] == hashes[1], "--threads 4 differs from --threads 1")
     }
 
-    @Test("after warm-up the pool allocates nothing: the same allocations for 60 and 400 frames", arguments: [1, 2])
+    @Test("after warm-up the pool allocates nothing: at most its capacity, for 60 frames as for 400", arguments: [1, 2])
     func poolStaysFlat(threads: Int) throws {
         let scratch = try Scratch()
-        var allocations: [Int] = []
+        var allocations: [Int] = [], capacities: [Int] = []
         for frames in [60, 400] {
             let input = try Self.clip(frames: frames, in: scratch.url, name: "in\(frames).mp4")
             let run = try CLI.cropzoom([input, "-o", scratch.file("out\(frames).mp4").path, "--zoom", "2",
@@ -62,8 +62,14 @@ struct EngineTests {
             #expect(alloc + reuses == framesOut, "every output frame comes from the pool: \(alloc) + \(reuses) != \(framesOut)")
             #expect(alloc <= capacity && highWater <= capacity, "pool bounded: allocations \(alloc), high-water \(highWater), capacity \(capacity)")
             allocations.append(alloc)
+            capacities.append(capacity)
         }
-        #expect(allocations[0] == allocations[1], "allocations grew with the clip: \(allocations[0]) for 60 frames, \(allocations[1]) for 400")
+        // How many of the pool's frames warm-up touches depends on how far the decoder gets ahead
+        // before the first frame comes back (scheduling: 4 or 5 of 5 here). What must hold is that
+        // the count is bounded by the pool, whose size does not depend on the clip: 400 frames
+        // allocate no more than the capacity a 60-frame run has.
+        #expect(capacities[0] == capacities[1], "the pool's size depends on the clip: \(capacities)")
+        #expect(allocations[1] <= capacities[0], "allocations grew with the clip: \(allocations[0]) for 60 frames, \(allocations[1]) for 400, capacity \(capacities[0])")
     }
 
     @Test("--null --codec none runs every stage, writes nothing, counts every frame")
