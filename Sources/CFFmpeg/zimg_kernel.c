@@ -180,7 +180,3 @@ void cz_zimg_free(cz_zimg *z) {
     free(z->tmp);
     free(z);
 }
-
-void cz_zimg_version(unsigned *major, unsigned *minor, unsigned *micro) {
-    zimg_get_version_info(major, minor, micro);
-}

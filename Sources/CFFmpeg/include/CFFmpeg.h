@@ -61,9 +61,9 @@ int cz_interrupt_callback(void *opaque);
 
 // MARK: - Threads
 
-/// Sets the calling thread's nice value (`setpriority` on its thread id; Linux nice values are
-/// per thread). Returns 0 or -errno.
-int cz_set_thread_nice(int nice);
+/// Raises the calling thread's nice value by `by` (`getpriority`/`setpriority` on its thread
+/// id; Linux nice values are per thread), relative to what it is. Returns 0 or -errno.
+int cz_lower_thread_priority(int by);
 
 // MARK: - Files
 
@@ -137,6 +137,5 @@ int cz_zimg_aligned(const cz_zimg *z, uint8_t *const src[4], const int src_strid
 int cz_zimg_process(cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
                     uint8_t *const dst[4], const int dst_stride[4]);
 void cz_zimg_free(cz_zimg *z);
-void cz_zimg_version(unsigned *major, unsigned *minor, unsigned *micro);
 
 #endif

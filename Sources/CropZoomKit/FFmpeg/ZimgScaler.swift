@@ -21,14 +21,22 @@ final class ZimgScaler: @unchecked Sendable {
         var chromaLocation: AVChromaLocation
     }
 
-    /// Whether zimg can do `srcFormat` → `dstFormat` with `filter`: planar YUV or grey on both
-    /// sides (no alpha, native endianness, 8–16 bits), the same range, and a filter zimg has
-    /// (it has no area filter). Everything else goes to swscale.
-    static func supports(src: AVPixelFormat, dst: AVPixelFormat, srcFullRange: Bool, dstFullRange: Bool,
-                         filter: TranscodeConfiguration.Scaler) -> Bool {
-        guard filter != .area, srcFullRange == dstFullRange,
-              let s = PixelFormatInfo(src), let d = PixelFormatInfo(dst) else { return false }
-        return s.isZimgPlanar && d.isZimgPlanar && (s.planeCount == 1) == (d.planeCount == 1)
+    /// Why zimg cannot do `src` → `dst` with `filter`, or nil when it can: it takes planar YUV or
+    /// grey on both sides (no alpha, native endianness, 8–16 bits), the same range in and out,
+    /// and every filter but area. Everything else goes to swscale.
+    static func refusal(src: AVPixelFormat, dst: AVPixelFormat, srcFullRange: Bool, dstFullRange: Bool,
+                        filter: TranscodeConfiguration.Scaler) -> String? {
+        if filter == .area { return "zimg has no area filter" }
+        if srcFullRange != dstFullRange { return "cropzoom converts between ranges with swscale" }
+        guard let s = PixelFormatInfo(src), let d = PixelFormatInfo(dst) else { return "unknown pixel format" }
+        for f in [s, d] where !f.isZimgPlanar { return "zimg takes planar YUV or grey, not \(f.name)" }
+        if (s.planeCount == 1) != (d.planeCount == 1) { return "zimg does not convert between grey and YUV" }
+        return nil
+    }
+
+    /// The usage error for `--kernel zimg` where zimg cannot scale.
+    static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
+        CropZoomError(.usage, reason: "--kernel zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): \(reason) (use --kernel auto)")
     }
 
     init(_ key: Key) throws(CropZoomError) {
@@ -93,13 +101,6 @@ final class ZimgScaler: @unchecked Sendable {
             }
         }
         return try result.get()
-    }
-
-    /// "zimg X.Y.Z", for reports.
-    static var version: String {
-        var major: UInt32 = 0, minor: UInt32 = 0, micro: UInt32 = 0
-        cz_zimg_version(&major, &minor, &micro)
-        return "zimg \(major).\(minor).\(micro)"
     }
 }
 

@@ -31,6 +31,23 @@ final class FramePool: @unchecked Sendable {
         }
     }
 
+    /// Allocates every frame the pool may hold, before the first is needed, so that warm-up does
+    /// not depend on how far the producer gets ahead: afterwards `acquire` only reuses (an
+    /// encoder that keeps a reference still forces fresh buffers, counted as allocations).
+    func prefill() throws(CropZoomError) {
+        condition.lock()
+        let missing = capacity - free.count - outstanding
+        condition.unlock()
+        guard missing > 0 else { return }
+        var fresh: [Frame] = []
+        fresh.reserveCapacity(missing)
+        for _ in 0..<missing { fresh.append(try Frame(width: width, height: height, format: format)) }
+        condition.lock()
+        free.append(contentsOf: fresh)
+        statistics.allocations += fresh.count
+        condition.unlock()
+    }
+
     /// A frame ready to be written.
     func acquire() throws(CropZoomError) -> Frame {
         condition.lock()

@@ -80,9 +80,10 @@ final class Job: @unchecked Sendable {
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         plan = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
 
-        if cfg.kernel == .zimg, !ZimgScaler.supports(src: inFormat, dst: outputFormat, srcFullRange: fullRange,
-                                                     dstFullRange: fullRange, filter: cfg.scaler) {
-            throw CropZoomError(.usage, reason: "--kernel zimg cannot scale \(pixelFormatName(inFormat)) to \(pixelFormatName(outputFormat)) with the \(cfg.scaler.rawValue) filter (use --kernel auto)")
+        // `--kernel zimg` where zimg cannot scale: refused before anything is written.
+        if cfg.kernel == .zimg, let reason = ZimgScaler.refusal(src: inFormat, dst: outputFormat, srcFullRange: fullRange,
+                                                                dstFullRange: fullRange, filter: cfg.scaler) {
+            throw ZimgScaler.refused(reason, src: inFormat, dst: outputFormat)
         }
 
         // Threads, now that the work of each stage is known; then open the decoder with its share.

@@ -66,14 +66,11 @@ public final class Pipeline {
             otherStreamsCopied: job.otherCopied, streamsDropped: job.dropped, audioPackets: counts.audioPackets,
             seconds: monotonicSeconds() - started, mediaDuration: job.duration ?? counts.lastTime,
             notices: job.notices, pool: counts.pool,
-            engine: {
-                var e = EngineReport(threads: threads.threads, transformWorkers: max(1, threads.workers),
-                                     decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
-                                     busy: counts.busy, waits: counts.waits,
-                                     cpuSeconds: Pipeline.cpuSeconds() - cpuStart)
-                e.upstreamNice = threads.workers == 0 ? 0 : Int(threads.upstreamNice)
-                return e
-            }())
+            engine: EngineReport(threads: threads.threads, transformWorkers: max(1, threads.workers),
+                                 decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
+                                 busy: counts.busy, waits: counts.waits,
+                                 cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
+                                 upstreamNice: Int(threads.upstreamNice)))
     }
 
     /// User + system CPU time of the process (`getrusage`).

@@ -11,6 +11,7 @@ struct SerialEngine {
         var c = EngineCounts()
         let pool = FramePool(width: job.plan.output.width, height: job.plan.output.height,
                              format: job.outputFormat, capacity: 4)
+        try pool.prefill()
         let transformer = job.makeTransformer(pool: pool)
         let packet = try Packet()
         let strict = job.configuration.strict

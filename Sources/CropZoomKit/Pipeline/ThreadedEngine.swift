@@ -69,6 +69,7 @@ final class ThreadedEngine: @unchecked Sendable {
         workerBusy = .allocate(capacity: w)
         workerBusy.initialize(repeating: 0)
         transformers = (0..<w).map { _ in job.makeTransformer(pool: nil) }
+        try pool.prefill()
     }
 
     deinit { workerBusy.deallocate() }
@@ -90,10 +91,12 @@ final class ThreadedEngine: @unchecked Sendable {
             t.stackSize = 8 << 20
             threads.append(t)
         }
+        // Stages before the encoder yield to it when the plan says so (a pipeline split).
         let upstreamNice = job.threads.upstreamNice
-        spawn("demux") { [self] in _ = cz_set_thread_nice(upstreamNice); try demuxLoop() }
-        spawn("decode") { [self] in _ = cz_set_thread_nice(upstreamNice); try decodeLoop() }
-        for k in 0..<workers { spawn("transform-\(k)") { [self] in _ = cz_set_thread_nice(upstreamNice); try workerLoop(k) } }
+        let yieldToEncoder: @Sendable () -> Void = { if upstreamNice > 0 { _ = cz_lower_thread_priority(upstreamNice) } }
+        spawn("demux") { [self] in yieldToEncoder(); try demuxLoop() }
+        spawn("decode") { [self] in yieldToEncoder(); try decodeLoop() }
+        for k in 0..<workers { spawn("transform-\(k)") { [self] in yieldToEncoder(); try workerLoop(k) } }
         spawn("encode") { [self] in try encodeLoop() }
         spawn("mux") { [self] in try muxLoop() }
         threads.forEach { $0.start() }

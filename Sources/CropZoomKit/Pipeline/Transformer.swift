@@ -19,8 +19,8 @@ final class Transformer: @unchecked Sendable {
     let pool: FramePool?
     private var scaler: Scaler?
     private var zimg: ZimgScaler?
-    /// Frames zimg could not take (misaligned planes) and swscale scaled instead.
-    private(set) var zimgFallbacks = 0
+    /// A conversion zimg does not take (decided once per key; swscale scales those).
+    private var zimgRefused: ZimgScaler.Key?
     private var converter: Scaler?
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
     private var scratch: Frame?
@@ -144,18 +144,22 @@ final class Transformer: @unchecked Sendable {
                        format dstFormat: AVPixelFormat) throws(CropZoomError) {
         let inFormat = input.pixelFormat
         if kernel != .swscale {
-            if ZimgScaler.supports(src: inFormat, dst: dstFormat, srcFullRange: full, dstFullRange: outputFullRange,
-                                   filter: filter) {
-                let key = ZimgScaler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat, window: window,
-                                         dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter,
-                                         fullRange: full, chromaLocation: input.pointer.pointee.chroma_location)
-                if zimg?.key != key { zimg = nil; zimg = try ZimgScaler(key) }
-                if try zimg!.scale(input, into: dst) { return }
-                zimgFallbacks += 1
-            } else if kernel == .zimg {
-                throw CropZoomError(.usage, what: "scaling",
-                                    reason: "--kernel zimg cannot convert \(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with the \(filter.rawValue) filter\(full != outputFullRange ? " between ranges" : "")")
+            let key = ZimgScaler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat, window: window,
+                                     dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter,
+                                     fullRange: full, chromaLocation: input.pointer.pointee.chroma_location)
+            // Decided once per conversion (a stream may change size or format mid-way).
+            if zimg?.key != key && zimgRefused != key {
+                zimg = nil
+                if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
+                                                   dstFullRange: outputFullRange, filter: filter) {
+                    if kernel == .zimg { throw ZimgScaler.refused(reason, src: inFormat, dst: dstFormat) }
+                    zimgRefused = key
+                } else {
+                    zimg = try ZimgScaler(key)
+                }
             }
+            // False only for misaligned planes, which FFmpeg's own buffers never are: swscale then.
+            if let zimg, try zimg.scale(input, into: dst) { return }
         }
         let s = try scalerFor(&scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
                               dstW: dst.width, dstH: dst.height, dstFormat: dstFormat)
