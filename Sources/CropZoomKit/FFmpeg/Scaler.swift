@@ -1,6 +1,8 @@
 import CFFmpeg
 
-/// Owns a `SwsContext` (`sws_getContext` / `sws_freeContext`) for one fixed conversion.
+/// Owns a `SwsContext` (`sws_alloc_context` + `sws_init_context` / `sws_freeContext`) for one
+/// fixed conversion, with the chroma siting set on both sides (swscale's own default is centred
+/// chroma, which shifts left-sited 4:2:0 colour by a fraction of a pixel when scaling).
 ///
 /// `@unchecked Sendable`: each transform worker owns its own scaler.
 final class Scaler: @unchecked Sendable {
@@ -13,14 +15,42 @@ final class Scaler: @unchecked Sendable {
         var flags: Int32
         /// Full (JPEG) range on each side, passed to `sws_setColorspaceDetails`.
         var srcFullRange: Bool, dstFullRange: Bool
+        /// Where chroma samples sit (`AVChromaLocation`; unspecified is taken as left, H.264's
+        /// and MPEG-2's default), the same on both sides.
+        var chromaLocation: AVChromaLocation = AVCHROMA_LOC_LEFT
+    }
+
+    /// swscale's `*_chr_pos` pair for `location` on a side subsampled by (log2w, log2h): in
+    /// 1/256 luma pixels from the block's top-left (`avcodec_enum_to_chroma_pos`); 0 along a
+    /// direction that is not subsampled.
+    static func chromaPosition(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (h: Int64, v: Int64) {
+        var x: Int32 = 0, y: Int32 = 0
+        let loc = location == AVCHROMA_LOC_UNSPECIFIED ? AVCHROMA_LOC_LEFT : location
+        if avcodec_enum_to_chroma_pos(&x, &y, loc) < 0 { x = 0; y = 128 }
+        return (log2w > 0 ? Int64(x) : 0, log2h > 0 ? Int64(y) : 0)
     }
 
     init(_ key: Key) throws(CropZoomError) {
-        guard let ctx = sws_getContext(Int32(key.srcW), Int32(key.srcH), key.srcFormat,
-                                       Int32(key.dstW), Int32(key.dstH), key.dstFormat,
-                                       key.flags, nil, nil, nil) else {
-            throw CropZoomError(.processing, what: "creating a scaler",
-                                reason: "swscale cannot convert \(pixelFormatName(key.srcFormat)) \(key.srcW)x\(key.srcH) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH)")
+        let failure = CropZoomError(.processing, what: "creating a scaler",
+                                    reason: "swscale cannot convert \(pixelFormatName(key.srcFormat)) \(key.srcW)x\(key.srcH) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH)")
+        guard let ctx = sws_alloc_context() else { throw failure }
+        let raw = UnsafeMutableRawPointer(ctx)
+        let s = PixelFormatInfo(key.srcFormat), d = PixelFormatInfo(key.dstFormat)
+        let sp = Scaler.chromaPosition(key.chromaLocation, log2w: s?.log2ChromaW ?? 0, log2h: s?.log2ChromaH ?? 0)
+        let dp = Scaler.chromaPosition(key.chromaLocation, log2w: d?.log2ChromaW ?? 0, log2h: d?.log2ChromaH ?? 0)
+        let options: [(String, Int64)] = [
+            ("srcw", Int64(key.srcW)), ("srch", Int64(key.srcH)), ("src_format", Int64(key.srcFormat.rawValue)),
+            ("dstw", Int64(key.dstW)), ("dsth", Int64(key.dstH)), ("dst_format", Int64(key.dstFormat.rawValue)),
+            ("sws_flags", Int64(key.flags)),
+            ("src_h_chr_pos", sp.h), ("src_v_chr_pos", sp.v), ("dst_h_chr_pos", dp.h), ("dst_v_chr_pos", dp.v),
+        ]
+        for (name, value) in options where av_opt_set_int(raw, name, value, 0) < 0 {
+            sws_freeContext(ctx)
+            throw failure
+        }
+        guard sws_init_context(ctx, nil, nil) >= 0 else {
+            sws_freeContext(ctx)
+            throw failure
         }
         pointer = ctx
         self.key = key

@@ -1,10 +1,10 @@
 import CFFmpeg
 
 /// Owns a zimg resize graph (`cz_zimg_new` / `cz_zimg_free`, over `zimg_filter_graph_build`)
-/// for one fixed crop + scale of planar YUV or grey pictures: cropzoom's default kernel, chosen
-/// by measurement (Benchmarks/README.md, "Scaling kernel"). It reads the exact window (zimg's
-/// `active_region`, sub-pixel capable), honours the chroma siting, and allocates nothing per
-/// frame.
+/// for one fixed crop + scale of planar YUV or grey pictures: cropzoom's kernel for pictures of
+/// more than 8 bits, chosen by measurement (Benchmarks/README.md, "Scaling kernel"). It reads the
+/// exact window (zimg's `active_region`, sub-pixel capable), honours the chroma siting, and
+/// allocates nothing per frame.
 ///
 /// `@unchecked Sendable`: each transform worker owns its own graph.
 final class ZimgScaler: @unchecked Sendable {
@@ -32,6 +32,14 @@ final class ZimgScaler: @unchecked Sendable {
         for f in [s, d] where !f.isZimgPlanar { return "zimg takes planar YUV or grey, not \(f.name)" }
         if (s.planeCount == 1) != (d.planeCount == 1) { return "zimg does not convert between grey and YUV" }
         return nil
+    }
+
+    /// Whether `--kernel auto` gives `src` to zimg: only above 8 bits per sample. Measured end to
+    /// end (Benchmarks/README.md, "Scaling kernel"): on 10-bit 1080p zimg costs ~15 % less CPU
+    /// than swscale; on 8-bit pictures swscale (told the chroma siting) is as good and 3–4 %
+    /// cheaper per job, because zimg widens 8-bit samples to 16 bits and back.
+    static func preferred(for src: AVPixelFormat) -> Bool {
+        (PixelFormatInfo(src)?.bitDepth ?? 8) > 8
     }
 
     /// The usage error for `--kernel zimg` where zimg cannot scale.

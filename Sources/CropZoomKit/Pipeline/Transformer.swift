@@ -1,8 +1,8 @@
 import CFFmpeg
 
 /// The transform stage: crops a decoded picture by pointer offset (no copy), scales it into a
-/// pooled frame — with zimg for planar YUV and grey (measured the best kernel, see
-/// Benchmarks/README.md), with swscale for everything else — and applies the orthogonal part of
+/// pooled frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
+/// and everything zimg does not take (the kernels measured, see Benchmarks/README.md) — and applies the orthogonal part of
 /// the geometry (display rotation, the user's rotate/flip) with a plane kernel.
 ///
 /// One transformer per worker: it owns its scalers and scratch frames.
@@ -132,7 +132,8 @@ final class Transformer: @unchecked Sendable {
                 srcStrides[i] = src.pointer.pointee.linesizePlane(i)
             }
             let c = try scalerFor(&converter, srcW: out.width, srcH: out.height, srcFormat: orientFormat,
-                                  srcFull: outputFullRange, dstW: out.width, dstH: out.height, dstFormat: outputFormat)
+                                  srcFull: outputFullRange, dstW: out.width, dstH: out.height, dstFormat: outputFormat,
+                                  chroma: input.pointer.pointee.chroma_location)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
     }
@@ -150,8 +151,10 @@ final class Transformer: @unchecked Sendable {
             // Decided once per conversion (a stream may change size or format mid-way).
             if zimg?.key != key && zimgRefused != key {
                 zimg = nil
-                if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
-                                                   dstFullRange: outputFullRange, filter: filter) {
+                if kernel == .auto && !ZimgScaler.preferred(for: inFormat) {
+                    zimgRefused = key
+                } else if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
+                                                          dstFullRange: outputFullRange, filter: filter) {
                     if kernel == .zimg { throw ZimgScaler.refused(reason, src: inFormat, dst: dstFormat) }
                     zimgRefused = key
                 } else {
@@ -162,15 +165,17 @@ final class Transformer: @unchecked Sendable {
             if let zimg, try zimg.scale(input, into: dst) { return }
         }
         let s = try scalerFor(&scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
-                              dstW: dst.width, dstH: dst.height, dstFormat: dstFormat)
+                              dstW: dst.width, dstH: dst.height, dstFormat: dstFormat,
+                              chroma: input.pointer.pointee.chroma_location)
         s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
     }
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
-                           dstW: Int, dstH: Int, dstFormat: AVPixelFormat) throws(CropZoomError) -> Scaler {
+                           dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
+                           chroma: AVChromaLocation) throws(CropZoomError) -> Scaler {
         let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
                              dstFormat: dstFormat, flags: flags,
-                             srcFullRange: srcFull, dstFullRange: outputFullRange)
+                             srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma)
         if let s = slot, s.key == key { return s }
         let s = try Scaler(key)
         slot = s
