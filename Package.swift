@@ -41,7 +41,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["cropzoom", "CropZoomKit"]
+            dependencies: ["cropzoom", "CropZoomKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -222,11 +222,19 @@ for k in range(int(n * 0.45), int(n * 0.45) + 12):
 open(sys.argv[2], "wb").write(bytes(data))
 EOF
 
+# 19. `cropzoom bench`'s default input: 1280x720 30 fps 5 s (150 frames), H.264
+#     High with B-frames, AAC stereo: long enough that start-up does not dominate
+#     a run, small enough to commit (veryfast, crf 30).
+"${FF[@]}" -f lavfi -i "$(vsrc 1280x720 30 5)" -f lavfi -i "$(asrc 440 5)" \
+    -c:v libx264 -preset veryfast -threads 1 -profile:v high -bf 3 -g 60 -crf 30 -pix_fmt yuv420p \
+    "${AAC[@]}" -ac 2 -ar 48000 \
+    "${BITEXACT[@]}" bench-720p.mp4
+
 # --- Summary table -----------------------------------------------------------
 clips=(std-h264-aac.mp4 vfr-h264.mp4 rotate90.mp4 odd-444.mkv start-offset.ts
        vp9-opus.webm hevc10.mkv no-audio.mp4 two-audio.mp4 pcm.mov
        one-frame.mp4 mjpeg-full.mov audio-only.m4a truncated.mp4
-       not-media.mp4 unknown-codec.mkv empty.mp4 corrupt-middle.ts)
+       not-media.mp4 unknown-codec.mkv empty.mp4 corrupt-middle.ts bench-720p.mp4)
 summary() {
     local out
     if out=$(ffprobe -v error -show_entries \

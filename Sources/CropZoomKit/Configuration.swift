@@ -12,9 +12,9 @@ public struct TranscodeConfiguration: Sendable {
     }
     public enum ProgressMode: String, Sendable, CaseIterable { case auto, bar, json, none }
     public enum Scaler: String, Sendable, CaseIterable { case bicubic, bilinear, lanczos, area, neighbor }
-    /// Which library scales: zimg where it takes the conversion (planar YUV or grey, same range,
-    /// not the area filter) and swscale for the rest (`auto`); only zimg (an error where it
-    /// cannot); only swscale.
+    /// Which library scales: zimg for pictures above 8 bits where it takes the conversion (planar
+    /// YUV or grey, same range, not the area filter) and swscale for the rest (`auto`); only zimg
+    /// (an error where it cannot); only swscale.
     public enum Kernel: String, Sendable, CaseIterable { case auto, zimg, swscale }
 
     public var input: String
@@ -42,6 +42,10 @@ public struct TranscodeConfiguration: Sendable {
     public var decoderThreads: Int? = nil
     public var encoderThreads: Int? = nil
     public var workers: Int? = nil
+    /// For measuring (`cropzoom bench --frames`): stop after this many video frames, in
+    /// presentation order. Reading stops there; the audio read with those frames is kept and not
+    /// cut at the last frame's end (trimming that keeps audio exact is `--start/--end`'s job).
+    public var frameLimit: Int? = nil
     /// Run every stage but write nothing (the output goes to FFmpeg's null muxer).
     public var null = false
     /// With `null`: skip the encoder too (`--codec none`).
@@ -81,6 +85,11 @@ public struct TranscodeSummary: Sendable {
     public var notices: [String]
     public var pool: PoolStatistics
     public var engine: EngineReport
+    /// The window read from each decoded picture, in its coded (stored) pixels.
+    public var window: PixelRect = PixelRect(x: 0, y: 0, width: 0, height: 0)
+    /// The same geometry as an ffmpeg `-vf` chain, for `ffmpeg -noautorotate` (see
+    /// `GeometryPlan.ffmpegFilter`): what `cropzoom bench --compare-ffmpeg` runs.
+    public var ffmpegFilter: String = ""
 
     public var fps: Double { seconds > 0 ? Double(framesOut) / seconds : 0 }
     public var speed: Double { seconds > 0 ? mediaDuration / seconds : 0 }

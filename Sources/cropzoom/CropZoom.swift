@@ -11,7 +11,7 @@ struct CropZoom: ParsableCommand {
             130 interrupted (SIGINT), 143 terminated (SIGTERM).
             """,
         version: "0.1.0",
-        subcommands: [Transcode.self],
+        subcommands: [Transcode.self, Bench.self],
         defaultSubcommand: Transcode.self)
 }
 
@@ -41,6 +41,7 @@ struct Transcode: ParsableCommand {
         c.decoderThreads = engine.decoderThreads
         c.encoderThreads = engine.encoderThreads
         c.workers = engine.workers
+        c.frameLimit = engine.benchFrames
         c.geometry = try geometry.request()
         c.scaler = geometry.scaler
         c.kernel = geometry.kernel

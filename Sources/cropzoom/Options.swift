@@ -24,7 +24,7 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: "Scaling filter: bicubic, bilinear, lanczos, area, neighbor.")
     var scaler: TranscodeConfiguration.Scaler = .bicubic
 
-    @Option(help: "Scaling library: auto (zimg for planar YUV and grey, swscale for the rest), zimg (fail where it cannot), swscale.")
+    @Option(help: "Scaling library: auto (zimg for planar YUV and grey above 8 bits, swscale for 8-bit pictures and the rest), zimg (fail where it cannot), swscale.")
     var kernel: TranscodeConfiguration.Kernel = .auto
 
     @Option(help: "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); ignore: work on the coded pixels and keep the input's display matrix and aspect.")
@@ -159,6 +159,11 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Transform workers (default: the measured plan, see the README).", valueName: "N"))
     var workers: Int?
 
+    /// `cropzoom bench --frames N` passes this to each run: stop after N video frames (audio is
+    /// not cut at that point, so it is not offered as a transcode option).
+    @Option(name: .customLong("bench-frames"), help: .hidden)
+    var benchFrames: Int?
+
     func validate() throws {
         if let threads, threads < 1 || threads > 256 {
             throw ValidationError("--threads takes a number from 1 to 256 (got \(threads))")
@@ -168,6 +173,7 @@ struct EngineOptions: ParsableArguments {
             if value < 1 || value > 256 { throw ValidationError("\(name) takes a number from 1 to 256 (got \(value))") }
             if threads == 1 { throw ValidationError("\(name) needs more than one thread: --threads 1 runs everything on one thread") }
         }
+        if let benchFrames, benchFrames < 1 { throw ValidationError("--bench-frames takes a positive number (got \(benchFrames))") }
     }
 }
 
@@ -177,3 +183,37 @@ extension TranscodeConfiguration.Scaler: ExpressibleByArgument {}
 extension TranscodeConfiguration.Kernel: ExpressibleByArgument {}
 extension TranscodeConfiguration.AudioMode: ExpressibleByArgument {}
 extension TranscodeConfiguration.ProgressMode: ExpressibleByArgument {}
+
+// The options as `transcode` arguments again, for `cropzoom bench`'s runs: only what differs
+// from the defaults, so a run's command line reads like one a person would type.
+extension GeometryOptions {
+    func arguments() -> [String] {
+        var a: [String] = []
+        if zoom != 1 { a += ["--zoom", "\(zoom)"] }
+        if center != "0.5,0.5" { a += ["--center", center] }
+        if let crop { a += ["--crop", crop] }
+        if let size { a += ["--size", size] }
+        if rotate != 0 { a += ["--rotate", "\(rotate)"] }
+        if let flip { a += ["--flip", flip.rawValue] }
+        if scaler != .bicubic { a += ["--scaler", scaler.rawValue] }
+        if kernel != .auto { a += ["--kernel", kernel.rawValue] }
+        if orientation != .auto { a += ["--orientation", orientation.rawValue] }
+        return a
+    }
+}
+
+extension EncodingOptions {
+    func arguments() -> [String] {
+        var a: [String] = []
+        if let codec { a += ["--codec", codec] }
+        if let crf { a += ["--crf", "\(crf)"] }
+        if let preset { a += ["--preset", preset] }
+        if let bitrate { a += ["--bitrate", bitrate] }
+        if let pixFmt { a += ["--pix-fmt", pixFmt] }
+        return a
+    }
+}
+
+extension StreamOptions {
+    func arguments() -> [String] { audio == .auto ? [] : ["--audio", audio.rawValue] }
+}

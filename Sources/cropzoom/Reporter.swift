@@ -71,6 +71,8 @@ final class Reporter {
                   "audio_streams_copied": s.audioStreamsCopied, "audio_streams_reencoded": s.audioStreamsReencoded,
                   "audio_packets": s.audioPackets, "seconds": round3(s.seconds), "fps": round3(s.fps),
                   "speed": round3(s.speed),
+                  "window": ["x": s.window.x, "y": s.window.y, "width": s.window.width, "height": s.window.height],
+                  "ffmpeg_filter": s.ffmpegFilter,
                   "pool": ["allocations": s.pool.allocations, "reuses": s.pool.reuses,
                            "high_water": s.pool.highWater, "capacity": s.pool.capacity]])
             return

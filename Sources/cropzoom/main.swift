@@ -4,10 +4,14 @@ import Foundation
 // A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
 // every error is one line: `cropzoom: error: <path>: <reason>`.
 do {
-    var command = try CropZoom.parseAsRoot()
+    var command = try CropZoom.parseAsRoot(Bench.normalize(Array(CommandLine.arguments.dropFirst())))
     try command.run()
 } catch let code as ExitCode {
     exit(code.rawValue)
+} catch let e as BenchExit {
+    FileHandle.standardError.write("cropzoom: error: \(e.description)\n".data(using: .utf8)!)
+    if case .usage = e { exit(2) }
+    exit(1)
 } catch {
     let code = CropZoom.exitCode(for: error)
     if code == .success {

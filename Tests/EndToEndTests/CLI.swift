@@ -50,6 +50,15 @@ enum CLI {
     }
 
     /// Runs `cropzoom args…` to completion (killed after `timeout` seconds, which throws).
+    /// An executable on PATH, or nil.
+    static func which(_ name: String) -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
     static func cropzoom(_ args: [String], timeout: TimeInterval = 300) throws -> CLIResult {
         try run(try binary(), args, timeout: timeout)
     }

@@ -90,6 +90,27 @@ public struct GeometryPlan: Sendable, Equatable {
 
     /// Plans the geometry for one input. `outputAlign` is the size multiple the output pixel
     /// format needs (2 for 4:2:0).
+    /// The same geometry as an ffmpeg filter chain for `ffmpeg -noautorotate` (which hands the
+    /// filters the coded picture, as cropzoom's plan starts from it): crop the coded window, scale
+    /// to the coded-orientation size with `scaler`'s swscale flags, then the orientation as
+    /// transpose/flip filters, and `setsar=1` when the output has square pixels.
+    public func ffmpegFilter(scaler: TranscodeConfiguration.Scaler) -> String {
+        var chain = ["crop=\(source.width):\(source.height):\(source.x):\(source.y)",
+                     "scale=\(scaled.width):\(scaled.height):flags=\(scaler.rawValue)"]
+        switch (orientation.a, orientation.b, orientation.c, orientation.d) {
+        case (1, 0, 0, 1): break
+        case (0, -1, 1, 0): chain.append("transpose=clock")
+        case (0, 1, -1, 0): chain.append("transpose=cclock")
+        case (-1, 0, 0, -1): chain += ["hflip", "vflip"]
+        case (-1, 0, 0, 1): chain.append("hflip")
+        case (1, 0, 0, -1): chain.append("vflip")
+        case (0, 1, 1, 0): chain.append("transpose=cclock_flip")   // transposition
+        default: chain.append("transpose=clock_flip")               // (0,-1,-1,0): anti-transposition
+        }
+        if !keepsInputAspectAndMatrix { chain.append("setsar=1") }
+        return chain.joined(separator: ",")
+    }
+
     public static func make(_ request: GeometryRequest, source: SourcePicture,
                             outputAlign: (x: Int, y: Int) = (2, 2)) throws(CropZoomError) -> GeometryPlan {
         let auto = request.orientation == .auto

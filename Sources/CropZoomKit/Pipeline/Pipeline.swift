@@ -68,9 +68,11 @@ public final class Pipeline {
             notices: job.notices, pool: counts.pool,
             engine: EngineReport(threads: threads.threads, transformWorkers: max(1, threads.workers),
                                  decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
-                                 busy: counts.busy, waits: counts.waits,
+                                 busy: job.encoder == nil ? counts.busy.filter { $0.key != "encode" } : counts.busy,
+                                 waits: counts.waits,
                                  cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
-                                 upstreamNice: Int(threads.upstreamNice)))
+                                 upstreamNice: Int(threads.upstreamNice)),
+            window: job.plan.source, ffmpegFilter: job.plan.ffmpegFilter(scaler: cfg.scaler))
     }
 
     /// User + system CPU time of the process (`getrusage`).

@@ -18,6 +18,8 @@ struct SerialEngine {
         var gate = TimestampGate()
         var lastReport = 0.0
         var t = Timer()
+        let limit = job.configuration.frameLimit ?? Int.max
+        var admitted = 0
 
         func writeVideo(_ pkt: Packet) throws(CropZoomError) {
             guard let out = job.videoOutput else { return }
@@ -26,7 +28,8 @@ struct SerialEngine {
             t.switchTo("encode")
         }
         func handle(_ frame: Frame) throws(CropZoomError) {
-            guard gate.admit(frame) else { return }
+            guard admitted < limit, gate.admit(frame) else { return }
+            admitted += 1
             let pts = frame.presentationTime
             t.switchTo("transform")
             let out = try transformer.transform(frame)
@@ -43,7 +46,7 @@ struct SerialEngine {
             }
         }
 
-        readLoop: while true {
+        readLoop: while admitted < limit {
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             t.switchTo("demux")
@@ -71,7 +74,7 @@ struct SerialEngine {
             }
         }
         t.switchTo("decode")
-        try job.decoder.decode(nil, strict: strict, handle)
+        if admitted < limit { try job.decoder.decode(nil, strict: strict, handle) }
         t.switchTo("encode")
         try job.encoder?.encode(nil, writeVideo)
         t.switchTo("audio")

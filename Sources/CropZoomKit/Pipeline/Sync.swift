@@ -14,7 +14,12 @@ final class RunControl: @unchecked Sendable {
     private var stopped = false
     private var waiters: [() -> Void] = []
 
+    private var enough = false
+
     var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+    /// The job's frame limit was reached: readers stop early; nothing failed.
+    var hasEnough: Bool { lock.lock(); defer { lock.unlock() }; return enough }
+    func markEnough() { lock.lock(); enough = true; lock.unlock() }
     var firstError: CropZoomError? { lock.lock(); defer { lock.unlock() }; return error }
 
     /// Registers a wake-up for blocked waiters (called once per queue/pool at set-up).

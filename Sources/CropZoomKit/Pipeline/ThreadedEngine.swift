@@ -149,7 +149,7 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         let strict = job.configuration.strict
         var t = Timer()
-        while true {
+        while !control.hasEnough {
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             let p = try demuxPackets.acquire()
@@ -206,7 +206,9 @@ final class ThreadedEngine: @unchecked Sendable {
         var gate = TimestampGate()
         var seq = 0
         var t = Timer()
+        let limit = job.configuration.frameLimit ?? Int.max
         func dispatch(_ frame: Frame) throws(CropZoomError) {
+            guard seq < limit else { control.markEnough(); return }
             guard gate.admit(frame) else { return }
             t.switchTo(nil)
             do {
@@ -219,13 +221,14 @@ final class ThreadedEngine: @unchecked Sendable {
             t.switchTo("decode")
         }
         while let p = try videoQueue.pop() {
-            t.switchTo("decode")
             defer { p.unref(); demuxPackets.release(p) }
+            if seq >= limit { control.markEnough(); continue }   // the demuxer stops soon
+            t.switchTo("decode")
             try job.decoder.decode(p, strict: strict, dispatch)
             t.switchTo(nil)
         }
         t.switchTo("decode")
-        try job.decoder.decode(nil, strict: strict, dispatch)
+        if seq < limit { try job.decoder.decode(nil, strict: strict, dispatch) }
         t.switchTo(nil)
         decodeCounts.framesIn = gate.framesIn
         decodeCounts.duplicates = gate.duplicates

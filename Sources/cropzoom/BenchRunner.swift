@@ -1,0 +1,234 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process measured the way `/usr/bin/time -v` measures it: wall time from the parent,
+/// CPU time and peak RSS from `wait4`'s rusage of that very child. Its stderr is read line by
+/// line as it arrives (cropzoom's NDJSON events); stdout goes to /dev/null.
+struct MeasuredChild {
+    var status: Int32
+    var signaled: Bool
+    var wallSeconds: Double
+    var cpuSeconds: Double
+    var peakRSSBytes: Int
+    var stderrLines: [String]
+
+    var succeeded: Bool { !signaled && status == 0 }
+
+    /// Starts `executable args…` with `posix_spawn` — empty signal mask and default dispositions,
+    /// as a shell would, so Ctrl-C reaches it — and waits for it.
+    static func run(_ executable: String, _ args: [String], onLine: (String) -> Void = { _ in }) throws -> MeasuredChild {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BenchError.failed("cannot create a pipe: \(String(cString: strerror(errno)))") }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        posix_spawn_file_actions_addclose(&actions, readEnd)
+        posix_spawn_file_actions_addclose(&actions, writeEnd)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let command = [executable] + args
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let start = monotonicNow()
+        let spawned = posix_spawnp(&pid, executable, &actions, &attributes, &argv, environ)
+        close(writeEnd)
+        guard spawned == 0 else {
+            close(readEnd)
+            throw BenchError.failed("cannot start \(executable): \(String(cString: strerror(spawned)))")
+        }
+
+        // Read stderr to EOF, handing over complete lines.
+        var lines: [String] = []
+        var pending = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            pending.append(contentsOf: buffer[0..<n])
+            while let nl = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<nl], as: UTF8.self)
+                pending.removeSubrange(...nl)
+                lines.append(line)
+                onLine(line)
+            }
+        }
+        close(readEnd)
+        if !pending.isEmpty { let line = String(decoding: pending, as: UTF8.self); lines.append(line); onLine(line) }
+
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchError.failed("wait4: \(String(cString: strerror(errno)))") }
+        }
+        let wall = monotonicNow() - start
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
+        let termSignal = status & 0x7F
+        return MeasuredChild(status: termSignal == 0 ? (status >> 8) & 0xFF : termSignal, signaled: termSignal != 0,
+                             wallSeconds: wall, cpuSeconds: cpu, peakRSSBytes: Int(usage.ru_maxrss) * 1024,
+                             stderrLines: lines)
+    }
+}
+
+/// CLOCK_MONOTONIC in seconds.
+func monotonicNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// Why a bench stopped, with the exit code it ends with.
+enum BenchError: Error, CustomStringConvertible {
+    /// A run of cropzoom failed: its own one-line error and exit code.
+    case child(message: String, code: Int32)
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .child(let m, _): return m
+        case .failed(let m): return m
+        }
+    }
+    var exitCode: Int32 {
+        switch self {
+        case .child(_, let code): return code
+        case .failed: return 1
+        }
+    }
+}
+
+/// What one cropzoom run reported on stderr (`--progress json --stats`).
+struct ChildReport {
+    var frames = 0
+    var busy: [String: Double] = [:]
+    var waits: [String: Double] = [:]
+    var poolHighWater: Int? = nil
+    var codec = ""
+    var outputSize = ""
+    var window = ""
+    var ffmpegFilter = ""
+    var pixelFormat = ""
+    var audioCopied = 0
+    var audioReencoded = 0
+    var error: String? = nil
+
+    /// Folds one NDJSON event line into the report (other lines are ignored).
+    mutating func read(_ line: String) {
+        guard line.hasPrefix("{"),
+              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let event = object["event"] as? String else { return }
+        switch event {
+        case "done":
+            frames = object["frames_out"] as? Int ?? 0
+            codec = object["codec"] as? String ?? ""
+            pixelFormat = object["pix_fmt"] as? String ?? ""
+            if let w = object["width"] as? Int, let h = object["height"] as? Int { outputSize = "\(w)x\(h)" }
+            if let win = object["window"] as? [String: Int], let w = win["width"], let h = win["height"],
+               let x = win["x"], let y = win["y"] { window = "\(w)x\(h)+\(x)+\(y)" }
+            ffmpegFilter = object["ffmpeg_filter"] as? String ?? ""
+            audioCopied = object["audio_streams_copied"] as? Int ?? 0
+            audioReencoded = object["audio_streams_reencoded"] as? Int ?? 0
+            poolHighWater = (object["pool"] as? [String: Int])?["high_water"]
+        case "stats":
+            busy = (object["busy_seconds"] as? [String: Double]) ?? [:]
+            var w: [String: Double] = [:]
+            for (k, v) in (object["wait_seconds"] as? [String: Double]) ?? [:] { w[benchWaitingStage(k), default: 0] += v }
+            waits = w
+        case "error":
+            error = object["message"] as? String
+        default:
+            break
+        }
+    }
+}
+
+/// Runs the plan: a warm-up, then `repeats` rounds over the thread counts, cropzoom and ffmpeg
+/// alternating (A B A B), each run its own process.
+struct BenchRunner {
+    var executable: String
+    /// cropzoom's arguments for one run, without `--threads`.
+    var arguments: [String]
+    var threadCounts: [Int]
+    var repeats: Int
+    /// Builds ffmpeg's command for a thread count from the warm-up's report (nil: no comparison).
+    var ffmpegCommand: ((ChildReport, Int) -> [String])?
+    var progress: (String) -> Void
+    /// With `--write`: the file each run writes (removed after each run).
+    var writtenFile: String?
+
+    func cropzoomRun(threads: Int, label: String) throws -> (BenchRun, ChildReport) {
+        var report = ChildReport()
+        var lastFrames = 0
+        let child = try MeasuredChild.run(executable, arguments + ["--threads", "\(threads)"]) { line in
+            report.read(line)
+            if line.contains("\"event\":\"progress\""),
+               let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+               let f = o["frames"] as? Int, let fps = o["fps"] as? Double, f != lastFrames {
+                lastFrames = f
+                progress("\(label): frame \(f), \(String(format: "%.0f", fps)) fps")
+            }
+        }
+        if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
+        guard child.succeeded else {
+            let message = report.error ?? child.stderrLines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
+            throw BenchError.child(message: message, code: child.signaled ? 128 + child.status : child.status)
+        }
+        let run = BenchRun(wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes,
+                           frames: report.frames, busySeconds: report.busy, waitSeconds: report.waits,
+                           poolHighWater: report.poolHighWater)
+        return (run, report)
+    }
+
+    func ffmpegRun(_ command: [String]) throws -> BenchRun {
+        var frames = 0
+        let child = try MeasuredChild.run(command[0], Array(command.dropFirst())) { line in
+            if line.hasPrefix("frame="), let f = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)) { frames = f }
+        }
+        if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
+        guard child.succeeded else {
+            let last = child.stderrLines.last { !$0.contains("=") } ?? ""
+            throw BenchError.failed("ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: \(shellQuoted(command))")
+        }
+        return BenchRun(wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes, frames: frames)
+    }
+
+    /// Returns the points (one per thread count, in the order given) and the warm-up's report.
+    func run() throws -> (points: [BenchPoint], report: ChildReport) {
+        let top = threadCounts.max() ?? 1
+        let (_, warm) = try cropzoomRun(threads: top, label: "warm-up (\(top) threads)")
+        var points = threadCounts.map { BenchPoint(threads: $0, runs: []) }
+        for round in 1...repeats {
+            for (i, t) in threadCounts.enumerated() {
+                let (run, _) = try cropzoomRun(threads: t, label: "run \(round)/\(repeats), \(t) thread\(t == 1 ? "" : "s")")
+                points[i].runs.append(run)
+                if let make = ffmpegCommand {
+                    let command = make(warm, t)
+                    progress("run \(round)/\(repeats), \(t) thread\(t == 1 ? "" : "s"): ffmpeg")
+                    points[i].ffmpegRuns.append(try ffmpegRun(command))
+                    points[i].ffmpegCommand = command
+                }
+            }
+        }
+        return (points, warm)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import cropzoom
+import ArgumentParser
+import CropZoomKit
+
+/// `cropzoom bench`'s parsing and arithmetic, without running anything.
+@Suite("Bench options and figures")
+struct BenchOptionTests {
+    @Test func threadLists() throws {
+        #expect(try Bench.parseThreads("1,2,4", cores: 8) == [1, 2, 4])
+        #expect(try Bench.parseThreads("4,1,4", cores: 8) == [1, 4])
+        #expect(try Bench.parseThreads("1..N", cores: 3) == [1, 2, 3])
+        #expect(try Bench.parseThreads("2..4,8", cores: 2) == [2, 3, 4, 8])
+        #expect(try Bench.parseThreads("N", cores: 6) == [6])
+        for bad in ["0", "a", "3..1", "1..", "", "257", "1,,2"] {
+            #expect(throws: ValidationError.self, "\(bad)") { try Bench.parseThreads(bad, cores: 4) }
+        }
+        #expect(Bench.defaultThreads(cores: 1) == [1])
+        #expect(Bench.defaultThreads(cores: 2) == [1, 2])
+        #expect(Bench.defaultThreads(cores: 6) == [1, 2, 4, 6])
+        #expect(Bench.defaultThreads(cores: 8) == [1, 2, 4, 8])
+    }
+
+    @Test func compareFFmpegWithOptionalPath() {
+        #expect(Bench.normalize(["bench", "--compare-ffmpeg=/opt/ff"]) == ["bench", "--compare-ffmpeg", "--ffmpeg", "/opt/ff"])
+        #expect(Bench.normalize(["bench", "--compare-ffmpeg", "/bin/sh", "in.mp4"]) == ["bench", "--compare-ffmpeg", "--ffmpeg", "/bin/sh", "in.mp4"])
+        // A clip after the flag is the INPUT, not the binary.
+        #expect(Bench.normalize(["bench", "--compare-ffmpeg", "in.mp4"]) == ["bench", "--compare-ffmpeg", "in.mp4"])
+        #expect(Bench.normalize(["in.mp4", "-o", "x.mp4"]) == ["in.mp4", "-o", "x.mp4"])
+    }
+
+    @Test("the options a run gets back are the ones given: parse → arguments → parse")
+    func argumentsRoundTrip() throws {
+        let given = ["in.mov", "-o", "o.mkv", "--zoom", "1.65", "--center", "0.62,0.4", "--crop", "1280:720:10:20",
+                     "--size", "1920x-2", "--rotate", "270", "--flip", "vertical", "--scaler", "lanczos",
+                     "--kernel", "zimg", "--orientation", "ignore", "--codec", "libx265", "--crf", "20",
+                     "--preset", "fast", "--bitrate", "2.5M", "--pix-fmt", "yuv420p10le", "--audio", "aac"]
+        let t = try Transcode.parse(given)
+        let again = try Transcode.parse(["in.mov", "-o", "o.mkv"] + t.geometry.arguments() + t.encoding.arguments() + t.streams.arguments())
+        let (a, b) = (try t.configuration(), try again.configuration())
+        #expect(a.geometry == b.geometry && a.scaler == b.scaler && a.kernel == b.kernel && a.codec == b.codec)
+        #expect(a.crf == b.crf && a.preset == b.preset && a.bitrate == b.bitrate && a.pixelFormat == b.pixelFormat && a.audio == b.audio)
+        let plain = try Transcode.parse(["in.mov", "-o", "o.mkv"])
+        #expect(plain.geometry.arguments().isEmpty && plain.encoding.arguments().isEmpty && plain.streams.arguments().isEmpty)
+    }
+
+    static func run(_ wall: Double, frames: Int = 100, cpu: Double? = nil) -> BenchRun {
+        BenchRun(wallSeconds: wall, cpuSeconds: cpu ?? wall, peakRSSBytes: 100 << 20, frames: frames,
+                 busySeconds: ["decode": 0.5, "transform": 0.2], waitSeconds: ["decode": 0.1], poolHighWater: 5)
+    }
+
+    @Test("medians, per-core figures and efficiency, with a row beyond the cores")
+    func figures() throws {
+        let points = [BenchPoint(threads: 1, runs: [Self.run(2.0), Self.run(1.0), Self.run(4.0)]),   // fps 50, 100, 25
+                      BenchPoint(threads: 2, runs: [Self.run(0.8), Self.run(0.5)]),                  // fps 125, 200
+                      BenchPoint(threads: 4, runs: [Self.run(0.5, cpu: 1.0)])]                       // fps 200 on 2 cores
+        let r = BenchResults(cores: 2, cpuName: "cpu", system: "sys", input: "in.mp4", bundledSample: false, command: ["cz"],
+                             codec: "libx264", outputSize: "1920x1080", window: "1164x654+378+212", sinkIsFile: false,
+                             repeats: 3, ffmpegVersion: nil, points: points)
+        let rows = r.rows()
+        #expect(rows.map(\.fps.median) == [50, 162.5, 200])
+        #expect(rows[0].fps.min == 25 && rows[0].fps.max == 100)
+        #expect(rows.map(\.coresUsed) == [1, 2, 2] && rows.map(\.oversubscribed) == [false, false, true])
+        #expect(rows.map(\.fpsPerCore) == [50, 81.25, 100])
+        #expect(rows.map(\.efficiency) == [1, 1.625, 2])
+        #expect(rows[2].cpuCores == 2 && rows[2].cpuUtilisation == 1)
+        #expect(rows[0].stageMsPerFrame == ["decode": 5, "transform": 2] && rows[0].waitMsPerFrame == ["decode": 1])
+        #expect(rows[0].peakRssMib == 100 && rows[0].poolHighWater == 5)
+        // CSV: a header and one line per row, every line as wide as the header.
+        let csv = r.csv().split(separator: "\n")
+        #expect(csv.count == 4 && csv.allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == BenchResults.csvHeader.count })
+        // The table marks the oversubscribed row and says why.
+        #expect(r.table().contains("4*") && r.table().contains("more threads than the machine's 2 cores"))
+        // JSON: snake_case keys, the version.
+        let json = try r.document().json()
+        #expect(json.contains("\"fps_per_core\"") && json.contains("\"version\" : 1") && json.contains("\"stage_ms_per_frame\""))
+    }
+
+    @Test func svgEscapesAndCountsPoints() {
+        let r = BenchResults(cores: 2, cpuName: "c", system: "s", input: "a<b>&\"c\".mp4", bundledSample: false, command: [],
+                             codec: "none", outputSize: "", window: "", sinkIsFile: false, repeats: 1, ffmpegVersion: nil,
+                             points: [BenchPoint(threads: 1, runs: [Self.run(1)]), BenchPoint(threads: 2, runs: [Self.run(0.6)])])
+        let svg = r.svg()
+        #expect(svg.contains("a&lt;b&gt;&amp;&quot;c&quot;.mp4") && !svg.contains("a<b>"))
+        #expect(svg.components(separatedBy: "class=\"fps-point\"").count - 1 == 2)
+        #expect(svg.components(separatedBy: "class=\"efficiency-point\"").count - 1 == 2)
+        #expect(shellQuoted(["ffmpeg", "-vf", "crop=1:2:3:4,scale=5:6", "a b", "it's"]) == "ffmpeg -vf crop=1:2:3:4,scale=5:6 'a b' 'it'\\''s'")
+    }
+}
