@@ -119,15 +119,20 @@ struct Bench: ParsableCommand {
             && FileManager.default.isExecutableFile(atPath: path)
     }
 
-    /// Where the bundled sample is: beside a development build (.build/<config>/cropzoom →
-    /// samples/), an installed one (<prefix>/bin → <prefix>/share/cropzoom/samples), or
-    /// $CROPZOOM_SAMPLES.
+    /// Where the bundled sample is: $CROPZOOM_SAMPLES, an installed build's
+    /// <prefix>/share/cropzoom/samples, the package's samples/ above a development build
+    /// (.build/<triple>/<config>/cropzoom), or ./samples.
     static func findBundledSample() -> String? {
         var folders: [String] = []
         if let env = ProcessInfo.processInfo.environment["CROPZOOM_SAMPLES"] { folders.append(env) }
-        let exe = URL(fileURLWithPath: executablePath()).resolvingSymlinksInPath().deletingLastPathComponent()
-        folders.append(exe.appendingPathComponent("../../samples").standardized.path)
-        folders.append(exe.appendingPathComponent("../share/cropzoom/samples").standardized.path)
+        // The build folder (.build/release is a link to .build/<triple>/release): the package
+        // root's samples/ is a few levels up.
+        var dir = URL(fileURLWithPath: executablePath()).resolvingSymlinksInPath().deletingLastPathComponent()
+        folders.append(dir.appendingPathComponent("../share/cropzoom/samples").standardized.path)
+        for _ in 0..<4 {
+            dir = dir.deletingLastPathComponent()
+            folders.append(dir.appendingPathComponent("samples").path)
+        }
         folders.append(FileManager.default.currentDirectoryPath + "/samples")
         return folders.map { $0 + "/" + bundledSample }.first { FileManager.default.fileExists(atPath: $0) }
     }
@@ -248,20 +253,9 @@ struct Bench: ParsableCommand {
             command: [exe] + args, codec: measured.report.codec, outputSize: measured.report.outputSize,
             window: measured.report.window, sinkIsFile: write, repeats: repeats,
             ffmpegVersion: ffmpeg.flatMap(Bench.ffmpegVersion), points: measured.points, warnings: warnings)
-        // Sanity: noisy runs, too little work to measure.
-        for row in results.rows() {
-            if row.runs.count > 1, row.fps.relativeRange > 0.10 {
-                let w = String(format: "runs at %d thread%@ varied by %.0f %% (min %.1f, max %.1f fps): the machine is busy or noisy; close other programs or raise --repeat",
-                               row.threads, row.threads == 1 ? "" : "s", row.fps.relativeRange * 100, row.fps.min, row.fps.max)
-                results.warnings.append(w); warn(w)
-            }
-        }
-        let rows = results.rows()
-        if let fastest = rows.min(by: { $0.wallSeconds.median < $1.wallSeconds.median }),
-           fastest.frames < 30 || fastest.wallSeconds.median < 0.5 {
-            let w = String(format: "the input is too short to measure well: %d frames in %.2f s at %d threads (start-up dominates; use a clip that takes at least 1 s)",
-                           fastest.frames, fastest.wallSeconds.median, fastest.threads)
-            results.warnings.append(w); warn(w)
+        for w in results.sanityWarnings() {
+            results.warnings.append(w)
+            warn(w)
         }
 
         switch format {

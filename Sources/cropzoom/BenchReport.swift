@@ -237,6 +237,24 @@ struct BenchResults: Sendable {
             baselineThreads: baseline?.threads ?? 0, ffmpegVersion: ffmpegVersion, warnings: warnings, results: rows())
     }
 
+    /// The measurements' own sanity: runs at one thread count that disagree by more than 10 %
+    /// ((max − min) / median: a busy or noisy machine), and runs too short to measure (under
+    /// 30 frames or 0.5 s, where start-up dominates).
+    func sanityWarnings() -> [String] {
+        var out: [String] = []
+        let rows = rows()
+        for row in rows where row.runs.count > 1 && row.fps.relativeRange > 0.10 {
+            out.append(String(format: "runs at %d thread%@ varied by %.0f %% (min %.1f, max %.1f fps): the machine is busy or noisy; close other programs or raise --repeat",
+                              row.threads, row.threads == 1 ? "" : "s", row.fps.relativeRange * 100, row.fps.min, row.fps.max))
+        }
+        if let fastest = rows.min(by: { $0.wallSeconds.median < $1.wallSeconds.median }),
+           fastest.frames < 30 || fastest.wallSeconds.median < 0.5 {
+            out.append(String(format: "the input is too short to measure well: %d frames in %.2f s at %d thread%@ (start-up dominates; use a clip that takes at least 1 s)",
+                              fastest.frames, fastest.wallSeconds.median, fastest.threads, fastest.threads == 1 ? "" : "s"))
+        }
+        return out
+    }
+
     // MARK: table
 
     /// The aligned table for people.

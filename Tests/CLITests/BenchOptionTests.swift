@@ -77,6 +77,21 @@ struct BenchOptionTests {
         #expect(json.contains("\"fps_per_core\"") && json.contains("\"version\" : 1") && json.contains("\"stage_ms_per_frame\""))
     }
 
+    @Test("warnings: runs more than 10 % apart, runs too short to measure; none for steady, long runs")
+    func sanity() {
+        func results(_ walls: [[Double]], frames: Int = 300) -> BenchResults {
+            BenchResults(cores: 2, cpuName: "c", system: "s", input: "in.mp4", bundledSample: false, command: [], codec: "none",
+                         outputSize: "", window: "", sinkIsFile: false, repeats: walls[0].count, ffmpegVersion: nil,
+                         points: walls.enumerated().map { BenchPoint(threads: $0.offset + 1, runs: $0.element.map { Self.run($0, frames: frames) }) })
+        }
+        #expect(results([[2.0, 2.05, 2.1], [1.1, 1.12, 1.15]]).sanityWarnings().isEmpty)
+        let noisy = results([[2.0, 2.05, 2.1], [1.0, 1.12, 1.3]]).sanityWarnings()
+        #expect(noisy.count == 1 && noisy[0].hasPrefix("runs at 2 threads varied by 26 %"), "\(noisy)")
+        let short = results([[0.3, 0.3], [0.2, 0.2]]).sanityWarnings()
+        #expect(short.count == 1 && short[0].contains("too short") && short[0].contains("at 2 threads"), "\(short)")
+        #expect(results([[2.0], [1.5]], frames: 20).sanityWarnings().contains { $0.contains("20 frames") })
+    }
+
     @Test func svgEscapesAndCountsPoints() {
         let r = BenchResults(cores: 2, cpuName: "c", system: "s", input: "a<b>&\"c\".mp4", bundledSample: false, command: [],
                              codec: "none", outputSize: "", window: "", sinkIsFile: false, repeats: 1, ffmpegVersion: nil,

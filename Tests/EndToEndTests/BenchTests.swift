@@ -164,6 +164,24 @@ struct BenchTests {
         }
     }
 
+    @Test("--write: every run writes a real file in TMPDIR, removed after the run; the report says so")
+    func write() throws {
+        let scratch = try Scratch()
+        let tmp = try scratch.folder("tmp")
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let run = try CLI.bash("TMPDIR=\(tmp.path) \(try CLI.binary()) bench \(input) --preset ultrafast --threads 1,2 --repeat 1 --write --format json")
+        let doc = try Self.json(run)
+        let job = try #require(doc["job"] as? [String: Any])
+        #expect(job["sink"] as? String == "file" && job["codec"] as? String == "libx264")
+        let command = try #require(job["command"] as? [String])
+        let output = try #require(command.firstIndex(of: "-o").map { command[$0 + 1] })
+        #expect(output.hasPrefix(tmp.path) && !command.contains("--null"), "\(command)")
+        #expect(Files.names(in: tmp).isEmpty, "left behind: \(Files.names(in: tmp))")
+        for row in try #require(doc["results"] as? [[String: Any]]) {
+            #expect((row["stage_ms_per_frame"] as? [String: Double])?["encode"] ?? 0 > 0, "x264 ran: \(row)")
+        }
+    }
+
     @Test("--compare-ffmpeg: ffmpeg runs the same job (printed), its fps and the ratio are reported")
     func compareFFmpeg() throws {
         let input = try Files.sample("std-h264-aac.mp4").path
