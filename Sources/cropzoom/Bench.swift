@@ -276,11 +276,8 @@ struct Bench: ParsableCommand {
         let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).cropzoom-tmp-\(getpid())")
         do {
             try Data(text.utf8).write(to: tmp)
-            if FileManager.default.fileExists(atPath: path) {
-                _ = try FileManager.default.replaceItemAt(url, withItemAt: tmp)
-            } else {
-                try FileManager.default.moveItem(at: tmp, to: url)
-            }
+            // rename(2) replaces the old chart (with -y) in one step: whole or untouched.
+            guard rename(tmp.path, url.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             try? FileManager.default.removeItem(at: tmp)
             throw BenchExit.failure("\(path): cannot write the chart: \(error.localizedDescription)")

@@ -339,10 +339,17 @@ struct BenchResults: Sendable {
     /// thread count; ffmpeg's fps too when compared. Plain SVG 1.1 that any browser opens.
     func svg() -> String {
         let rows = rows()
-        let w = 720.0, h = 420.0, left = 70.0, right = 70.0, top = 56.0, bottom = 56.0
+        let w = 720.0, h = 430.0, left = 70.0, right = 70.0, top = 76.0, bottom = 56.0
         let plotW = w - left - right, plotH = h - top - bottom
-        let maxFPS = max(1, rows.map { max($0.fps.max, $0.ffmpeg?.fps.max ?? 0) }.max() ?? 1) * 1.15
-        let maxEff = max(1.0, rows.map(\.efficiency).max() ?? 1) * 1.15
+        // Axes end on round numbers: four steps of 1, 2, 2.5 or 5 × a power of ten.
+        func niceTop(_ v: Double) -> Double {
+            let raw = max(v, 1e-9) / 4
+            let magnitude = pow(10, floor(log10(raw)))
+            let step = [1.0, 2, 2.5, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? 10 * magnitude
+            return step * 4
+        }
+        let maxFPS = niceTop(max(1, rows.map { max($0.fps.max, $0.ffmpeg?.fps.max ?? 0) }.max() ?? 1) * 1.05)
+        let maxEff = niceTop(max(1.0, rows.map(\.efficiency).max() ?? 1) * 1.05)
         func x(_ i: Int) -> Double { rows.count == 1 ? left + plotW / 2 : left + plotW * Double(i) / Double(rows.count - 1) }
         func yFPS(_ v: Double) -> Double { top + plotH * (1 - v / maxFPS) }
         func yEff(_ v: Double) -> Double { top + plotH * (1 - v / maxEff) }
@@ -363,7 +370,7 @@ struct BenchResults: Sendable {
         for k in 0...4 {
             let v = maxFPS * Double(k) / 4, e = maxEff * Double(k) / 4
             s += "<line x1=\"\(f(left))\" y1=\"\(f(yFPS(v)))\" x2=\"\(f(left + plotW))\" y2=\"\(f(yFPS(v)))\" stroke=\"#eee\"/>\n"
-            s += "<text x=\"\(f(left - 6))\" y=\"\(f(yFPS(v) + 4))\" text-anchor=\"end\" fill=\"#1f77b4\">\(String(format: "%.0f", v))</text>\n"
+            s += "<text x=\"\(f(left - 6))\" y=\"\(f(yFPS(v) + 4))\" text-anchor=\"end\" fill=\"#1f77b4\">\(String(format: v > 0 && v < 10 ? "%.1f" : "%.0f", v))</text>\n"
             s += "<text x=\"\(f(left + plotW + 6))\" y=\"\(f(yEff(e) + 4))\" fill=\"#d62728\">\(String(format: "%.0f%%", e * 100))</text>\n"
         }
         s += "<text x=\"18\" y=\"\(f(top + plotH / 2))\" transform=\"rotate(-90 18 \(f(top + plotH / 2)))\" text-anchor=\"middle\" fill=\"#1f77b4\">frames per second</text>\n"
@@ -391,7 +398,7 @@ struct BenchResults: Sendable {
             s += "<circle class=\"fps-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yFPS(r.fps.median)))\" r=\"4.5\" fill=\"#1f77b4\"><title>\(r.threads) threads: \(String(format: "%.1f", r.fps.median)) fps (\(String(format: "%.1f", r.fps.min))–\(String(format: "%.1f", r.fps.max)))</title></circle>\n"
             s += "<circle class=\"efficiency-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yEff(r.efficiency)))\" r=\"4\" fill=\"white\" stroke=\"#d62728\" stroke-width=\"2\"><title>\(r.threads) threads: efficiency \(String(format: "%.0f", r.efficiency * 100)) %</title></circle>\n"
         }
-        let legendY = top - 8
+        let legendY = top - 14
         s += "<text x=\"\(f(left))\" y=\"\(f(legendY))\" fill=\"#1f77b4\">● cropzoom fps</text>\n"
         s += "<text x=\"\(f(left + 130))\" y=\"\(f(legendY))\" fill=\"#d62728\">○ efficiency</text>\n"
         if rows.contains(where: { $0.ffmpeg != nil }) {

@@ -118,7 +118,12 @@ struct BenchTests {
         let again = try CLI.cropzoom(["bench", input, "--codec", "none", "--threads", "1", "--repeat", "1", "--chart", svg])
         #expect(again.status == 2 && again.stderrLines.count == 1 && again.stderr.contains("exists"), "\(again)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: svg)) == before, "a refused run touched the chart")
-        #expect(Files.temporaryLeftovers(in: scratch.url).isEmpty)
+        // With -y it is replaced, whole.
+        let replaced = try CLI.cropzoom(["bench", input, "--codec", "none", "--threads", "1", "--repeat", "1", "--chart", svg, "-y"])
+        #expect(replaced.status == 0, "\(replaced)")
+        let svgText = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(svgText.hasSuffix("</svg>\n") && svgText.components(separatedBy: "class=\"fps-point\"").count - 1 == 1)
+        #expect(Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(Files.names(in: scratch.url))")
     }
 
     @Test("thread counts beyond the cores run, marked oversubscribed, with a warning; per-core figures divide by the cores")
