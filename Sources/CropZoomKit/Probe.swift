@@ -1,0 +1,219 @@
+import CFFmpeg
+import Foundation
+
+/// What `cropzoom probe` reports about a file: the container and each stream, as FFmpeg reads
+/// them (`avformat_open_input` + `avformat_find_stream_info`), plus what cropzoom derives —
+/// the displayed size and orientation, and whether the video frame rate varies. Field names
+/// are stable (the JSON uses them in snake_case; README, "Probe").
+public struct MediaInfo: Codable, Sendable, Equatable {
+    public var path: String
+    /// Demuxer short name(s), as ffprobe's `format_name`.
+    public var format: String
+    public var formatLongName: String
+    /// Seconds; nil when the container does not say.
+    public var duration: Double?
+    public var startTime: Double?
+    /// Bits per second over the whole file, when known.
+    public var bitRate: Int?
+    public var sizeBytes: Int?
+    public var streams: [StreamInfo]
+
+    /// True when the file has a video stream cropzoom can work on.
+    public var hasVideo: Bool { streams.contains { $0.type == "video" && !$0.attachedPicture } }
+}
+
+public struct StreamInfo: Codable, Sendable, Equatable {
+    public var index: Int
+    /// "video", "audio", "subtitle", "data", "attachment" or "unknown".
+    public var type: String
+    /// Codec short name ("h264", "aac", …; "unknown" when libavcodec has none).
+    public var codec: String
+    public var profile: String?
+    public var startTime: Double?
+    public var duration: Double?
+    /// Frames or packets the container declares (0 when it does not).
+    public var declaredFrames: Int
+    public var language: String?
+    public var isDefault: Bool
+    /// A cover picture stored as a video stream (not video).
+    public var attachedPicture: Bool
+
+    // Video.
+    /// Stored (coded) picture size.
+    public var width: Int?
+    public var height: Int?
+    /// Size as a player shows it: rotated by the display matrix, stretched by the sample
+    /// aspect ratio to square pixels.
+    public var displayWidth: Int?
+    public var displayHeight: Int?
+    /// Clockwise rotation a player applies (0, 90, 180, 270), and whether it then mirrors the
+    /// picture left-right.
+    public var rotation: Int?
+    public var mirrored: Bool?
+    /// "num:den" ("1:1" when the stream declares none).
+    public var sampleAspectRatio: String?
+    public var pixelFormat: String?
+    public var bitDepth: Int?
+    /// "num/den", as ffprobe's r_frame_rate and avg_frame_rate.
+    public var rFrameRate: String?
+    public var avgFrameRate: String?
+    /// avg_frame_rate as a number (frames per second), when known.
+    public var fps: Double?
+    /// True when the presentation times of the first frames are not evenly spaced.
+    public var variableFrameRate: Bool?
+    /// How many frames that was decided on (the first `MediaProbe.rateWindow` or all).
+    public var frameRateCheckedFrames: Int?
+
+    // Audio.
+    public var sampleRate: Int?
+    public var channels: Int?
+    public var channelLayout: String?
+    public var sampleFormat: String?
+}
+
+public enum MediaProbe {
+    /// Video packets read to decide whether the frame rate varies (≈ 30 s at 30 fps).
+    public static let rateWindow = 900
+
+    /// Opens `path` and describes it. Fails like a transcode would (`.inputUnreadable`, one line).
+    public static func probe(_ path: String) throws(CropZoomError) -> MediaInfo {
+        cz_log_install(AV_LOG_QUIET)   // FFmpeg's own messages would break the one-line errors
+        try Pipeline.checkInput(path)
+        let input = try InputFormat(path: path)
+        let ctx = input.pointer
+        var size: Int? = nil
+        if let pb = ctx.pointee.pb { let s = avio_size(pb); if s >= 0 { size = Int(s) } }
+        let start = ctx.pointee.start_time
+        var info = MediaInfo(
+            path: path, format: input.formatName,
+            formatLongName: ctx.pointee.iformat.pointee.long_name.map { String(cString: $0) } ?? "",
+            duration: input.duration,
+            startTime: start != AVCode.noPTS ? Double(start) / Double(AV_TIME_BASE) : nil,
+            bitRate: ctx.pointee.bit_rate > 0 ? Int(ctx.pointee.bit_rate) : nil,
+            sizeBytes: size, streams: [])
+        for i in 0..<input.streamCount {
+            info.streams.append(describe(input.stream(i), index: i))
+        }
+        // Variable frame rate: the spacing of the first video frames' presentation times.
+        let videos = info.streams.filter { $0.type == "video" && !$0.attachedPicture }.map(\.index)
+        if !videos.isEmpty {
+            let times = presentationTimes(input, streams: Set(videos), limit: rateWindow)
+            for i in videos {
+                let (variable, n) = isVariable(times[i] ?? [])
+                info.streams[i].variableFrameRate = variable
+                info.streams[i].frameRateCheckedFrames = n
+            }
+        }
+        return info
+    }
+
+    private static func seconds(_ t: Int64, _ tb: AVRational) -> Double? {
+        t == AVCode.noPTS ? nil : Double(t) * av_q2d(tb)
+    }
+
+    private static func rational(_ r: AVRational) -> String { "\(r.num)/\(r.den)" }
+
+    private static func describe(_ st: UnsafeMutablePointer<AVStream>, index: Int) -> StreamInfo {
+        let par = st.pointee.codecpar.pointee
+        let type: String
+        switch par.codec_type {
+        case AVMEDIA_TYPE_VIDEO: type = "video"
+        case AVMEDIA_TYPE_AUDIO: type = "audio"
+        case AVMEDIA_TYPE_SUBTITLE: type = "subtitle"
+        case AVMEDIA_TYPE_DATA: type = "data"
+        case AVMEDIA_TYPE_ATTACHMENT: type = "attachment"
+        default: type = "unknown"
+        }
+        // As ffprobe names it: the codec descriptor's name, "unknown" without one.
+        let codecName = avcodec_descriptor_get(par.codec_id).map { String(cString: $0.pointee.name) } ?? "unknown"
+        var profile: String? = nil
+        if par.profile != FF_PROFILE_UNKNOWN, let p = avcodec_profile_name(par.codec_id, par.profile) {
+            profile = String(cString: p)
+        }
+        let language = av_dict_get(st.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) }
+        let disposition = st.pointee.disposition
+        var s = StreamInfo(
+            index: index, type: type, codec: codecName, profile: profile,
+            startTime: seconds(st.pointee.start_time, st.pointee.time_base),
+            duration: st.pointee.duration > 0 ? seconds(st.pointee.duration, st.pointee.time_base) : nil,
+            declaredFrames: Int(st.pointee.nb_frames), language: language,
+            isDefault: disposition & AV_DISPOSITION_DEFAULT != 0,
+            attachedPicture: disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
+        if par.codec_type == AVMEDIA_TYPE_VIDEO {
+            s.width = Int(par.width)
+            s.height = Int(par.height)
+            let orientation = Pipeline.displayOrientation(st)
+            // Rotation first, then a left-right mirror when mirrored (FFmpeg's reading of a
+            // display matrix: ffprobe's `rotation`, then hflip).
+            s.rotation = (orientation.isMirror ? orientation.then(.flipHorizontal) : orientation).rotationDegrees
+            s.mirrored = orientation.isMirror
+            var sar = st.pointee.sample_aspect_ratio
+            if sar.num <= 0 || sar.den <= 0 { sar = par.sample_aspect_ratio }
+            if sar.num <= 0 || sar.den <= 0 { sar = AVRational(num: 1, den: 1) }
+            s.sampleAspectRatio = "\(sar.num):\(sar.den)"
+            let stretched = (Double(par.width) * av_q2d(sar)).rounded()
+            let shown = orientation.apply(width: Int(stretched), height: Int(par.height))
+            (s.displayWidth, s.displayHeight) = (shown.width, shown.height)
+            let pf = AVPixelFormat(rawValue: par.format)
+            if let info = PixelFormatInfo(pf) {
+                s.pixelFormat = info.name
+                s.bitDepth = info.bitDepth
+            }
+            s.rFrameRate = rational(st.pointee.r_frame_rate)
+            s.avgFrameRate = rational(st.pointee.avg_frame_rate)
+            if st.pointee.avg_frame_rate.num > 0 && st.pointee.avg_frame_rate.den > 0 {
+                s.fps = av_q2d(st.pointee.avg_frame_rate)
+            }
+        } else if par.codec_type == AVMEDIA_TYPE_AUDIO {
+            s.sampleRate = Int(par.sample_rate)
+            s.channels = Int(par.ch_layout.nb_channels)
+            var layout = par.ch_layout
+            var buffer = [CChar](repeating: 0, count: 128)
+            if av_channel_layout_describe(&layout, &buffer, buffer.count) > 0 {
+                s.channelLayout = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            if let name = av_get_sample_fmt_name(AVSampleFormat(rawValue: par.format)) {
+                s.sampleFormat = String(cString: name)
+            }
+        }
+        return s
+    }
+
+    /// Presentation times (in stream ticks) of the first `limit` packets of `streams`.
+    private static func presentationTimes(_ input: InputFormat, streams: Set<Int>, limit: Int) -> [Int: [Int64]] {
+        var times: [Int: [Int64]] = [:]
+        guard let packet = try? Packet() else { return times }
+        var read = 0, failures = 0
+        while read < limit * max(1, streams.count) && failures < 16 {
+            let r = input.read(into: packet)
+            if r == AVCode.again { continue }
+            if r == AVCode.eof { break }
+            if r < 0 { failures += 1; continue }
+            defer { packet.unref() }
+            let i = packet.streamIndex
+            guard streams.contains(i), (times[i]?.count ?? 0) < limit else { continue }
+            let t = packet.pts != AVCode.noPTS ? packet.pts : packet.dts
+            if t != AVCode.noPTS { times[i, default: []].append(t) }
+            read += 1
+        }
+        return times
+    }
+
+    /// Whether sorted presentation times are unevenly spaced (frame durations differ by more
+    /// than 1 % and one tick), and how many frames that looked at. The last few times of a
+    /// window cut from decode order may have gaps (reordered frames not read yet): left out.
+    static func isVariable(_ raw: [Int64]) -> (Bool, Int) {
+        var t = raw.sorted()
+        if t.count >= 40 { t.removeLast(8) }
+        guard t.count >= 3 else { return (false, t.count) }
+        var lo = Int64.max, hi = Int64.min
+        for k in 1..<t.count {
+            let d = t[k] - t[k - 1]
+            guard d > 0 else { continue }
+            lo = min(lo, d); hi = max(hi, d)
+        }
+        guard lo != Int64.max else { return (false, t.count) }
+        let variable = hi - lo > 1 && Double(hi - lo) > 0.01 * Double(lo)
+        return (variable, t.count)
+    }
+}
