@@ -142,3 +142,23 @@ public struct EngineReport: Sendable {
         self.busy = busy; self.waits = waits; self.cpuSeconds = cpuSeconds
     }
 }
+
+/// What a transcode would do (`Pipeline.plan`): the input window read, the output, the codecs.
+public struct JobPlan: Sendable, Codable, Equatable {
+    public var input: String
+    public var output: String
+    /// Output container (muxer name guessed from the output's extension).
+    public var container: String
+    /// The window read from each decoded picture, in its coded pixels.
+    public var window: PixelRect
+    public var outputWidth: Int
+    public var outputHeight: Int
+    /// The orthogonal transform applied after scaling (display rotation, `--rotate`, `--flip`),
+    /// "none" when the picture is used as coded.
+    public var orientation: String
+    public var videoCodec: String
+    public var pixelFormat: String
+    /// One entry per audio stream kept: "#1 copied", "#2 re-encoded (aac)".
+    public var audio: [String]
+    public var notices: [String]
+}

@@ -18,7 +18,8 @@ struct MeasuredChild {
 
     /// Starts `executable args…` with `posix_spawn` — empty signal mask and default dispositions,
     /// as a shell would, so Ctrl-C reaches it — and waits for it.
-    static func run(_ executable: String, _ args: [String], onLine: (String) -> Void = { _ in }) throws -> MeasuredChild {
+    static func run(_ executable: String, _ args: [String], onStart: (pid_t) -> Void = { _ in },
+                    onLine: (String) -> Void = { _ in }) throws -> MeasuredChild {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw BenchError.failed("cannot create a pipe: \(String(cString: strerror(errno)))") }
         let (readEnd, writeEnd) = (fds[0], fds[1])
@@ -56,6 +57,7 @@ struct MeasuredChild {
             throw BenchError.failed("cannot start \(executable): \(String(cString: strerror(spawned)))")
         }
 
+        onStart(pid)
         // Read stderr to EOF, handing over complete lines.
         var lines: [String] = []
         var pending = [UInt8]()
@@ -179,7 +181,7 @@ struct BenchRunner {
     func cropzoomRun(threads: Int, label: String) throws -> (BenchRun, ChildReport) {
         var report = ChildReport()
         var lastFrames = 0
-        let child = try MeasuredChild.run(executable, arguments + ["--threads", "\(threads)"]) { line in
+        let child = try MeasuredChild.run(executable, arguments + ["--threads", "\(threads)"], onLine: { line in
             report.read(line)
             if line.contains("\"event\":\"progress\""),
                let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -187,7 +189,7 @@ struct BenchRunner {
                 lastFrames = f
                 progress("\(label): frame \(f), \(String(format: "%.0f", fps)) fps")
             }
-        }
+        })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
         guard child.succeeded else {
             let message = report.error ?? child.stderrLines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
@@ -201,9 +203,9 @@ struct BenchRunner {
 
     func ffmpegRun(_ command: [String]) throws -> BenchRun {
         var frames = 0
-        let child = try MeasuredChild.run(command[0], Array(command.dropFirst())) { line in
+        let child = try MeasuredChild.run(command[0], Array(command.dropFirst()), onLine: { line in
             if line.hasPrefix("frame="), let f = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)) { frames = f }
-        }
+        })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
         guard child.succeeded else {
             let last = child.stderrLines.last { !$0.contains("=") } ?? ""

@@ -116,7 +116,7 @@ public struct Rect: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// A whole-pixel rectangle.
-public struct PixelRect: Equatable, Sendable, CustomStringConvertible {
+public struct PixelRect: Equatable, Sendable, Codable, CustomStringConvertible {
     public var x: Int, y: Int, width: Int, height: Int
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x; self.y = y; self.width = width; self.height = height

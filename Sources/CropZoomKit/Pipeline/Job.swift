@@ -63,7 +63,11 @@ final class Job: @unchecked Sendable {
             ? (av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) } ?? "matroska")
             : output.formatName
         muxer = Muxer(output: output)
-        let codec: UnsafePointer<AVCodec>? = cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: output)
+        // With --null the packets go to FFmpeg's null muxer, but codec and stream decisions are
+        // the ones the named container would get (so --null measures, and a plan shows, the
+        // real job).
+        let container = cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: nil)) ?? output : output
+        let codec: UnsafePointer<AVCodec>? = cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: container)
         let inFormat = dec.pointee.pix_fmt
         outputFormat = try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in
             try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
@@ -138,7 +142,7 @@ final class Job: @unchecked Sendable {
             switch par.pointee.codec_type {
             case AVMEDIA_TYPE_AUDIO:
                 if cfg.audio == .none { dropped += 1; continue }
-                let canCopy = output.canStore(par.pointee.codec_id)
+                let canCopy = container.canStore(par.pointee.codec_id)
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
                     let target = cfg.audio == .aac ? "aac" : (containerName == "webm" ? "libopus" : "aac")
                     let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target, globalHeader: output.needsGlobalHeader)
@@ -161,7 +165,7 @@ final class Job: @unchecked Sendable {
                 }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
                 let kind = par.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE ? "subtitle" : "data"
-                if par.pointee.codec_id != AV_CODEC_ID_NONE && output.canStore(par.pointee.codec_id) {
+                if par.pointee.codec_id != AV_CODEC_ID_NONE && container.canStore(par.pointee.codec_id) {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
                 } else {

@@ -17,6 +17,35 @@ public final class Pipeline {
     /// Installs the SIGINT/SIGTERM handlers that let a run stop cleanly (exit 130/143).
     public static func installSignalHandlers() { cz_install_signal_handlers() }
 
+    /// The signal (SIGINT, SIGTERM) received since the handlers were installed, or 0.
+    public static var pendingSignal: Int32 { cz_pending_signal() }
+
+    /// What `run` would do, without doing it: the input is opened and the geometry, codecs and
+    /// stream routes decided as for the real job, nothing is written (`batch --dry-run`).
+    public func plan() throws(CropZoomError) -> JobPlan {
+        var cfg = configuration
+        cfg.null = true
+        cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
+        var notices: [String] = []
+        let job = try Job(cfg, notice: { notices.append($0) })
+        let p = job.plan
+        let display = p.orientation
+        var audio: [String] = []
+        for (i, route) in job.routes.enumerated() {
+            switch route {
+            case .copy where job.demuxer.isAudio(i): audio.append("#\(i) copied")
+            case .reencode(let t, _): audio.append("#\(i) re-encoded (\(String(cString: t.encoder.pointer.pointee.codec.pointee.name)))")
+            default: break
+            }
+        }
+        let container = av_guess_format(nil, configuration.output, nil).map { String(cString: $0.pointee.name) } ?? "unknown"
+        return JobPlan(input: configuration.input, output: configuration.output, container: container,
+                       window: p.source, outputWidth: p.output.width, outputHeight: p.output.height,
+                       orientation: display.isIdentity ? "none" : display.description,
+                       videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
+                       audio: audio, notices: notices)
+    }
+
     /// Runs the transcode. On any error nothing is left at the output path. A failure caused by
     /// a signal (FFmpeg's I/O gives up once the interrupt callback fires) is reported as the
     /// interruption it is.

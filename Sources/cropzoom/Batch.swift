@@ -1,0 +1,479 @@
+import ArgumentParser
+import CropZoomKit
+import Foundation
+
+/// `cropzoom batch`: many inputs, one output folder, N files at a time. Each file is its own
+/// `cropzoom transcode` process (a file that crashes a decoder cannot take the batch with it),
+/// with the machine's threads shared between the files that run at once.
+struct Batch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Transcode many files (files, folders, globs) into one output folder, several at a time.",
+        discussion: """
+            Exit codes: 0 every file succeeded (or was skipped), 1 some file failed, 2 bad usage \
+            (nothing was started), 130 interrupted (SIGINT; 143 SIGTERM): running files are stopped \
+            and leave nothing behind, no new file starts, the table so far is printed.
+            """)
+
+    enum Progress: String, ExpressibleByArgument, CaseIterable { case auto, bar, lines, none }
+
+    @Argument(help: ArgumentHelp("Files, folders (searched recursively; hidden files skipped) or globs ('clips/*.mov').", valueName: "input"))
+    var inputs: [String] = []
+
+    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Folder for the outputs (created if missing); folder inputs keep their sub-folders under it.", valueName: "DIR"))
+    var outDir: String?
+
+    @Option(help: ArgumentHelp("Output file name: {stem} (input name without extension), {ext} (its extension), {name} (whole input name). The extension picks the container.", valueName: "TEMPLATE"))
+    var name = "{stem}-zoom.{ext}"
+
+    @Option(help: ArgumentHelp("Files processed at once (default: one per two cores); the machine's threads are shared between them.", valueName: "N"))
+    var jobs: Int?
+
+    @Flag(name: .customLong("skip-existing"), help: "Leave files whose output exists (a re-run resumes an interrupted batch).")
+    var skipExisting = false
+
+    @Flag(name: [.customShort("y"), .long], help: "Replace existing outputs (each only once its new file is complete).")
+    var overwrite = false
+
+    @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
+    var report: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Print what would be done for each file (window, output size, rotation, codecs, output path) and do nothing.")
+    var dryRun = false
+
+    @Option(help: ArgumentHelp("Process only shard I of N (1 ≤ I ≤ N): every N-th input by sorted path, starting at the I-th. Shards 1…N together cover every input once.", valueName: "I/N"))
+    var shard: String?
+
+    @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
+    var progress: Progress = .auto
+
+    @OptionGroup(title: "Geometry") var geometry: GeometryOptions
+    @OptionGroup(title: "Encoding") var encoding: EncodingOptions
+    @OptionGroup(title: "Streams") var streams: StreamOptions
+
+    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+    /// "I/N" → (I, N), 1 ≤ I ≤ N.
+    static func parseShard(_ text: String) throws -> (index: Int, count: Int) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else {
+            throw ValidationError("--shard takes I/N with 1 ≤ I ≤ N, e.g. 2/4 (got '\(text)')")
+        }
+        return (i, n)
+    }
+
+    /// The shard's part of `paths` (sorted by path first): positions I-1, I-1+N, I-1+2N, …
+    static func select<T>(_ items: [T], path: (T) -> String, shard: (index: Int, count: Int)?) -> [T] {
+        let sorted = items.sorted { path($0) < path($1) }
+        guard let shard else { return sorted }
+        return sorted.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+    }
+
+    /// Default files at once: one per two cores (each with two threads: the thread plan's best
+    /// per-file efficiency, Benchmarks/README.md "Batch"), at least one.
+    static func defaultJobs(cores: Int) -> Int { max(1, cores / 2) }
+
+    /// The output name for `input` from `template`.
+    static func outputName(_ template: String, input: String) -> String {
+        let file = (input as NSString).lastPathComponent
+        let ext = (file as NSString).pathExtension
+        let stem = ext.isEmpty ? file : String(file.dropLast(ext.count + 1))
+        return template.replacingOccurrences(of: "{stem}", with: stem)
+            .replacingOccurrences(of: "{ext}", with: ext)
+            .replacingOccurrences(of: "{name}", with: file)
+    }
+
+    func validate() throws {
+        if inputs.isEmpty { throw ValidationError("no INPUT: name files, folders or globs") }
+        if outDir == nil { throw ValidationError("missing --out-dir DIR") }
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
+        if let shard { _ = try Batch.parseShard(shard) }
+        if skipExisting && overwrite { throw ValidationError("--skip-existing and -y contradict each other: choose one") }
+        if !name.contains("{stem}") && !name.contains("{name}") {
+            throw ValidationError("--name \(name) has neither {stem} nor {name}: every file would get the same output")
+        }
+        if (Batch.outputName(name, input: "x.mp4") as NSString).pathExtension.isEmpty || name.contains("/") {
+            throw ValidationError("--name \(name) must give a file name with an extension (it picks the container), without folders")
+        }
+        if let report, FileManager.default.fileExists(atPath: report) && !overwrite {
+            throw ValidationError("--report \(report) exists (add -y to replace it)")
+        }
+        if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }
+    }
+
+    func run() throws {
+        let cores = Batch.cores
+        var jobCount = jobs ?? Batch.defaultJobs(cores: cores)
+        if jobCount > cores {
+            note("--jobs \(jobCount) is more than the \(cores) cores: running \(cores) at once")
+            jobCount = cores
+        }
+        let threadsPerJob = max(1, cores / jobCount)
+        let outRoot = URL(fileURLWithPath: outDir!).standardized
+
+        // 1. Inputs: files, folders, globs → sorted, de-duplicated, sharded.
+        var found = try BatchInputs.resolve(inputs)
+        let shardSpec = try shard.map(Batch.parseShard)
+        found = Batch.select(found, path: \.path, shard: shardSpec)
+        if found.isEmpty { throw BenchExit.usage("no files in \(inputs.joined(separator: " "))\(shard.map { " for shard \($0)" } ?? "")") }
+
+        // 2. Each file: media? its output path; conflicts refused before any work.
+        var items: [BatchItem] = []
+        for f in found {
+            var item = BatchItem(input: f.path, output: outRoot.appendingPathComponent(f.relativeFolder)
+                .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path)
+            do {
+                let info = try MediaProbe.probe(f.path)
+                if !info.hasVideo { item.result = .failed; item.error = "\(f.path): no video stream"; item.exitCode = 3 }
+            } catch {
+                item.result = .failed; item.error = error.description; item.exitCode = error.exitCode
+            }
+            items.append(item)
+        }
+        try Batch.checkConflicts(items, inputs: found.map(\.path), skipExisting: skipExisting, overwrite: overwrite)
+
+        // 3. Dry run: the plan of each file.
+        let base = try transcodeConfiguration()
+        if dryRun {
+            for item in items { print(Batch.describe(item, base: base, skipExisting: skipExisting)) }
+            return
+        }
+
+        // 4. Run.
+        Pipeline.installSignalHandlers()
+        for item in items where item.result == .pending {
+            let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent()
+            do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+            catch { throw BenchExit.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
+        }
+        let args = geometry.arguments() + encoding.arguments() + streams.arguments()
+        let style: Progress = progress == .auto ? (isatty(2) != 0 ? .bar : .none) : progress
+        let runner = BatchRunner(executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
+                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: style)
+        let started = monotonicNow()
+        items = runner.run(items)
+        let seconds = monotonicNow() - started
+        let signal = Pipeline.pendingSignal
+
+        print(Batch.table(items), terminator: "")
+        if let report {
+            try Bench.writeAtomically(try Batch.reportJSON(items, outDir: outRoot.path, jobs: jobCount, threadsPerJob: threadsPerJob,
+                                                           shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
+        }
+        if signal != 0 { throw ExitCode(128 + signal) }
+        if items.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+    }
+
+    private func note(_ text: String) {
+        FileHandle.standardError.write(Data("cropzoom: note: \(text)\n".utf8))
+    }
+
+    /// The transcode settings every file shares (input and output set per file).
+    func transcodeConfiguration() throws -> TranscodeConfiguration {
+        var c = TranscodeConfiguration(input: "", output: "")
+        c.geometry = try geometry.request()
+        c.scaler = geometry.scaler
+        c.kernel = geometry.kernel
+        c.codec = encoding.codec
+        c.crf = encoding.crf
+        c.preset = encoding.preset
+        c.bitrate = encoding.bitrate.flatMap(EncodingOptions.parseBitrate)
+        c.pixelFormat = encoding.pixFmt
+        c.audio = streams.audio
+        return c
+    }
+
+    /// Refuses, before any work: two inputs with one output, an output that is an input, an
+    /// existing output without --skip-existing or -y.
+    static func checkConflicts(_ items: [BatchItem], inputs: [String], skipExisting: Bool, overwrite: Bool) throws {
+        var owner: [String: String] = [:]
+        let inputSet = Set(inputs.map { URL(fileURLWithPath: $0).standardized.path })
+        for item in items where item.result == .pending {
+            if let other = owner[item.output] {
+                throw BenchExit.usage("\(other) and \(item.input) would both be written to \(item.output) (change --name)")
+            }
+            owner[item.output] = item.input
+            if inputSet.contains(item.output) || inputs.contains(where: { sameFile($0, item.output) }) {
+                throw BenchExit.usage("\(item.output) is an input: an output never replaces an input (change --name or --out-dir)")
+            }
+            if !skipExisting && !overwrite && FileManager.default.fileExists(atPath: item.output) {
+                throw BenchExit.usage("\(item.output) already exists (--skip-existing keeps it, -y replaces it)")
+            }
+        }
+    }
+
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
+    static func describe(_ item: BatchItem, base: TranscodeConfiguration, skipExisting: Bool) -> String {
+        if item.result == .failed { return "\(item.input): would fail: \(item.error ?? "")" }
+        if skipExisting && FileManager.default.fileExists(atPath: item.output) {
+            return "\(item.input): skip (\(item.output) exists)"
+        }
+        var cfg = base
+        cfg.input = item.input
+        cfg.output = item.output
+        do {
+            let p = try Pipeline(configuration: cfg).plan()
+            var line = "\(item.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
+            line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
+            line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
+            line += " → \(item.output) (\(p.container))"
+            return line
+        } catch {
+            return "\(item.input): would fail: \(error.description)"
+        }
+    }
+
+    static func size(_ bytes: Int?) -> String {
+        guard let b = bytes else { return "" }
+        if b >= 1 << 20 { return String(format: "%.1f MiB", Double(b) / 1_048_576) }
+        return String(format: "%.0f KiB", Double(b) / 1024)
+    }
+
+    /// The end-of-batch table: file, result, frames, fps, output size, output or error.
+    static func table(_ items: [BatchItem]) -> String {
+        var rows = [["file", "result", "frames", "fps", "size", "output / error"]]
+        for i in items {
+            rows.append([i.input, i.result.rawValue, i.frames.map(String.init) ?? "", i.fps.map { String(format: "%.1f", $0) } ?? "",
+                         size(i.outputBytes), i.result == .ok || i.result == .skipped ? i.output : (i.error ?? "")])
+        }
+        let widths = (0..<5).map { c in rows.map { $0[c].count }.max() ?? 0 }
+        var out = ""
+        for r in rows {
+            var cells: [String] = []
+            for c in 0..<5 {
+                let pad = String(repeating: " ", count: widths[c] - r[c].count)
+                cells.append(c == 2 || c == 3 || c == 4 ? pad + r[c] : r[c] + pad)
+            }
+            out += (cells + [r[5]]).joined(separator: "  ") + "\n"
+        }
+        let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
+        out += "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, \(count(.skipped)) skipped"
+        if count(.interrupted) + count(.notRun) > 0 { out += ", \(count(.interrupted)) interrupted, \(count(.notRun)) not started" }
+        return out + "\n"
+    }
+
+    struct Report: Codable {
+        var schema = "cropzoom-batch"
+        var version = 1
+        var outDir: String
+        var jobs: Int
+        var threadsPerJob: Int
+        var shard: String?
+        var seconds: Double
+        var interrupted: Bool
+        var summary: [String: Int]
+        var files: [BatchItem]
+    }
+
+    static func reportJSON(_ items: [BatchItem], outDir: String, jobs: Int, threadsPerJob: Int, shard: String?,
+                           seconds: Double, interrupted: Bool) throws -> String {
+        var summary: [String: Int] = ["total": items.count]
+        for r in BatchItem.Result.allCases where r != .pending { summary[r.rawValue.replacingOccurrences(of: " ", with: "_")] = items.filter { $0.result == r }.count }
+        let report = Report(outDir: outDir, jobs: jobs, threadsPerJob: threadsPerJob, shard: shard,
+                            seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted, summary: summary, files: items)
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+    }
+}
+
+/// One file of a batch and what became of it.
+struct BatchItem: Codable, Sendable, Equatable {
+    enum Result: String, Codable, Sendable, CaseIterable {
+        case pending, ok, failed, skipped, interrupted
+        case notRun = "not started"
+    }
+    var input: String
+    var output: String
+    var result: Result = .pending
+    var frames: Int? = nil
+    var fps: Double? = nil
+    var seconds: Double? = nil
+    var outputBytes: Int? = nil
+    var error: String? = nil
+    var exitCode: Int32? = nil
+}
+
+/// Turns INPUT arguments into files.
+enum BatchInputs {
+    struct File: Equatable {
+        var path: String
+        /// Sub-folder to keep under --out-dir ("" for files named directly).
+        var relativeFolder: String
+    }
+
+    static func hasGlob(_ s: String) -> Bool { s.contains("*") || s.contains("?") || s.contains("[") }
+
+    static func resolve(_ arguments: [String]) throws -> [File] {
+        var files: [File] = []
+        var seen = Set<String>()
+        func add(_ path: String, _ rel: String) {
+            let key = URL(fileURLWithPath: path).standardized.resolvingSymlinksInPath().path
+            if seen.insert(key).inserted { files.append(File(path: path, relativeFolder: rel)) }
+        }
+        let fm = FileManager.default
+        for arg in arguments {
+            var isDir: ObjCBool = false
+            var paths: [String]
+            if fm.fileExists(atPath: arg) {
+                paths = [arg]
+            } else if hasGlob(arg) {
+                paths = glob(arg)
+                if paths.isEmpty { throw BenchExit.usage("\(arg): no file matches") }
+            } else {
+                throw BenchExit.usage("\(arg): no such file or folder")
+            }
+            for path in paths {
+                guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
+                if isDir.boolValue {
+                    let root = URL(fileURLWithPath: path).standardized
+                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
+                                                options: [.skipsHiddenFiles]) else { continue }
+                    var inside: [URL] = []
+                    for case let url as URL in e where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                        inside.append(url.standardized)
+                    }
+                    for url in inside.sorted(by: { $0.path < $1.path }) {
+                        let folder = url.deletingLastPathComponent().path
+                        let rel = folder.count > root.path.count ? String(folder.dropFirst(root.path.count + 1)) : ""
+                        add(url.path, rel)
+                    }
+                } else {
+                    add(path, "")
+                }
+            }
+        }
+        return files
+    }
+
+    /// glob(3), sorted.
+    static func glob(_ pattern: String) -> [String] {
+        var g = glob_t()
+        defer { globfree(&g) }
+        guard Glibc.glob(pattern, 0, nil, &g) == 0 else { return [] }
+        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }.sorted()
+    }
+}
+
+/// Runs the pending items, `jobs` at a time, each as `cropzoom transcode` with its share of the
+/// threads; stops starting new ones on SIGINT/SIGTERM and passes the signal to running ones.
+struct BatchRunner {
+    var executable: String
+    var arguments: [String]
+    var threadsPerJob: Int
+    var jobs: Int
+    var skipExisting: Bool
+    var overwrite: Bool
+    var style: Batch.Progress
+
+    /// Shared between the worker threads (all access under `lock`).
+    final class State: @unchecked Sendable {
+        // @unchecked Sendable: every field is read and written with `lock` held.
+        let lock = NSLock()
+        var items: [BatchItem]
+        var next = 0
+        var running: [Int: pid_t] = [:]
+        var done = 0
+        init(_ items: [BatchItem]) { self.items = items }
+    }
+
+    func run(_ input: [BatchItem]) -> [BatchItem] {
+        let state = State(input)
+        let total = input.filter { $0.result == .pending }.count
+        let group = DispatchGroup()
+        let style = self.style
+        @Sendable func say(_ text: String) {
+            switch style {
+            case .bar: FileHandle.standardError.write(Data("\r\u{1B}[Kbatch: \(text)".utf8))
+            case .lines: FileHandle.standardError.write(Data("batch: \(text)\n".utf8))
+            case .none, .auto: break
+            }
+        }
+        for _ in 0..<min(jobs, max(1, total)) {
+            group.enter()
+            let worker = Thread { [self] in
+                defer { group.leave() }
+                while true {
+                    state.lock.lock()
+                    while state.next < state.items.count && state.items[state.next].result != .pending { state.next += 1 }
+                    guard state.next < state.items.count, Pipeline.pendingSignal == 0 else { state.lock.unlock(); return }
+                    let k = state.next
+                    state.next += 1
+                    var item = state.items[k]
+                    state.lock.unlock()
+                    self.process(&item, slot: k, state: state)
+                    state.lock.lock()
+                    state.items[k] = item
+                    state.done += 1
+                    let done = state.done
+                    state.lock.unlock()
+                    say("[\(done)/\(total)] \(item.result.rawValue) \(item.input)\(item.result == .failed ? ": \(item.error ?? "")" : "")")
+                }
+            }
+            worker.start()
+        }
+        // Wait, passing a signal on to the running files.
+        var forwarded = false
+        while group.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            let signal = Pipeline.pendingSignal
+            if signal != 0 && !forwarded {
+                state.lock.lock()
+                for pid in state.running.values { kill(pid, signal) }
+                state.lock.unlock()
+                forwarded = true
+            }
+        }
+        if style == .bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if Pipeline.pendingSignal != 0 {
+            for k in state.items.indices where state.items[k].result == .pending { state.items[k].result = .notRun }
+        }
+        return state.items
+    }
+
+    private func process(_ item: inout BatchItem, slot: Int, state: State) {
+        if skipExisting && FileManager.default.fileExists(atPath: item.output) {
+            item.result = .skipped
+            item.outputBytes = (try? FileManager.default.attributesOfItem(atPath: item.output)[.size] as? Int) ?? nil
+            return
+        }
+        var args = ["transcode", item.input, "-o", item.output, "--threads", "\(threadsPerJob)", "--progress", "json"] + arguments
+        if overwrite { args.append("-y") }
+        var done: [String: Any]? = nil
+        var errorEvent: [String: Any]? = nil
+        let child: MeasuredChild
+        do {
+            child = try MeasuredChild.run(executable, args, onStart: { pid in
+                state.lock.lock(); state.running[slot] = pid; state.lock.unlock()
+                // A signal that came between the check and the start: pass it on now.
+                let s = Pipeline.pendingSignal
+                if s != 0 { kill(pid, s) }
+            }, onLine: { line in
+                guard line.hasPrefix("{"), let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return }
+                if o["event"] as? String == "done" { done = o }
+                if o["event"] as? String == "error" { errorEvent = o }
+            })
+        } catch {
+            item.result = .failed
+            item.error = "\(item.input): \(error)"
+            return
+        }
+        state.lock.lock(); state.running[slot] = nil; state.lock.unlock()
+        item.seconds = (child.wallSeconds * 1000).rounded() / 1000
+        if child.succeeded, let done {
+            item.result = .ok
+            item.frames = done["frames_out"] as? Int
+            item.fps = (done["fps"] as? Double).map { ($0 * 10).rounded() / 10 }
+            item.outputBytes = (try? FileManager.default.attributesOfItem(atPath: item.output)[.size] as? Int) ?? nil
+            return
+        }
+        let code = child.signaled ? 128 + child.status : child.status
+        item.exitCode = code
+        item.result = code == 130 || code == 143 ? .interrupted : .failed
+        item.error = (errorEvent?["message"] as? String) ?? child.stderrLines.last { !$0.hasPrefix("{") }
+            ?? (item.result == .interrupted ? "interrupted; nothing written" : "exit \(code)")
+    }
+}

@@ -1,0 +1,177 @@
+// `cropzoom batch`: a folder with good, damaged and non-media files; the report; resuming an
+// interrupted batch with --skip-existing; shards; conflicts refused before any work; dry runs.
+
+import Foundation
+import Testing
+
+@Suite("Batch")
+struct BatchTests {
+    /// A folder of inputs: good clips (one in a sub-folder), a truncated MP4 and a text file
+    /// with a media name.
+    static func mixedFolder(_ scratch: Scratch) throws -> URL {
+        let dir = try scratch.folder("in")
+        let sub = try scratch.folder("in/sub")
+        let fm = FileManager.default
+        try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: dir.appendingPathComponent("a.mp4"))
+        try fm.copyItem(at: try Files.sample("rotate90.mp4"), to: sub.appendingPathComponent("b.mp4"))
+        try fm.copyItem(at: try Files.sample("truncated.mp4"), to: dir.appendingPathComponent("broken.mp4"))
+        try fm.copyItem(at: try Files.sample("not-media.mp4"), to: dir.appendingPathComponent("notes.mp4"))
+        try fm.copyItem(at: try Files.sample("vfr-h264.mp4"), to: dir.appendingPathComponent("c.mov"))
+        return dir
+    }
+
+    static func report(_ path: URL) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
+    }
+
+    @Test("a folder: good files succeed (sub-folders kept), bad ones are reported, exit 1, the JSON report says the same")
+    func mixedFolderAndReport() throws {
+        let scratch = try Scratch()
+        let input = try Self.mixedFolder(scratch)
+        let out = scratch.file("out")
+        let reportPath = scratch.file("report.json")
+        let run = try CLI.cropzoom(["batch", input.path, "--out-dir", out.path, "--zoom", "1.4", "--preset", "ultrafast",
+                                    "--report", reportPath.path, "--progress", "lines"])
+        #expect(run.status == 1, "\(run)")
+        let expected: [String: (result: String, output: String?)] = [
+            "a.mp4": ("ok", "a-zoom.mp4"), "sub/b.mp4": ("ok", "sub/b-zoom.mp4"), "c.mov": ("ok", "c-zoom.mov"),
+            "broken.mp4": ("failed", nil), "notes.mp4": ("failed", nil),
+        ]
+        let report = try Self.report(reportPath)
+        #expect(report["schema"] as? String == "cropzoom-batch" && report["version"] as? Int == 1)
+        let files = try #require(report["files"] as? [[String: Any]])
+        #expect(files.count == expected.count)
+        for f in files {
+            let inputPath = try #require(f["input"] as? String)
+            let rel = String(inputPath.dropFirst(input.path.count + 1))
+            let want = try #require(expected[rel], "unexpected \(rel)")
+            #expect(f["result"] as? String == want.result, "\(rel): \(f)")
+            if let name = want.output {
+                let output = out.appendingPathComponent(name)
+                #expect(f["output"] as? String == output.path)
+                #expect(f["output_bytes"] as? Int == (try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int))
+                let frames = try Oracle.decodedFrameHashes(output.path).count
+                #expect(frames > 0 && f["frames"] as? Int == frames, "\(rel): \(frames) frames in the file, report \(f["frames"] ?? "-")")
+                #expect(run.stdout.contains(inputPath) && run.stdout.contains(output.path))
+            } else {
+                let error = try #require(f["error"] as? String)
+                #expect(error.contains(rel.split(separator: "/").last!), "\(rel): \(error)")
+                #expect(f["exit_code"] as? Int == 3 && run.stdout.contains(error))
+            }
+        }
+        #expect((report["summary"] as? [String: Int]) == ["total": 5, "ok": 3, "failed": 2, "skipped": 0, "interrupted": 0, "not_started": 0])
+        #expect(report["jobs"] as? Int == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        // Nothing else in the output folder: no partial or temporary files.
+        #expect(Set(try FileManager.default.subpathsOfDirectory(atPath: out.path)) == ["a-zoom.mp4", "c-zoom.mov", "sub", "sub/b-zoom.mp4"])
+        #expect(run.stdout.contains("5 files: 3 ok, 2 failed, 0 skipped"), "\(run.stdout)")
+        #expect(run.stderrLines.filter { $0.hasPrefix("batch: [") }.count == 4, "one progress line per file run (notes.mp4 is refused at probing): \(run.stderr)")
+    }
+
+    @Test("Ctrl-C: running files stop and leave nothing, no new file starts, exit 130; --skip-existing then finishes the rest")
+    func interruptAndResume() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        for i in 1...4 {
+            try FileManager.default.copyItem(at: try Files.sample("bench-720p.mp4"), to: dir.appendingPathComponent("clip\(i).mp4"))
+        }
+        let out = scratch.file("out")
+        let args = ["batch", dir.path, "--out-dir", out.path, "--zoom", "1.3", "--jobs", "1", "--report", scratch.file("r1.json").path]
+        let first = try CLI.cropzoom(args, sending: SIGINT, after: 1.0)
+        #expect(first.status == 130, "\(first)")
+        let r1 = try Self.report(scratch.file("r1.json"))
+        let files1 = try #require(r1["files"] as? [[String: Any]])
+        let results1 = files1.map { $0["result"] as? String ?? "" }
+        #expect(results1.allSatisfy { ["ok", "interrupted", "not started"].contains($0) } && results1.contains("interrupted"), "\(results1)")
+        #expect(r1["interrupted"] as? Bool == true && first.stdout.contains("interrupted"))
+        // Only complete outputs are there.
+        let written = Files.names(in: out).filter { !$0.hasPrefix(".") }
+        #expect(written.count == results1.filter { $0 == "ok" }.count && Files.temporaryLeftovers(in: out).isEmpty, "\(Files.names(in: out))")
+        for name in written { #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent(name).path).count == 150) }
+
+        let second = try CLI.cropzoom(["batch", dir.path, "--out-dir", out.path, "--zoom", "1.3", "--jobs", "1", "--skip-existing",
+                                       "--report", scratch.file("r2.json").path])
+        #expect(second.status == 0, "\(second)")
+        let files2 = try #require(try Self.report(scratch.file("r2.json"))["files"] as? [[String: Any]])
+        for (a, b) in zip(files1, files2) {
+            #expect(b["result"] as? String == (a["result"] as? String == "ok" ? "skipped" : "ok"), "\(a) then \(b)")
+        }
+        for i in 1...4 { #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent("clip\(i)-zoom.mp4").path).count == 150) }
+    }
+
+    @Test("--shard I/N: the shards together cover every input exactly once, each every N-th by sorted path")
+    func shards() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        let names = (1...7).map { "f\($0).mp4" }
+        for n in names { try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent(n)) }
+        var seen: [String] = []
+        for i in 1...3 {
+            let run = try CLI.cropzoom(["batch", dir.path, "--out-dir", scratch.file("out").path, "--dry-run", "--shard", "\(i)/3"])
+            try #require(run.status == 0, "\(run)")
+            let mine = run.stdout.split(separator: "\n").map { String($0.prefix { $0 != ":" }) }.map { ($0 as NSString).lastPathComponent }
+            #expect(mine == stride(from: i - 1, to: 7, by: 3).map { names[$0] }, "shard \(i)/3: \(mine)")
+            seen += mine
+        }
+        #expect(seen.sorted() == names)
+        #expect(!Files.exists(scratch.file("out")), "a dry run created the output folder")
+        for bad in ["0/3", "4/3", "1/0", "x", "1/2/3"] {
+            let r = try CLI.cropzoom(["batch", dir.path, "--out-dir", scratch.file("out").path, "--shard", bad])
+            #expect(r.status == 2 && r.stderrLines.count == 1 && r.stderr.contains("--shard"), "\(bad): \(r)")
+        }
+    }
+
+    @Test("refused before any work: two inputs, one output; an output that is an input; an existing output; no inputs")
+    func conflicts() throws {
+        let scratch = try Scratch()
+        let x = try scratch.folder("x"), y = try scratch.folder("y")
+        for d in [x, y] { try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: d.appendingPathComponent("a.mp4")) }
+        let out = scratch.file("out")
+        let same = try CLI.cropzoom(["batch", x.appendingPathComponent("a.mp4").path, y.appendingPathComponent("a.mp4").path, "--out-dir", out.path])
+        #expect(same.status == 2 && same.stderrLines.count == 1 && same.stderr.contains("would both be written"), "\(same)")
+        #expect(!Files.exists(out))
+        let intoInput = try CLI.cropzoom(["batch", x.path, "--out-dir", x.path, "--name", "{name}"])
+        #expect(intoInput.status == 2 && intoInput.stderr.contains("is an input"), "\(intoInput)")
+        let ok = try CLI.cropzoom(["batch", x.path, "--out-dir", out.path, "--progress", "none"])
+        #expect(ok.status == 0, "\(ok)")
+        let before = try Data(contentsOf: out.appendingPathComponent("a-zoom.mp4"))
+        let again = try CLI.cropzoom(["batch", x.path, "--out-dir", out.path])
+        #expect(again.status == 2 && again.stderr.contains("already exists"), "\(again)")
+        #expect(try Data(contentsOf: out.appendingPathComponent("a-zoom.mp4")) == before)
+        for bad in [["batch", "--out-dir", out.path], ["batch", x.path], ["batch", "/nonexistent/dir", "--out-dir", out.path],
+                    ["batch", x.path, "--out-dir", out.path, "--name", "{stem}"], ["batch", x.path, "--out-dir", out.path, "--name", "fixed.mp4"],
+                    ["batch", x.path, "--out-dir", out.path, "--skip-existing", "-y"], ["batch", "\(x.path)/*.nothing", "--out-dir", out.path]] {
+            let r = try CLI.cropzoom(bad)
+            #expect(r.status == 2 && r.stderrLines.count == 1, "\(bad): \(r)")
+        }
+    }
+
+    @Test("--dry-run prints window, size, orientation, codecs and output per file and writes nothing; globs expand")
+    func dryRunAndGlobs() throws {
+        let scratch = try Scratch()
+        let input = try Self.mixedFolder(scratch)
+        let out = scratch.file("out")
+        let run = try CLI.cropzoom(["batch", "\(input.path)/*.mp4", "\(input.path)/sub", "--out-dir", out.path, "--zoom", "1.5", "--dry-run"])
+        #expect(run.status == 0, "\(run)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "a.mp4, broken.mp4, notes.mp4 and sub/b.mp4: \(lines)")
+        let a = try #require(lines.first { $0.hasPrefix(input.appendingPathComponent("a.mp4").path) })
+        #expect(a.contains("window 426x240 at (106, 60) → 640x360") && a.contains("libx264 yuv420p") && a.contains("audio #1 copied")
+                && a.hasSuffix("\(out.path)/a-zoom.mp4 (mp4)"), "\(a)")
+        let b = try #require(lines.first { $0.contains("b.mp4") })
+        #expect(b.contains("240x320") && b.contains("orientation rotate 90") && b.contains("\(out.path)/b-zoom.mp4"), "\(b)")
+        #expect(lines.contains { $0.contains("notes.mp4: would fail") })
+        #expect(!Files.exists(out))
+    }
+
+    @Test("--jobs shares the cores: never more files at once than cores, threads per file = cores / jobs")
+    func jobsShareTheCores() throws {
+        let scratch = try Scratch()
+        let input = try Self.mixedFolder(scratch)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let run = try CLI.cropzoom(["batch", "\(input.path)/a.mp4", "--out-dir", scratch.file("out").path, "--jobs", "\(cores * 2)",
+                                    "--report", scratch.file("r.json").path, "--progress", "none"])
+        #expect(run.status == 0 && run.stderr.contains("more than the \(cores) cores"), "\(run)")
+        let report = try Self.report(scratch.file("r.json"))
+        #expect(report["jobs"] as? Int == cores && report["threads_per_job"] as? Int == 1)
+    }
+}
