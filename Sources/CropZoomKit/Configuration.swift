@@ -46,6 +46,13 @@ public struct TranscodeConfiguration: Sendable {
     /// presentation order. Reading stops there; the audio read with those frames is kept and not
     /// cut at the last frame's end (trimming that keeps audio exact is `--start/--end`'s job).
     public var frameLimit: Int? = nil
+    /// Trim (`--start`, `--end`/`--duration`): seconds from the start of the file (its first
+    /// timestamp). Video is cut to the frame: the output's first frame is the first whose time is
+    /// at or after `start`, its last the last before `end`. Copied audio is cut at packet
+    /// boundaries (packets that start in [start, end)). Every timestamp is shifted by `start`, so
+    /// the A/V offset is kept and the output starts at (first frame's time − start).
+    public var start: Double? = nil
+    public var end: Double? = nil
     /// Run every stage but write nothing (the output goes to FFmpeg's null muxer).
     public var null = false
     /// With `null`: skip the encoder too (`--codec none`).

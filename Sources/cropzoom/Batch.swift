@@ -47,6 +47,7 @@ struct Batch: ParsableCommand {
     var progress: Progress = .auto
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
+    @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
 
@@ -145,7 +146,7 @@ struct Batch: ParsableCommand {
             do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
             catch { throw BenchExit.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
         }
-        let args = geometry.arguments() + encoding.arguments() + streams.arguments()
+        let args = geometry.arguments() + trim.arguments() + encoding.arguments() + streams.arguments()
         let style: Progress = progress == .auto ? (isatty(2) != 0 ? .bar : .none) : progress
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
                                  jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: style)
@@ -179,6 +180,7 @@ struct Batch: ParsableCommand {
         c.bitrate = encoding.bitrate.flatMap(EncodingOptions.parseBitrate)
         c.pixelFormat = encoding.pixFmt
         c.audio = streams.audio
+        (c.start, c.end) = trim.range
         return c
     }
 

@@ -23,6 +23,7 @@ struct Transcode: ParsableCommand {
     var input: String
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
+    @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
     @OptionGroup(title: "Output") var out: OutputOptions
@@ -42,6 +43,7 @@ struct Transcode: ParsableCommand {
         c.encoderThreads = engine.encoderThreads
         c.workers = engine.workers
         c.frameLimit = engine.benchFrames
+        (c.start, c.end) = trim.range
         c.geometry = try geometry.request()
         c.scaler = geometry.scaler
         c.kernel = geometry.kernel

@@ -145,6 +145,63 @@ struct OutputOptions: ParsableArguments {
     }
 }
 
+/// The part of the input to keep.
+struct TrimOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Start at this time from the beginning of the file: seconds (12.5) or [hh:]mm:ss[.mmm]. The first frame kept is the first at or after it.", valueName: "T"))
+    var start: String?
+
+    @Option(help: ArgumentHelp("Stop before this time (same forms as --start).", valueName: "T"))
+    var end: String?
+
+    @Option(help: ArgumentHelp("Keep this long from --start (instead of --end).", valueName: "T"))
+    var duration: String?
+
+    /// "12.5", "1:02.5", "01:02:03.250" → seconds; nil when malformed.
+    static func seconds(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (i, p) in parts.enumerated() {
+            let last = i == parts.count - 1
+            guard !p.isEmpty, let v = last ? Double(p) : Double(p).flatMap({ $0 == $0.rounded() ? $0 : nil }),
+                  v >= 0, v.isFinite else { return nil }
+            if !last && parts.count > 1 && i > 0 && v >= 60 { return nil }
+            if last && parts.count > 1 && v >= 60 { return nil }
+            total = total * 60 + v
+        }
+        return total
+    }
+
+    func validate() throws {
+        for (name, value) in [("--start", start), ("--end", end), ("--duration", duration)] {
+            if let value, TrimOptions.seconds(value) == nil {
+                throw ValidationError("\(name) \(value): not a time (seconds like 12.5, or [hh:]mm:ss[.mmm])")
+            }
+        }
+        if end != nil && duration != nil { throw ValidationError("--end and --duration both say where to stop: give one") }
+        let s = start.flatMap(TrimOptions.seconds) ?? 0
+        if let e = end.flatMap(TrimOptions.seconds), e <= s {
+            throw ValidationError("--end \(end!) is not after --start \(start ?? "0")")
+        }
+        if let d = duration.flatMap(TrimOptions.seconds), d <= 0 { throw ValidationError("--duration must be more than 0") }
+    }
+
+    /// (start, end) in seconds for the configuration.
+    var range: (start: Double?, end: Double?) {
+        let s = start.flatMap(TrimOptions.seconds)
+        if let d = duration.flatMap(TrimOptions.seconds) { return (s, (s ?? 0) + d) }
+        return (s, end.flatMap(TrimOptions.seconds))
+    }
+
+    func arguments() -> [String] {
+        var a: [String] = []
+        if let start { a += ["--start", start] }
+        if let end { a += ["--end", end] }
+        if let duration { a += ["--duration", duration] }
+        return a
+    }
+}
+
 /// How many cores to use.
 struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Threads for the whole job (default: one per processor). 1 runs every stage, codecs included, on one thread.", valueName: "N"))

@@ -36,6 +36,58 @@ final class Job: @unchecked Sendable {
     let audioCopied: Int, audioReencoded: Int, otherCopied: Int, dropped: Int
     /// How the job's threads are shared out (decided once the geometry and the encoder are known).
     let threads: ThreadPlan
+    /// `--start`/`--end` in each input stream's time base (absolute), nil without a trim.
+    let trim: Trim?
+
+    struct Trim {
+        /// Per input stream: the first kept time and the first time no longer kept.
+        var start: [Int64]
+        var end: [Int64?]
+
+        func keeps(_ p: Packet) -> Bool {
+            let t = p.pts != AVCode.noPTS ? p.pts : p.dts
+            guard t != AVCode.noPTS else { return true }
+            let i = p.streamIndex
+            return t >= start[i] && (end[i].map { t < $0 } ?? true)
+        }
+
+        /// True for a packet at or after the end (its stream has nothing more to give).
+        func isPastEnd(_ p: Packet) -> Bool {
+            let t = p.pts != AVCode.noPTS ? p.pts : p.dts
+            guard t != AVCode.noPTS, let e = end[p.streamIndex] else { return false }
+            return t >= e
+        }
+
+        func shift(_ p: Packet) {
+            let o = start[p.streamIndex]
+            if p.pts != AVCode.noPTS { p.pointer.pointee.pts -= o }
+            if p.dts != AVCode.noPTS { p.pointer.pointee.dts -= o }
+        }
+    }
+
+    enum FrameVerdict { case before, keep, after }
+
+    /// Input streams whose packets are copied or re-encoded (the ones a trim's end must wait for).
+    var passThroughStreams: Set<Int> {
+        Set(routes.indices.filter { i in
+            switch routes[i] { case .copy, .reencode: return true; default: return false }
+        })
+    }
+
+    /// Where a decoded video frame lies against the trim; a kept frame's timestamps are
+    /// shifted by the start.
+    @inline(__always)
+    func place(_ frame: Frame) -> FrameVerdict {
+        guard let trim else { return .keep }
+        let t = frame.presentationTime
+        guard t != AVCode.noPTS else { return .keep }
+        if t < trim.start[videoIndex] { return .before }
+        if let e = trim.end[videoIndex], t >= e { return .after }
+        let o = trim.start[videoIndex]
+        if frame.pointer.pointee.pts != AVCode.noPTS { frame.pointer.pointee.pts -= o }
+        if frame.pointer.pointee.best_effort_timestamp != AVCode.noPTS { frame.pointer.pointee.best_effort_timestamp -= o }
+        return .keep
+    }
 
     init(_ cfg: TranscodeConfiguration, notice onNotice: (String) -> Void) throws(CropZoomError) {
         configuration = cfg
@@ -188,9 +240,39 @@ final class Job: @unchecked Sendable {
         self.otherCopied = otherCopied; self.dropped = dropped
         av_dict_copy(&output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
         try check(cz_copy_chapters(output.pointer, input.pointer), "copying chapters", path: cfg.output)
-        duration = input.duration
-        startTime = videoStream.pointee.start_time != AVCode.noPTS
-            ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) : 0
+        // Trim: every stream's window, then a seek to a key frame before it (a second early, so
+        // frames a B-frame delay before a key frame's decode time are not skipped).
+        if cfg.start != nil || cfg.end != nil {
+            let fileStart = input.pointer.pointee.start_time != AVCode.noPTS
+                ? Double(input.pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
+            let s = fileStart + (cfg.start ?? 0)
+            let e = cfg.end.map { fileStart + $0 }
+            if let d = input.duration, (cfg.start ?? 0) >= d {
+                throw CropZoomError(.usage, path: cfg.input,
+                                    reason: String(format: "--start %.3f s is past the end of the file (%.3f s)", cfg.start ?? 0, d))
+            }
+            var starts: [Int64] = [], ends: [Int64?] = []
+            for i in 0..<input.streamCount {
+                let tb = input.stream(i).pointee.time_base
+                starts.append(Int64((s / av_q2d(tb)).rounded(.up)))
+                ends.append(e.map { Int64(($0 / av_q2d(tb)).rounded(.up)) })
+            }
+            trim = Trim(start: starts, end: ends)
+            if (cfg.start ?? 0) > 0 {
+                let target = Int64((s - 1.0) * Double(AV_TIME_BASE))
+                if target > Int64(fileStart * Double(AV_TIME_BASE)) {
+                    _ = avformat_seek_file(input.pointer, -1, Int64.min, target, target, 0)
+                }
+            }
+            let available = input.duration.map { $0 - (cfg.start ?? 0) }
+            duration = [available, cfg.end.map { $0 - (cfg.start ?? 0) }].compactMap { $0 }.min()
+            startTime = 0
+        } else {
+            trim = nil
+            duration = input.duration
+            startTime = videoStream.pointee.start_time != AVCode.noPTS
+                ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) : 0
+        }
         try muxer.writeHeader()
     }
 

@@ -20,6 +20,7 @@ struct SerialEngine {
         var t = Timer()
         let limit = job.configuration.frameLimit ?? Int.max
         var admitted = 0
+        var pastEnd = false   // a frame at or after the trim's end was decoded
 
         func writeVideo(_ pkt: Packet) throws(CropZoomError) {
             guard let out = job.videoOutput else { return }
@@ -28,7 +29,13 @@ struct SerialEngine {
             t.switchTo("encode")
         }
         func handle(_ frame: Frame) throws(CropZoomError) {
-            guard admitted < limit, gate.admit(frame) else { return }
+            guard admitted < limit else { return }
+            switch job.place(frame) {
+            case .before: return
+            case .after: pastEnd = true; return
+            case .keep: break
+            }
+            guard gate.admit(frame) else { return }
             admitted += 1
             let pts = frame.presentationTime
             t.switchTo("transform")
@@ -46,7 +53,10 @@ struct SerialEngine {
             }
         }
 
-        readLoop: while admitted < limit {
+        // Once the video is complete, reading goes on only while a copied stream may still have
+        // packets before the trim's end (files interleave loosely).
+        var waitingFor = job.trim?.end.contains { $0 != nil } == true ? job.passThroughStreams : []
+        readLoop: while !((admitted >= limit || pastEnd) && waitingFor.isEmpty) {
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             t.switchTo("demux")
@@ -58,13 +68,24 @@ struct SerialEngine {
                 guard packet.streamIndex < job.routes.count else { continue }
                 switch job.routes[packet.streamIndex] {
                 case .video:
+                    if admitted >= limit || pastEnd { continue }
                     t.switchTo("decode")
                     try job.decoder.decode(packet, strict: strict, handle)
                 case .copy(let out):
+                    if let trim = job.trim {
+                        if trim.isPastEnd(packet) { waitingFor.remove(packet.streamIndex) }
+                        guard trim.keeps(packet) else { continue }
+                        trim.shift(packet)
+                    }
                     if job.demuxer.isAudio(packet.streamIndex) { c.audioPackets += 1 }
                     t.switchTo("mux")
                     if !(try job.writeCopied(packet, stream: out)) { c.copiedDamaged += 1 }
                 case .reencode(let tr, let out):
+                    if let trim = job.trim {
+                        if trim.isPastEnd(packet) { waitingFor.remove(packet.streamIndex) }
+                        guard trim.keeps(packet) else { continue }
+                        trim.shift(packet)
+                    }
                     c.audioPackets += 1
                     t.switchTo("audio")
                     try tr.transcode(packet) { (p: Packet) throws(CropZoomError) in try job.muxer.write(p, stream: out) }
@@ -74,7 +95,7 @@ struct SerialEngine {
             }
         }
         t.switchTo("decode")
-        if admitted < limit { try job.decoder.decode(nil, strict: strict, handle) }
+        if admitted < limit && !pastEnd { try job.decoder.decode(nil, strict: strict, handle) }
         t.switchTo("encode")
         try job.encoder?.encode(nil, writeVideo)
         t.switchTo("audio")

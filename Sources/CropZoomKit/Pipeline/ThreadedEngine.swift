@@ -149,7 +149,10 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         let strict = job.configuration.strict
         var t = Timer()
-        while !control.hasEnough {
+        // Once the video is complete (frame limit or trim end), reading goes on only while a
+        // copied stream may still have packets before the trim's end (files interleave loosely).
+        var waitingFor = job.trim?.end.contains { $0 != nil } == true ? job.passThroughStreams : []
+        while !(control.hasEnough && waitingFor.isEmpty) {
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             let p = try demuxPackets.acquire()
@@ -163,12 +166,23 @@ final class ThreadedEngine: @unchecked Sendable {
             guard p.streamIndex < job.routes.count else { p.unref(); demuxPackets.release(p); continue }
             switch job.routes[p.streamIndex] {
             case .video:
+                if control.hasEnough { p.unref(); demuxPackets.release(p); continue }
                 t.switchTo(nil)
                 try videoQueue.push(p)
             case .copy(let out):
+                if let trim = job.trim {
+                    if trim.isPastEnd(p) { waitingFor.remove(p.streamIndex) }
+                    guard trim.keeps(p) else { p.unref(); demuxPackets.release(p); continue }
+                    trim.shift(p)
+                }
                 if job.demuxer.isAudio(p.streamIndex) { demuxCounts.audioPackets += 1 }
                 try muxQueue.push(MuxItem(packet: p, stream: out, copied: true, owner: demuxPackets))
             case .reencode(let tr, let out):
+                if let trim = job.trim {
+                    if trim.isPastEnd(p) { waitingFor.remove(p.streamIndex) }
+                    guard trim.keeps(p) else { p.unref(); demuxPackets.release(p); continue }
+                    trim.shift(p)
+                }
                 demuxCounts.audioPackets += 1
                 t.switchTo("audio")
                 try tr.transcode(p) { (enc: Packet) throws(CropZoomError) in try self.handOver(enc, to: out, from: self.demuxPackets) }
@@ -209,6 +223,11 @@ final class ThreadedEngine: @unchecked Sendable {
         let limit = job.configuration.frameLimit ?? Int.max
         func dispatch(_ frame: Frame) throws(CropZoomError) {
             guard seq < limit else { control.markEnough(); return }
+            switch job.place(frame) {
+            case .before: return
+            case .after: control.markEnough(); return
+            case .keep: break
+            }
             guard gate.admit(frame) else { return }
             t.switchTo(nil)
             do {
@@ -222,13 +241,14 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         while let p = try videoQueue.pop() {
             defer { p.unref(); demuxPackets.release(p) }
-            if seq >= limit { control.markEnough(); continue }   // the demuxer stops soon
+            if seq >= limit { control.markEnough() }
+            if control.hasEnough { continue }   // past the limit or the trim's end: the demuxer stops soon
             t.switchTo("decode")
             try job.decoder.decode(p, strict: strict, dispatch)
             t.switchTo(nil)
         }
         t.switchTo("decode")
-        if seq < limit { try job.decoder.decode(nil, strict: strict, dispatch) }
+        if !control.hasEnough { try job.decoder.decode(nil, strict: strict, dispatch) }
         t.switchTo(nil)
         decodeCounts.framesIn = gate.framesIn
         decodeCounts.duplicates = gate.duplicates
