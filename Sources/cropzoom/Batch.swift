@@ -371,6 +371,8 @@ struct BatchRunner {
     var skipExisting: Bool
     var overwrite: Bool
     var style: Batch.Progress
+    /// Extra `transcode` arguments per item (job files: each clip's own settings), by index.
+    var perItemArguments: [[String]] = []
 
     /// Shared between the worker threads (all access under `lock`).
     final class State: @unchecked Sendable {
@@ -443,6 +445,7 @@ struct BatchRunner {
             return
         }
         var args = ["transcode", item.input, "-o", item.output, "--threads", "\(threadsPerJob)", "--progress", "json"] + arguments
+        if slot < perItemArguments.count { args += perItemArguments[slot] }
         if overwrite { args.append("-y") }
         var done: [String: Any]? = nil
         var errorEvent: [String: Any]? = nil

@@ -1,0 +1,202 @@
+import ArgumentParser
+import CropZoomKit
+import Foundation
+import Yams
+
+/// `cropzoom run JOB.json|JOB.yaml`: a list of clips with their own settings, over shared
+/// defaults — scripted post-processing without a shell loop. Each clip runs as `batch` runs a
+/// file (its own `cropzoom transcode` process), with the same table, report and exit codes.
+struct RunJobFile: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a job file (JSON or YAML): defaults plus a list of clips, each with its own input, output and settings.",
+        discussion: "Exit codes as for batch: 0 all succeeded, 1 some clip failed, 2 the job file is invalid (nothing started), 130 interrupted.")
+
+    @Argument(help: ArgumentHelp("The job file (.json, .yaml or .yml; README, \"Job files\").", valueName: "job-file"))
+    var jobFile: String
+
+    @Option(help: ArgumentHelp("Clips processed at once (default: one per two cores).", valueName: "N"))
+    var jobs: Int?
+
+    @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
+    var report: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Validate and print what each clip would do; run nothing.")
+    var dryRun = false
+
+    @Option(help: "auto (a status line on a terminal, else none), bar, lines, none.")
+    var progress: Batch.Progress = .auto
+
+    /// The settings a clip (or `defaults`) may give, and the transcode option each becomes.
+    static let settings: [String: String] = [
+        "zoom": "--zoom", "center": "--center", "crop": "--crop", "size": "--size", "rotate": "--rotate",
+        "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel",
+        "start": "--start", "end": "--end", "duration": "--duration",
+        "codec": "--codec", "crf": "--crf", "preset": "--preset", "bitrate": "--bitrate", "pix_fmt": "--pix-fmt",
+        "audio": "--audio",
+    ]
+    static let clipOnly: Set<String> = ["input", "output", "overwrite"]
+
+    /// One clip, validated: its input, output and `transcode` arguments.
+    struct Clip: Equatable {
+        var input: String
+        var output: String
+        var arguments: [String]
+        var overwrite: Bool
+    }
+
+    struct Invalid: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Reads and validates a job file. Relative paths are relative to the job file's folder.
+    static func load(_ path: String) throws -> [Clip] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Invalid(description: "\(path): cannot read the job file (\(String(cString: strerror(errno))))")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let ext = (path as NSString).pathExtension.lowercased()
+        let root: Any?
+        do {
+            if ext == "json" {
+                root = try JSONSerialization.jsonObject(with: data)
+            } else if ext == "yaml" || ext == "yml" {
+                root = try Yams.load(yaml: text)
+            } else {
+                throw Invalid(description: "\(path): a job file is .json, .yaml or .yml")
+            }
+        } catch let e as Invalid {
+            throw e
+        } catch {
+            let reason = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+            throw Invalid(description: "\(path): not valid \(ext == "json" ? "JSON" : "YAML"): \(reason)")
+        }
+        guard let top = root as? [String: Any] else {
+            throw Invalid(description: "\(path): the top level must be a mapping with `clips` (and optional `defaults`)")
+        }
+        for key in top.keys where !["defaults", "clips"].contains(key) {
+            throw Invalid(description: "\(path): unknown top-level field '\(key)' (expected defaults, clips)")
+        }
+        let defaults = try (top["defaults"]).map { value -> [String: Any] in
+            guard let d = value as? [String: Any] else { throw Invalid(description: "\(path): defaults: must be a mapping") }
+            return d
+        } ?? [:]
+        for key in defaults.keys where settings[key] == nil {
+            throw Invalid(description: "\(path): defaults: unknown field '\(key)'\(clipOnly.contains(key) ? " (only a clip can give it)" : "")")
+        }
+        guard let list = top["clips"] as? [Any], !list.isEmpty else {
+            throw Invalid(description: "\(path): clips: must be a non-empty list")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        func resolve(_ p: String) -> String { p.hasPrefix("/") || p == "-" ? p : folder.appendingPathComponent(p).standardized.path }
+
+        var clips: [Clip] = []
+        for (i, item) in list.enumerated() {
+            guard let clip = item as? [String: Any] else { throw Invalid(description: "\(path): clips[\(i)]: must be a mapping") }
+            let label = "clips[\(i)]\((clip["input"] as? String).map { " (\($0))" } ?? "")"
+            func fail(_ field: String, _ why: String) -> Invalid { Invalid(description: "\(path): \(label): \(field): \(why)") }
+            for key in clip.keys where settings[key] == nil && !clipOnly.contains(key) {
+                throw fail(key, "unknown field")
+            }
+            guard let input = clip["input"] as? String, !input.isEmpty else { throw fail("input", "missing (a path)") }
+            guard let output = clip["output"] as? String, !output.isEmpty else { throw fail("output", "missing (a path)") }
+            var overwrite = false
+            if let o = clip["overwrite"] {
+                guard let b = o as? Bool else { throw fail("overwrite", "must be true or false") }
+                overwrite = b
+            }
+            var merged = defaults
+            for (k, v) in clip where settings[k] != nil { merged[k] = v }
+            var args: [String] = []
+            for key in merged.keys.sorted() {
+                let value = merged[key]!
+                let text: String
+                switch value {
+                case let s as String: text = s
+                case let b as Bool: throw fail(key, "must be a number or text, not \(b)")
+                case let n as NSNumber: text = n.stringValue
+                case let a as [Any] where key == "center" && a.count == 2:
+                    text = a.map { ($0 as? NSNumber)?.stringValue ?? "\($0)" }.joined(separator: ",")
+                default: throw fail(key, "must be a number or text")
+                }
+                args += [settings[key]!, text]
+            }
+            // The transcode command's own validation, with its message tied to the clip and field.
+            do {
+                _ = try Transcode.parse([resolve(input), "-o", resolve(output)] + args)
+            } catch {
+                let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
+                // The field is the option the message names first.
+                let field = settings.compactMap { k, v in message.range(of: v + " ").map { (k, $0.lowerBound) } ?? message.range(of: v).map { (k, $0.lowerBound) } }
+                    .min { $0.1 < $1.1 }?.0
+                throw fail(field ?? "settings", message)
+            }
+            clips.append(Clip(input: resolve(input), output: resolve(output), arguments: args, overwrite: overwrite))
+        }
+        return clips
+    }
+
+    func validate() throws {
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
+        if let report, FileManager.default.fileExists(atPath: report) {
+            throw ValidationError("--report \(report) exists (choose another name)")
+        }
+    }
+
+    func run() throws {
+        let clips: [Clip]
+        do { clips = try RunJobFile.load(jobFile) } catch let e as Invalid { throw BenchExit.usage(e.description) }
+        var items = clips.map { BatchItem(input: $0.input, output: $0.output) }
+        for (k, clip) in clips.enumerated() where !FileManager.default.fileExists(atPath: clip.input) {
+            items[k].result = .failed
+            items[k].error = "\(clip.input): No such file or directory"
+            items[k].exitCode = 3
+        }
+        // Conflicts, as batch refuses them (a clip's `overwrite: true` allows replacing its output).
+        var owner: [String: String] = [:]
+        let inputs = Set(clips.map(\.input))
+        for clip in clips {
+            if let other = owner[clip.output] { throw BenchExit.usage("\(jobFile): \(other) and \(clip.input) are both written to \(clip.output)") }
+            owner[clip.output] = clip.input
+            if inputs.contains(clip.output) || clips.contains(where: { Batch.sameFile($0.input, clip.output) }) {
+                throw BenchExit.usage("\(jobFile): \(clip.output) is an input: an output never replaces an input")
+            }
+            if !clip.overwrite && FileManager.default.fileExists(atPath: clip.output) {
+                throw BenchExit.usage("\(jobFile): \(clip.output) already exists (set overwrite: true for that clip)")
+            }
+        }
+        if dryRun {
+            for (k, clip) in clips.enumerated() {
+                if items[k].result == .failed { print("\(clip.input): would fail: \(items[k].error ?? "")"); continue }
+                var cfg: TranscodeConfiguration
+                do { cfg = try Transcode.parse([clip.input, "-o", clip.output] + clip.arguments).configuration() }
+                catch { print("\(clip.input): would fail: \(error)"); continue }
+                cfg.null = true
+                do {
+                    let p = try Pipeline(configuration: cfg).plan()
+                    print("\(clip.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → \(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)\(p.audio.isEmpty ? ", no audio" : ", audio " + p.audio.joined(separator: ", ")) → \(clip.output) (\(p.container))")
+                } catch {
+                    print("\(clip.input): would fail: \(error.description)")
+                }
+            }
+            return
+        }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let jobCount = min(cores, jobs ?? Batch.defaultJobs(cores: cores))
+        Pipeline.installSignalHandlers()
+        let style: Batch.Progress = progress == .auto ? (isatty(2) != 0 ? .bar : .none) : progress
+        let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: max(1, cores / jobCount),
+                                 jobs: jobCount, skipExisting: false, overwrite: false, style: style,
+                                 perItemArguments: clips.map { $0.arguments + ($0.overwrite ? ["-y"] : []) })
+        let started = monotonicNow()
+        items = runner.run(items)
+        let signal = Pipeline.pendingSignal
+        print(Batch.table(items), terminator: "")
+        if let report {
+            try Bench.writeAtomically(try Batch.reportJSON(items, outDir: "", jobs: jobCount, threadsPerJob: max(1, cores / jobCount),
+                                                           shard: nil, seconds: monotonicNow() - started, interrupted: signal != 0), to: report)
+        }
+        if signal != 0 { throw ExitCode(128 + signal) }
+        if items.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,108 @@
+// `cropzoom run JOB.yaml|JOB.json`: defaults and per-clip settings reach each clip; validation
+// errors name the clip and the field, and nothing starts; a failing clip does not stop the rest.
+
+import Foundation
+import Testing
+
+@Suite("Job files")
+struct JobFileTests {
+    static func size(_ path: String) throws -> String {
+        try Oracle.runChecked("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height",
+                                          "-of", "csv=p=0", path]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("YAML and JSON: defaults, overridden per clip; zoom, centre, trim, rotation and size as asked", arguments: ["yaml", "json"])
+    func runsEachClipWithItsSettings(format: String) throws {
+        let scratch = try Scratch()
+        let fm = FileManager.default
+        try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
+        try fm.copyItem(at: try Files.sample("rotate90.mp4"), to: scratch.file("b.mp4"))
+        let job = scratch.file("job.\(format)")
+        if format == "yaml" {
+            try """
+                # two clips over shared defaults
+                defaults:
+                  preset: ultrafast
+                  size: 320x-2
+                clips:
+                  - input: a.mp4
+                    output: out/a-face.mp4
+                    zoom: 2
+                    center: [0.6, 0.4]
+                    start: 0.5
+                    end: "0:01.5"
+                  - input: b.mp4
+                    output: out/b.mkv
+                    zoom: 1.5
+                    rotate: 90
+                    size: 480x640
+                """.write(to: job, atomically: true, encoding: .utf8)
+        } else {
+            try """
+                {"defaults": {"preset": "ultrafast", "size": "320x-2"},
+                 "clips": [
+                   {"input": "a.mp4", "output": "out/a-face.mp4", "zoom": 2, "center": "0.6,0.4", "start": 0.5, "end": "0:01.5"},
+                   {"input": "b.mp4", "output": "out/b.mkv", "zoom": 1.5, "rotate": 90, "size": "480x640"}]}
+                """.write(to: job, atomically: true, encoding: .utf8)
+        }
+        try fm.createDirectory(at: scratch.file("out"), withIntermediateDirectories: true)
+        // Zoom 2 around (0.6, 0.4) of 640x360: the window 320x180 at (224, 54).
+        let plan = try CLI.cropzoom(["run", job.path, "--dry-run"])
+        #expect(plan.status == 0 && plan.stdout.contains("a.mp4: window 320x180 at (224, 54) → 320x180"), "\(plan)")
+        #expect(plan.stdout.contains("b.mp4: window 214x160 at (54, 40) → 480x640"), "\(plan)")
+        #expect(Files.names(in: scratch.file("out")).isEmpty)
+        let report = scratch.file("report.json")
+        let run = try CLI.cropzoom(["run", job.path, "--report", report.path])
+        #expect(run.status == 0, "\(run)")
+        let a = scratch.file("out/a-face.mp4").path, b = scratch.file("out/b.mkv").path
+        #expect(try Self.size(a) == "320,180" && Oracle.decodedFrameHashes(a).count == 30, "defaults' size, the clip's trim")
+        // b: upright 240x320, turned 90° more → landscape, the clip's own size wins over the default.
+        #expect(try Self.size(b) == "480,640" && Oracle.decodedFrameHashes(b).count == 60)
+        let files = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])?["files"] as? [[String: Any]])
+        #expect(files.map { $0["result"] as? String } == ["ok", "ok"])
+        let dry = try CLI.cropzoom(["run", job.path, "--dry-run"])
+        #expect(dry.status == 2 && dry.stderr.contains("already exists"), "outputs exist now: \(dry)")
+    }
+
+    @Test("invalid job files: one line naming the clip and the field, exit 2, nothing started")
+    func validation() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
+        let cases: [(String, String, [String])] = [
+            ("zoom.yaml", "clips:\n  - {input: a.mp4, output: o1.mp4}\n  - {input: a.mp4, output: o2.mp4, zoom: 0.5}\n", ["clips[1] (a.mp4)", "zoom"]),
+            ("typo.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, zooom: 2}\n", ["clips[0] (a.mp4)", "zooom", "unknown field"]),
+            ("nooutput.json", "{\"clips\": [{\"input\": \"a.mp4\"}]}", ["clips[0] (a.mp4)", "output", "missing"]),
+            ("type.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: true}\n", ["clips[0] (a.mp4)", "crop"]),
+            ("crop.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: '10:abc'}\n", ["clips[0] (a.mp4)", "crop"]),
+            ("trim.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, start: 2, end: 1}\n", ["clips[0] (a.mp4): end:"]),
+            ("defaults.yaml", "defaults: {output: x.mp4}\nclips:\n  - {input: a.mp4, output: o.mp4}\n", ["defaults", "output"]),
+            ("empty.yaml", "clips: []\n", ["clips", "non-empty"]),
+            ("broken.yaml", "clips: [\n", ["not valid YAML"]),
+            ("broken.json", "{\"clips\": ", ["not valid JSON"]),
+            ("same.yaml", "clips:\n  - {input: a.mp4, output: o.mp4}\n  - {input: a.mp4, output: o.mp4, zoom: 2}\n", ["both written to"]),
+            ("job.txt", "clips: []", [".json, .yaml or .yml"]),
+        ]
+        for (name, text, needles) in cases {
+            let job = scratch.file(name)
+            try text.write(to: job, atomically: true, encoding: .utf8)
+            let run = try CLI.cropzoom(["run", job.path])
+            #expect(run.status == 2 && run.stderrLines.count == 1, "\(name): \(run)")
+            for n in needles { #expect(run.stderr.contains(n), "\(name): '\(n)' not in \(run.stderr)") }
+            #expect(!Files.names(in: scratch.url).contains { $0.hasPrefix("o") }, "\(name): something was written")
+        }
+    }
+
+    @Test("a clip that fails (missing input, unreadable file) is reported; the others are done; exit 1")
+    func failingClip() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
+        try FileManager.default.copyItem(at: try Files.sample("not-media.mp4"), to: scratch.file("n.mp4"))
+        let job = scratch.file("job.yaml")
+        try "clips:\n  - {input: missing.mp4, output: m.mp4}\n  - {input: n.mp4, output: n2.mp4}\n  - {input: a.mp4, output: a2.mp4, preset: ultrafast}\n"
+            .write(to: job, atomically: true, encoding: .utf8)
+        let run = try CLI.cropzoom(["run", job.path])
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.contains("1 ok, 2 failed") && run.stdout.contains("missing.mp4") && run.stdout.contains("not a media file"), "\(run.stdout)")
+        #expect(Files.exists(scratch.file("a2.mp4")) && !Files.exists(scratch.file("m.mp4")) && !Files.exists(scratch.file("n2.mp4")))
+    }
+}
