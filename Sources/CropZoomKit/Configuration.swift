@@ -53,6 +53,9 @@ public struct TranscodeConfiguration: Sendable {
     /// the A/V offset is kept and the output starts at (first frame's time − start).
     public var start: Double? = nil
     public var end: Double? = nil
+    /// Output container by muxer name ("matroska", "mpegts", "mp4", …); nil = from the output's
+    /// extension. Needed when `output` is "-" (standard output).
+    public var format: String? = nil
     /// Run every stage but write nothing (the output goes to FFmpeg's null muxer).
     public var null = false
     /// With `null`: skip the encoder too (`--codec none`).

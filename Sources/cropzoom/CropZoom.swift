@@ -19,7 +19,7 @@ struct Transcode: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Transcode INPUT to OUTPUT with a crop/zoom (the default command).")
 
-    @Argument(help: "The clip to read (any file FFmpeg can read).")
+    @Argument(help: "The clip to read (any file FFmpeg can read; - reads standard input).")
     var input: String
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
@@ -54,6 +54,7 @@ struct Transcode: ParsableCommand {
         c.pixelFormat = encoding.pixFmt
         c.audio = streams.audio
         c.overwrite = out.overwrite
+        c.format = out.format
         c.strict = out.strict
         c.verbose = out.verbose
         return c

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import CropZoomKit
 
@@ -119,6 +120,9 @@ struct OutputOptions: ParsableArguments {
     @Option(name: [.customShort("o"), .long], help: "Output file; its extension picks the container.")
     var output: String?
 
+    @Option(help: ArgumentHelp("Output container by muxer name (matroska, mpegts, mp4, mov, webm, …); default from the output's extension. Needed with -o - (standard output; MP4 is then fragmented).", valueName: "NAME"))
+    var format: String?
+
     @Flag(name: .customLong("null"), help: "Run every stage but write nothing (for measuring); -o is then optional.")
     var null = false
 
@@ -142,6 +146,12 @@ struct OutputOptions: ParsableArguments {
 
     func validate() throws {
         if output == nil && !null { throw ValidationError("missing -o OUTPUT") }
+        if output == "-" && format == nil && !null {
+            throw ValidationError("-o - (standard output) needs --format (matroska, mpegts, mp4, …): there is no extension to go by")
+        }
+        if output == "-" && isatty(1) != 0 {
+            throw ValidationError("-o - would write video to the terminal: redirect or pipe standard output")
+        }
     }
 }
 

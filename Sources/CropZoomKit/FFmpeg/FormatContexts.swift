@@ -8,14 +8,17 @@ final class InputFormat: @unchecked Sendable {
     let path: String
 
     /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`).
-    init(path: String) throws(CropZoomError) {
+    init(path given: String) throws(CropZoomError) {
+        // "-" is standard input (FFmpeg's pipe protocol), named "stdin" in messages.
+        let path = given == "-" ? "stdin" : given
+        let url = given == "-" ? "pipe:0" : given
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard ctx != nil else {
             throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
         }
         ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
-        let r = avformat_open_input(&ctx, path, nil, nil)
+        let r = avformat_open_input(&ctx, url, nil, nil)
         if r < 0 {
             var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
             if r == AVCode.invalidData {

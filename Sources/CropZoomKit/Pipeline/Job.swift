@@ -91,34 +91,40 @@ final class Job: @unchecked Sendable {
 
     init(_ cfg: TranscodeConfiguration, notice onNotice: (String) -> Void) throws(CropZoomError) {
         configuration = cfg
-        try Pipeline.checkInput(cfg.input)
-        atomic = cfg.null ? nil : try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite)
+        if cfg.input != "-" { try Pipeline.checkInput(cfg.input) }
+        // Standard output ("-") is written as it comes: a pipe has no temporary name to rename.
+        atomic = cfg.null || cfg.output == "-" ? nil : try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite)
 
         // Demux and pick the video stream.
         demuxer = try Demuxer(path: cfg.input)
         let input = demuxer.input
         guard let videoIndex = input.bestVideoStream() else {
-            throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "no video stream")
+            throw CropZoomError(.inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input, reason: "no video stream")
         }
         self.videoIndex = videoIndex
         let videoStream = input.stream(videoIndex)
         decoder = try VideoDecoder(input: input, streamIndex: videoIndex)
         let dec = decoder.context.pointer
         guard dec.pointee.width > 0, dec.pointee.height > 0, dec.pointee.pix_fmt != AV_PIX_FMT_NONE else {
-            throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "the video stream has no decodable pictures")
+            if cfg.input == "-" && input.formatName.contains("mp4") {
+                throw CropZoomError(.inputUnreadable, path: "stdin",
+                                    reason: "an MP4/MOV read from a pipe needs its index (moov) at the front; this one has it at the end (remux with -movflags +faststart, or name the file)")
+            }
+            throw CropZoomError(.inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input, reason: "the video stream has no decodable pictures")
         }
 
         // Output container and video encoder.
-        let output = try OutputFormat(path: atomic?.temporary ?? "", displayPath: cfg.output,
-                                      formatName: cfg.null ? "null" : nil)
+        let output = try OutputFormat(path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.temporary ?? "",
+                                      displayPath: cfg.output == "-" ? "stdout" : cfg.output,
+                                      formatName: cfg.null ? "null" : cfg.format)
         let containerName = cfg.null
-            ? (av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) } ?? "matroska")
+            ? (cfg.format ?? av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) } ?? "matroska")
             : output.formatName
         muxer = Muxer(output: output)
         // With --null the packets go to FFmpeg's null muxer, but codec and stream decisions are
         // the ones the named container would get (so --null measures, and a plan shows, the
         // real job).
-        let container = cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: nil)) ?? output : output
+        let container = cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)) ?? output : output
         let codec: UnsafePointer<AVCodec>? = cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: container)
         let inFormat = dec.pointee.pix_fmt
         outputFormat = try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in

@@ -91,7 +91,9 @@ final class Muxer: @unchecked Sendable {
         var options: [String: String] = [:]
         let name = output.formatName
         if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
-            options["movflags"] = "+faststart"
+            // A pipe cannot be rewound to write the index at the front (or at all, after the
+            // data): fragmented MP4, whose every fragment carries its own index, instead.
+            options["movflags"] = output.path.hasPrefix("pipe:") ? "+frag_keyframe+empty_moov+default_base_moof" : "+faststart"
             options["movie_timescale"] = String(movieTimescale())
         }
         if name == "mpegts" { options["mpegts_copyts"] = "1" }

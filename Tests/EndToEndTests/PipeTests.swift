@@ -1,0 +1,67 @@
+// `-` as INPUT reads standard input and `-o -` writes standard output (`--format` names the
+// container; MP4 to a pipe is fragmented), so cropzoom sits inside shell pipelines.
+
+import Foundation
+import Testing
+
+@Suite("Pipes")
+struct PipeTests {
+    static func counts(_ path: String) throws -> String {
+        try Oracle.runChecked("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames",
+                                          "-of", "csv=p=0", path]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("stdin → stdout through a shell pipe (MPEG-TS and Matroska): every frame, audio packets copied bit for bit")
+    func roundTrip() throws {
+        let scratch = try Scratch()
+        let cz = try CLI.binary()
+        for (sample, format, ext) in [("start-offset.ts", "mpegts", "ts"), ("hevc10.mkv", "matroska", "mkv")] {
+            let input = try Files.sample(sample).path
+            let out = scratch.file("out.\(ext)").path
+            let run = try CLI.bash("set -o pipefail; cat \(input) | \(cz) - -o - --format \(format) --zoom 1.5 --quiet | cat > \(out)")
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(sample): \(run)")
+            let framesIn = try Oracle.decodedFrameHashes(input).count
+            let framesOut = try Oracle.decodedFrameHashes(out).count
+            #expect(framesIn == 60 && framesOut == framesIn, "\(sample): \(framesOut) of \(framesIn) frames")
+            let audioIn = try Oracle.packets(input, streamIndex: 1).map(\.hash)
+            let audioOut = try Oracle.packets(out, streamIndex: 1).map(\.hash)
+            #expect(!audioIn.isEmpty && audioOut == audioIn, "\(sample): audio packets differ")
+        }
+    }
+
+    @Test("-o - --format mp4 is fragmented MP4 (moof boxes), readable from the pipe by ffprobe")
+    func fragmentedMP4() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let out = scratch.file("frag.mp4").path
+        let run = try CLI.bash("set -o pipefail; \(try CLI.binary()) \(input) -o - --format mp4 --zoom 1.4 --quiet | tee \(out) | ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 -")
+        #expect(run.status == 0 && run.stdout.split(separator: "\n").first == "60", "\(run)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: out))
+        #expect(data.range(of: Data("moof".utf8)) != nil && data.range(of: Data("mvex".utf8)) != nil, "not fragmented")
+    }
+
+    @Test("an MP4 read from stdin needs its index in front: with it, it works; without, one line naming stdin, exit 3")
+    func mp4FromStdin() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let front = scratch.file("front.mp4").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", input, "-c", "copy", "-movflags", "+faststart", front])
+        let cz = try CLI.binary()
+        let good = try CLI.bash("cat \(front) | \(cz) - -o \(scratch.file("a.mkv").path) --quiet")
+        #expect(good.status == 0, "\(good)")
+        #expect(try Self.counts(scratch.file("a.mkv").path).hasPrefix("video,60"))
+        let bad = try CLI.bash("cat \(input) | \(cz) - -o \(scratch.file("b.mkv").path)")
+        #expect(bad.status == 3 && bad.stderrLines.count == 1 && bad.stderr.contains("stdin") && bad.stderr.contains("faststart"), "\(bad)")
+        #expect(!Files.exists(scratch.file("b.mkv")) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
+    }
+
+    @Test("-o - needs --format (exit 2); an unknown --format is refused in one line")
+    func usage() throws {
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let cz = try CLI.binary()
+        let noFormat = try CLI.bash("\(cz) \(input) -o - | cat > /dev/null")
+        #expect(noFormat.status == 0 && noFormat.stderr.contains("needs --format") && noFormat.stderrLines.count == 1, "\(noFormat)")
+        let direct = try CLI.cropzoom([input, "-o", "-", "--format", "nosuchformat"])
+        #expect(direct.status == 2 && direct.stderrLines.count == 1, "\(direct)")
+    }
+}
