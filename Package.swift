@@ -37,6 +37,12 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // Using the library from Swift: a CSV of clips, progress from the event stream, Ctrl-C cancels.
+        .executableTarget(
+            name: "ZoomFromCSV",
+            dependencies: ["CropZoomKit"],
+            path: "Examples/ZoomFromCSV"
+        ),
         .testTarget(
             name: "CropZoomKitTests",
             dependencies: ["CropZoomKit"]
@@ -47,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["cropzoom"]
+            dependencies: ["cropzoom", "CropZoomKit", "ZoomFromCSV"]
         ),
     ]
 )

@@ -89,8 +89,12 @@ final class Job: @unchecked Sendable {
         return .keep
     }
 
-    init(_ cfg: TranscodeConfiguration, notice onNotice: (String) -> Void) throws(CropZoomError) {
+    /// Raised by `Pipeline.cancel`; the engines poll it.
+    let cancel: CancelFlag
+
+    init(_ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), notice onNotice: (String) -> Void) throws(CropZoomError) {
         configuration = cfg
+        self.cancel = cancel
         if cfg.input != "-" { try Pipeline.checkInput(cfg.input) }
         // Standard output ("-") is written as it comes: a pipe has no temporary name to rename.
         atomic = cfg.null || cfg.output == "-" ? nil : try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite)

@@ -10,9 +10,15 @@ public final class Pipeline {
     /// Called a few times a second with progress, on the thread that called `run`.
     public var onProgress: ((ProgressEvent) -> Void)? = nil
 
+    private let cancelFlag = CancelFlag()
+
     public init(configuration: TranscodeConfiguration) {
         self.configuration = configuration
     }
+
+    /// Stops a running `run` from any thread: every stage stops, nothing is left at the output
+    /// path, and `run` throws a `.cancelled` error. Before `run`, the run stops at once.
+    public func cancel() { cancelFlag.raise() }
 
     /// Installs the SIGINT/SIGTERM handlers that let a run stop cleanly (exit 130/143).
     public static func installSignalHandlers() { cz_install_signal_handlers() }
@@ -64,7 +70,8 @@ public final class Pipeline {
         let started = monotonicSeconds()
         let cpuStart = Pipeline.cpuSeconds()
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
-        let job = try Job(cfg, notice: onNotice)
+        if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.input, reason: "cancelled") }
+        let job = try Job(cfg, cancel: cancelFlag, notice: onNotice)
         let threads = job.threads
         defer { job.atomic?.discard() }
 

@@ -57,6 +57,7 @@ struct SerialEngine {
         // packets before the trim's end (files interleave loosely).
         var waitingFor = job.trim?.end.contains { $0 != nil } == true ? job.passThroughStreams : []
         readLoop: while !((admitted >= limit || pastEnd) && waitingFor.isEmpty) {
+            if job.cancel.isSet { throw CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled") }
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             t.switchTo("demux")

@@ -8,6 +8,16 @@ struct Cancelled: Error {}
 /// registers here so that `fail` wakes all of them.
 ///
 /// `@unchecked Sendable`: all state is behind `lock`.
+/// A one-way "stop" flag set from any thread (`Pipeline.cancel`) and polled by the engines.
+///
+/// `@unchecked Sendable`: the flag is read and written under its lock.
+final class CancelFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var set = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return set }
+    func raise() { lock.lock(); set = true; lock.unlock() }
+}
+
 final class RunControl: @unchecked Sendable {
     private let lock = NSLock()
     private var error: CropZoomError?

@@ -106,6 +106,7 @@ final class ThreadedEngine: @unchecked Sendable {
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             let signal = cz_pending_signal()
             if signal != 0 { control.fail(CropZoomError(.interrupted(signal: signal), reason: "interrupted")) }
+            if job.cancel.isSet { control.fail(CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled")) }
             if let progress, monotonicSeconds() - lastReport >= 0.25 {
                 lastReport = monotonicSeconds()
                 progressLock.lock()

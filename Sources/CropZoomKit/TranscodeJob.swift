@@ -1,0 +1,77 @@
+import Foundation
+
+/// What a running ``TranscodeJob`` reports.
+public enum TranscodeEvent: Sendable {
+    /// A few times a second: frames done, media time reached, elapsed time.
+    case progress(ProgressEvent)
+    /// A one-line notice: a stream re-encoded or dropped, and the like.
+    case notice(String)
+}
+
+/// One transcode for Swift code: configure it, run it with `await`, watch ``events`` as an
+/// `AsyncSequence`, cancel it with ``cancel()`` or by cancelling the task that awaits ``run()``.
+///
+/// ```swift
+/// var config = TranscodeConfiguration(input: "in.mov", output: "out.mp4")
+/// config.geometry.zoom = 1.65
+/// let job = TranscodeJob(configuration: config)
+/// Task { for await case .progress(let p) in job.events { print(p.frames, p.fraction ?? 0) } }
+/// let summary = try await job.run()       // throws CropZoomError; .cancelled after cancel()
+/// print(summary.framesOut, summary.fps)
+/// ```
+///
+/// The work runs on its own threads (the engine's), not on the Swift concurrency pool, so a
+/// long transcode does not hold a cooperative thread. A job runs once.
+///
+/// `@unchecked Sendable`: the pipeline is touched by the thread that runs it; `cancel()` only
+/// raises the pipeline's lock-protected flag, and `started` is guarded by `lock`.
+public final class TranscodeJob: @unchecked Sendable {
+    public let configuration: TranscodeConfiguration
+    /// Progress and notices while the job runs; finishes when it ends (however it ends).
+    public let events: AsyncStream<TranscodeEvent>
+    private let continuation: AsyncStream<TranscodeEvent>.Continuation
+    private let pipeline: Pipeline
+    private let lock = NSLock()
+    private var started = false
+
+    public init(configuration: TranscodeConfiguration) {
+        self.configuration = configuration
+        pipeline = Pipeline(configuration: configuration)
+        (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let c = continuation
+        pipeline.onProgress = { c.yield(.progress($0)) }
+        pipeline.onNotice = { c.yield(.notice($0)) }
+    }
+
+    /// Stops the job from any thread or task: its stages stop, nothing is left at the output
+    /// path, and ``run()`` throws a `.cancelled` error.
+    public func cancel() { pipeline.cancel() }
+
+    /// Runs the transcode (`Pipeline.run` on a thread of its own) and returns its summary.
+    /// Cancelling the awaiting task cancels the job.
+    public func run() async throws(CropZoomError) -> TranscodeSummary {
+        let again = lock.withLock {
+            defer { started = true }
+            return started
+        }
+        if again { throw CropZoomError(.usage, path: configuration.output, reason: "a TranscodeJob runs once; make a new one") }
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<TranscodeSummary, Error>) in
+                    let thread = Thread { [self] in
+                        defer { continuation.finish() }
+                        do { done.resume(returning: try pipeline.run()) } catch { done.resume(throwing: error) }
+                    }
+                    thread.name = "cropzoom job"
+                    thread.start()
+                }
+            } onCancel: { [self] in
+                cancel()
+            }
+        } catch let e as CropZoomError {
+            throw e
+        } catch {
+            throw CropZoomError(.processing, path: configuration.output, reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,77 @@
+// CropZoomKit from Swift: TranscodeJob runs, reports progress as an AsyncSequence, cancels (by
+// cancel() and by task cancellation) leaving nothing behind; the Examples/ZoomFromCSV program.
+
+import CropZoomKit
+import Foundation
+import Testing
+
+@Suite("Library API")
+struct LibraryAPITests {
+    @Test("run: a summary that matches the file, progress events on the way, notices too; a job runs once")
+    func runWithEvents() async throws {
+        let scratch = try Scratch()
+        var config = TranscodeConfiguration(input: try Files.sample("pcm.mov").path, output: scratch.file("o.mp4").path)
+        config.geometry.zoom = 1.5
+        config.preset = "ultrafast"
+        let job = TranscodeJob(configuration: config)
+        let collector = Task { () -> (progress: [ProgressEvent], notices: [String]) in
+            var p: [ProgressEvent] = [], n: [String] = []
+            for await event in job.events {
+                switch event {
+                case .progress(let e): p.append(e)
+                case .notice(let text): n.append(text)
+                }
+            }
+            return (p, n)
+        }
+        let summary = try await job.run()
+        let (progress, notices) = await collector.value   // the stream ends with the job
+        let frames = try Oracle.decodedFrameHashes(scratch.file("o.mp4").path).count
+        #expect(summary.framesOut == frames && frames > 0 && summary.videoCodec == "libx264")
+        #expect(!progress.isEmpty && progress.map(\.frames) == progress.map(\.frames).sorted() && progress.last!.frames <= frames)
+        #expect(notices.contains { $0.contains("pcm_s16le") && $0.contains("AAC") }, "the PCM → AAC notice: \(notices)")
+        await #expect(throws: CropZoomError.self) { try await job.run() }
+    }
+
+    @Test("cancel() and task cancellation stop the job: .cancelled, no output, no temporary file")
+    func cancellation() async throws {
+        let scratch = try Scratch()
+        for viaTask in [false, true] {
+            var config = TranscodeConfiguration(input: try Files.sample("bench-720p.mp4").path, output: scratch.file("c\(viaTask).mp4").path)
+            config.geometry.zoom = 1.3
+            config.preset = "slow"
+            let job = TranscodeJob(configuration: config)
+            let running = Task { try await job.run() }
+            // Wait for the first progress event, then cancel.
+            for await event in job.events { if case .progress = event { break } }
+            if viaTask { running.cancel() } else { job.cancel() }
+            let result = await running.result
+            switch result {
+            case .success: Issue.record("a cancelled job finished (viaTask \(viaTask))")
+            case .failure(let error):
+                #expect((error as? CropZoomError)?.kind == .cancelled, "\(error)")
+                #expect((error as? CropZoomError)?.exitCode == 130)
+            }
+            #expect(Files.names(in: scratch.url).isEmpty, "left behind: \(Files.names(in: scratch.url))")
+        }
+    }
+
+    @Test("Examples/ZoomFromCSV: every clip of the CSV, zoomed around its centre; a bad CSV exits 2")
+    func example() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
+        try "input,output,center_x,center_y,zoom\na.mp4,face.mp4,0.6,0.4,2\n# skipped\na.mp4,wide.mkv,0.5,0.5,1.2\n"
+            .write(to: scratch.file("clips.csv"), atomically: true, encoding: .utf8)
+        let exe = try #require(Oracle.packageRoot).appendingPathComponent(".build/debug/ZoomFromCSV").path
+        let run = try CLI.run(exe, [scratch.file("clips.csv").path])
+        #expect(run.status == 0 && run.stdout.contains("[2/2] done"), "\(run)")
+        // face.mp4 is the 320x180 window at (224, 54) scaled to 640x360: compare with ffmpeg's crop+scale.
+        let psnr = try Oracle.meanPSNR(reference: scratch.file("a.mp4").path, referenceFilter: "crop=320:180:224:54,scale=640:360:flags=bicubic",
+                                       output: scratch.file("face.mp4").path, alignStarts: true)
+        #expect(psnr > 35, "face.mp4 against the reference window: \(psnr) dB")
+        #expect(try Oracle.decodedFrameHashes(scratch.file("wide.mkv").path).count == 60)
+        try "input,output\na.mp4,x.mp4\n".write(to: scratch.file("bad.csv"), atomically: true, encoding: .utf8)
+        let bad = try CLI.run(exe, [scratch.file("bad.csv").path])
+        #expect(bad.status == 2 && bad.stderr.contains("first line"), "\(bad)")
+    }
+}
