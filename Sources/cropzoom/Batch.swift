@@ -171,16 +171,7 @@ struct Batch: ParsableCommand {
     /// The transcode settings every file shares (input and output set per file).
     func transcodeConfiguration() throws -> TranscodeConfiguration {
         var c = TranscodeConfiguration(input: "", output: "")
-        c.geometry = try geometry.request()
-        c.scaler = geometry.scaler
-        c.kernel = geometry.kernel
-        c.codec = encoding.codec
-        c.crf = encoding.crf
-        c.preset = encoding.preset
-        c.bitrate = encoding.bitrate.flatMap(EncodingOptions.parseBitrate)
-        c.pixelFormat = encoding.pixFmt
-        c.audio = streams.audio
-        (c.start, c.end) = trim.range
+        try c.apply(geometry: geometry, trim: trim, encoding: encoding, streams: streams)
         return c
     }
 
@@ -216,15 +207,20 @@ struct Batch: ParsableCommand {
         var cfg = base
         cfg.input = item.input
         cfg.output = item.output
+        return planLine(cfg)
+    }
+
+    /// One `--dry-run` line: what `cfg` would do (`Pipeline.plan`), or why it would fail.
+    static func planLine(_ cfg: TranscodeConfiguration) -> String {
         do {
             let p = try Pipeline(configuration: cfg).plan()
-            var line = "\(item.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
+            var line = "\(cfg.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
             line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
             line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
-            line += " → \(item.output) (\(p.container))"
+            line += " → \(cfg.output) (\(p.container))"
             return line
         } catch {
-            return "\(item.input): would fail: \(error.description)"
+            return "\(cfg.input): would fail: \(error.description)"
         }
     }
 

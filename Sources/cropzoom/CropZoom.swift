@@ -43,16 +43,7 @@ struct Transcode: ParsableCommand {
         c.encoderThreads = engine.encoderThreads
         c.workers = engine.workers
         c.frameLimit = engine.benchFrames
-        (c.start, c.end) = trim.range
-        c.geometry = try geometry.request()
-        c.scaler = geometry.scaler
-        c.kernel = geometry.kernel
-        c.codec = encoding.codec
-        c.crf = encoding.crf
-        c.preset = encoding.preset
-        c.bitrate = encoding.bitrate.flatMap(EncodingOptions.parseBitrate)
-        c.pixelFormat = encoding.pixFmt
-        c.audio = streams.audio
+        try c.apply(geometry: geometry, trim: trim, encoding: encoding, streams: streams)
         c.overwrite = out.overwrite
         c.format = out.format
         c.strict = out.strict

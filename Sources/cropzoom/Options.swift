@@ -284,3 +284,20 @@ extension EncodingOptions {
 extension StreamOptions {
     func arguments() -> [String] { audio == .auto ? [] : ["--audio", audio.rawValue] }
 }
+
+extension TranscodeConfiguration {
+    /// The settings `transcode`, `batch` and `run` share: geometry, trim, encoding, audio.
+    mutating func apply(geometry: GeometryOptions, trim: TrimOptions, encoding: EncodingOptions,
+                        streams: StreamOptions) throws {
+        self.geometry = try geometry.request()
+        scaler = geometry.scaler
+        kernel = geometry.kernel
+        (start, end) = trim.range
+        codec = encoding.codec
+        crf = encoding.crf
+        preset = encoding.preset
+        bitrate = encoding.bitrate.flatMap(EncodingOptions.parseBitrate)
+        pixelFormat = encoding.pixFmt
+        audio = streams.audio
+    }
+}

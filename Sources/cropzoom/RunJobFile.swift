@@ -168,16 +168,8 @@ struct RunJobFile: ParsableCommand {
         if dryRun {
             for (k, clip) in clips.enumerated() {
                 if items[k].result == .failed { print("\(clip.input): would fail: \(items[k].error ?? "")"); continue }
-                var cfg: TranscodeConfiguration
-                do { cfg = try Transcode.parse([clip.input, "-o", clip.output] + clip.arguments).configuration() }
-                catch { print("\(clip.input): would fail: \(error)"); continue }
-                cfg.null = true
-                do {
-                    let p = try Pipeline(configuration: cfg).plan()
-                    print("\(clip.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → \(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)\(p.audio.isEmpty ? ", no audio" : ", audio " + p.audio.joined(separator: ", ")) → \(clip.output) (\(p.container))")
-                } catch {
-                    print("\(clip.input): would fail: \(error.description)")
-                }
+                do { print(Batch.planLine(try Transcode.parse([clip.input, "-o", clip.output] + clip.arguments).configuration())) }
+                catch { print("\(clip.input): would fail: \(error)") }
             }
             return
         }
