@@ -1,0 +1,127 @@
+import Foundation
+
+/// A value that changes over time: keyframes `time → value` (a value may have several
+/// components, as a centre has two), interpolated at any time. Before the first key the first
+/// value holds, after the last the last one.
+///
+/// `--zoom '0s:1.0, 4s:1.65, 6s:1.65, 8s:1.2'`, `--center '0s:0.5,0.5, 4s:0.62,0.4'`.
+public struct Track: Sendable, Equatable {
+    public enum Ease: String, Sendable, CaseIterable {
+        /// Straight lines between keys (the speed jumps at each key).
+        case linear
+        /// Monotone cubic Hermite (Fritsch–Carlson): continuous speed (C1), and no overshoot —
+        /// a value never leaves the range of its two neighbouring keys.
+        case smooth
+    }
+
+    public struct Key: Sendable, Equatable {
+        public var time: Double
+        public var value: [Double]
+        public init(time: Double, value: [Double]) { self.time = time; self.value = value }
+    }
+
+    public var keys: [Key]
+    public var ease: Ease
+
+    public init(keys: [Key], ease: Ease = .linear) {
+        self.keys = keys.sorted { $0.time < $1.time }
+        self.ease = ease
+    }
+
+    /// A value that does not change.
+    public init(constant value: [Double]) { self.init(keys: [Key(time: 0, value: value)]) }
+
+    /// True when some key differs from another (the value moves).
+    public var isAnimated: Bool { keys.contains { $0.value != keys[0].value } }
+
+    /// Parses `"4s:1.65"` lists (`T s: value[, value…]`, keys separated by commas; times in
+    /// seconds with an `s`). Text without any `s:` is a single constant value. Each value must
+    /// have `components` numbers. Errors say what is wrong, for the option named `option`.
+    public static func parse(_ text: String, components: Int, option: String) throws(CropZoomError) -> Track {
+        func numbers(_ s: Substring) throws(CropZoomError) -> [Double] {
+            let parts = s.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let values = parts.compactMap { Double($0) }
+            guard values.count == components, parts.count == components, values.allSatisfy(\.isFinite) else {
+                throw CropZoomError(.usage, reason: "\(option) \(text): expected \(components == 1 ? "a number" : "\(components) numbers separated by commas") in '\(s.trimmingCharacters(in: .whitespaces))'")
+            }
+            return values
+        }
+        // Key markers: a number followed by "s:" at the start or after a comma.
+        var markers: [(range: Range<String.Index>, time: Double)] = []
+        var i = text.startIndex
+        while i < text.endIndex {
+            let atBoundary = i == text.startIndex || text[text.index(before: i)] == "," || text[text.index(before: i)] == " "
+            if atBoundary, let r = text[i...].range(of: "s:") {
+                let candidate = text[i..<r.lowerBound].trimmingCharacters(in: .whitespaces)
+                if !candidate.isEmpty, let t = Double(candidate), !candidate.contains(","), t >= 0, t.isFinite {
+                    markers.append((i..<r.upperBound, t))
+                    i = r.upperBound
+                    continue
+                }
+            }
+            i = text.index(after: i)
+        }
+        if markers.isEmpty { return Track(constant: try numbers(Substring(text))) }
+        guard text[..<markers[0].range.lowerBound].trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw CropZoomError(.usage, reason: "\(option) \(text): keyframes are 'TIMEs:VALUE' (e.g. '0s:1.0, 4s:1.65')")
+        }
+        var keys: [Key] = []
+        for (n, m) in markers.enumerated() {
+            let end = n + 1 < markers.count ? markers[n + 1].range.lowerBound : text.endIndex
+            var body = text[m.range.upperBound..<end].trimmingCharacters(in: .whitespaces)
+            if n + 1 < markers.count {
+                guard body.hasSuffix(",") else {
+                    throw CropZoomError(.usage, reason: "\(option) \(text): separate keyframes with commas")
+                }
+                body.removeLast()
+            }
+            keys.append(Key(time: m.time, value: try numbers(Substring(body))))
+        }
+        for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
+            throw CropZoomError(.usage, reason: "\(option) \(text): keyframe times must increase (\(a.time)s then \(b.time)s)")
+        }
+        return Track(keys: keys)
+    }
+
+    /// The value at time `t` (seconds).
+    public func value(at t: Double) -> [Double] {
+        guard let first = keys.first else { return [] }
+        if keys.count == 1 || t <= first.time { return first.value }
+        let last = keys[keys.count - 1]
+        if t >= last.time { return last.value }
+        var k = 0
+        while keys[k + 1].time < t { k += 1 }
+        let a = keys[k], b = keys[k + 1]
+        let h = b.time - a.time
+        let s = (t - a.time) / h
+        switch ease {
+        case .linear:
+            return zip(a.value, b.value).map { $0 + ($1 - $0) * s }
+        case .smooth:
+            return (0..<a.value.count).map { c in
+                let (m0, m1) = (slope(at: k, component: c), slope(at: k + 1, component: c))
+                let s2 = s * s, s3 = s2 * s
+                return (2 * s3 - 3 * s2 + 1) * a.value[c] + (s3 - 2 * s2 + s) * h * m0
+                    + (-2 * s3 + 3 * s2) * b.value[c] + (s3 - s2) * h * m1
+            }
+        }
+    }
+
+    /// Fritsch–Carlson tangent at key `k`: zero at the ends, at local extrema and where the
+    /// secants disagree in sign; the harmonic mean of the secants otherwise (monotone, C1).
+    private func slope(at k: Int, component c: Int) -> Double {
+        guard k > 0, k < keys.count - 1 else { return 0 }
+        let d0 = (keys[k].value[c] - keys[k - 1].value[c]) / (keys[k].time - keys[k - 1].time)
+        let d1 = (keys[k + 1].value[c] - keys[k].value[c]) / (keys[k + 1].time - keys[k].time)
+        guard d0 * d1 > 0 else { return 0 }
+        let w0 = 2 * (keys[k + 1].time - keys[k].time) + (keys[k].time - keys[k - 1].time)
+        let w1 = (keys[k + 1].time - keys[k].time) + 2 * (keys[k].time - keys[k - 1].time)
+        return (w0 + w1) / (w0 / d0 + w1 / d1)
+    }
+
+    /// Smallest and largest value of component `c` over all keys (the interpolation stays inside).
+    public func range(component c: Int) -> ClosedRange<Double> {
+        let v = keys.map { $0.value[c] }
+        return v.min()!...v.max()!
+    }
+}

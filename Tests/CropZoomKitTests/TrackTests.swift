@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import CropZoomKit
+
+@Suite("Keyframe tracks")
+struct TrackTests {
+    @Test func parsing() throws {
+        let z = try Track.parse("0s:1.0, 4s:1.65, 6s:1.65, 8s:1.2", components: 1, option: "--zoom")
+        #expect(z.keys.map(\.time) == [0, 4, 6, 8] && z.keys.map(\.value) == [[1.0], [1.65], [1.65], [1.2]] && z.isAnimated)
+        let c = try Track.parse("0s:0.5,0.5, 4s:0.62,0.4", components: 2, option: "--center")
+        #expect(c.keys.map(\.value) == [[0.5, 0.5], [0.62, 0.4]] && c.keys.map(\.time) == [0, 4])
+        let compact = try Track.parse("0.5s:0.5,0.5,2.25s:0.6,0.4", components: 2, option: "--center")
+        #expect(compact.keys.map(\.time) == [0.5, 2.25])
+        #expect(try Track.parse("1.65", components: 1, option: "--zoom") == Track(constant: [1.65]))
+        #expect(!(try Track.parse("0.5,0.5", components: 2, option: "--center")).isAnimated)
+        for (bad, n) in [("0s:1, 4s", 1), ("0s:1 4s:2", 1), ("4s:1, 2s:2", 1), ("0s:a", 1), ("0s:0.5", 2), ("x", 1), ("1,2,3", 2), ("junk 0s:1", 1)] {
+            #expect(throws: CropZoomError.self, "\(bad)") { try Track.parse(bad, components: n, option: "--zoom") }
+        }
+    }
+
+    @Test("linear: straight lines, held before the first and after the last key")
+    func linear() throws {
+        let z = try Track.parse("1s:1, 3s:2, 4s:2", components: 1, option: "--zoom")
+        #expect(z.value(at: 0) == [1] && z.value(at: 1) == [1] && z.value(at: 2) == [1.5] && z.value(at: 3.5) == [2] && z.value(at: 9) == [2])
+    }
+
+    @Test("smooth: passes through the keys, C1 (no jump in speed), no overshoot")
+    func smooth() throws {
+        var z = try Track.parse("0s:1, 2s:2, 3s:2.2, 5s:1.2", components: 1, option: "--zoom")
+        z.ease = .smooth
+        for k in z.keys { #expect(abs(z.value(at: k.time)[0] - k.value[0]) < 1e-12) }
+        // Speed from the left and from the right of each inner key agree.
+        for t in [2.0, 3.0] {
+            let h = 1e-6
+            let left = (z.value(at: t)[0] - z.value(at: t - h)[0]) / h, right = (z.value(at: t + h)[0] - z.value(at: t)[0]) / h
+            #expect(abs(left - right) < 1e-4, "speed jumps at \(t): \(left) vs \(right)")
+        }
+        // Within each segment the value stays between its keys (monotone).
+        var t = 0.0
+        while t <= 5 {
+            let v = z.value(at: t)[0]
+            #expect(v >= 1 - 1e-12 && v <= 2.2 + 1e-12)
+            t += 0.01
+        }
+        // Linear has a speed jump at 2 s: the smooth test above can fail.
+        z.ease = .linear
+        let h = 1e-6
+        #expect(abs((z.value(at: 2)[0] - z.value(at: 2 - h)[0]) / h - (z.value(at: 2 + h)[0] - z.value(at: 2)[0]) / h) > 0.1)
+    }
+}
