@@ -32,3 +32,10 @@ if ! command -v swift >/dev/null 2>&1; then
     done
 fi
 command -v swift >/dev/null 2>&1 || { echo "setup: the Swift toolchain (6.x) is not on PATH" >&2; exit 1; }
+
+# The tests' own measuring tools (Tests/tools/*.py) use numpy.
+if ! python3 -c "import numpy" >/dev/null 2>&1; then
+    echo "setup: installing numpy for the test tools" >&2
+    pip install -q numpy 2>/dev/null || pip3 install -q numpy 2>/dev/null \
+        || { ${SUDO:-} apt-get install -y -qq --no-install-recommends python3-numpy >/dev/null; }
+fi

@@ -4,11 +4,14 @@ import CropZoomKit
 
 /// Where and how much of the picture to keep.
 struct GeometryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Digital zoom around the centre (≥ 1); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
-    var zoom: Double = 1
+    @Option(help: ArgumentHelp("Digital zoom around the centre (≥ 1), or keyframes 'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
+    var zoom: String = "1"
 
-    @Option(help: ArgumentHelp("Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the picture).", valueName: "X,Y"))
+    @Option(help: ArgumentHelp("Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the picture), or keyframes 'TIMEs:X,Y, …'.", valueName: "X,Y"))
     var center: String = "0.5,0.5"
+
+    @Option(help: "Between keyframes: linear, or smooth (continuous speed, no overshoot).")
+    var ease: Track.Ease = .linear
 
     @Option(help: ArgumentHelp("Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted.", valueName: "W:H[:X:Y]"))
     var crop: String?
@@ -38,13 +41,22 @@ struct GeometryOptions: ParsableArguments {
     /// The geometry request, or a ValidationError naming the option.
     func request() throws -> GeometryRequest {
         var g = GeometryRequest()
-        guard zoom.isFinite, zoom >= 1 else { throw ValidationError("--zoom must be a number ≥ 1 (got \(zoom))") }
-        g.zoom = zoom
-        let c = center.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard c.count == 2, let cx = c[0], let cy = c[1], (0...1).contains(cx), (0...1).contains(cy) else {
+        var zoomTrack: Track
+        do { zoomTrack = try Track.parse(zoom, components: 1, option: "--zoom") }
+        catch { throw ValidationError("--zoom must be a number ≥ 1 or keyframes like '0s:1, 4s:1.65' (got '\(zoom)')") }
+        guard zoomTrack.keys.allSatisfy({ $0.value[0] >= 1 }) else { throw ValidationError("--zoom must be a number ≥ 1 (got \(zoom))") }
+        zoomTrack.ease = ease
+        g.zoom = zoomTrack.keys[0].value[0]
+        if zoomTrack.isAnimated { g.zoomTrack = zoomTrack }
+        var centerTrack: Track
+        do { centerTrack = try Track.parse(center, components: 2, option: "--center") }
+        catch { throw ValidationError("--center takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4, or keyframes like '0s:0.5,0.5, 4s:0.6,0.4' (got '\(center)')") }
+        guard centerTrack.keys.allSatisfy({ $0.value.allSatisfy { (0...1).contains($0) } }) else {
             throw ValidationError("--center takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4 (got '\(center)')")
         }
-        g.center = (cx, cy)
+        centerTrack.ease = ease
+        g.center = (centerTrack.keys[0].value[0], centerTrack.keys[0].value[1])
+        if centerTrack.isAnimated { g.centerTrack = centerTrack }
         if let crop {
             let p = crop.split(separator: ":").map { Int($0) }
             guard p.count == 2 || p.count == 4, p.allSatisfy({ $0 != nil }), p[0]! > 0, p[1]! > 0 else {
@@ -250,14 +262,16 @@ extension TranscodeConfiguration.Scaler: ExpressibleByArgument {}
 extension TranscodeConfiguration.Kernel: ExpressibleByArgument {}
 extension TranscodeConfiguration.AudioMode: ExpressibleByArgument {}
 extension TranscodeConfiguration.ProgressMode: ExpressibleByArgument {}
+extension Track.Ease: ExpressibleByArgument {}
 
 // The options as `transcode` arguments again, for `cropzoom bench`'s runs: only what differs
 // from the defaults, so a run's command line reads like one a person would type.
 extension GeometryOptions {
     func arguments() -> [String] {
         var a: [String] = []
-        if zoom != 1 { a += ["--zoom", "\(zoom)"] }
+        if zoom != "1" { a += ["--zoom", zoom] }
         if center != "0.5,0.5" { a += ["--center", center] }
+        if ease != .linear { a += ["--ease", ease.rawValue] }
         if let crop { a += ["--crop", crop] }
         if let size { a += ["--size", size] }
         if rotate != 0 { a += ["--rotate", "\(rotate)"] }

@@ -13,8 +13,8 @@ final class ZimgScaler: @unchecked Sendable {
 
     struct Key: Equatable {
         var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
-        /// The window of the source picture to read.
-        var window: PixelRect
+        /// The window of the source picture to read (may be fractional: animated zoom and pan).
+        var window: Rect
         var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
         var filter: TranscodeConfiguration.Scaler
         var fullRange: Bool
@@ -51,8 +51,8 @@ final class ZimgScaler: @unchecked Sendable {
         let s = PixelFormatInfo(key.srcFormat)!, d = PixelFormatInfo(key.dstFormat)!
         var p = cz_zimg_params()
         p.src_width = Int32(key.srcW); p.src_height = Int32(key.srcH)
-        p.left = Double(key.window.x); p.top = Double(key.window.y)
-        p.width = Double(key.window.width); p.height = Double(key.window.height)
+        p.left = key.window.x; p.top = key.window.y
+        p.width = key.window.width; p.height = key.window.height
         p.dst_width = Int32(key.dstW); p.dst_height = Int32(key.dstH)
         p.src_depth = Int32(s.bitDepth); p.dst_depth = Int32(d.bitDepth)
         p.src_log2_chroma_w = Int32(s.log2ChromaW); p.src_log2_chroma_h = Int32(s.log2ChromaH)

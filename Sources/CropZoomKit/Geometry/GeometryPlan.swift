@@ -25,12 +25,17 @@ public struct GeometryRequest: Sendable, Equatable {
     public var rotate: Int = 0
     public var flip: Flip? = nil
     public var orientation: OrientationMode = .auto
+    /// Keyframed zoom and centre (animated zoom and pan); nil = the static ``zoom``/``center``.
+    /// With a track, ``zoom``/``center`` hold its first value.
+    public var zoomTrack: Track? = nil
+    public var centerTrack: Track? = nil
 
     public init() {}
 
     public static func == (l: GeometryRequest, r: GeometryRequest) -> Bool {
         l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size
             && l.rotate == r.rotate && l.flip == r.flip && l.orientation == r.orientation
+            && l.zoomTrack == r.zoomTrack && l.centerTrack == r.centerTrack
     }
 }
 
@@ -68,8 +73,32 @@ public struct GeometryPlan: Sendable, Equatable {
     /// (`--orientation ignore`).
     public var keepsInputAspectAndMatrix: Bool
 
+    /// Keyframed zoom and pan: the window moves from frame to frame (sub-pixel); nil = static.
+    public var animation: Animation? = nil
+
+    /// The moving window of an animated zoom/pan: zoom and centre tracks over the upright
+    /// picture, mapped to coded pixels per frame without rounding.
+    public struct Animation: Sendable, Equatable {
+        public var zoom: Track
+        public var center: Track
+        /// The upright picture's size, and how coded pixels become upright ones.
+        public var uprightWidth: Double, uprightHeight: Double
+        public var display: Orientation
+
+        /// The window at media time `t` (seconds), in coded pixels: `upright / zoom(t)` centred
+        /// on `center(t)`, kept inside the picture.
+        public func window(at t: Double) -> Rect {
+            let z = max(1, zoom.value(at: t)[0])
+            let c = center.value(at: t)
+            let w = uprightWidth / z, h = uprightHeight / z
+            let x = min(max(c[0] * uprightWidth - w / 2, 0), uprightWidth - w)
+            let y = min(max(c[1] * uprightHeight - h / 2, 0), uprightHeight - h)
+            return display.inverse.apply(Rect(x: x, y: y, width: w, height: h), width: uprightWidth, height: uprightHeight)
+        }
+    }
+
     public static func == (l: GeometryPlan, r: GeometryPlan) -> Bool {
-        l.source == r.source && l.scaled == r.scaled && l.orientation == r.orientation
+        l.source == r.source && l.animation == r.animation && l.scaled == r.scaled && l.orientation == r.orientation
             && l.output == r.output && l.keepsInputAspectAndMatrix == r.keepsInputAspectAndMatrix
     }
 
@@ -185,7 +214,19 @@ public struct GeometryPlan: Sendable, Equatable {
 
         let total = display.then(user)
         let scaled = total.inverse.apply(width: output.width, height: output.height)
-        return GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
-                            orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
+        var plan = GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
+                                orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
+        if request.zoomTrack != nil || request.centerTrack != nil {
+            if request.crop != nil {
+                throw CropZoomError(.usage, reason: "--crop cannot be combined with keyframed --zoom or --center yet")
+            }
+            let z = request.zoomTrack ?? Track(constant: [request.zoom])
+            guard z.range(component: 0).lowerBound >= 1 else {
+                throw CropZoomError(.usage, reason: "--zoom keyframes must be at least 1 (zooming out is not supported yet)")
+            }
+            plan.animation = Animation(zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
+                                       uprightWidth: uw, uprightHeight: uh, display: display)
+        }
+        return plan
     }
 }

@@ -146,6 +146,9 @@ final class Job: @unchecked Sendable {
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         plan = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
 
+        if plan.animation != nil && cfg.kernel == .swscale {
+            throw CropZoomError(.usage, reason: "keyframed --zoom/--center move the window by fractions of a pixel, which only zimg reads: use --kernel auto or zimg")
+        }
         // `--kernel zimg` where zimg cannot scale: refused before anything is written.
         if cfg.kernel == .zimg, let reason = ZimgScaler.refusal(src: inFormat, dst: outputFormat, srcFullRange: fullRange,
                                                                 dstFullRange: fullRange, filter: cfg.scaler) {
@@ -288,8 +291,10 @@ final class Job: @unchecked Sendable {
 
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer(pool: FramePool?) -> Transformer {
-        Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
-                    scaler: configuration.scaler, kernel: configuration.kernel, pool: pool)
+        let timeBase = av_q2d(decoder.timeBase), start = startTime
+        return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
+                           scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
+                           frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start })
     }
 
     /// Moves a rendered frame's timestamps into the encoder's time base when they differ.

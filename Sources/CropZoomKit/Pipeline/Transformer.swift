@@ -30,9 +30,14 @@ final class Transformer: @unchecked Sendable {
     private let srcPlanes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let srcStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
+    /// Media seconds of a frame's presentation time (keyframed zoom/pan are evaluated there).
+    private let frameTime: @Sendable (Int64) -> Double
+
     init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
-         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?) {
+         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
+         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 }) {
         self.plan = plan
+        self.frameTime = frameTime
         self.filter = scaler
         self.kernel = kernel
         self.outputFormat = outputFormat
@@ -88,7 +93,17 @@ final class Transformer: @unchecked Sendable {
             throw CropZoomError(.processing, what: "transforming",
                                 reason: "unsupported decoded pixel format \(pixelFormatName(inFormat))")
         }
-        let rect = plan.source
+        // Animated zoom/pan: this frame's exact window (sub-pixel); the whole-pixel window around
+        // it serves the swscale fallback.
+        var exact: Rect? = nil
+        var rect = plan.source
+        if let animation = plan.animation {
+            let w = animation.window(at: frameTime(input.presentationTime))
+            exact = w
+            let x0 = Int(w.x.rounded(.down)) & ~1, y0 = Int(w.y.rounded(.down)) & ~1
+            rect = PixelRect(x: x0, y: y0, width: (Int((w.x + w.width).rounded(.up)) - x0 + 1) & ~1,
+                             height: (Int((w.y + w.height).rounded(.up)) - y0 + 1) & ~1)
+        }
         // Clamp against the frame actually decoded (a stream may change size mid-way).
         let x = min(rect.x, max(0, input.width - 1)), y = min(rect.y, max(0, input.height - 1))
         let w = min(rect.width, input.width - x), h = min(rect.height, input.height - y)
@@ -114,13 +129,13 @@ final class Transformer: @unchecked Sendable {
         }
         let window = PixelRect(x: x, y: y, width: w, height: h)
         if plan.orientation.isIdentity {
-            try scale(input, window: window, full: inputFull, into: out, format: outputFormat)
+            try scale(input, window: window, exact: exact, full: inputFull, into: out, format: outputFormat)
             return
         }
         // Scale into scratch (coded orientation), then the orthogonal kernel.
         let sw = plan.scaled.width, sh = plan.scaled.height
         if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
-        try scale(input, window: window, full: inputFull, into: scratch!, format: orientFormat)
+        try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat)
         if orientFormat == outputFormat {
             Transformer.orient(scratch!, into: out, plan.orientation)
         } else {
@@ -141,17 +156,20 @@ final class Transformer: @unchecked Sendable {
     /// Crops `window` out of `input` and scales it into `dst`: zimg when it takes the
     /// conversion (and `kernel` allows it), else swscale from the window's plane pointers
     /// (`srcPlanes`, set by `draw`).
-    private func scale(_ input: Frame, window: PixelRect, full: Bool, into dst: Frame,
+    private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
                        format dstFormat: AVPixelFormat) throws(CropZoomError) {
         let inFormat = input.pixelFormat
         if kernel != .swscale {
-            let key = ZimgScaler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat, window: window,
+            let zimgWindow = exact ?? Rect(x: Double(window.x), y: Double(window.y),
+                                           width: Double(window.width), height: Double(window.height))
+            let key = ZimgScaler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat, window: zimgWindow,
                                      dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter,
                                      fullRange: full, chromaLocation: input.pointer.pointee.chroma_location)
             // Decided once per conversion (a stream may change size or format mid-way).
             if zimg?.key != key && zimgRefused != key {
                 zimg = nil
-                if kernel == .auto && !ZimgScaler.preferred(for: inFormat) {
+                // Sub-pixel windows (animated zoom/pan) need zimg whatever the depth.
+                if kernel == .auto && exact == nil && !ZimgScaler.preferred(for: inFormat) {
                     zimgRefused = key
                 } else if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
                                                           dstFullRange: outputFullRange, filter: filter) {
