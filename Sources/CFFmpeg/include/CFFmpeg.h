@@ -138,4 +138,22 @@ int cz_zimg_process(cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
                     uint8_t *const dst[4], const int dst_stride[4]);
 void cz_zimg_free(cz_zimg *z);
 
+// MARK: - Resampler (animated zoom and pan)
+
+/// cropzoom's separable resampler for one plane and any fractional window, for windows that
+/// change every frame (zimg would build a new graph each time). Tables and buffers are sized at
+/// creation for the largest source and the output; a frame allocates nothing.
+typedef struct cz_resampler cz_resampler;
+/// Buffers for sources up to max_src_w x max_src_h samples and a dst_w x dst_h output plane;
+/// `filter` as for zimg, `b`/`c` the cubic's parameters. NULL when out of memory.
+cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_h,
+                               cz_zimg_filter filter, double b, double c);
+/// Resamples one plane: output sample (i, j) is centred on source sample position
+/// (origin_x + i * step_x, origin_y + j * step_y) (sample-index units: sample k sits at k).
+/// `bytes` 1 or 2 per sample; results clamped to [0, max_value]. 0 on success.
+int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
+                      int bytes, double origin_x, double origin_y, double step_x, double step_y,
+                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value);
+void cz_resampler_free(cz_resampler *r);
+
 #endif

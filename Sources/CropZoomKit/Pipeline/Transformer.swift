@@ -19,6 +19,8 @@ final class Transformer: @unchecked Sendable {
     let pool: FramePool?
     private var scaler: Scaler?
     private var zimg: ZimgScaler?
+    /// Animated windows (a new one every frame): cropzoom's own resampler, buffers made once.
+    private var resampler: PlaneResampler?
     /// A conversion zimg does not take (decided once per key; swscale scales those).
     private var zimgRefused: ZimgScaler.Key?
     private var converter: Scaler?
@@ -159,6 +161,15 @@ final class Transformer: @unchecked Sendable {
     private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
                        format dstFormat: AVPixelFormat) throws(CropZoomError) {
         let inFormat = input.pixelFormat
+        // A window that moves every frame: the resampler that needs no set-up per window.
+        if let exact, kernel != .zimg, PlaneResampler.takes(src: inFormat, dst: dstFormat, filter: filter),
+           full == outputFullRange {
+            let key = PlaneResampler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat,
+                                         dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter)
+            if resampler?.key != key { resampler = try PlaneResampler(key) }
+            try resampler!.scale(input, window: exact, into: dst)
+            return
+        }
         if kernel != .swscale {
             let zimgWindow = exact ?? Rect(x: Double(window.x), y: Double(window.y),
                                            width: Double(window.width), height: Double(window.height))
