@@ -124,19 +124,64 @@ static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ?
 #if defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
+/// The outputs [lo, hi] whose centres fall on the picture (source positions in [-0.5, n - 0.5]).
+static void inside(double origin, double step, int n, int count, int *lo, int *hi) {
+    double a = ceil((-0.5 - origin) / step - 1e-9), b = floor((n - 0.5 - origin) / step + 1e-9);
+    *lo = a < 0 ? 0 : (a > count ? count : (int)a);
+    *hi = b > count - 1 ? count - 1 : (b < -1 ? -1 : (int)b);
+}
+
+static void put(uint8_t *row, int bytes, int x, int v) {
+    if (bytes == 1) row[x] = (uint8_t)v; else ((uint16_t *)row)[x] = (uint16_t)v;
+}
+
+static int get(const uint8_t *row, int bytes, int x) {
+    return bytes == 1 ? row[x] : ((const uint16_t *)row)[x];
+}
+
+/// Outside the picture (a window larger than it: zooming out): `background` >= 0 paints that
+/// value, -1 repeats the nearest resampled sample (edge fill).
+static void fill_outside(uint8_t *dst, ptrdiff_t stride, int bytes, int w, int h, int x0, int x1, int y0, int y1, int background) {
+    if (x0 > x1 || y0 > y1) {   // nothing of the picture shows
+        for (int y = 0; y < h; y++) for (int x = 0; x < w; x++) put(dst + (ptrdiff_t)y * stride, bytes, x, background < 0 ? 0 : background);
+        return;
+    }
+    for (int y = y0; y <= y1; y++) {
+        uint8_t *row = dst + (ptrdiff_t)y * stride;
+        const int left = background < 0 ? get(row, bytes, x0) : background, right = background < 0 ? get(row, bytes, x1) : background;
+        for (int x = 0; x < x0; x++) put(row, bytes, x, left);
+        for (int x = x1 + 1; x < w; x++) put(row, bytes, x, right);
+    }
+    for (int y = 0; y < h; y++) {
+        if (y >= y0 && y <= y1) continue;
+        uint8_t *row = dst + (ptrdiff_t)y * stride;
+        if (background < 0) {
+            const uint8_t *from = dst + (ptrdiff_t)(y < y0 ? y0 : y1) * stride;
+            memcpy(row, from, (size_t)w * bytes);
+        } else {
+            for (int x = 0; x < w; x++) put(row, bytes, x, background);
+        }
+    }
+}
+
 int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
                       int bytes, double origin_x, double origin_y, double step_x, double step_y,
-                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value) {
+                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value, int background) {
     if (src_w > r->max_src_w || src_h > r->max_src_h || dst_w > r->dst_w || dst_h > r->dst_h) return -1;
     const int th = fill(r, dst_w, origin_x, step_x, step_x, r->max_taps_h, r->h_first, r->h_weight);
     const int tv = fill(r, dst_h, origin_y, step_y, step_y, r->max_taps_v, r->v_first, r->v_weight);
     const int mth = r->max_taps_h, mtv = r->max_taps_v;
+    // Outputs that show the picture; the rest is background.
+    int ox0, ox1, oy0, oy1;
+    inside(origin_x, step_x, src_w, dst_w, &ox0, &ox1);
+    inside(origin_y, step_y, src_h, dst_h, &oy0, &oy1);
+    if (ox0 > ox1 || oy0 > oy1) { fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background); return 0; }
 
     // Source rows the vertical pass reads (clamped to the picture).
-    int y_lo = clampi(r->v_first[0], 0, src_h - 1);
-    int y_hi = clampi(r->v_first[dst_h - 1] + tv - 1, 0, src_h - 1);
+    int y_lo = clampi(r->v_first[oy0], 0, src_h - 1);
+    int y_hi = clampi(r->v_first[oy1] + tv - 1, 0, src_h - 1);
     // Source columns the horizontal pass reads: [x_lo, x_hi], edges replicated into the pad.
-    const int x_lo = r->h_first[0], x_hi = r->h_first[dst_w - 1] + th - 1;
+    const int x_lo = r->h_first[ox0], x_hi = r->h_first[ox1] + th - 1;
     const int pad = r->pad;
     if (x_lo < -pad + 1 || x_hi > src_w + pad - 2) return -2;   // a window far outside the picture
 
@@ -160,7 +205,7 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
             for (int x = in_hi + 1; x <= hi; x++)
                 col[(size_t)(x + pad) * BAND] = bytes == 1 ? (float)line[src_w - 1] : (float)((const uint16_t *)line)[src_w - 1];
         }
-        for (int x = 0; x < dst_w; x++) {
+        for (int x = ox0; x <= ox1; x++) {
             float acc[BAND] = {0, 0, 0, 0, 0, 0, 0, 0};
             const float *base = r->band + (size_t)(r->h_first[x] + pad) * BAND;
             const float *w = r->h_weight + (size_t)x * mth;
@@ -174,14 +219,14 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
         }
         for (int rr = 0; rr < nrows; rr++) {
             float *row = r->rows + (size_t)(y0 + rr - y_lo) * dst_w;
-            for (int x = 0; x < dst_w; x++) row[x] = r->hband[(size_t)x * BAND + rr];
+            for (int x = ox0; x <= ox1; x++) row[x] = r->hband[(size_t)x * BAND + rr];
         }
     }
 
     // 2. Vertical: whole rows (each tap one pass over the row), rounded and clamped.
     const float maxf = (float)max_value;
     float *restrict acc = r->acc;
-    for (int y = 0; y < dst_h; y++) {
+    for (int y = oy0; y <= oy1; y++) {
         const float *w = r->v_weight + (size_t)y * mtv;
         const float *rw[8];
         float c[8];
@@ -197,10 +242,10 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
             const float *restrict r0 = rw[0], *restrict r1 = rw[1], *restrict r2 = rw[2], *restrict r3 = rw[3];
             const float *restrict r4 = rw[4], *restrict r5 = rw[5], *restrict r6 = rw[6], *restrict r7 = rw[7];
             if (n <= 4) {
-                for (int x = 0; x < dst_w; x++)
+                for (int x = ox0; x <= ox1; x++)
                     acc[x] = 0.5f + c[0] * r0[x] + c[1] * r1[x] + c[2] * r2[x] + c[3] * r3[x];
             } else {
-                for (int x = 0; x < dst_w; x++)
+                for (int x = ox0; x <= ox1; x++)
                     acc[x] = 0.5f + c[0] * r0[x] + c[1] * r1[x] + c[2] * r2[x] + c[3] * r3[x]
                            + c[4] * r4[x] + c[5] * r5[x] + c[6] * r6[x] + c[7] * r7[x];
             }
@@ -209,23 +254,24 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
             const int sy = clampi(r->v_first[y] + k, 0, src_h - 1);
             const float *restrict row = r->rows + (size_t)(sy - y_lo) * dst_w;
             const float ck = w[k];
-            for (int x = 0; x < dst_w; x++) acc[x] += ck * row[x];
+            for (int x = ox0; x <= ox1; x++) acc[x] += ck * row[x];
         }
         uint8_t *out = dst + (ptrdiff_t)y * dst_stride;
         if (bytes == 1) {
-            for (int x = 0; x < dst_w; x++) {
+            for (int x = ox0; x <= ox1; x++) {
                 float v = acc[x];
                 v = v < 0 ? 0 : (v > maxf ? maxf : v);
                 out[x] = (uint8_t)v;
             }
         } else {
             uint16_t *o16 = (uint16_t *)out;
-            for (int x = 0; x < dst_w; x++) {
+            for (int x = ox0; x <= ox1; x++) {
                 float v = acc[x];
                 v = v < 0 ? 0 : (v > maxf ? maxf : v);
                 o16[x] = (uint16_t)v;
             }
         }
     }
+    fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background);
     return 0;
 }

@@ -33,6 +33,14 @@ public struct TranscodeConfiguration: Sendable {
     public var pixelFormat: String? = nil
 
     public var audio: AudioMode = .auto
+    /// What shows around the picture when it is zoomed out (`--zoom` below 1): a colour
+    /// (sRGB 0–255, converted with BT.709 to the output's range and depth) or the picture's edge
+    /// samples repeated outwards.
+    public enum Background: Sendable, Equatable {
+        case color(red: Int, green: Int, blue: Int)
+        case edge
+    }
+    public var background: Background = .color(red: 0, green: 0, blue: 0)
     /// Threads for the whole job: nil = one per processor (`activeProcessorCount`). 1 runs every
     /// stage, codecs included, on the calling thread.
     public var threads: Int? = nil

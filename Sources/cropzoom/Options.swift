@@ -13,6 +13,23 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: "Between keyframes: linear, or smooth (continuous speed, no overshoot).")
     var ease: Track.Ease = .linear
 
+    @Option(help: ArgumentHelp("Around a zoomed-out picture (--zoom below 1): black (default), white, gray, #RRGGBB, or edge (the picture's edge samples repeated outwards).", valueName: "FILL"))
+    var background: String = "black"
+
+    /// `--background` → the configuration's value; nil when malformed.
+    static func parseBackground(_ text: String) -> TranscodeConfiguration.Background? {
+        switch text.lowercased() {
+        case "black": return .color(red: 0, green: 0, blue: 0)
+        case "white": return .color(red: 255, green: 255, blue: 255)
+        case "gray", "grey": return .color(red: 128, green: 128, blue: 128)
+        case "edge": return .edge
+        default:
+            let hex = text.hasPrefix("#") ? String(text.dropFirst()) : ""
+            guard hex.count == 6, let v = Int(hex, radix: 16) else { return nil }
+            return .color(red: v >> 16 & 255, green: v >> 8 & 255, blue: v & 255)
+        }
+    }
+
     @Option(help: ArgumentHelp("Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted.", valueName: "W:H[:X:Y]"))
     var crop: String?
 
@@ -44,7 +61,12 @@ struct GeometryOptions: ParsableArguments {
         var zoomTrack: Track
         do { zoomTrack = try Track.parse(zoom, components: 1, option: "--zoom") }
         catch { throw ValidationError("--zoom must be a number ≥ 1 or keyframes like '0s:1, 4s:1.65' (got '\(zoom)')") }
-        guard zoomTrack.keys.allSatisfy({ $0.value[0] >= 1 }) else { throw ValidationError("--zoom must be a number ≥ 1 (got \(zoom))") }
+        guard zoomTrack.keys.allSatisfy({ $0.value[0] >= GeometryPlan.minimumZoom }) else {
+            throw ValidationError("--zoom must be a number ≥ \(GeometryPlan.minimumZoom) (got \(zoom))")
+        }
+        if GeometryOptions.parseBackground(background) == nil {
+            throw ValidationError("--background takes black, white, gray, #RRGGBB or edge (got '\(background)')")
+        }
         zoomTrack.ease = ease
         g.zoom = zoomTrack.keys[0].value[0]
         if zoomTrack.isAnimated { g.zoomTrack = zoomTrack }
@@ -272,6 +294,7 @@ extension GeometryOptions {
         if zoom != "1" { a += ["--zoom", zoom] }
         if center != "0.5,0.5" { a += ["--center", center] }
         if ease != .linear { a += ["--ease", ease.rawValue] }
+        if background != "black" { a += ["--background", background] }
         if let crop { a += ["--crop", crop] }
         if let size { a += ["--size", size] }
         if rotate != 0 { a += ["--rotate", "\(rotate)"] }
@@ -304,6 +327,7 @@ extension TranscodeConfiguration {
     mutating func apply(geometry: GeometryOptions, trim: TrimOptions, encoding: EncodingOptions,
                         streams: StreamOptions) throws {
         self.geometry = try geometry.request()
+        background = GeometryOptions.parseBackground(geometry.background) ?? .color(red: 0, green: 0, blue: 0)
         scaler = geometry.scaler
         kernel = geometry.kernel
         (start, end) = trim.range

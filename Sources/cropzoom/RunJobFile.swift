@@ -29,7 +29,7 @@ struct RunJobFile: ParsableCommand {
 
     /// The settings a clip (or `defaults`) may give, and the transcode option each becomes.
     static let settings: [String: String] = [
-        "zoom": "--zoom", "center": "--center", "ease": "--ease", "crop": "--crop", "size": "--size", "rotate": "--rotate",
+        "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop", "size": "--size", "rotate": "--rotate",
         "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel",
         "start": "--start", "end": "--end", "duration": "--duration",
         "codec": "--codec", "crf": "--crf", "preset": "--preset", "bitrate": "--bitrate", "pix_fmt": "--pix-fmt",

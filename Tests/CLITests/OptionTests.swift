@@ -44,7 +44,7 @@ struct OptionTests {
     }
 
     static let refused: [([String], String)] = [
-        (["--zoom", "0.5"], "--zoom"),
+        (["--zoom", "0.05"], "--zoom"),
         (["--zoom", "nan"], "--zoom"),
         (["--center", "2,2"], "--center"),
         (["--center", "0.5"], "--center"),

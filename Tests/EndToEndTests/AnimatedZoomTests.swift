@@ -59,12 +59,69 @@ struct AnimatedZoomTests {
                                        "--center", "0s:0.5,0.5, 2s:0.6,0.4", "--ease", "smooth", "--preset", "ultrafast", "--quiet"])
         #expect(smooth.status == 0, "\(smooth)")
         #expect(try Oracle.decodedFrameHashes(scratch.file("s.mp4").path).count == 60)
-        for bad in [["--zoom", "0s:1, 2s:0.5"], ["--zoom", "0s:1, 2s"], ["--zoom", "2s:1, 1s:2"], ["--center", "0s:0.5, 1s:0.6,0.4"],
+        for bad in [["--zoom", "0s:1, 2s:0.05"], ["--zoom", "0s:1, 2s"], ["--zoom", "2s:1, 1s:2"], ["--center", "0s:0.5, 1s:0.6,0.4"],
                     ["--center", "0s:0.5,0.5, 1s:1.5,0.5"], ["--zoom", "0s:1, 1s:2", "--kernel", "swscale"],
                     ["--zoom", "0s:1, 1s:2", "--crop", "320:180"], ["--ease", "bouncy"]] {
             let r = try CLI.cropzoom([input, "-o", scratch.file("x.mp4").path] + bad)
             #expect(r.status == 2 && r.stderrLines.count == 1, "\(bad): \(r)")
             #expect(!Files.exists(scratch.file("x.mp4")))
         }
+    }
+}
+
+@Suite("Zoom out")
+struct ZoomOutTests {
+    /// The first frame of `path` as yuv420p planes (Y, U, V), by ffmpeg.
+    static func firstFrame(_ path: String, _ w: Int, _ h: Int) throws -> [[UInt8]] {
+        let scratch = try Scratch()
+        let raw = scratch.file("f.yuv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
+        let d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let ys = w * h, cs = (w / 2) * (h / 2)
+        try #require(d.count == ys + 2 * cs, "\(d.count) bytes")
+        return [Array(d[0..<ys]), Array(d[ys..<ys + cs]), Array(d[(ys + cs)...])]
+    }
+
+    @Test("--zoom 0.5: the picture at half size in the middle (against ffmpeg's own downscale), black around, the frame size kept")
+    func halfSize() throws {
+        let scratch = try Scratch()
+        let (video, _) = try AnimatedZoomTests.still(scratch, seconds: 1)
+        let out = scratch.file("half.mkv").path
+        let run = try CLI.cropzoom([video, "-o", out, "--codec", "ffv1", "--zoom", "0.5", "--quiet"])
+        try #require(run.status == 0, "\(run)")
+        let p = try Self.firstFrame(out, 640, 360)
+        // Limited-range black (16, 128, 128) everywhere outside [160, 480) x [90, 270).
+        for y in stride(from: 0, to: 360, by: 7) {
+            for x in stride(from: 0, to: 640, by: 5) where x < 158 || x >= 482 || y < 88 || y >= 272 {
+                #expect(p[0][y * 640 + x] == 16, "Y at (\(x), \(y))")
+                #expect(p[1][(y / 2) * 320 + x / 2] == 128 && p[2][(y / 2) * 320 + x / 2] == 128, "chroma at (\(x), \(y))")
+            }
+        }
+        let inner = try Oracle.meanPSNR(reference: video, referenceFilter: "scale=320:180:flags=bicubic", output: out,
+                                        alignStarts: true, outputFilter: "crop=320:180:160:90")
+        #expect(inner > 35, "the picture inside: \(inner) dB against ffmpeg's downscale")
+    }
+
+    @Test("--background: a colour (BT.709, limited range) or the picture's edge repeated; keyframed zoom-out runs")
+    func backgrounds() throws {
+        let scratch = try Scratch()
+        let (video, _) = try AnimatedZoomTests.still(scratch, seconds: 2)
+        let red = scratch.file("red.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", red, "--codec", "ffv1", "--zoom", "0.7", "--background", "#FF0000", "--quiet"]).status == 0)
+        let r = try Self.firstFrame(red, 640, 360)
+        #expect(r[0][2 * 640 + 2] == 63 && r[1][1 * 320 + 1] == 102 && r[2][1 * 320 + 1] == 240, "red is Y 63, Cb 102, Cr 240: \(r[0][1282]) \(r[1][321]) \(r[2][321])")
+        let edge = scratch.file("edge.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", edge, "--codec", "ffv1", "--zoom", "0.7", "--background", "edge", "--quiet"]).status == 0)
+        let e = try Self.firstFrame(edge, 640, 360)
+        // Left of the picture (its first column is x = 96), each row repeats that column's sample.
+        for y in stride(from: 60, to: 300, by: 11) {
+            let row = Array(e[0][(y * 640)..<(y * 640 + 90)])
+            #expect(Set(row).count == 1 && row[0] == e[0][y * 640 + 96], "row \(y)")
+        }
+        let ramp = scratch.file("ramp.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", ramp, "--codec", "ffv1", "--zoom", "0s:1.5, 2s:0.5", "--ease", "smooth", "--quiet"]).status == 0)
+        #expect(try Oracle.decodedFrameHashes(ramp).count == 60)
+        let bad = try CLI.cropzoom([video, "-o", scratch.file("x.mkv").path, "--zoom", "0.5", "--background", "purple"])
+        #expect(bad.status == 2 && bad.stderrLines.count == 1 && bad.stderr.contains("--background"), "\(bad)")
     }
 }

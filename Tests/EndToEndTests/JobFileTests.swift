@@ -69,7 +69,7 @@ struct JobFileTests {
         let scratch = try Scratch()
         try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
         let cases: [(String, String, [String])] = [
-            ("zoom.yaml", "clips:\n  - {input: a.mp4, output: o1.mp4}\n  - {input: a.mp4, output: o2.mp4, zoom: 0.5}\n", ["clips[1] (a.mp4)", "zoom"]),
+            ("zoom.yaml", "clips:\n  - {input: a.mp4, output: o1.mp4}\n  - {input: a.mp4, output: o2.mp4, zoom: 0.05}\n", ["clips[1] (a.mp4)", "zoom"]),
             ("typo.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, zooom: 2}\n", ["clips[0] (a.mp4)", "zooom", "unknown field"]),
             ("nooutput.json", "{\"clips\": [{\"input\": \"a.mp4\"}]}", ["clips[0] (a.mp4)", "output", "missing"]),
             ("type.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: true}\n", ["clips[0] (a.mp4)", "crop"]),

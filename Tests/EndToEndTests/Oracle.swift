@@ -286,11 +286,11 @@ enum Oracle {
     ///   Frame counts and timestamps are checked separately, by `Contract.checkFrames`.
     static func meanPSNR(reference filterInput: String, referenceFilter: String, output: String,
                          pixelFormat: String = "yuv420p", referenceAutorotate: Bool = true,
-                         alignStarts: Bool = false) throws -> Double
+                         alignStarts: Bool = false, outputFilter: String? = nil) throws -> Double
     {
         let rebase = alignStarts ? "settb=1,setpts=N," : ""
         let graph = "[0:v]\(rebase)\(referenceFilter),format=\(pixelFormat)[ref];"
-            + "[1:v]\(rebase)format=\(pixelFormat)[out];[ref][out]psnr"
+            + "[1:v]\(rebase)\(outputFilter.map { $0 + "," } ?? "")format=\(pixelFormat)[out];[ref][out]psnr"
         let args = ["-hide_banner", "-nostats", "-nostdin"]
             + (referenceAutorotate ? [] : ["-noautorotate"])
             + ["-i", filterInput, "-i", output,

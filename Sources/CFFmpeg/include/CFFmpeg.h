@@ -150,10 +150,12 @@ cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_
                                cz_zimg_filter filter, double b, double c);
 /// Resamples one plane: output sample (i, j) is centred on source sample position
 /// (origin_x + i * step_x, origin_y + j * step_y) (sample-index units: sample k sits at k).
-/// `bytes` 1 or 2 per sample; results clamped to [0, max_value]. 0 on success.
+/// `bytes` 1 or 2 per sample; results clamped to [0, max_value]. Outputs whose centre falls
+/// outside the picture (zooming out) get `background`, or with -1 the nearest sample of the
+/// picture (edge fill). 0 on success.
 int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
                       int bytes, double origin_x, double origin_y, double step_x, double step_y,
-                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value);
+                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value, int background);
 void cz_resampler_free(cz_resampler *r);
 
 #endif

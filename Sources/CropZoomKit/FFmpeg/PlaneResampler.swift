@@ -57,8 +57,23 @@ final class PlaneResampler: @unchecked Sendable {
         return (0.5 + (subW > 1 ? Double(x) / 256 : 0), 0.5 + (subH > 1 ? Double(y) / 256 : 0))
     }
 
-    /// Resamples `window` (luma pixels of `input`, fractional) into all of `output`.
-    func scale(_ input: Frame, window: Rect, into output: Frame) throws(CropZoomError) {
+    /// The background's sample value for each plane (Y, Cb, Cr) in `info`'s depth and range:
+    /// BT.709 from sRGB 0–255; nil for edge fill.
+    static func backgroundSamples(_ b: TranscodeConfiguration.Background, info: PixelFormatInfo, fullRange: Bool) -> [Int32]? {
+        guard case .color(let r8, let g8, let b8) = b else { return nil }
+        let (r, g, bl) = (Double(r8) / 255, Double(g8) / 255, Double(b8) / 255)
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * bl
+        let cb = (bl - y) / 1.8556, cr = (r - y) / 1.5748
+        let scale = Double(1 << (info.bitDepth - 8))
+        let max = Double((1 << info.bitDepth) - 1)
+        func q(_ v: Double) -> Int32 { Int32(min(max, Swift.max(0, (v * scale).rounded()))) }
+        if fullRange { return [q(y * 255), q(128 + cb * 255), q(128 + cr * 255)] }
+        return [q(16 + y * 219), q(128 + cb * 224), q(128 + cr * 224)]
+    }
+
+    /// Resamples `window` (luma pixels of `input`, fractional; it may reach beyond the picture,
+    /// which then shows `background`) into all of `output`.
+    func scale(_ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil) throws(CropZoomError) {
         let sx = window.width / Double(output.width), sy = window.height / Double(output.height)
         let location = input.pointer.pointee.chroma_location
         for i in 0..<planes.count {
@@ -76,7 +91,8 @@ final class PlaneResampler: @unchecked Sendable {
             let r = cz_resample_plane(planes[i], input.pointer.pointee.dataPlane(i), Int(input.pointer.pointee.linesizePlane(i)),
                                       Int32(sw), Int32(sh), Int32(bytes), ox, oy, stepX, stepY,
                                       output.pointer.pointee.dataPlane(i), Int(output.pointer.pointee.linesizePlane(i)),
-                                      Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1))
+                                      Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1),
+                                      background.map { i < $0.count ? $0[i] : 0 } ?? -1)
             guard r == 0 else {
                 throw CropZoomError(.processing, what: "resampling", reason: "the window \(window) does not fit the \(input.width)x\(input.height) picture")
             }

@@ -73,8 +73,12 @@ public struct GeometryPlan: Sendable, Equatable {
     /// (`--orientation ignore`).
     public var keepsInputAspectAndMatrix: Bool
 
-    /// Keyframed zoom and pan: the window moves from frame to frame (sub-pixel); nil = static.
+    /// Keyframed zoom and pan, or a zoom below 1: the window moves from frame to frame
+    /// (sub-pixel) or reaches beyond the picture; nil = static.
     public var animation: Animation? = nil
+
+    /// The smallest zoom (the picture at a tenth of the frame).
+    public static let minimumZoom = 0.1
 
     /// The moving window of an animated zoom/pan: zoom and centre tracks over the upright
     /// picture, mapped to coded pixels per frame without rounding.
@@ -88,11 +92,13 @@ public struct GeometryPlan: Sendable, Equatable {
         /// The window at media time `t` (seconds), in coded pixels: `upright / zoom(t)` centred
         /// on `center(t)`, kept inside the picture.
         public func window(at t: Double) -> Rect {
-            let z = max(1, zoom.value(at: t)[0])
+            let z = max(GeometryPlan.minimumZoom, zoom.value(at: t)[0])
             let c = center.value(at: t)
             let w = uprightWidth / z, h = uprightHeight / z
-            let x = min(max(c[0] * uprightWidth - w / 2, 0), uprightWidth - w)
-            let y = min(max(c[1] * uprightHeight - h / 2, 0), uprightHeight - h)
+            // Zoomed in, the window stays inside the picture; zoomed out (larger than the
+            // picture) it stays centred on the centre, and the background shows around.
+            let x = w <= uprightWidth ? min(max(c[0] * uprightWidth - w / 2, 0), uprightWidth - w) : c[0] * uprightWidth - w / 2
+            let y = h <= uprightHeight ? min(max(c[1] * uprightHeight - h / 2, 0), uprightHeight - h) : c[1] * uprightHeight - h / 2
             return display.inverse.apply(Rect(x: x, y: y, width: w, height: h), width: uprightWidth, height: uprightHeight)
         }
     }
@@ -150,8 +156,8 @@ public struct GeometryPlan: Sendable, Equatable {
         // Display scale of one upright pixel.
         let (sx, sy) = display.swapsAxes ? (1.0, sar) : (sar, 1.0)
 
-        guard request.zoom >= 1, request.zoom.isFinite else {
-            throw CropZoomError(.usage, reason: "--zoom must be at least 1 (got \(request.zoom))")
+        guard request.zoom >= GeometryPlan.minimumZoom, request.zoom.isFinite else {
+            throw CropZoomError(.usage, reason: "--zoom must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
         }
         // 1. The window in the upright picture.
         var window: Rect
@@ -166,12 +172,18 @@ public struct GeometryPlan: Sendable, Equatable {
                 throw CropZoomError(.usage, reason: "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the \(upright.width)x\(upright.height) picture")
             }
             window = Rect(x: x0, y: y0, width: cw, height: ch)
+            if request.zoom < 1 {
+                throw CropZoomError(.usage, reason: "--crop with --zoom below 1 is not supported yet")
+            }
             if request.zoom > 1 {
                 let w = cw / request.zoom, h = ch / request.zoom
                 window = Rect(x: x0 + (cw - w) / 2, y: y0 + (ch - h) / 2, width: w, height: h)
             }
         } else {
-            let w = uw / request.zoom, h = uh / request.zoom
+            // Zoomed out, the static window is the whole picture; the real one (larger than the
+            // picture) is the animation's.
+            let z = max(1, request.zoom)
+            let w = uw / z, h = uh / z
             window = Rect(x: request.center.x * uw - w / 2, y: request.center.y * uh - h / 2, width: w, height: h)
         }
         // Clamp inside the picture.
@@ -182,7 +194,7 @@ public struct GeometryPlan: Sendable, Equatable {
         // keeps the frame size), then the user's rotation, then --size.
         let user = (Orientation.rotation(clockwise: request.rotate) ?? .identity)
             .then(request.flip == .horizontal ? .flipHorizontal : request.flip == .vertical ? .flipVertical : .identity)
-        var base = (w: window.width * request.zoom * sx, h: window.height * request.zoom * sy)
+        var base = (w: window.width * max(1, request.zoom) * sx, h: window.height * max(1, request.zoom) * sy)
         if user.swapsAxes { base = (base.h, base.w) }
         var out = base
         if let size = request.size {
@@ -216,13 +228,13 @@ public struct GeometryPlan: Sendable, Equatable {
         let scaled = total.inverse.apply(width: output.width, height: output.height)
         var plan = GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
                                 orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
-        if request.zoomTrack != nil || request.centerTrack != nil {
+        if request.zoomTrack != nil || request.centerTrack != nil || request.zoom < 1 {
             if request.crop != nil {
                 throw CropZoomError(.usage, reason: "--crop cannot be combined with keyframed --zoom or --center yet")
             }
             let z = request.zoomTrack ?? Track(constant: [request.zoom])
-            guard z.range(component: 0).lowerBound >= 1 else {
-                throw CropZoomError(.usage, reason: "--zoom keyframes must be at least 1 (zooming out is not supported yet)")
+            guard z.range(component: 0).lowerBound >= GeometryPlan.minimumZoom else {
+                throw CropZoomError(.usage, reason: "--zoom keyframes must be at least \(GeometryPlan.minimumZoom)")
             }
             plan.animation = Animation(zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
                                        uprightWidth: uw, uprightHeight: uh, display: display)

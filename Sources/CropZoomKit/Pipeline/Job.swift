@@ -147,7 +147,7 @@ final class Job: @unchecked Sendable {
         plan = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
 
         if plan.animation != nil && cfg.kernel == .swscale {
-            throw CropZoomError(.usage, reason: "keyframed --zoom/--center move the window by fractions of a pixel, which only zimg reads: use --kernel auto or zimg")
+            throw CropZoomError(.usage, reason: "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot read: use --kernel auto")
         }
         // `--kernel zimg` where zimg cannot scale: refused before anything is written.
         if cfg.kernel == .zimg, let reason = ZimgScaler.refusal(src: inFormat, dst: outputFormat, srcFullRange: fullRange,
@@ -294,7 +294,8 @@ final class Job: @unchecked Sendable {
         let timeBase = av_q2d(decoder.timeBase), start = startTime
         return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
                            scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
-                           frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start })
+                           frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start },
+                           background: configuration.background)
     }
 
     /// Moves a rendered frame's timestamps into the encoder's time base when they differ.

@@ -34,12 +34,17 @@ final class Transformer: @unchecked Sendable {
 
     /// Media seconds of a frame's presentation time (keyframed zoom/pan are evaluated there).
     private let frameTime: @Sendable (Int64) -> Double
+    /// Around a zoomed-out picture (`--background`).
+    private let background: TranscodeConfiguration.Background
+    private var backgroundSamples: [Int32]?
 
     init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
          scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
-         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 }) {
+         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
+         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0)) {
         self.plan = plan
         self.frameTime = frameTime
+        self.background = background
         self.filter = scaler
         self.kernel = kernel
         self.outputFormat = outputFormat
@@ -161,13 +166,25 @@ final class Transformer: @unchecked Sendable {
     private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
                        format dstFormat: AVPixelFormat) throws(CropZoomError) {
         let inFormat = input.pixelFormat
-        // A window that moves every frame: the resampler that needs no set-up per window.
-        if let exact, kernel != .zimg, PlaneResampler.takes(src: inFormat, dst: dstFormat, filter: filter),
-           full == outputFullRange {
+        // A window that moves every frame, or reaches beyond the picture (zoomed out): the
+        // resampler that needs no set-up per window and paints the background.
+        let beyond = exact.map { $0.x < -1e-6 || $0.y < -1e-6 || $0.x + $0.width > Double(input.width) + 1e-6
+            || $0.y + $0.height > Double(input.height) + 1e-6 } ?? false
+        if let exact, kernel != .zimg || beyond {
+            guard PlaneResampler.takes(src: inFormat, dst: dstFormat, filter: filter), full == outputFullRange else {
+                if beyond {
+                    throw CropZoomError(.processing, what: "zooming out",
+                                        reason: "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out")
+                }
+                return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat)
+            }
             let key = PlaneResampler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat,
                                          dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter)
-            if resampler?.key != key { resampler = try PlaneResampler(key) }
-            try resampler!.scale(input, window: exact, into: dst)
+            if resampler?.key != key {
+                resampler = try PlaneResampler(key)
+                backgroundSamples = PlaneResampler.backgroundSamples(background, info: PixelFormatInfo(dstFormat)!, fullRange: outputFullRange)
+            }
+            try resampler!.scale(input, window: exact, into: dst, background: backgroundSamples)
             return
         }
         if kernel != .swscale {
