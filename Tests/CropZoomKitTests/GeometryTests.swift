@@ -115,9 +115,18 @@ struct GeometryPlanTests {
         }
     }
 
-    @Test func zoomBelowOneIsRefused() {
+    @Test("zoom below 1 zooms out: the same output size, a window larger than the picture centred on the centre; below 0.1 refused")
+    func zoomOut() throws {
         var r = GeometryRequest()
         r.zoom = 0.5
+        let p = try GeometryPlan.make(r, source: hd)
+        #expect(p.output == (1920, 1080))
+        let w = try #require(p.animation).window(at: 0)
+        #expect(w == Rect(x: -960, y: -540, width: 3840, height: 2160))
+        r.zoom = 0.05
+        #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: hd) }
+        r.zoom = 0.5
+        r.crop = .init(width: 640, height: 360)
         #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: hd) }
     }
 

@@ -38,7 +38,7 @@ struct UsageError: Sendable, CustomTestStringConvertible {
     var testDescription: String { args.joined(separator: " ") }
 
     static let all: [UsageError] = [
-        .init(args: ["--zoom", "0.5"], mentions: "--zoom"),
+        .init(args: ["--zoom", "0.05"], mentions: "--zoom"),
         .init(args: ["--rotate", "45"], mentions: "--rotate"),
         .init(args: ["--crop", "10:abc"], mentions: "--crop"),
         .init(args: ["--center", "2,2"], mentions: "--center"),
