@@ -125,3 +125,36 @@ struct ZoomOutTests {
         #expect(bad.status == 2 && bad.stderrLines.count == 1 && bad.stderr.contains("--background"), "\(bad)")
     }
 }
+
+@Suite("analyze-motion")
+struct AnalyzeMotionTests {
+    @Test("agrees with the independent numpy tool on a sub-pixel pan and on ffmpeg's whole-pixel zoompan; bad input exits 3")
+    func agreesWithTheTool() throws {
+        let scratch = try Scratch()
+        let png = scratch.file("s.png").path, still = scratch.file("s.mkv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x180:d=0.04", "-frames:v", "1", png])
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-loop", "1", "-framerate", "30", "-t", "1", "-i", png,
+                                             "-c:v", "ffv1", "-pix_fmt", "yuv420p", still])
+        let pan = scratch.file("pan.mkv").path, zp = scratch.file("zp.mkv").path
+        #expect(try CLI.cropzoom([still, "-o", pan, "--codec", "ffv1", "--zoom", "2", "--center", "0s:0.46,0.5, 1s:0.54,0.5", "--quiet"]).status == 0)
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", still, "-vf",
+                                             "zoompan=z=2:x='(0.46+0.08*in/30)*iw-iw/4':y=ih/4:d=1:s=320x180:fps=30", "-c:v", "ffv1", zp])
+        for (file, smooth) in [(pan, true), (zp, false)] {
+            let run = try CLI.cropzoom(["analyze-motion", file, "--json"])
+            try #require(run.status == 0, "\(run)")
+            let ours = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let theirs = try AnimatedZoomTests.tool("motion_jitter.py", [file])
+            let v = try #require(ours["velocity_mean"] as? [Double]), tv = try #require(theirs["velocity_mean"] as? [Double])
+            #expect(abs(v[0] - tv[0]) < 0.01 && abs(v[1] - tv[1]) < 0.01, "\(file): \(v) vs \(tv)")
+            let jitter = try #require(ours["jitter_mean"] as? Double), toolJitter = try #require(theirs["jitter_mean"] as? Double)
+            #expect(smooth ? (jitter < 0.05 && toolJitter < 0.05) : (jitter > 0.3 && toolJitter > 0.3), "\(file): \(jitter) vs \(toolJitter)")
+            #expect(ours["frames"] as? Int == 30 && (ours["velocities"] as? [[Double]])?.count == 29)
+        }
+        let text = try CLI.cropzoom(["analyze-motion", pan])
+        #expect(text.status == 0 && text.stdout.contains("30 frames, mean velocity") && text.stdout.contains("backward steps"), "\(text)")
+        for bad in [try Files.sample("not-media.mp4").path, try Files.sample("one-frame.mp4").path, "/nonexistent.mkv"] {
+            let r = try CLI.cropzoom(["analyze-motion", bad])
+            #expect(r.status == 3 && r.stderrLines.count == 1, "\(bad): \(r)")
+        }
+    }
+}
