@@ -17,16 +17,9 @@ struct AnalyzeMotion: ParsableCommand {
     var json = false
 
     func run() throws {
-        let r: MotionReport
-        do { r = try MotionAnalysis.analyze(input) } catch {
-            FileHandle.standardError.write(Data("cropzoom: error: \(error.description)\n".utf8))
-            throw ExitCode(error.exitCode)
-        }
+        let r = try reportingErrors { () throws(CropZoomError) in try MotionAnalysis.analyze(input) }
         if json {
-            let e = JSONEncoder()
-            e.keyEncodingStrategy = .convertToSnakeCase
-            e.outputFormatting = [.sortedKeys]
-            print(String(decoding: try e.encode(r), as: UTF8.self))
+            print(try snakeCaseJSON(r, pretty: false), terminator: "")
         } else {
             print(String(format: "%@: %d frames, mean velocity (%.4f, %.4f) px/frame, jitter %.4f px/frame² mean, %.4f max, %d backward step%@",
                          input, r.frames, r.velocityMean[0], r.velocityMean[1], r.jitterMean, r.jitterMax, r.backwardSteps,

@@ -16,21 +16,8 @@ struct ProbeCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let info: MediaInfo
-        do {
-            info = try MediaProbe.probe(input)
-        } catch {
-            FileHandle.standardError.write(Data("cropzoom: error: \(error.description)\n".utf8))
-            throw ExitCode(error.exitCode)
-        }
-        print(json ? try ProbeCommand.json(info) : ProbeCommand.text(info), terminator: "")
-    }
-
-    static func json(_ info: MediaInfo) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(info), as: UTF8.self) + "\n"
+        let info = try reportingErrors { () throws(CropZoomError) in try MediaProbe.probe(input) }
+        print(json ? try snakeCaseJSON(info) : ProbeCommand.text(info), terminator: "")
     }
 
     static func text(_ info: MediaInfo) -> String {
@@ -65,4 +52,22 @@ struct ProbeCommand: ParsableCommand {
         }
         return out
     }
+}
+
+/// Runs a library call; its error becomes the one-line message and exit code every command uses.
+func reportingErrors<T>(_ body: () throws(CropZoomError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        FileHandle.standardError.write(Data("cropzoom: error: \(error.description)\n".utf8))
+        throw ExitCode(error.exitCode)
+    }
+}
+
+/// `value` as JSON with snake_case keys, sorted, one line or pretty, ending in a newline.
+func snakeCaseJSON<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+    return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
 }
