@@ -153,6 +153,7 @@ struct Bench: ParsableCommand {
     }
 
     func validate() throws {
+        if input == "-" { throw ValidationError("bench reads its input once per run: name a file, not - (standard input)") }
         if let frames, frames < 1 { throw ValidationError("--frames takes a positive number (got \(frames))") }
         guard (1...100).contains(repeats) else { throw ValidationError("--repeat takes a number from 1 to 100 (got \(repeats))") }
         if let threadList { _ = try Bench.parseThreads(threadList, cores: Bench.cores) }

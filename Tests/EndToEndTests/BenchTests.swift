@@ -243,7 +243,7 @@ struct BenchTests {
         #expect(missing.status == 3 && missing.stderrLines.count == 1 && missing.stderr.contains("/nonexistent/clip.mp4"), "\(missing)")
         let notMedia = try CLI.cropzoom(["bench", try Files.sample("not-media.mp4").path, "--threads", "1", "--repeat", "1"])
         #expect(notMedia.status == 3 && notMedia.stderrLines.count == 1 && notMedia.stderr.contains("not-media.mp4"), "\(notMedia)")
-        for bad in [["--repeat", "0"], ["--frames", "0"], ["--write", "--codec", "none"], ["--ffmpeg", "/bin/true"],
+        for bad in [["-"], ["--repeat", "0"], ["--frames", "0"], ["--write", "--codec", "none"], ["--ffmpeg", "/bin/true"],
                     ["--compare-ffmpeg", "--ffmpeg", "/nonexistent/ffmpeg"]] {
             let r = try CLI.cropzoom(["bench"] + bad)
             #expect(r.status == 2 && r.stderrLines.count == 1, "\(bad): \(r)")
