@@ -42,9 +42,14 @@ struct LibraryAPITests {
             config.preset = "slow"
             let job = TranscodeJob(configuration: config)
             let running = Task { try await job.run() }
-            // Wait for the first progress event, then cancel.
-            for await event in job.events { if case .progress = event { break } }
-            if viaTask { running.cancel() } else { job.cancel() }
+            // Cancel from a plain thread 0.3 s in (the job takes seconds): not from a task, which
+            // the test runner's busy pool may start late. Cancelled before `run` starts or during
+            // it, the job must end `.cancelled` either way.
+            let canceller = Thread {
+                usleep(300_000)
+                if viaTask { running.cancel() } else { job.cancel() }
+            }
+            canceller.start()
             let result = await running.result
             switch result {
             case .success: Issue.record("a cancelled job finished (viaTask \(viaTask))")
