@@ -66,13 +66,16 @@ struct BenchTests {
             let stages = try #require(row["stage_ms_per_frame"] as? [String: Double])
             #expect((stages["decode"] ?? 0) > 0 && (stages["transform"] ?? 0) > 0 && stages["encode"] == nil,
                     "per-stage times: \(stages)")
-            #expect((row["pool_high_water"] as? Int ?? 0) >= 1 && (row["cpu_cores"] as? Double ?? 0) > 0.3)
+            #expect((row["pool_high_water"] as? Int ?? 0) >= 1 && (row["cpu_cores"] as? Double ?? 0) > 0)
             #expect(row["ffmpeg"] == nil || row["ffmpeg"] is NSNull)
         }
-        // A 2 s 640x360 clip runs in well under half a second: the sanity check says so.
-        let warnings = try #require(doc["warnings"] as? [String])
-        #expect(warnings.contains { $0.contains("too short") }, "\(warnings)")
+        #expect(doc["warnings"] is [String])
         #expect(run.stderrLines.contains { $0.hasPrefix("bench: run 3/3") }, "no progress lines: \(run.stderr)")
+        // 20 frames a run are too few to measure: the sanity check says so (on stderr and in the JSON).
+        let short = try CLI.cropzoom(["bench", input, "--codec", "none", "--threads", "1", "--repeat", "1", "--frames", "20", "--format", "json"])
+        let shortDoc = try Self.json(short)
+        #expect((shortDoc["warnings"] as? [String])?.contains { $0.contains("too short") && $0.contains("20 frames") } == true, "\(shortDoc)")
+        #expect(short.stderrLines.contains { $0.hasPrefix("cropzoom: warning: the input is too short") }, "\(short.stderr)")
     }
 
     @Test("--format csv: the documented header, one line per thread count, the same numbers as JSON's shape")
