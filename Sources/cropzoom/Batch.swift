@@ -130,7 +130,8 @@ struct Batch: ParsableCommand {
             }
             items.append(item)
         }
-        try Batch.checkConflicts(items, inputs: found.map(\.path), skipExisting: skipExisting, overwrite: overwrite)
+        try Batch.checkConflicts(items, inputs: found.map(\.path), mayReplace: { _ in skipExisting || overwrite },
+                                 renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
 
         // 3. Dry run: the plan of each file.
         let base = try transcodeConfiguration()
@@ -175,28 +176,24 @@ struct Batch: ParsableCommand {
         return c
     }
 
-    /// Refuses, before any work: two inputs with one output, an output that is an input, an
-    /// existing output without --skip-existing or -y.
-    static func checkConflicts(_ items: [BatchItem], inputs: [String], skipExisting: Bool, overwrite: Bool) throws {
+    /// Refuses, before any work (batch and job files alike): two inputs with one output, an
+    /// output that is an input, an existing output the item may not replace (`mayReplace`).
+    /// Messages start with `prefix` and end with the hints that say how to resolve them.
+    static func checkConflicts(_ items: [BatchItem], inputs: [String], mayReplace: (Int) -> Bool, prefix: String = "",
+                               renameHint: String, existsHint: String) throws {
         var owner: [String: String] = [:]
-        let inputSet = Set(inputs.map { URL(fileURLWithPath: $0).standardized.path })
-        for item in items where item.result == .pending {
+        for (k, item) in items.enumerated() where item.result == .pending {
             if let other = owner[item.output] {
-                throw BenchExit.usage("\(other) and \(item.input) would both be written to \(item.output) (change --name)")
+                throw BenchExit.usage("\(prefix)\(other) and \(item.input) would both be written to \(item.output) (\(renameHint))")
             }
             owner[item.output] = item.input
-            if inputSet.contains(item.output) || inputs.contains(where: { sameFile($0, item.output) }) {
-                throw BenchExit.usage("\(item.output) is an input: an output never replaces an input (change --name or --out-dir)")
+            if inputs.contains(where: { FileIdentity.same($0, item.output) }) {
+                throw BenchExit.usage("\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
             }
-            if !skipExisting && !overwrite && FileManager.default.fileExists(atPath: item.output) {
-                throw BenchExit.usage("\(item.output) already exists (--skip-existing keeps it, -y replaces it)")
+            if !mayReplace(k) && FileManager.default.fileExists(atPath: item.output) {
+                throw BenchExit.usage("\(prefix)\(item.output) already exists (\(existsHint))")
             }
         }
-    }
-
-    static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
     static func describe(_ item: BatchItem, base: TranscodeConfiguration, skipExisting: Bool) -> String {

@@ -153,18 +153,10 @@ struct RunJobFile: ParsableCommand {
             items[k].exitCode = 3
         }
         // Conflicts, as batch refuses them (a clip's `overwrite: true` allows replacing its output).
-        var owner: [String: String] = [:]
-        let inputs = Set(clips.map(\.input))
-        for clip in clips {
-            if let other = owner[clip.output] { throw BenchExit.usage("\(jobFile): \(other) and \(clip.input) are both written to \(clip.output)") }
-            owner[clip.output] = clip.input
-            if inputs.contains(clip.output) || clips.contains(where: { Batch.sameFile($0.input, clip.output) }) {
-                throw BenchExit.usage("\(jobFile): \(clip.output) is an input: an output never replaces an input")
-            }
-            if !clip.overwrite && FileManager.default.fileExists(atPath: clip.output) {
-                throw BenchExit.usage("\(jobFile): \(clip.output) already exists (set overwrite: true for that clip)")
-            }
-        }
+        var pending = items
+        for k in pending.indices { pending[k].result = .pending }
+        try Batch.checkConflicts(pending, inputs: clips.map(\.input), mayReplace: { clips[$0].overwrite }, prefix: "\(jobFile): ",
+                                 renameHint: "change an output", existsHint: "set overwrite: true for that clip")
         if dryRun {
             for (k, clip) in clips.enumerated() {
                 if items[k].result == .failed { print("\(clip.input): would fail: \(items[k].error ?? "")"); continue }

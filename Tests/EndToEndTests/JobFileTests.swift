@@ -79,7 +79,7 @@ struct JobFileTests {
             ("empty.yaml", "clips: []\n", ["clips", "non-empty"]),
             ("broken.yaml", "clips: [\n", ["not valid YAML"]),
             ("broken.json", "{\"clips\": ", ["not valid JSON"]),
-            ("same.yaml", "clips:\n  - {input: a.mp4, output: o.mp4}\n  - {input: a.mp4, output: o.mp4, zoom: 2}\n", ["both written to"]),
+            ("same.yaml", "clips:\n  - {input: a.mp4, output: o.mp4}\n  - {input: a.mp4, output: o.mp4, zoom: 2}\n", ["would both be written to"]),
             ("job.txt", "clips: []", [".json, .yaml or .yml"]),
         ]
         for (name, text, needles) in cases {

@@ -48,13 +48,11 @@ final class PlaneResampler: @unchecked Sendable {
         info.isChromaPlane(i) ? (-((-w) >> info.log2ChromaW), -((-h) >> info.log2ChromaH)) : (w, h)
     }
 
-    /// Where chroma sample 0's centre sits, in luma pixels, for `location` and a side subsampled
-    /// by `sub` (1: no subsampling): 0.5 (a luma centre) plus the siting offset.
-    private static func chromaCentre(_ location: AVChromaLocation, subW: Int, subH: Int) -> (x: Double, y: Double) {
-        var x: Int32 = 0, y: Int32 = 0
-        let loc = location == AVCHROMA_LOC_UNSPECIFIED ? AVCHROMA_LOC_LEFT : location
-        if avcodec_enum_to_chroma_pos(&x, &y, loc) < 0 { x = 0; y = 128 }
-        return (0.5 + (subW > 1 ? Double(x) / 256 : 0), 0.5 + (subH > 1 ? Double(y) / 256 : 0))
+    /// Where chroma sample 0's centre sits, in luma pixels: 0.5 (a luma centre) plus the siting
+    /// offset swscale is given too (`Scaler.chromaPosition`, 1/256 luma pixel).
+    private static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
+        let p = Scaler.chromaPosition(location, log2w: log2w, log2h: log2h)
+        return (0.5 + Double(p.h) / 256, 0.5 + Double(p.v) / 256)
     }
 
     /// The background's sample value for each plane (Y, Cb, Cr) in `info`'s depth and range:
@@ -80,8 +78,8 @@ final class PlaneResampler: @unchecked Sendable {
             let chroma = src.isChromaPlane(i)
             let subInW = chroma ? 1 << src.log2ChromaW : 1, subInH = chroma ? 1 << src.log2ChromaH : 1
             let subOutW = chroma ? 1 << dst.log2ChromaW : 1, subOutH = chroma ? 1 << dst.log2ChromaH : 1
-            let cin = chroma ? Self.chromaCentre(location, subW: subInW, subH: subInH) : (x: 0.5, y: 0.5)
-            let cout = chroma ? Self.chromaCentre(location, subW: subOutW, subH: subOutH) : (x: 0.5, y: 0.5)
+            let cin = chroma ? Self.chromaCentre(location, log2w: src.log2ChromaW, log2h: src.log2ChromaH) : (x: 0.5, y: 0.5)
+            let cout = chroma ? Self.chromaCentre(location, log2w: dst.log2ChromaW, log2h: dst.log2ChromaH) : (x: 0.5, y: 0.5)
             // Output sample i is centred at output luma (sub_out * i + c_out), source luma
             // (left + that * scale), source sample index (that - c_in) / sub_in.
             let ox = (window.x + cout.x * sx - cin.x) / Double(subInW), oy = (window.y + cout.y * sy - cin.y) / Double(subInH)

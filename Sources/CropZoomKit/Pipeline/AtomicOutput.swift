@@ -23,7 +23,7 @@ final class AtomicOutput: @unchecked Sendable {
         guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
             throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
         }
-        if AtomicOutput.sameFile(target, input) {
+        if FileIdentity.same(target, input) {
             throw CropZoomError(.usage, path: target, reason: "the output is the input file; choose another name")
         }
         if fm.fileExists(atPath: target, isDirectory: &isDir) {
@@ -39,16 +39,6 @@ final class AtomicOutput: @unchecked Sendable {
             .appendingPathComponent(".\(name).cropzoom-tmp-\(getpid())").path
     }
 
-    /// Same inode and device, or the same path when the output does not exist yet.
-    static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        if stat(a, &sa) == 0 && stat(b, &sb) == 0 {
-            return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-        }
-        let ra = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
-        let rb = URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
-        return ra == rb
-    }
 
     /// Moves the finished temporary file into place (`rename`, or `renameat2(RENAME_NOREPLACE)`
     /// when overwriting is not allowed, so a file created meanwhile is not clobbered).
@@ -68,4 +58,18 @@ final class AtomicOutput: @unchecked Sendable {
     }
 
     deinit { discard() }
+}
+
+/// Whether two paths name one file: the same device and inode, or — when one does not exist
+/// yet — the same path once symlinks are resolved. (Outputs are checked against inputs with it.)
+public enum FileIdentity {
+    public static func same(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        if stat(a, &sa) == 0 && stat(b, &sb) == 0 {
+            return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+        }
+        let ra = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
+        let rb = URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
+        return ra == rb
+    }
 }

@@ -21,6 +21,8 @@ final class Transformer: @unchecked Sendable {
     private var zimg: ZimgScaler?
     /// Animated windows (a new one every frame): cropzoom's own resampler, buffers made once.
     private var resampler: PlaneResampler?
+    /// A conversion the resampler does not take (decided once per key).
+    private var resamplerRefused: PlaneResampler.Key?
     /// A conversion zimg does not take (decided once per key; swscale scales those).
     private var zimgRefused: ZimgScaler.Key?
     private var converter: Scaler?
@@ -171,21 +173,27 @@ final class Transformer: @unchecked Sendable {
         let beyond = exact.map { $0.x < -1e-6 || $0.y < -1e-6 || $0.x + $0.width > Double(input.width) + 1e-6
             || $0.y + $0.height > Double(input.height) + 1e-6 } ?? false
         if let exact, kernel != .zimg || beyond {
-            guard PlaneResampler.takes(src: inFormat, dst: dstFormat, filter: filter), full == outputFullRange else {
-                if beyond {
-                    throw CropZoomError(.processing, what: "zooming out",
-                                        reason: "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out")
-                }
-                return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat)
-            }
+            // Decided once per conversion, as for zimg.
             let key = PlaneResampler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat,
                                          dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter)
-            if resampler?.key != key {
-                resampler = try PlaneResampler(key)
-                backgroundSamples = PlaneResampler.backgroundSamples(background, info: PixelFormatInfo(dstFormat)!, fullRange: outputFullRange)
+            if resampler?.key != key && resamplerRefused != key {
+                resampler = nil
+                if PlaneResampler.takes(src: inFormat, dst: dstFormat, filter: filter) && full == outputFullRange {
+                    resampler = try PlaneResampler(key)
+                    backgroundSamples = PlaneResampler.backgroundSamples(background, info: PixelFormatInfo(dstFormat)!, fullRange: outputFullRange)
+                } else {
+                    resamplerRefused = key
+                }
             }
-            try resampler!.scale(input, window: exact, into: dst, background: backgroundSamples)
-            return
+            if let resampler {
+                try resampler.scale(input, window: exact, into: dst, background: backgroundSamples)
+                return
+            }
+            if beyond {
+                throw CropZoomError(.processing, what: "zooming out",
+                                    reason: "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out")
+            }
+            return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat)
         }
         if kernel != .swscale {
             let zimgWindow = exact ?? Rect(x: Double(window.x), y: Double(window.y),
