@@ -1,8 +1,7 @@
 // cropzoom's own separable resampler (see CFFmpeg.h, "resampler"): one plane, any fractional
-// window, per-frame coefficient tables in buffers allocated once. Horizontal filtering runs on
-// bands of 8 rows transposed to columns, so that every tap is one contiguous 8-float vector
-// (the same idea zimg uses); the vertical pass reads whole rows. Plain C that compilers
-// vectorise; no allocation per frame.
+// window, per-frame coefficient tables in buffers allocated once, no allocation per frame.
+// 8-bit planes: fixed point, vertical pass then horizontal pass one output row at a time, AVX2
+// where the CPU has it (same bytes either way). 16-bit planes: float, on transposed bands.
 #include "CFFmpeg.h"
 
 #include <math.h>
@@ -25,6 +24,18 @@ struct cz_resampler {
     float *hband;           // dst_w x BAND
     float *rows;            // (max_src_h) x dst_w: horizontally filtered source rows
     float *acc;             // dst_w: one output row being summed
+    // 8-bit samples: fixed point (see "8-bit path" below).
+    int max_taps_h2, max_taps_v2;   // taps rounded up to even (pmaddwd pairs)
+    int16_t *h_coef;        // dst_w x max_taps_h2, 14-bit weights summing to 1 << 14
+    int16_t *v_coef;        // dst_h x max_taps_v2
+    int16_t *tmp;           // one vertically filtered row, pad + max_src_w + pad samples
+    // The shuffle form of the horizontal pass (at most 4 taps, 4 outputs within 8 samples):
+    // per block of 8 outputs (two groups of 4, one per 128-bit lane), each group's first sample
+    // and, for taps 0-1 and 2-3, a pshufb control and the coefficient pairs.
+    int *g_base;            // blocks x 2
+    uint8_t *g_shuf;        // blocks x 64 bytes: [pair][lane][16]
+    int16_t *g_coef;        // blocks x 32: [pair][lane][8]
+    int simd;               // 0: the plain C forms only (tests compare the two)
 };
 
 static double kernel(const cz_resampler *r, double x) {
@@ -68,9 +79,10 @@ cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_
     if (!r) return NULL;
     r->max_src_w = max_src_w; r->max_src_h = max_src_h; r->dst_w = dst_w; r->dst_h = dst_h;
     r->filter = filter; r->b = b; r->c = c; r->radius = radius_of(filter);
+    r->simd = 1;
     r->max_taps_h = taps_for(r->radius, (double)max_src_w / dst_w);
     r->max_taps_v = taps_for(r->radius, (double)max_src_h / dst_h);
-    r->pad = r->max_taps_h + 2;
+    r->pad = r->max_taps_h + 16;   // also covers the 16-byte loads of the horizontal pass
     r->h_first = malloc(sizeof(int) * dst_w);
     r->h_weight = malloc(sizeof(float) * dst_w * r->max_taps_h);
     r->v_first = malloc(sizeof(int) * dst_h);
@@ -79,17 +91,30 @@ cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_
     r->hband = malloc(sizeof(float) * dst_w * BAND);
     r->rows = malloc(sizeof(float) * (size_t)max_src_h * dst_w);
     r->acc = malloc(sizeof(float) * dst_w);
-    if (!r->h_first || !r->h_weight || !r->v_first || !r->v_weight || !r->band || !r->hband || !r->rows || !r->acc) {
+    r->max_taps_v2 = (r->max_taps_v + 1) & ~1;
+    r->max_taps_h2 = (r->max_taps_h + 7) & ~7;   // whole 8-tap chunks for the general horizontal form
+    r->h_coef = malloc(sizeof(int16_t) * dst_w * r->max_taps_h2);
+    r->v_coef = malloc(sizeof(int16_t) * dst_h * r->max_taps_v2);
+    r->tmp = calloc((size_t)max_src_w + 2 * r->pad + 32, sizeof(int16_t));
+    const int blocks = (dst_w + 7) / 8 + 1;
+    r->g_base = malloc(sizeof(int) * 2 * blocks);
+    r->g_shuf = malloc(64 * (size_t)blocks);
+    r->g_coef = malloc(sizeof(int16_t) * 32 * blocks);
+    if (!r->h_first || !r->h_weight || !r->v_first || !r->v_weight || !r->band || !r->hband || !r->rows || !r->acc
+        || !r->h_coef || !r->v_coef || !r->tmp || !r->g_base || !r->g_shuf || !r->g_coef) {
         cz_resampler_free(r);
         return NULL;
     }
     return r;
 }
 
+void cz_resampler_set_simd(cz_resampler *r, int enabled) { r->simd = enabled != 0; }
+
 void cz_resampler_free(cz_resampler *r) {
     if (!r) return;
     free(r->h_first); free(r->h_weight); free(r->v_first); free(r->v_weight);
     free(r->band); free(r->hband); free(r->rows); free(r->acc);
+    free(r->h_coef); free(r->v_coef); free(r->tmp); free(r->g_base); free(r->g_shuf); free(r->g_coef);
     free(r);
 }
 
@@ -119,11 +144,6 @@ static int fill(const cz_resampler *r, int n, double origin, double step, double
 
 static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// On x86-64, built for AVX2 + FMA (x86-64-v3) and for the baseline; the loader picks what the
-// CPU has (ifunc).
-#if defined(__x86_64__) && defined(__linux__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
 /// The outputs [lo, hi] whose centres fall on the picture (source positions in [-0.5, n - 0.5]).
 static void inside(double origin, double step, int n, int count, int *lo, int *hi) {
     double a = ceil((-0.5 - origin) / step - 1e-9), b = floor((n - 0.5 - origin) / step + 1e-9);
@@ -164,27 +184,227 @@ static void fill_outside(uint8_t *dst, ptrdiff_t stride, int bytes, int w, int h
     }
 }
 
-int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
-                      int bytes, double origin_x, double origin_y, double step_x, double step_y,
-                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value, int background) {
-    if (src_w > r->max_src_w || src_h > r->max_src_h || dst_w > r->dst_w || dst_h > r->dst_h) return -1;
-    const int th = fill(r, dst_w, origin_x, step_x, step_x, r->max_taps_h, r->h_first, r->h_weight);
-    const int tv = fill(r, dst_h, origin_y, step_y, step_y, r->max_taps_v, r->v_first, r->v_weight);
+
+// MARK: 8-bit path
+//
+// 8-bit planes are resampled in fixed point, vertically first, one output row at a time: the
+// taps' source rows are filtered into one row of 16-bit samples (6 fractional bits, in L1), and
+// that row horizontally into the output row. Weights are 14-bit integers summing to exactly
+// 1 << 14. All arithmetic is integer, so the AVX2 form and the plain C form give the same bytes
+// on every machine, and the result does not depend on how the work is split.
+
+#define COEF_BITS 14
+#define MID_BITS 6   // fractional bits of the intermediate row
+
+static void quantize(const float *w, int taps, int16_t *out, int out_taps) {
+    int sum = 0, big = 0;
+    for (int k = 0; k < taps; k++) {
+        const int q = (int)lrintf(w[k] * (1 << COEF_BITS));
+        out[k] = (int16_t)q;
+        sum += q;
+        if (fabsf(w[k]) > fabsf(w[big])) big = k;
+    }
+    out[big] = (int16_t)(out[big] + (1 << COEF_BITS) - sum);
+    for (int k = taps; k < out_taps; k++) out[k] = 0;
+}
+
+static inline int16_t sat16(int v) { return (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v)); }
+static inline uint8_t sat8(int v) { return (uint8_t)(v < 0 ? 0 : (v > 255 ? 255 : v)); }
+
+/// out[x] for x in [x0, x1]: the rows `rw` (taps2 of them, an even count) weighted by `c`.
+static void vert_u8_c(const uint8_t *const *rw, const int16_t *c, int taps2, int x0, int x1, int16_t *out) {
+    for (int x = x0; x <= x1; x++) {
+        int s = 1 << (COEF_BITS - MID_BITS - 1);
+        for (int k = 0; k < taps2; k++) s += c[k] * rw[k][x];
+        out[x] = sat16(s >> (COEF_BITS - MID_BITS));
+    }
+}
+
+/// The horizontal pass, any taps: out[x] for x in [x0, x1] from `tmp` (indexed by source sample).
+static void horiz_u8_c(const cz_resampler *r, const int16_t *tmp, int th, int x0, int x1, uint8_t *out) {
+    const int stride = r->max_taps_h2;
+    for (int x = x0; x <= x1; x++) {
+        const int16_t *c = r->h_coef + (size_t)x * stride;
+        const int16_t *s = tmp + r->h_first[x];
+        int acc = 1 << (COEF_BITS + MID_BITS - 1);
+        for (int k = 0; k < th; k++) acc += c[k] * s[k];
+        out[x] = sat8(acc >> (COEF_BITS + MID_BITS));
+    }
+}
+
+/// Lays out the shuffle form for outputs [x0, x1]; 0 when some group of 4 outputs reaches more
+/// than 8 samples (or more than 4 taps), and the general form must run.
+static int build_blocks(cz_resampler *r, int x0, int x1, int th) {
+    if (th > 4) return 0;
+    const int n = x1 - x0 + 1, blocks = (n + 7) / 8;
+    for (int b = 0; b < blocks; b++) {
+        for (int lane = 0; lane < 2; lane++) {
+            const int g0 = x0 + b * 8 + lane * 4;
+            const int base = r->h_first[g0 <= x1 ? g0 : x1];
+            r->g_base[b * 2 + lane] = base;
+            for (int i = 0; i < 4; i++) {
+                int x = g0 + i;
+                if (x > x1) x = x1;          // past the end: computed, not stored
+                const int o = r->h_first[x] - base;
+                if (o < 0 || o + th - 1 > 7) return 0;
+                const int16_t *c = r->h_coef + (size_t)x * r->max_taps_h2;
+                for (int p = 0; p < 2; p++) {
+                    uint8_t *shuf = r->g_shuf + (size_t)b * 64 + p * 32 + lane * 16 + i * 4;
+                    int16_t *coef = r->g_coef + (size_t)b * 32 + p * 16 + lane * 8 + i * 2;
+                    for (int j = 0; j < 2; j++) {
+                        const int k = p * 2 + j;
+                        int idx = o + k;
+                        if (idx > 7) idx = 7;    // a tap past `th`: weight 0
+                        shuf[j * 2] = (uint8_t)(idx * 2);
+                        shuf[j * 2 + 1] = (uint8_t)(idx * 2 + 1);
+                        coef[j] = k < th ? c[k] : 0;
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("avx2")))
+static void vert_u8_avx2(const uint8_t *const *rw, const int16_t *c, int taps2, int x0, int x1, int16_t *out) {
+    const __m256i round = _mm256_set1_epi32(1 << (COEF_BITS - MID_BITS - 1));
+    int x = x0;
+    for (; x + 15 <= x1; x += 16) {
+        __m256i lo = round, hi = round;
+        for (int k = 0; k < taps2; k += 2) {
+            const __m256i a = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rw[k] + x)));
+            const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rw[k + 1] + x)));
+            const __m256i cc = _mm256_set1_epi32((int)(((uint32_t)(uint16_t)c[k + 1] << 16) | (uint16_t)c[k]));
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), cc));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), cc));
+        }
+        lo = _mm256_srai_epi32(lo, COEF_BITS - MID_BITS);
+        hi = _mm256_srai_epi32(hi, COEF_BITS - MID_BITS);
+        _mm256_storeu_si256((__m256i *)(out + x), _mm256_packs_epi32(lo, hi));
+    }
+    if (x <= x1) vert_u8_c(rw, c, taps2, x, x1, out);
+}
+
+/// The shuffle form: 8 outputs per step (a group of 4 per 128-bit lane), taps 0-1 and 2-3
+/// gathered in-register by pshufb, weighted by pmaddwd.
+__attribute__((target("avx2")))
+static inline __m256i shuf_block(const cz_resampler *r, const int16_t *tmp, int b) {
+    const __m256i v = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tmp + r->g_base[b * 2]))),
+        _mm_loadu_si128((const __m128i *)(tmp + r->g_base[b * 2 + 1])), 1);
+    const uint8_t *shuf = r->g_shuf + (size_t)b * 64;
+    const int16_t *coef = r->g_coef + (size_t)b * 32;
+    const __m256i s01 = _mm256_shuffle_epi8(v, _mm256_loadu_si256((const __m256i *)shuf));
+    const __m256i s23 = _mm256_shuffle_epi8(v, _mm256_loadu_si256((const __m256i *)(shuf + 32)));
+    __m256i a = _mm256_set1_epi32(1 << (COEF_BITS + MID_BITS - 1));
+    a = _mm256_add_epi32(a, _mm256_madd_epi16(s01, _mm256_loadu_si256((const __m256i *)coef)));
+    a = _mm256_add_epi32(a, _mm256_madd_epi16(s23, _mm256_loadu_si256((const __m256i *)(coef + 16))));
+    return _mm256_srai_epi32(a, COEF_BITS + MID_BITS);
+}
+
+__attribute__((target("avx2")))
+static void horiz_u8_shuf_avx2(const cz_resampler *r, const int16_t *tmp, int x0, int x1, uint8_t *out) {
+    const int n = x1 - x0 + 1, blocks = (n + 7) / 8;
+    uint8_t *o = out + x0;
+    for (int b = 0; b < blocks; b += 2) {
+        const __m256i a0 = shuf_block(r, tmp, b);
+        const __m256i a1 = b + 1 < blocks ? shuf_block(r, tmp, b + 1) : _mm256_setzero_si256();
+        // 16 outputs: int32 -> int16 (packs interleaves the lanes; permute back) -> uint8.
+        const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
+        const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+        const int at = b * 8;
+        if (at + 16 <= n) {
+            _mm_storeu_si128((__m128i *)(o + at), bytes);
+        } else {
+            uint8_t t[16];
+            _mm_storeu_si128((__m128i *)t, bytes);
+            memcpy(o + at, t, (size_t)(n - at));
+        }
+    }
+}
+
+/// The general form: per output, 8 taps at a time with one 16-byte load and pmaddwd.
+__attribute__((target("avx2")))
+static void horiz_u8_avx2(const cz_resampler *r, const int16_t *tmp, int th, int x0, int x1, uint8_t *out) {
+    const int stride = r->max_taps_h2, chunks = (th + 7) / 8;
+    int x = x0;
+    for (; x + 3 <= x1; x += 4) {
+        __m128i m[4];
+        for (int i = 0; i < 4; i++) {
+            const int16_t *c = r->h_coef + (size_t)(x + i) * stride;
+            const int16_t *s = tmp + r->h_first[x + i];
+            __m128i a = _mm_madd_epi16(_mm_loadu_si128((const __m128i *)s), _mm_loadu_si128((const __m128i *)c));
+            for (int j = 1; j < chunks; j++)
+                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_loadu_si128((const __m128i *)(s + 8 * j)),
+                                                    _mm_loadu_si128((const __m128i *)(c + 8 * j))));
+            m[i] = a;
+        }
+        __m128i sum = _mm_hadd_epi32(_mm_hadd_epi32(m[0], m[1]), _mm_hadd_epi32(m[2], m[3]));
+        sum = _mm_srai_epi32(_mm_add_epi32(sum, _mm_set1_epi32(1 << (COEF_BITS + MID_BITS - 1))), COEF_BITS + MID_BITS);
+        const __m128i w = _mm_packs_epi32(sum, sum);
+        const int v = _mm_cvtsi128_si32(_mm_packus_epi16(w, w));
+        memcpy(out + x, &v, 4);
+    }
+    if (x <= x1) horiz_u8_c(r, tmp, th, x, x1, out);
+}
+
+static int have_avx2(void) {
+    static int cached = -1;
+    if (cached < 0) { __builtin_cpu_init(); cached = __builtin_cpu_supports("avx2") ? 1 : 0; }
+    return cached;
+}
+#else
+static int have_avx2(void) { return 0; }
+#endif
+
+/// 8-bit planes: outputs [ox0, ox1] x [oy0, oy1]; source columns [x_lo, x_hi] (edges repeated).
+static void resample_u8(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
+                        int th, int tv, int ox0, int ox1, int oy0, int oy1, int x_lo, int x_hi,
+                        uint8_t *dst, ptrdiff_t dst_stride) {
     const int mth = r->max_taps_h, mtv = r->max_taps_v;
-    // Outputs that show the picture; the rest is background.
-    int ox0, ox1, oy0, oy1;
-    inside(origin_x, step_x, src_w, dst_w, &ox0, &ox1);
-    inside(origin_y, step_y, src_h, dst_h, &oy0, &oy1);
-    if (ox0 > ox1 || oy0 > oy1) { fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background); return 0; }
+    const int tv2 = (tv + 1) & ~1;
+    for (int x = ox0; x <= ox1; x++) quantize(r->h_weight + (size_t)x * mth, th, r->h_coef + (size_t)x * r->max_taps_h2, r->max_taps_h2);
+    for (int y = oy0; y <= oy1; y++) quantize(r->v_weight + (size_t)y * mtv, tv, r->v_coef + (size_t)y * r->max_taps_v2, tv2);
+    const int avx2 = r->simd && have_avx2();
+    const int shuffled = avx2 && build_blocks(r, ox0, ox1, th);
+    int16_t *tmp = r->tmp + r->pad;   // indexed by source column
+    const int in_lo = x_lo < 0 ? 0 : x_lo, in_hi = x_hi > src_w - 1 ? src_w - 1 : x_hi;
+    const uint8_t *rw[64];
+    for (int y = oy0; y <= oy1; y++) {
+        const int16_t *c = r->v_coef + (size_t)y * r->max_taps_v2;
+        const int n = tv2 < 64 ? tv2 : 64;
+        for (int k = 0; k < n; k++) rw[k] = src + (ptrdiff_t)clampi(r->v_first[y] + (k < tv ? k : 0), 0, src_h - 1) * src_stride;
+#if defined(__x86_64__)
+        if (avx2) vert_u8_avx2(rw, c, n, in_lo, in_hi, tmp); else
+#endif
+        vert_u8_c(rw, c, n, in_lo, in_hi, tmp);
+        for (int x = x_lo; x < in_lo; x++) tmp[x] = tmp[in_lo];
+        for (int x = in_hi + 1; x <= x_hi; x++) tmp[x] = tmp[in_hi];
+        uint8_t *out = dst + (ptrdiff_t)y * dst_stride;
+#if defined(__x86_64__)
+        if (shuffled) horiz_u8_shuf_avx2(r, tmp, ox0, ox1, out);
+        else if (avx2) horiz_u8_avx2(r, tmp, th, ox0, ox1, out);
+        else
+#endif
+        horiz_u8_c(r, tmp, th, ox0, ox1, out);
+    }
+}
 
-    // Source rows the vertical pass reads (clamped to the picture).
-    int y_lo = clampi(r->v_first[oy0], 0, src_h - 1);
-    int y_hi = clampi(r->v_first[oy1] + tv - 1, 0, src_h - 1);
-    // Source columns the horizontal pass reads: [x_lo, x_hi], edges replicated into the pad.
-    const int x_lo = r->h_first[ox0], x_hi = r->h_first[ox1] + th - 1;
-    const int pad = r->pad;
-    if (x_lo < -pad + 1 || x_hi > src_w + pad - 2) return -2;   // a window far outside the picture
-
+// 16-bit samples: in float. Horizontal filtering runs on bands of 8 rows transposed to columns,
+// so that every tap is one contiguous 8-float vector (the same idea zimg uses); the vertical pass
+// reads whole rows. On x86-64 built for AVX2 + FMA (x86-64-v3) and for the baseline; the loader
+// picks what the CPU has (ifunc).
+#if defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void resample_float(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
+                           int th, int tv, int ox0, int ox1, int oy0, int oy1, int x_lo, int x_hi, int y_lo, int y_hi,
+                           uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int max_value) {
+    const int mth = r->max_taps_h, mtv = r->max_taps_v, pad = r->pad;
     // 1. Horizontal: bands of 8 rows, transposed so each tap is a contiguous 8-vector.
     for (int y0 = y_lo; y0 <= y_hi; y0 += BAND) {
         const int nrows = y_hi - y0 + 1 < BAND ? y_hi - y0 + 1 : BAND;
@@ -272,6 +492,37 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
             }
         }
     }
+}
+
+int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
+                      int bytes, double origin_x, double origin_y, double step_x, double step_y,
+                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value, int background) {
+    if (src_w > r->max_src_w || src_h > r->max_src_h || dst_w > r->dst_w || dst_h > r->dst_h) return -1;
+    const int th = fill(r, dst_w, origin_x, step_x, step_x, r->max_taps_h, r->h_first, r->h_weight);
+    const int tv = fill(r, dst_h, origin_y, step_y, step_y, r->max_taps_v, r->v_first, r->v_weight);
+    // Outputs that show the picture; the rest is background.
+    int ox0, ox1, oy0, oy1;
+    inside(origin_x, step_x, src_w, dst_w, &ox0, &ox1);
+    inside(origin_y, step_y, src_h, dst_h, &oy0, &oy1);
+    if (ox0 > ox1 || oy0 > oy1) { fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background); return 0; }
+
+    // Source rows the vertical pass reads (clamped to the picture).
+    int y_lo = clampi(r->v_first[oy0], 0, src_h - 1);
+    int y_hi = clampi(r->v_first[oy1] + tv - 1, 0, src_h - 1);
+    // Source columns the horizontal pass reads: [x_lo, x_hi], edges replicated into the pad.
+    const int x_lo = r->h_first[ox0], x_hi = r->h_first[ox1] + th - 1;
+    const int pad = r->pad;
+    if (x_lo < -pad + 1 || x_hi > src_w + pad - 2) return -2;   // a window far outside the picture
+    if (tv > 64) return -3;
+
+    if (bytes == 1) {
+        resample_u8(r, src, src_stride, src_w, src_h, th, tv, ox0, ox1, oy0, oy1, x_lo, x_hi, dst, dst_stride);
+        fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background);
+        return 0;
+    }
+
+    resample_float(r, src, src_stride, src_w, src_h, bytes, th, tv, ox0, ox1, oy0, oy1, x_lo, x_hi, y_lo, y_hi,
+                   dst, dst_stride, dst_w, max_value);
     fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background);
     return 0;
 }

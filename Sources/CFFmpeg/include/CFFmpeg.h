@@ -157,5 +157,7 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
                       int bytes, double origin_x, double origin_y, double step_x, double step_y,
                       uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value, int background);
 void cz_resampler_free(cz_resampler *r);
+/// 0 restricts 8-bit planes to the plain C forms (the AVX2 forms must give the same bytes).
+void cz_resampler_set_simd(cz_resampler *r, int enabled);
 
 #endif

@@ -44,6 +44,9 @@ final class PlaneResampler: @unchecked Sendable {
 
     deinit { planes.forEach { cz_resampler_free($0) } }
 
+    /// false: the plain C kernels only (`cz_resampler_set_simd`); tests check both give the same bytes.
+    func setSIMD(_ enabled: Bool) { planes.forEach { cz_resampler_set_simd($0, enabled ? 1 : 0) } }
+
     private func plane(_ info: PixelFormatInfo, _ i: Int, _ w: Int, _ h: Int) -> (Int, Int) {
         info.isChromaPlane(i) ? (-((-w) >> info.log2ChromaW), -((-h) >> info.log2ChromaH)) : (w, h)
     }
