@@ -105,6 +105,12 @@ struct Bench: ParsableCommand {
             } else if a == "--compare-ffmpeg", i + 1 < arguments.count, isExecutableFile(arguments[i + 1]) {
                 out += ["--compare-ffmpeg", "--ffmpeg", arguments[i + 1]]
                 i += 1
+            } else if Bench.signedValueOptions.contains(a), i + 1 < arguments.count,
+                      let next = arguments[i + 1].first.map({ _ in arguments[i + 1] }), next.hasPrefix("-"),
+                      next.dropFirst().first.map({ $0.isNumber || $0 == "." }) == true {
+                // `--rotate -3`, `--transform -1,0,0,-1,640,360`: a value, not an option.
+                out.append("\(a)=\(next)")
+                i += 1
             } else {
                 out.append(a)
             }
@@ -112,6 +118,9 @@ struct Bench: ParsableCommand {
         }
         return out
     }
+
+    /// Options whose value may start with a minus sign.
+    static let signedValueOptions: Set<String> = ["--rotate", "--transform"]
 
     static func isExecutableFile(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
@@ -171,6 +180,10 @@ struct Bench: ParsableCommand {
             }
         }
         if ffmpegPath != nil && !compareFFmpeg { throw ValidationError("--ffmpeg needs --compare-ffmpeg") }
+        if compareFFmpeg, let g = try? geometry.request(),
+           g.zoomTrack != nil || g.centerTrack != nil || g.cropTrack != nil || g.angle != nil || g.transform != nil || g.zoom < 1 {
+            throw ValidationError("--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, rotation by any angle or --transform")
+        }
         if compareFFmpeg && Bench.which(ffmpegPath ?? "ffmpeg") == nil {
             throw ValidationError("--compare-ffmpeg: \(ffmpegPath ?? "ffmpeg") \(ffmpegPath == nil ? "is not on PATH" : "is not an executable file")")
         }

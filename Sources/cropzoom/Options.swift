@@ -16,6 +16,30 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Around a zoomed-out picture (--zoom below 1): black (default), white, gray, #RRGGBB, or edge (the picture's edge samples repeated outwards).", valueName: "FILL"))
     var background: String = "black"
 
+    /// `--crop '0s:1280:720:0:0, 4s:640:360:320:180'`: keys of W:H or W:H:X:Y (all keys the
+    /// same form); X and Y NaN when centred on --center.
+    static func parseCropKeyframes(_ text: String) throws -> Track {
+        let bad = ValidationError("--crop keyframes are 'TIMEs:W:H[:X:Y]' separated by commas, every key with X:Y or none, e.g. '0s:1920:1080:0:0, 4s:960:540:480:270' (got '\(text)')")
+        var keys: [Track.Key] = []
+        var withOffsets: Bool?
+        for part in text.split(separator: ",") {
+            let f = part.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+            guard f.count == 3 || f.count == 5, f[0].hasSuffix("s"), let t = Double(f[0].dropLast()), t >= 0, t.isFinite else { throw bad }
+            let n = f.dropFirst().map { Int($0) }
+            guard n.allSatisfy({ $0 != nil }), n[0]! > 0, n[1]! > 0 else { throw bad }
+            if withOffsets == nil { withOffsets = f.count == 5 }
+            guard withOffsets == (f.count == 5) else { throw bad }
+            if f.count == 5, n[2]! < 0 || n[3]! < 0 { throw ValidationError("--crop offsets must not be negative (got '\(text)')") }
+            keys.append(.init(time: t, value: [Double(n[0]!), Double(n[1]!),
+                                               f.count == 5 ? Double(n[2]!) : .nan, f.count == 5 ? Double(n[3]!) : .nan]))
+        }
+        guard !keys.isEmpty else { throw bad }
+        for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
+            throw ValidationError("--crop keyframe times must increase (\(b.time)s after \(a.time)s)")
+        }
+        return Track(keys: keys)
+    }
+
     /// `--background` → the configuration's value; nil when malformed.
     static func parseBackground(_ text: String) -> TranscodeConfiguration.Background? {
         switch text.lowercased() {
@@ -30,14 +54,17 @@ struct GeometryOptions: ParsableArguments {
         }
     }
 
-    @Option(help: ArgumentHelp("Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted.", valueName: "W:H[:X:Y]"))
+    @Option(help: ArgumentHelp("Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted; or keyframes 'TIMEs:W:H[:X:Y], …' (one aspect ratio).", valueName: "W:H[:X:Y]"))
     var crop: String?
 
     @Option(help: ArgumentHelp("Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, even for 4:2:0).", valueName: "WxH"))
     var size: String?
 
-    @Option(help: ArgumentHelp("Rotate clockwise after cropping: 90, 180 or 270.", valueName: "DEGREES"))
-    var rotate: Int = 0
+    @Option(help: ArgumentHelp("Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing --background.", valueName: "DEGREES"))
+    var rotate: String = "0"
+
+    @Option(help: ArgumentHelp("A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) moves to (a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'.", valueName: "A,B,C,D,TX,TY"))
+    var transform: String?
 
     @Option(help: ArgumentHelp("Mirror after rotating: horizontal or vertical."))
     var flip: GeometryRequest.Flip?
@@ -79,7 +106,15 @@ struct GeometryOptions: ParsableArguments {
         centerTrack.ease = ease
         g.center = (centerTrack.keys[0].value[0], centerTrack.keys[0].value[1])
         if centerTrack.isAnimated { g.centerTrack = centerTrack }
-        if let crop {
+        if let crop, crop.contains("s:") {
+            let track = try GeometryOptions.parseCropKeyframes(crop)
+            var t = track
+            t.ease = ease
+            let first = t.keys[0].value
+            g.crop = .init(width: Int(first[0]), height: Int(first[1]),
+                           x: first[2].isNaN ? nil : Int(first[2]), y: first[3].isNaN ? nil : Int(first[3]))
+            if t.isAnimated { g.cropTrack = t }
+        } else if let crop {
             let p = crop.split(separator: ":").map { Int($0) }
             guard p.count == 2 || p.count == 4, p.allSatisfy({ $0 != nil }), p[0]! > 0, p[1]! > 0 else {
                 throw ValidationError("--crop takes W:H or W:H:X:Y in whole pixels, e.g. 1280:720 (got '\(crop)')")
@@ -98,10 +133,25 @@ struct GeometryOptions: ParsableArguments {
             guard w <= 16384, h <= 16384 else { throw ValidationError("--size: at most 16384 pixels a side (got '\(size)')") }
             g.size = .init(width: w, height: h)
         }
-        guard [0, 90, 180, 270].contains(rotate) else {
-            throw ValidationError("--rotate takes 90, 180 or 270 (got \(rotate))")
+        var angle: Track
+        do { angle = try Track.parse(rotate, components: 1, option: "--rotate") }
+        catch { throw ValidationError("--rotate takes degrees clockwise (90, 180, 270, or any angle such as 7.5 or -3) or keyframes like '0s:0, 2s:10' (got '\(rotate)')") }
+        angle.ease = ease
+        let degrees = angle.keys[0].value[0]
+        if !angle.isAnimated, degrees.truncatingRemainder(dividingBy: 90) == 0 {
+            let quarter = ((Int(degrees) % 360) + 360) % 360
+            g.rotate = quarter
+        } else {
+            g.angle = angle
         }
-        g.rotate = rotate
+        if let transform {
+            var m: Track
+            do { m = try Track.parse(transform, components: 6, option: "--transform") }
+            catch { throw ValidationError("--transform takes six numbers a,b,c,d,tx,ty (e.g. 1.2,0,0,1.2,-192,-108) or keyframes like '0s:1,0,0,1,0,0, 4s:1.5,0,0,1.5,-480,-270' (got '\(transform)')") }
+            m.ease = ease
+            do throws(CropZoomError) { try GeometryPlan.checkTransform(m) } catch { throw ValidationError(error.reason) }
+            g.transform = m
+        }
         g.flip = flip
         g.orientation = orientation
         return g
@@ -297,7 +347,8 @@ extension GeometryOptions {
         if background != "black" { a += ["--background", background] }
         if let crop { a += ["--crop", crop] }
         if let size { a += ["--size", size] }
-        if rotate != 0 { a += ["--rotate", "\(rotate)"] }
+        if rotate != "0" { a += ["--rotate", rotate] }
+        if let transform { a += ["--transform", transform] }
         if let flip { a += ["--flip", flip.rawValue] }
         if scaler != .bicubic { a += ["--scaler", scaler.rawValue] }
         if kernel != .auto { a += ["--kernel", kernel.rawValue] }

@@ -29,7 +29,7 @@ struct RunJobFile: ParsableCommand {
 
     /// The settings a clip (or `defaults`) may give, and the transcode option each becomes.
     static let settings: [String: String] = [
-        "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop", "size": "--size", "rotate": "--rotate",
+        "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop", "size": "--size", "rotate": "--rotate", "transform": "--transform",
         "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel",
         "start": "--start", "end": "--end", "duration": "--duration",
         "codec": "--codec", "crf": "--crf", "preset": "--preset", "bitrate": "--bitrate", "pix_fmt": "--pix-fmt",
@@ -115,7 +115,7 @@ struct RunJobFile: ParsableCommand {
                 case let s as String: text = s
                 case let b as Bool: throw fail(key, "must be a number or text, not \(b)")
                 case let n as NSNumber: text = n.stringValue
-                case let a as [Any] where key == "center" && a.count == 2:
+                case let a as [Any] where (key == "center" && a.count == 2) || (key == "transform" && a.count == 6):
                     text = a.map { ($0 as? NSNumber)?.stringValue ?? "\($0)" }.joined(separator: ",")
                 default: throw fail(key, "must be a number or text")
                 }
@@ -123,7 +123,7 @@ struct RunJobFile: ParsableCommand {
             }
             // The transcode command's own validation, with its message tied to the clip and field.
             do {
-                _ = try Transcode.parse([resolve(input), "-o", resolve(output)] + args)
+                _ = try Transcode.parse(Bench.normalize([resolve(input), "-o", resolve(output)] + args))
             } catch {
                 let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
                 // The field is the option the message names first.

@@ -51,7 +51,7 @@ struct AnimatedZoomTests {
         #expect((off["psnr_min"] as? Double ?? 99) < 35, "the check cannot tell a misplaced window: \(off)")
     }
 
-    @Test("keyframes and easing reach the window; what is not supported yet is refused in one line")
+    @Test("keyframes and easing reach the window; malformed keyframes, singular matrices and crops that change shape are refused in one line")
     func optionsAndRefusals() throws {
         let scratch = try Scratch()
         let input = try Files.sample("std-h264-aac.mp4").path
@@ -61,11 +61,86 @@ struct AnimatedZoomTests {
         #expect(try Oracle.decodedFrameHashes(scratch.file("s.mp4").path).count == 60)
         for bad in [["--zoom", "0s:1, 2s:0.05"], ["--zoom", "0s:1, 2s"], ["--zoom", "2s:1, 1s:2"], ["--center", "0s:0.5, 1s:0.6,0.4"],
                     ["--center", "0s:0.5,0.5, 1s:1.5,0.5"], ["--zoom", "0s:1, 1s:2", "--kernel", "swscale"],
-                    ["--zoom", "0s:1, 1s:2", "--crop", "320:180"], ["--ease", "bouncy"]] {
+                    ["--ease", "bouncy"], ["--rotate", "ten"], ["--rotate", "0s:0, 1s"],
+                    ["--transform", "1,0,0,0,0,0"], ["--transform", "1,0,0,1,0"],
+                    ["--transform", "0s:1,0,0,1,0,0, 2s:-1,0,0,1,640,0"],   // a mirror animated through zero
+                    ["--crop", "0s:640:360, 2s:320:240"], ["--crop", "0s:640:360:0:0, 2s:320:180"],
+                    ["--crop", "0s:640:360:0:0, 2s:320:180:400:200"], ["--crop", "2s:640:360, 1s:320:180"]] {
             let r = try CLI.cropzoom([input, "-o", scratch.file("x.mp4").path] + bad)
             #expect(r.status == 2 && r.stderrLines.count == 1, "\(bad): \(r)")
             #expect(!Files.exists(scratch.file("x.mp4")))
         }
+    }
+}
+
+@Suite("Rotation by any angle, matrices, crop keyframes")
+struct WarpTests {
+    @Test("a rotation ramp 0° → 20°: every frame the exact rotation, ≥ 40 dB against a float 2-D cubic; both engines", arguments: ["1", "2"])
+    func rotationRamp(threads: String) throws {
+        let scratch = try Scratch()
+        let (video, png) = try AnimatedZoomTests.still(scratch, seconds: 2)
+        let out = scratch.file("rot.mkv").path
+        let run = try CLI.cropzoom([video, "-o", out, "--codec", "ffv1", "--rotate", "0s:0, 2s:20", "--threads", threads, "--quiet"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(video), "timestamps")
+        let p = try AnimatedZoomTests.tool("warp_psnr.py", [out, png, "0", "20", "2"])
+        #expect(p["frames"] as? Int == 60 && (p["psnr_min"] as? Double ?? 0) >= 40 && (p["compared"] as? Int ?? 0) > 150_000, "\(p)")
+        // An angle 2 % off does not pass.
+        let off = try AnimatedZoomTests.tool("warp_psnr.py", [out, png, "0", "20.4", "2"])
+        #expect((off["psnr_min"] as? Double ?? 99) < 35, "the check cannot tell a wrong angle: \(off)")
+    }
+
+    @Test("--transform: a half turn in output pixels gives --rotate 180's luma exactly; a keyframed pan starts at the picture and ends 64 px over")
+    func matrices() throws {
+        let scratch = try Scratch()
+        let (video, _) = try AnimatedZoomTests.still(scratch, seconds: 2)
+        let turned = scratch.file("t.mkv").path, rotated = scratch.file("r.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", turned, "--codec", "ffv1", "--transform", "-1,0,0,-1,640,360", "--quiet"]).status == 0)
+        #expect(try CLI.cropzoom([video, "-o", rotated, "--codec", "ffv1", "--rotate", "180", "--quiet"]).status == 0)
+        let a = try ZoomOutTests.firstFrame(turned, 640, 360), b = try ZoomOutTests.firstFrame(rotated, 640, 360)
+        #expect(a[0] == b[0], "luma of the half turn")
+        let source = try ZoomOutTests.firstFrame(video, 640, 360)
+        #expect(a[0][0] == source[0][640 * 360 - 1] && a[0][640 * 360 - 1] == source[0][0])
+        let pan = scratch.file("pan.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", pan, "--codec", "ffv1", "--transform", "0s:1,0,0,1,0,0, 2s:1,0,0,1,-64,0",
+                                  "--background", "white", "--quiet"]).status == 0)
+        let frames = try Oracle.decodedFrameHashes(pan)
+        #expect(frames.count == 60)
+        let first = try ZoomOutTests.firstFrame(pan, 640, 360)
+        #expect(first[0] == source[0], "frame 0 is the picture")
+        // The last frame (t = 59/30 s): moved 64 × 59/60 = 62.93 px left; whole pixels 1/15 px apart from
+        // the 63 px shift, so compare within a few levels, and white (235) on the right.
+        let last = scratch.file("last.yuv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", pan, "-vf", "select=eq(n\\,59)", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", last])
+        let l = [UInt8](try Data(contentsOf: URL(fileURLWithPath: last)))
+        try #require(l.count == 640 * 360 * 3 / 2)
+        var err = 0.0, n = 0.0
+        for y in stride(from: 10, to: 350, by: 3) { for x in stride(from: 10, to: 560, by: 3) {
+            let d = Double(l[y * 640 + x]) - Double(source[0][y * 640 + x + 63]); err += d * d; n += 1
+        } }
+        #expect(10 * log10(255 * 255 / max(err / n, 1e-9)) > 30, "the last frame is the picture 63 px over")
+        #expect(l[180 * 640 + 630] == 235, "white shows where the picture left")
+    }
+
+    @Test("--crop keyframes: the first frame is the first crop, the last the last one; --crop with --zoom below 1 widens around the crop")
+    func cropKeyframes() throws {
+        let scratch = try Scratch()
+        let (video, _) = try AnimatedZoomTests.still(scratch, seconds: 2)
+        let moving = scratch.file("c.mkv").path
+        let run = try CLI.cropzoom([video, "-o", moving, "--codec", "ffv1", "--crop", "0s:320:180:0:0, 1s:320:180:320:180", "--quiet"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try Oracle.decodedFrameHashes(moving).count == 60)
+        for (name, crop, select) in [("first", "320:180:0:0", "eq(n\\,0)"), ("last", "320:180:320:180", "gte(n\\,31)")] {
+            let fixed = scratch.file("\(name).mkv").path
+            #expect(try CLI.cropzoom([video, "-o", fixed, "--codec", "ffv1", "--crop", crop, "--quiet"]).status == 0)
+            let psnr = try Oracle.meanPSNR(reference: fixed, referenceFilter: "select=\(select)", output: moving, alignStarts: false,
+                                           outputFilter: "select=\(select)")
+            #expect(psnr >= 40, "\(name) frames against a static --crop \(crop): \(psnr) dB")
+        }
+        let wide = scratch.file("w.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", wide, "--codec", "ffv1", "--crop", "320:180:160:90", "--zoom", "0.5", "--quiet"]).status == 0)
+        let whole = try Oracle.meanPSNR(reference: video, referenceFilter: "scale=320:180:flags=bicubic", output: wide, alignStarts: true)
+        #expect(whole >= 30, "a 320x180 crop at zoom 0.5 shows the whole 640x360 picture: \(whole) dB")
     }
 }
 

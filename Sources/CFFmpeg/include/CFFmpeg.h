@@ -160,4 +160,18 @@ void cz_resampler_free(cz_resampler *r);
 /// 0 restricts 8-bit planes to the plain C forms (the AVX2 forms must give the same bytes).
 void cz_resampler_set_simd(cz_resampler *r, int enabled);
 
+/// A 2-D warp of one plane by an affine map (rotation, shear, mirror, any scale near 1): the
+/// cubic (`b`, `c`), bilinear or nearest kernel at unit scale, weights tabulated per 1/1024
+/// sample. No allocation after creation; one per worker.
+typedef struct cz_warp cz_warp;
+cz_warp *cz_warp_new(cz_zimg_filter filter, double b, double c);
+/// Output sample (x, y) (indices) is read around source sample position
+/// (m[0] x + m[2] y + m[4], m[1] x + m[3] y + m[5]) (the CGAffineTransform layout a, b, c, d,
+/// tx, ty). Taps outside the picture read `background`, or with -1 the nearest edge sample.
+/// Results clamped to [0, max_value]. 0 on success.
+int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
+                  const double m[6], uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h,
+                  int max_value, int background);
+void cz_warp_free(cz_warp *w);
+
 #endif

@@ -53,7 +53,7 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// Where chroma sample 0's centre sits, in luma pixels: 0.5 (a luma centre) plus the siting
     /// offset swscale is given too (`Scaler.chromaPosition`, 1/256 luma pixel).
-    private static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
+    static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
         let p = Scaler.chromaPosition(location, log2w: log2w, log2h: log2h)
         return (0.5 + Double(p.h) / 256, 0.5 + Double(p.v) / 256)
     }

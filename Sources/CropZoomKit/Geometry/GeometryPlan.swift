@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the user asked of the picture (all optional), independent of any particular input.
 public struct GeometryRequest: Sendable, Equatable {
     /// A crop window in pixels of the upright picture; `x`/`y` nil = centred on ``center``.
@@ -29,13 +31,25 @@ public struct GeometryRequest: Sendable, Equatable {
     /// With a track, ``zoom``/``center`` hold its first value.
     public var zoomTrack: Track? = nil
     public var centerTrack: Track? = nil
+    /// Keyframed crop windows (components W, H, X, Y in upright pixels); nil = ``crop``.
+    public var cropTrack: Track? = nil
+    /// Rotation by any angle, degrees clockwise about the output's centre, constant or
+    /// keyframed (one component). The output keeps the size it has without it; corners show the
+    /// background. (Multiples of 90 that do not move go in ``rotate``: exact, and they turn the
+    /// output's size.)
+    public var angle: Track? = nil
+    /// A CGAffineTransform-style matrix (a, b, c, d, tx, ty) in output pixels applied last: the
+    /// picture as the other options make it, at output pixel (x, y), moves to
+    /// (a x + c y + tx, b x + d y + ty). Constant or keyframed (six components).
+    public var transform: Track? = nil
 
     public init() {}
 
     public static func == (l: GeometryRequest, r: GeometryRequest) -> Bool {
         l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size
             && l.rotate == r.rotate && l.flip == r.flip && l.orientation == r.orientation
-            && l.zoomTrack == r.zoomTrack && l.centerTrack == r.centerTrack
+            && l.zoomTrack == r.zoomTrack && l.centerTrack == r.centerTrack && l.cropTrack == r.cropTrack
+            && l.angle == r.angle && l.transform == r.transform
     }
 }
 
@@ -77,6 +91,30 @@ public struct GeometryPlan: Sendable, Equatable {
     /// (sub-pixel) or reaches beyond the picture; nil = static.
     public var animation: Animation? = nil
 
+    /// Rotation by any angle and the user's matrix (`--rotate 7.5`, `--transform`): every plane
+    /// is warped once, straight from the coded picture to the output (orientation, window,
+    /// rotation and matrix in one map); nil = the separable path.
+    public var warp: Warp? = nil
+
+    /// A rotation by any angle and/or a matrix in output pixels, each constant or keyframed.
+    public struct Warp: Sendable, Equatable {
+        /// Degrees clockwise about the output's centre (one component).
+        public var angle: Track?
+        /// a, b, c, d, tx, ty: picture → output pixels, applied after the rotation.
+        public var transform: Track?
+
+        /// Output pixels → the picture as the other options place it (also output pixels).
+        public func outputToPicture(at t: Double, width: Double, height: Double) -> Affine? {
+            var forward = Affine.identity
+            if let angle { forward = forward.then(.rotation(degrees: angle.value(at: t)[0], about: width / 2, height / 2)) }
+            if let transform {
+                let v = transform.value(at: t)
+                forward = forward.then(Affine(a: v[0], b: v[1], c: v[2], d: v[3], tx: v[4], ty: v[5]))
+            }
+            return forward.inverted
+        }
+    }
+
     /// The smallest zoom (the picture at a tenth of the frame).
     public static let minimumZoom = 0.1
 
@@ -85,6 +123,9 @@ public struct GeometryPlan: Sendable, Equatable {
     public struct Animation: Sendable, Equatable {
         public var zoom: Track
         public var center: Track
+        /// Keyframed crop (W, H, X, Y upright pixels; X/Y may be NaN = centred on ``center``):
+        /// the window is the crop at that time, zoomed by ``zoom`` about the crop's centre.
+        public var crop: Track? = nil
         /// The upright picture's size, and how coded pixels become upright ones.
         public var uprightWidth: Double, uprightHeight: Double
         public var display: Orientation
@@ -94,6 +135,18 @@ public struct GeometryPlan: Sendable, Equatable {
         public func window(at t: Double) -> Rect {
             let z = max(GeometryPlan.minimumZoom, zoom.value(at: t)[0])
             let c = center.value(at: t)
+            if let crop {
+                let k = crop.value(at: t)
+                let (cw, ch) = (min(k[0], uprightWidth), min(k[1], uprightHeight))
+                var x = k[2].isNaN ? c[0] * uprightWidth - cw / 2 : k[2]
+                var y = k[3].isNaN ? c[1] * uprightHeight - ch / 2 : k[3]
+                x = min(max(x, 0), uprightWidth - cw)
+                y = min(max(y, 0), uprightHeight - ch)
+                let w = cw / z, h = ch / z
+                // Zoomed in, the window stays inside the crop; zoomed out it is centred on it.
+                let r = Rect(x: x + (cw - w) / 2, y: y + (ch - h) / 2, width: w, height: h)
+                return display.inverse.apply(r, width: uprightWidth, height: uprightHeight)
+            }
             let w = uprightWidth / z, h = uprightHeight / z
             // Zoomed in, the window stays inside the picture; zoomed out (larger than the
             // picture) it stays centred on the centre, and the background shows around.
@@ -105,11 +158,32 @@ public struct GeometryPlan: Sendable, Equatable {
 
     public static func == (l: GeometryPlan, r: GeometryPlan) -> Bool {
         l.source == r.source && l.animation == r.animation && l.scaled == r.scaled && l.orientation == r.orientation
-            && l.output == r.output && l.keepsInputAspectAndMatrix == r.keepsInputAspectAndMatrix
+            && l.output == r.output && l.keepsInputAspectAndMatrix == r.keepsInputAspectAndMatrix && l.warp == r.warp
     }
 
     /// Output pixel coordinates (0...width, 0...height, y down) to coded input coordinates.
     public var outputToInput: Affine {
+        outputToInput(window: Rect(x: Double(source.x), y: Double(source.y),
+                                   width: Double(source.width), height: Double(source.height)))
+    }
+
+    /// The window that frame time `t` reads (coded pixels, fractional): the animation's, else
+    /// the static one.
+    public func window(at t: Double) -> Rect {
+        animation?.window(at: t) ?? Rect(x: Double(source.x), y: Double(source.y),
+                                         width: Double(source.width), height: Double(source.height))
+    }
+
+    /// The whole map a warped frame at time `t` uses: output pixel coordinates to coded input
+    /// coordinates (the user's matrix and rotation undone, then the window and orientation).
+    public func warpMap(at t: Double) -> Affine? {
+        let base = outputToInput(window: window(at: t))
+        guard let warp else { return base }
+        return warp.outputToPicture(at: t, width: Double(output.width), height: Double(output.height))?.then(base)
+    }
+
+    /// Output pixel coordinates to coded input coordinates for a window of the coded picture.
+    public func outputToInput(window: Rect) -> Affine {
         // output -> scaled (undo the orthogonal transform about the centres)
         let inv = orientation.inverse
         let (sw, sh) = (Double(scaled.width), Double(scaled.height))
@@ -118,8 +192,7 @@ public struct GeometryPlan: Sendable, Equatable {
             .then(Affine(a: Double(inv.a), b: Double(inv.c), c: Double(inv.b), d: Double(inv.d), tx: 0, ty: 0))
             .then(Affine(a: 1, b: 0, c: 0, d: 1, tx: sw / 2, ty: sh / 2))
         // scaled -> source window
-        let toSource = Affine(a: Double(source.width) / sw, b: 0, c: 0, d: Double(source.height) / sh,
-                              tx: Double(source.x), ty: Double(source.y))
+        let toSource = Affine(a: window.width / sw, b: 0, c: 0, d: window.height / sh, tx: window.x, ty: window.y)
         return toScaled.then(toSource)
     }
 
@@ -172,9 +245,7 @@ public struct GeometryPlan: Sendable, Equatable {
                 throw CropZoomError(.usage, reason: "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the \(upright.width)x\(upright.height) picture")
             }
             window = Rect(x: x0, y: y0, width: cw, height: ch)
-            if request.zoom < 1 {
-                throw CropZoomError(.usage, reason: "--crop with --zoom below 1 is not supported yet")
-            }
+            // Zoomed out, the static window is the crop; the real one (larger) is the animation's.
             if request.zoom > 1 {
                 let w = cw / request.zoom, h = ch / request.zoom
                 window = Rect(x: x0 + (cw - w) / 2, y: y0 + (ch - h) / 2, width: w, height: h)
@@ -228,17 +299,62 @@ public struct GeometryPlan: Sendable, Equatable {
         let scaled = total.inverse.apply(width: output.width, height: output.height)
         var plan = GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
                                 orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
-        if request.zoomTrack != nil || request.centerTrack != nil || request.zoom < 1 {
-            if request.crop != nil {
-                throw CropZoomError(.usage, reason: "--crop cannot be combined with keyframed --zoom or --center yet")
-            }
+        if request.zoomTrack != nil || request.centerTrack != nil || request.zoom < 1 || request.cropTrack != nil {
             let z = request.zoomTrack ?? Track(constant: [request.zoom])
             guard z.range(component: 0).lowerBound >= GeometryPlan.minimumZoom else {
                 throw CropZoomError(.usage, reason: "--zoom keyframes must be at least \(GeometryPlan.minimumZoom)")
             }
-            plan.animation = Animation(zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
-                                       uprightWidth: uw, uprightHeight: uh, display: display)
+            var animation = Animation(zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
+                                      uprightWidth: uw, uprightHeight: uh, display: display)
+            if let track = request.cropTrack {
+                try checkCropTrack(track, width: uw, height: uh)
+                animation.crop = track
+            } else if let crop = request.crop {
+                animation.crop = Track(constant: [Double(crop.width), Double(crop.height),
+                                                  crop.x.map(Double.init) ?? .nan, crop.y.map(Double.init) ?? .nan])
+            }
+            plan.animation = animation
+        }
+        if request.angle != nil || request.transform != nil {
+            plan.warp = Warp(angle: request.angle, transform: request.transform)
+            if let m = request.transform {
+                try checkTransform(m)
+            }
         }
         return plan
+    }
+
+    /// Crop keyframes: each inside the picture, all of one aspect ratio (the output has one size).
+    static func checkCropTrack(_ track: Track, width: Double, height: Double) throws(CropZoomError) {
+        let first = track.keys[0].value
+        for k in track.keys {
+            let v = k.value
+            guard v[0] >= 2, v[1] >= 2, v[0] <= width, v[1] <= height else {
+                throw CropZoomError(.usage, reason: "--crop keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the \(Int(width))x\(Int(height)) picture")
+            }
+            if !v[2].isNaN, v[2] < 0 || v[3] < 0 || v[2] + v[0] > width || v[3] + v[1] > height {
+                throw CropZoomError(.usage, reason: "--crop keyframe at \(k.time)s reaches outside the \(Int(width))x\(Int(height)) picture")
+            }
+            guard abs(v[0] / v[1] - first[0] / first[1]) <= 0.01 * first[0] / first[1] else {
+                throw CropZoomError(.usage, reason: "--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first[0])):\(Int(first[1])) at \(track.keys[0].time)s, \(Int(v[0])):\(Int(v[1])) at \(k.time)s")
+            }
+        }
+    }
+
+    /// A matrix must stay invertible between its keys too (a mirror animated through zero is not).
+    public static func checkTransform(_ m: Track) throws(CropZoomError) {
+        func det(_ v: [Double]) -> Double { v[0] * v[3] - v[1] * v[2] }
+        let keys = m.keys
+        let t0 = keys.first!.time, t1 = keys.last!.time
+        let steps = keys.count > 1 ? 2000 : 0
+        var sign = 0.0
+        for i in 0...steps {
+            let t = steps == 0 ? t0 : t0 + (t1 - t0) * Double(i) / Double(steps)
+            let d = det(m.value(at: t))
+            if abs(d) < 1e-6 || (sign != 0 && (d > 0) != (sign > 0)) {
+                throw CropZoomError(.usage, reason: "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - b*c = 0): the picture would collapse to a line")
+            }
+            sign = d
+        }
     }
 }

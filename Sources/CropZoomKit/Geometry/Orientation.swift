@@ -1,3 +1,4 @@
+import Foundation
 /// One of the eight orthogonal transforms of a picture (rotations by quarter turns, with or
 /// without a mirror): the dihedral group D4 acting on pixel coordinates with y pointing down.
 ///
@@ -131,6 +132,25 @@ public struct Affine: Equatable, Sendable {
         self.a = a; self.b = b; self.c = c; self.d = d; self.tx = tx; self.ty = ty
     }
     public static let identity = Affine(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+    public var determinant: Double { a * d - b * c }
+    /// The inverse map; nil when singular.
+    public var inverted: Affine? {
+        let det = determinant
+        guard abs(det) > 1e-12, det.isFinite else { return nil }
+        return Affine(a: d / det, b: -b / det, c: -c / det, d: a / det,
+                      tx: (c * ty - d * tx) / det, ty: (b * tx - a * ty) / det)
+    }
+    /// Scale by (sx, sy), then move by (tx, ty).
+    public static func scale(_ sx: Double, _ sy: Double, tx: Double = 0, ty: Double = 0) -> Affine {
+        Affine(a: sx, b: 0, c: 0, d: sy, tx: tx, ty: ty)
+    }
+    /// Rotation by `degrees` clockwise on screen (y down) about (cx, cy).
+    public static func rotation(degrees: Double, about cx: Double, _ cy: Double) -> Affine {
+        let t = degrees * .pi / 180, co = cos(t), si = sin(t)
+        return Affine(a: co, b: si, c: -si, d: co, tx: cx - co * cx + si * cy, ty: cy - si * cx - co * cy)
+    }
+    /// The matrix as the six numbers a, b, c, d, tx, ty.
+    public var components: [Double] { [a, b, c, d, tx, ty] }
     public func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) {
         (a * x + c * y + tx, b * x + d * y + ty)
     }

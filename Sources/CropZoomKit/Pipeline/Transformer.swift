@@ -26,6 +26,9 @@ final class Transformer: @unchecked Sendable {
     /// A conversion zimg does not take (decided once per key; swscale scales those).
     private var zimgRefused: ZimgScaler.Key?
     private var converter: Scaler?
+    /// The 2-D warp (`--rotate` by any angle, `--transform`) and its scratch picture.
+    private var warper: OpaquePointer?
+    private var warpScratch: Frame?
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
     private var scratch: Frame?
     private var scratchOut: Frame?
@@ -70,6 +73,7 @@ final class Transformer: @unchecked Sendable {
     }
 
     deinit {
+        if let warper { cz_warp_free(warper) }
         srcPlanes.deallocate()
         srcStrides.deallocate()
     }
@@ -101,6 +105,10 @@ final class Transformer: @unchecked Sendable {
         guard let inInfo = PixelFormatInfo(inFormat), !inInfo.isHardware, !inInfo.isBitstream else {
             throw CropZoomError(.processing, what: "transforming",
                                 reason: "unsupported decoded pixel format \(pixelFormatName(inFormat))")
+        }
+        if plan.warp != nil {
+            try warp(input, into: out)
+            return
         }
         // Animated zoom/pan: this frame's exact window (sub-pixel); the whole-pixel window around
         // it serves the swscale fallback.
@@ -222,6 +230,73 @@ final class Transformer: @unchecked Sendable {
                               dstW: dst.width, dstH: dst.height, dstFormat: dstFormat,
                               chroma: input.pointer.pointee.chroma_location)
         s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
+    }
+
+    /// Rotation by any angle / the user's matrix: each plane warped once from the coded picture
+    /// straight into the output (`cz_warp_plane`), chroma siting kept; through a scratch frame in
+    /// the input's format when the output's differs (depth, subsampling), then swscale.
+    private func warp(_ input: Frame, into out: Frame) throws(CropZoomError) {
+        guard let map = plan.warpMap(at: frameTime(input.presentationTime)) else {
+            throw CropZoomError(.processing, what: "warping", reason: "the transform is not invertible")
+        }
+        let inFormat = input.pixelFormat
+        let inputFull = PixelFormatInfo(inFormat)?.isJ == true || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
+        guard PlaneResampler.takes(src: inFormat, dst: inFormat, filter: filter == .area ? .bicubic : filter) else {
+            throw CropZoomError(.processing, what: "rotating",
+                                reason: "\(pixelFormatName(inFormat)): --rotate by any angle and --transform need planar YUV or grey")
+        }
+        let direct = inFormat == out.pixelFormat && inputFull == outputFullRange
+        let target: Frame
+        if direct {
+            target = out
+        } else {
+            if warpScratch == nil || warpScratch!.width != out.width || warpScratch!.height != out.height || warpScratch!.pixelFormat != inFormat {
+                warpScratch = try Frame(width: out.width, height: out.height, format: inFormat)
+            }
+            target = warpScratch!
+        }
+        if warper == nil {
+            let (f, b, c): (cz_zimg_filter, Double, Double) = switch filter {
+            case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
+            case .neighbor: (CZ_ZIMG_POINT, 0, 0)
+            default: (CZ_ZIMG_BICUBIC, 0, 0.6)   // swscale's bicubic, as everywhere else
+            }
+            guard let w = cz_warp_new(f, b, c) else { throw CropZoomError(.processing, what: "warping", reason: "out of memory") }
+            warper = w
+        }
+        let info = PixelFormatInfo(inFormat)!
+        let samples = PlaneResampler.backgroundSamples(background, info: info, fullRange: inputFull)
+        let location = input.pointer.pointee.chroma_location
+        var m = [Double](repeating: 0, count: 6)
+        for i in 0..<info.planeCount {
+            let chroma = info.isChromaPlane(i)
+            let subW = chroma ? Double(1 << info.log2ChromaW) : 1, subH = chroma ? Double(1 << info.log2ChromaH) : 1
+            let centre = chroma ? PlaneResampler.chromaCentre(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH) : (x: 0.5, y: 0.5)
+            // sample index -> luma coordinates (output), the map, luma -> sample index (input)
+            let p = Affine.scale(subW, subH, tx: centre.x, ty: centre.y).then(map)
+                .then(.scale(1 / subW, 1 / subH, tx: -centre.x / subW, ty: -centre.y / subH))
+            m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
+            let sw = chroma ? -((-input.width) >> info.log2ChromaW) : input.width
+            let sh = chroma ? -((-input.height) >> info.log2ChromaH) : input.height
+            let dw = chroma ? -((-target.width) >> info.log2ChromaW) : target.width
+            let dh = chroma ? -((-target.height) >> info.log2ChromaH) : target.height
+            let r = cz_warp_plane(warper, input.pointer.pointee.dataPlane(i), Int(input.pointer.pointee.linesizePlane(i)),
+                                  Int32(sw), Int32(sh), Int32(info.bitDepth > 8 ? 2 : 1), m,
+                                  target.pointer.pointee.dataPlane(i), Int(target.pointer.pointee.linesizePlane(i)),
+                                  Int32(dw), Int32(dh), Int32((1 << info.bitDepth) - 1),
+                                  samples.map { i < $0.count ? $0[i] : 0 } ?? -1)
+            guard r == 0 else { throw CropZoomError(.processing, what: "warping", reason: "plane \(i) of \(input.width)x\(input.height)") }
+        }
+        if !direct {
+            for i in 0..<4 {
+                srcPlanes[i] = target.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
+                srcStrides[i] = target.pointer.pointee.linesizePlane(i)
+            }
+            let c = try scalerFor(&converter, srcW: out.width, srcH: out.height, srcFormat: inFormat,
+                                  srcFull: inputFull, dstW: out.width, dstH: out.height, dstFormat: out.pixelFormat,
+                                  chroma: location)
+            c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
+        }
     }
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
