@@ -162,6 +162,7 @@ static int get(const uint8_t *row, int bytes, int x) {
 /// Outside the picture (a window larger than it: zooming out): `background` >= 0 paints that
 /// value, -1 repeats the nearest resampled sample (edge fill).
 static void fill_outside(uint8_t *dst, ptrdiff_t stride, int bytes, int w, int h, int x0, int x1, int y0, int y1, int background) {
+    if (background == -2) return;   // painted already (the blurred background)
     if (x0 > x1 || y0 > y1) {   // nothing of the picture shows
         for (int y = 0; y < h; y++) for (int x = 0; x < w; x++) put(dst + (ptrdiff_t)y * stride, bytes, x, background < 0 ? 0 : background);
         return;
@@ -614,6 +615,7 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
                 }
             } else if (ui + 2 < 0 || vi + 2 < 0 || ui - 1 >= src_w || vi - 1 >= src_h) {
                 // Every tap outside.
+                if (background == -2) continue;   // painted already (the blurred background)
                 out = bg >= 0 ? bg : warp_get(src, src_stride, bytes, clampi(ui, 0, src_w - 1), clampi(vi, 0, src_h - 1));
             } else {
                 int64_t a2 = (int64_t)1 << (2 * COEF_BITS - 1);
@@ -637,4 +639,28 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
         }
     }
     return 0;
+}
+
+// MARK: - Box blur (the blurred background)
+
+/// One box pass of radius r along a line of n samples (stride `step` elements), edges repeated;
+/// `line` is read into `tmp` (n ints) first.
+static void box_line(uint8_t *base, ptrdiff_t step, int n, int bytes, int r, int *tmp) {
+    for (int i = 0; i < n; i++) tmp[i] = bytes == 1 ? base[i * step] : ((uint16_t *)base)[i * step];
+    const int win = 2 * r + 1;
+    int sum = 0;
+    for (int k = -r; k <= r; k++) sum += tmp[clampi(k, 0, n - 1)];
+    for (int i = 0; i < n; i++) {
+        const int v = (sum + win / 2) / win;
+        if (bytes == 1) base[i * step] = (uint8_t)v; else ((uint16_t *)base)[i * step] = (uint16_t)v;
+        sum += tmp[clampi(i + r + 1, 0, n - 1)] - tmp[clampi(i - r, 0, n - 1)];
+    }
+}
+
+void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int radius, int passes, int *tmp) {
+    if (radius < 1 || w < 1 || h < 1) return;
+    for (int p = 0; p < passes; p++) {
+        for (int y = 0; y < h; y++) box_line(plane + (ptrdiff_t)y * stride, 1, w, bytes, radius, tmp);
+        for (int x = 0; x < w; x++) box_line(plane + (ptrdiff_t)x * bytes, bytes == 1 ? stride : stride / 2, h, bytes, radius, tmp);
+    }
 }

@@ -38,7 +38,11 @@ public struct TranscodeConfiguration: Sendable {
     /// samples repeated outwards.
     public enum Background: Sendable, Equatable {
         case color(red: Int, green: Int, blue: Int)
+        /// The picture's edge samples repeated outwards.
         case edge
+        /// The picture itself, scaled to cover the frame and blurred (the "blurred bars" of
+        /// phone clips shown in a wider frame).
+        case blur
     }
     public var background: Background = .color(red: 0, green: 0, blue: 0)
     /// Threads for the whole job: nil = one per processor (`activeProcessorCount`). 1 runs every

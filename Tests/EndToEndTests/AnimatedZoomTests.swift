@@ -120,6 +120,14 @@ struct WarpTests {
         } }
         #expect(10 * log10(255 * 255 / max(err / n, 1e-9)) > 30, "the last frame is the picture 63 px over")
         #expect(l[180 * 640 + 630] == 235, "white shows where the picture left")
+        // A rotation's corners: black by default, the blurred picture with --background blur.
+        let dark = scratch.file("dark.mkv").path, soft = scratch.file("soft.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", dark, "--codec", "ffv1", "--rotate", "12", "--quiet"]).status == 0)
+        #expect(try CLI.cropzoom([video, "-o", soft, "--codec", "ffv1", "--rotate", "12", "--background", "blur", "--quiet"]).status == 0)
+        let d = try ZoomOutTests.firstFrame(dark, 640, 360), f = try ZoomOutTests.firstFrame(soft, 640, 360)
+        #expect(d[0][2 * 640 + 2] == 16 && d[0][357 * 640 + 637] == 16, "black corners")
+        #expect(f[0][2 * 640 + 2] > 40 && f[0][2 * 640 + 2] != f[0][357 * 640 + 637], "blurred corners follow the picture: \(f[0][2 * 640 + 2]), \(f[0][357 * 640 + 637])")
+        #expect(f[0][180 * 640 + 320] == d[0][180 * 640 + 320], "the middle is the picture either way")
     }
 
     @Test("--crop keyframes: the first frame is the first crop, the last the last one; --crop with --zoom below 1 widens around the crop")
@@ -177,7 +185,7 @@ struct ZoomOutTests {
         #expect(inner > 35, "the picture inside: \(inner) dB against ffmpeg's downscale")
     }
 
-    @Test("--background: a colour (BT.709, limited range) or the picture's edge repeated; keyframed zoom-out runs")
+    @Test("--background: a colour (BT.709, limited range), the picture's edge repeated, or the picture blurred; keyframed zoom-out runs")
     func backgrounds() throws {
         let scratch = try Scratch()
         let (video, _) = try AnimatedZoomTests.still(scratch, seconds: 2)
@@ -196,6 +204,26 @@ struct ZoomOutTests {
         let ramp = scratch.file("ramp.mkv").path
         #expect(try CLI.cropzoom([video, "-o", ramp, "--codec", "ffv1", "--zoom", "0s:1.5, 2s:0.5", "--ease", "smooth", "--quiet"]).status == 0)
         #expect(try Oracle.decodedFrameHashes(ramp).count == 60)
+        // blur: around the picture, the picture itself blurred (smooth, not flat); inside, the same picture as with black.
+        let blurred = scratch.file("blur.mkv").path, black = scratch.file("black.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", blurred, "--codec", "ffv1", "--zoom", "0.5", "--background", "blur", "--quiet"]).status == 0)
+        #expect(try CLI.cropzoom([video, "-o", black, "--codec", "ffv1", "--zoom", "0.5", "--quiet"]).status == 0)
+        let b = try Self.firstFrame(blurred, 640, 360), k = try Self.firstFrame(black, 640, 360)
+        var outside: [Double] = [], steepest = 0, innerDiffer = 0
+        for y in 0..<360 { for x in 0..<640 {
+            let i = y * 640 + x
+            if x < 156 || x >= 484 || y < 86 || y >= 274 {
+                outside.append(Double(b[0][i]))
+                if x + 1 < 156 { steepest = max(steepest, abs(Int(b[0][i + 1]) - Int(b[0][i]))) }
+            } else if x >= 164 && x < 476 && y >= 94 && y < 266 && b[0][i] != k[0][i] {
+                innerDiffer += 1
+            }
+        } }
+        let mean = outside.reduce(0, +) / Double(outside.count)
+        let sd = (outside.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(outside.count)).squareRoot()
+        #expect(sd > 10, "the blurred surround follows the picture's colours (sd \(sd))")
+        #expect(steepest <= 8, "and is smooth: the steepest step between neighbours is \(steepest)")
+        #expect(innerDiffer == 0, "the picture inside is the same as over black")
         let bad = try CLI.cropzoom([video, "-o", scratch.file("x.mkv").path, "--zoom", "0.5", "--background", "purple"])
         #expect(bad.status == 2 && bad.stderrLines.count == 1 && bad.stderr.contains("--background"), "\(bad)")
     }

@@ -151,7 +151,8 @@ cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_
 /// Resamples one plane: output sample (i, j) is centred on source sample position
 /// (origin_x + i * step_x, origin_y + j * step_y) (sample-index units: sample k sits at k).
 /// `bytes` 1 or 2 per sample; results clamped to [0, max_value]. Outputs whose centre falls
-/// outside the picture (zooming out) get `background`, or with -1 the nearest sample of the
+/// outside the picture (zooming out) get `background`, with -2 are left as they are (painted
+/// before: the blurred background), or with -1 the nearest sample of the
 /// picture (edge fill). 0 on success.
 int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
                       int bytes, double origin_x, double origin_y, double step_x, double step_y,
@@ -167,11 +168,16 @@ typedef struct cz_warp cz_warp;
 cz_warp *cz_warp_new(cz_zimg_filter filter, double b, double c);
 /// Output sample (x, y) (indices) is read around source sample position
 /// (m[0] x + m[2] y + m[4], m[1] x + m[3] y + m[5]) (the CGAffineTransform layout a, b, c, d,
-/// tx, ty). Taps outside the picture read `background`, or with -1 the nearest edge sample.
+/// tx, ty). Taps outside the picture read `background`, or with -1 the nearest edge sample; with
+/// -2 they read the nearest edge sample and outputs wholly outside are left as they are.
 /// Results clamped to [0, max_value]. 0 on success.
 int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
                   const double m[6], uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h,
                   int max_value, int background);
 void cz_warp_free(cz_warp *w);
+
+/// `passes` box blurs of `radius` samples, rows then columns, in place (three passes are close
+/// to a Gaussian); `tmp` holds max(w, h) ints.
+void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int radius, int passes, int *tmp);
 
 #endif

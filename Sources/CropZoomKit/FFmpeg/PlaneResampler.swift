@@ -60,7 +60,9 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// The background's sample value for each plane (Y, Cb, Cr) in `info`'s depth and range:
     /// BT.709 from sRGB 0–255; nil for edge fill.
+    /// `--background blur`: -2 for every plane (the kernels leave outside samples as painted).
     static func backgroundSamples(_ b: TranscodeConfiguration.Background, info: PixelFormatInfo, fullRange: Bool) -> [Int32]? {
+        if case .blur = b { return [-2, -2, -2, -2] }
         guard case .color(let r8, let g8, let b8) = b else { return nil }
         let (r, g, bl) = (Double(r8) / 255, Double(g8) / 255, Double(b8) / 255)
         let y = 0.2126 * r + 0.7152 * g + 0.0722 * bl

@@ -29,6 +29,12 @@ final class Transformer: @unchecked Sendable {
     /// The 2-D warp (`--rotate` by any angle, `--transform`) and its scratch picture.
     private var warper: OpaquePointer?
     private var warpScratch: Frame?
+    /// `--background blur`: the small picture, its scaler, plane pointers and a line buffer.
+    private var blurSmall: Frame?
+    private var blurScaler: Scaler?
+    private var blurTmp: UnsafeMutablePointer<Int32>?
+    private let blurPlanes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
+    private let blurStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
     private var scratch: Frame?
     private var scratchOut: Frame?
@@ -74,6 +80,9 @@ final class Transformer: @unchecked Sendable {
 
     deinit {
         if let warper { cz_warp_free(warper) }
+        blurTmp?.deallocate()
+        blurPlanes.deallocate()
+        blurStrides.deallocate()
         srcPlanes.deallocate()
         srcStrides.deallocate()
     }
@@ -194,6 +203,12 @@ final class Transformer: @unchecked Sendable {
                 }
             }
             if let resampler {
+                if beyond, case .blur = background {
+                    let (dw, dh) = (Double(dst.width), Double(dst.height))
+                    try paintBlur(input, into: dst, aspect: dw / dh) { cover in
+                        Affine.scale(cover.width / dw, cover.height / dh, tx: cover.x, ty: cover.y)
+                    }
+                }
                 try resampler.scale(input, window: exact, into: dst, background: backgroundSamples)
                 return
             }
@@ -255,27 +270,20 @@ final class Transformer: @unchecked Sendable {
             }
             target = warpScratch!
         }
-        if warper == nil {
-            let (f, b, c): (cz_zimg_filter, Double, Double) = switch filter {
-            case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
-            case .neighbor: (CZ_ZIMG_POINT, 0, 0)
-            default: (CZ_ZIMG_BICUBIC, 0, 0.6)   // swscale's bicubic, as everywhere else
-            }
-            guard let w = cz_warp_new(f, b, c) else { throw CropZoomError(.processing, what: "warping", reason: "out of memory") }
-            warper = w
-        }
+        if warper == nil { try makeWarper() }
         let info = PixelFormatInfo(inFormat)!
         let samples = PlaneResampler.backgroundSamples(background, info: info, fullRange: inputFull)
         let location = input.pointer.pointee.chroma_location
+        if case .blur = background, Self.showsOutside(map, width: target.width, height: target.height, picture: input) {
+            try paintBlur(input, into: target, aspect: Double(plan.scaled.width) / Double(plan.scaled.height)) { cover in
+                plan.outputToInput(window: cover)
+            }
+        }
         var m = [Double](repeating: 0, count: 6)
         for i in 0..<info.planeCount {
-            let chroma = info.isChromaPlane(i)
-            let subW = chroma ? Double(1 << info.log2ChromaW) : 1, subH = chroma ? Double(1 << info.log2ChromaH) : 1
-            let centre = chroma ? PlaneResampler.chromaCentre(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH) : (x: 0.5, y: 0.5)
-            // sample index -> luma coordinates (output), the map, luma -> sample index (input)
-            let p = Affine.scale(subW, subH, tx: centre.x, ty: centre.y).then(map)
-                .then(.scale(1 / subW, 1 / subH, tx: -centre.x / subW, ty: -centre.y / subH))
+            let p = Self.planeMap(map, plane: i, src: info, dst: info, location: location)
             m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
+            let chroma = info.isChromaPlane(i)
             let sw = chroma ? -((-input.width) >> info.log2ChromaW) : input.width
             let sh = chroma ? -((-input.height) >> info.log2ChromaH) : input.height
             let dw = chroma ? -((-target.width) >> info.log2ChromaW) : target.width
@@ -297,6 +305,101 @@ final class Transformer: @unchecked Sendable {
                                   chroma: location)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
+    }
+
+    /// `map` (luma coordinates, target → source) for plane `i`: sample index → luma coordinates
+    /// on the target side, the map, luma coordinates → sample index on the source side, each
+    /// with its subsampling and chroma siting.
+    static func planeMap(_ map: Affine, plane i: Int, src: PixelFormatInfo, dst: PixelFormatInfo, location: AVChromaLocation) -> Affine {
+        func side(_ info: PixelFormatInfo) -> (w: Double, h: Double, centre: (x: Double, y: Double)) {
+            guard info.isChromaPlane(i) else { return (1, 1, (0.5, 0.5)) }
+            return (Double(1 << info.log2ChromaW), Double(1 << info.log2ChromaH),
+                    PlaneResampler.chromaCentre(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH))
+        }
+        let d = side(dst), s = side(src)
+        return Affine.scale(d.w, d.h, tx: d.centre.x, ty: d.centre.y).then(map)
+            .then(.scale(1 / s.w, 1 / s.h, tx: -s.centre.x / s.w, ty: -s.centre.y / s.h))
+    }
+
+    /// Whether some corner of a width x height target maps (through `map`) outside the picture.
+    static func showsOutside(_ map: Affine, width: Int, height: Int, picture: Frame) -> Bool {
+        let (w, h) = (Double(width), Double(height)), (pw, ph) = (Double(picture.width), Double(picture.height))
+        return [(0.0, 0.0), (w, 0), (0, h), (w, h)].contains { corner in
+            let p = map.apply(corner.0, corner.1)
+            return p.x < -1e-6 || p.y < -1e-6 || p.x > pw + 1e-6 || p.y > ph + 1e-6
+        }
+    }
+
+    /// `--background blur`: the picture cropped to `aspect` (centred, coded pixels), shrunk by
+    /// swscale (area) to a frame about a sixteenth as wide, box-blurred three times and warped up
+    /// (cubic) into every sample of `target`; the picture is drawn over it after. `toCoded` maps
+    /// target luma coordinates to coded ones for a cover window. Frames, scaler and buffers are
+    /// made once per size.
+    private func paintBlur(_ input: Frame, into target: Frame, aspect: Double,
+                           toCoded: (Rect) -> Affine) throws(CropZoomError) {
+        let (W, H) = (input.width, input.height)
+        var cw = W, ch = H
+        if Double(W) / Double(H) > aspect { cw = max(2, Int(Double(H) * aspect) & ~1) } else { ch = max(2, Int(Double(W) / aspect) & ~1) }
+        let cx = ((W - cw) / 2) & ~1, cy = ((H - ch) / 2) & ~1
+        let sw = max(16, (cw / 16 + 1) & ~1), sh = max(16, (Int(Double(sw) / aspect) + 1) & ~1)
+        let format = input.pixelFormat
+        let info = PixelFormatInfo(format)!
+        if blurSmall == nil || blurSmall!.width != sw || blurSmall!.height != sh || blurSmall!.pixelFormat != format {
+            blurSmall = try Frame(width: sw, height: sh, format: format)
+            blurTmp?.deallocate()
+            blurTmp = UnsafeMutablePointer<Int32>.allocate(capacity: max(sw, sh) + 16)
+        }
+        let small = blurSmall!
+        let full = info.isJ || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
+        let location = input.pointer.pointee.chroma_location
+        let key = Scaler.Key(srcW: cw, srcH: ch, srcFormat: format, dstW: sw, dstH: sh, dstFormat: format, flags: SWS_AREA,
+                             srcFullRange: full, dstFullRange: full, chromaLocation: location)
+        if blurScaler?.key != key { blurScaler = try Scaler(key) }
+        for i in 0..<4 {
+            guard i < info.planeCount, let base = input.pointer.pointee.dataPlane(i) else { blurPlanes[i] = nil; blurStrides[i] = 0; continue }
+            let chroma = info.isChromaPlane(i)
+            let px = chroma ? cx >> info.log2ChromaW : cx, py = chroma ? cy >> info.log2ChromaH : cy
+            let ls = input.pointer.pointee.linesizePlane(i)
+            blurPlanes[i] = UnsafePointer(base + py * Int(ls) + px * info.planeSteps[i])
+            blurStrides[i] = ls
+        }
+        blurScaler!.scale(src: blurPlanes, srcStride: blurStrides, into: small)
+        let bytes = info.bitDepth > 8 ? 2 : 1
+        for i in 0..<info.planeCount {
+            let pw = info.isChromaPlane(i) ? -((-sw) >> info.log2ChromaW) : sw
+            let ph = info.isChromaPlane(i) ? -((-sh) >> info.log2ChromaH) : sh
+            cz_box_blur(small.pointer.pointee.dataPlane(i), Int(small.pointer.pointee.linesizePlane(i)), Int32(pw), Int32(ph),
+                        Int32(bytes), Int32(max(1, pw / 24)), 3, blurTmp)
+        }
+        // Target luma → coded luma (the cover window) → the small frame's luma coordinates.
+        let cover = Rect(x: Double(cx), y: Double(cy), width: Double(cw), height: Double(ch))
+        let map = toCoded(cover).then(.scale(Double(sw) / Double(cw), Double(sh) / Double(ch),
+                                             tx: -Double(cx) * Double(sw) / Double(cw), ty: -Double(cy) * Double(sh) / Double(ch)))
+        if warper == nil { try makeWarper() }
+        let dinfo = PixelFormatInfo(target.pixelFormat)!
+        var m = [Double](repeating: 0, count: 6)
+        for i in 0..<min(info.planeCount, dinfo.planeCount) {
+            let p = Self.planeMap(map, plane: i, src: info, dst: dinfo, location: location)
+            m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
+            let pw = info.isChromaPlane(i) ? -((-sw) >> info.log2ChromaW) : sw
+            let ph = info.isChromaPlane(i) ? -((-sh) >> info.log2ChromaH) : sh
+            let dw = dinfo.isChromaPlane(i) ? -((-target.width) >> dinfo.log2ChromaW) : target.width
+            let dh = dinfo.isChromaPlane(i) ? -((-target.height) >> dinfo.log2ChromaH) : target.height
+            _ = cz_warp_plane(warper, small.pointer.pointee.dataPlane(i), Int(small.pointer.pointee.linesizePlane(i)),
+                              Int32(pw), Int32(ph), Int32(bytes), m,
+                              target.pointer.pointee.dataPlane(i), Int(target.pointer.pointee.linesizePlane(i)),
+                              Int32(dw), Int32(dh), Int32((1 << dinfo.bitDepth) - 1), -1)
+        }
+    }
+
+    private func makeWarper() throws(CropZoomError) {
+        let (f, b, c): (cz_zimg_filter, Double, Double) = switch filter {
+        case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
+        case .neighbor: (CZ_ZIMG_POINT, 0, 0)
+        default: (CZ_ZIMG_BICUBIC, 0, 0.6)   // swscale's bicubic, as everywhere else
+        }
+        guard let w = cz_warp_new(f, b, c) else { throw CropZoomError(.processing, what: "warping", reason: "out of memory") }
+        warper = w
     }
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
