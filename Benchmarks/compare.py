@@ -177,8 +177,15 @@ def main():
         lines += [""] + [f"- {x}" for x in ratios] + ["", "Commands:", ""]
         lines += [f"- {n}: `{c.replace(WORK + '/', 'work/').replace(ROOT + '/', '')}`" for n, c in r["commands"].items()]
         lines.append("")
+    # Keep the section motion.py writes into results.md (animated zoom against zoompan).
+    kept = ""
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        b, e = "<!-- motion.py: begin -->", "<!-- motion.py: end -->"
+        if b in old and e in old:
+            kept = "\n" + old[old.index(b):old.index(e) + len(e)] + "\n"
     with open(args.out, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + kept)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
         json.dump(results, f, indent=1)
     print("\n".join(lines))

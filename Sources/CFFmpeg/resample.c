@@ -4,6 +4,7 @@
 // where the CPU has it (same bytes either way). 16-bit planes: float, on transposed bands.
 #include "CFFmpeg.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,6 +541,7 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
 
 struct cz_warp {
     int filter;
+    int simd;
     int16_t weight[WARP_PHASES + 1][4];   // taps at offsets -1, 0, 1, 2 from floor(u)
 };
 
@@ -548,6 +550,7 @@ cz_warp *cz_warp_new(cz_zimg_filter filter, double b, double c) {
     if (!w) return NULL;
     cz_resampler k = { .filter = filter, .b = b, .c = c };
     w->filter = filter;
+    w->simd = 1;
     for (int p = 0; p <= WARP_PHASES; p++) {
         const double f = (double)p / WARP_PHASES;
         float wf[4];
@@ -571,75 +574,140 @@ static inline int warp_get(const uint8_t *src, ptrdiff_t stride, int bytes, int 
     return bytes == 1 ? row[x] : ((const uint16_t *)row)[x];
 }
 
-#if defined(__x86_64__) && defined(__linux__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
+/// One output sample around source sample (ui + fraction pu/1024, vi + pv/1024).
+static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
+                              int ui, int vi, int pu, int pv, int bg, int *keep) {
+    const int16_t *wx = w->weight[pu], *wy = w->weight[pv];
+    const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
+    if (ui >= 1 && vi >= 1 && ui + 2 < src_w && vi + 2 < src_h) {
+        if (bytes == 1) {
+            int acc = 1 << (shift2 - 1);
+            const uint8_t *p = src + (ptrdiff_t)(vi - 1) * src_stride + (ui - 1);
+            for (int r = 0; r < 4; r++, p += src_stride) {
+                const int h = wx[0] * p[0] + wx[1] * p[1] + wx[2] * p[2] + wx[3] * p[3];
+                acc += wy[r] * ((h + (1 << (shift1 - 1))) >> shift1);
+            }
+            return acc >> shift2;
+        }
+        // 16-bit samples: 64-bit sums, one rounding.
+        int64_t a2 = (int64_t)1 << (2 * COEF_BITS - 1);
+        const uint8_t *p = src + (ptrdiff_t)(vi - 1) * src_stride;
+        for (int r = 0; r < 4; r++, p += src_stride) {
+            const uint16_t *q = (const uint16_t *)p + (ui - 1);
+            const int64_t h = (int64_t)wx[0] * q[0] + (int64_t)wx[1] * q[1] + (int64_t)wx[2] * q[2] + (int64_t)wx[3] * q[3];
+            a2 += (int64_t)wy[r] * h;
+        }
+        return (int)(a2 >> (2 * COEF_BITS));
+    }
+    if (ui + 2 < 0 || vi + 2 < 0 || ui - 1 >= src_w || vi - 1 >= src_h) {
+        // Every tap outside.
+        if (*keep) return INT_MIN;   // leave the painted background
+        return bg >= 0 ? bg : warp_get(src, src_stride, bytes, clampi(ui, 0, src_w - 1), clampi(vi, 0, src_h - 1));
+    }
+    int64_t a2 = (int64_t)1 << (2 * COEF_BITS - 1);
+    for (int r = 0; r < 4; r++) {
+        const int sy = vi - 1 + r;
+        int64_t h = 0;
+        for (int t = 0; t < 4; t++) {
+            const int sx = ui - 1 + t;
+            int v;
+            if (sx >= 0 && sy >= 0 && sx < src_w && sy < src_h) v = warp_get(src, src_stride, bytes, sx, sy);
+            else if (bg >= 0) v = bg;
+            else v = warp_get(src, src_stride, bytes, clampi(sx, 0, src_w - 1), clampi(sy, 0, src_h - 1));
+            h += (int64_t)wx[t] * v;
+        }
+        a2 += (int64_t)wy[r] * h;
+    }
+    return (int)(a2 >> (2 * COEF_BITS));
+}
+
+#if defined(__x86_64__)
+/// 8 output samples whose 4x4 taps all lie inside an 8-bit picture: taps and weights gathered
+/// (vpgatherdd/vpgatherdq), weighted by pmaddwd; the same integers as `warp_sample`.
+__attribute__((target("avx2")))
+static void warp_block_u8_avx2(const cz_warp *w, const uint8_t *src, ptrdiff_t stride,
+                               const int *ui, const int *vi, const int *pu, const int *pv, uint8_t *out) {
+    const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
+    const __m256i vu = _mm256_loadu_si256((const __m256i *)ui), vv = _mm256_loadu_si256((const __m256i *)vi);
+    const __m256i phu = _mm256_loadu_si256((const __m256i *)pu), phv = _mm256_loadu_si256((const __m256i *)pv);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_sub_epi32(vv, one), _mm256_set1_epi32((int)stride)),
+                                         _mm256_sub_epi32(vu, one));
+    const long long *w64 = (const long long *)w->weight;
+    const int *w32 = (const int *)w->weight;
+    const __m256i wx_lo = _mm256_i32gather_epi64(w64, _mm256_castsi256_si128(phu), 8);
+    const __m256i wx_hi = _mm256_i32gather_epi64(w64, _mm256_extracti128_si256(phu, 1), 8);
+    const __m256i ph2 = _mm256_slli_epi32(phv, 1);
+    const __m256i wyA = _mm256_i32gather_epi32(w32, ph2, 4);       // (wy0, wy1)
+    const __m256i wyB = _mm256_i32gather_epi32(w32 + 1, ph2, 4);   // (wy2, wy3)
+    const __m256i r1 = _mm256_set1_epi32(1 << (shift1 - 1));
+    __m256i h[4];
+    for (int r = 0; r < 4; r++) {
+        const __m256i g = _mm256_i32gather_epi32((const int *)(src + r * stride), off, 1);
+        const __m256i lo = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(g)), wx_lo);
+        const __m256i hi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(g, 1)), wx_hi);
+        const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);   // pixels in order
+        h[r] = _mm256_srai_epi32(_mm256_add_epi32(sum, r1), shift1);
+    }
+    __m256i acc = _mm256_set1_epi32(1 << (shift2 - 1));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_blend_epi16(h[0], _mm256_slli_epi32(h[1], 16), 0xAA), wyA));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_blend_epi16(h[2], _mm256_slli_epi32(h[3], 16), 0xAA), wyB));
+    acc = _mm256_srai_epi32(acc, shift2);
+    const __m256i p16 = _mm256_packs_epi32(acc, acc);
+    const __m256i p8 = _mm256_packus_epi16(p16, p16);
+    const int lo4 = _mm256_cvtsi256_si32(p8), hi4 = _mm256_extract_epi32(p8, 4);
+    memcpy(out, &lo4, 4);
+    memcpy(out + 4, &hi4, 4);
+}
 #endif
+
 int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
                   const double m[6], uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h,
                   int max_value, int background) {
     if (src_w < 1 || src_h < 1) return -1;
-    // Fixed point with 32 fractional bits, stepped along each row (no drift worth a 1/1024).
+    // Fixed point with 32 fractional bits: output sample x of a row sits at U_row + x * dU exactly.
     const double one = 4294967296.0;
     const int64_t du = llround(m[0] * one), dv = llround(m[1] * one);
-    // Mid-row precision as the separable path: 6 fractional bits between the passes.
-    const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
-    const int r1 = 1 << (shift1 - 1), r2 = 1 << (shift2 - 1);
     const int bg = background < 0 ? -1 : background;
+    int keep = background == -2;
+#if defined(__x86_64__)
+    const int simd = bytes == 1 && w->simd && have_avx2();
+#else
+    const int simd = 0;
+#endif
+    int ui[8], vi[8], pu[8], pv[8];
     for (int y = 0; y < dst_h; y++) {
         int64_t U = llround((m[2] * y + m[4]) * one), V = llround((m[3] * y + m[5]) * one);
         uint8_t *orow = dst + (ptrdiff_t)y * dst_stride;
-        for (int x = 0; x < dst_w; x++, U += du, V += dv) {
-            const int ui = (int)(U >> 32), vi = (int)(V >> 32);
-            const int16_t *wx = w->weight[(int)((U >> 22) & (WARP_PHASES - 1))];
-            const int16_t *wy = w->weight[(int)((V >> 22) & (WARP_PHASES - 1))];
-            int out;
-            if (ui >= 1 && vi >= 1 && ui + 2 < src_w && vi + 2 < src_h) {
-                if (bytes == 1) {
-                    int acc = r2;
-                    const uint8_t *p = src + (ptrdiff_t)(vi - 1) * src_stride + (ui - 1);
-                    for (int r = 0; r < 4; r++, p += src_stride) {
-                        const int h = wx[0] * p[0] + wx[1] * p[1] + wx[2] * p[2] + wx[3] * p[3];
-                        acc += wy[r] * ((h + r1) >> shift1);
-                    }
-                    out = acc >> shift2;
-                } else {
-                    // 16-bit samples: 64-bit sums, one rounding.
-                    int64_t a2 = (int64_t)1 << (2 * COEF_BITS - 1);
-                    const uint8_t *p = src + (ptrdiff_t)(vi - 1) * src_stride;
-                    for (int r = 0; r < 4; r++, p += src_stride) {
-                        const uint16_t *q = (const uint16_t *)p + (ui - 1);
-                        const int64_t h = (int64_t)wx[0] * q[0] + (int64_t)wx[1] * q[1] + (int64_t)wx[2] * q[2] + (int64_t)wx[3] * q[3];
-                        a2 += (int64_t)wy[r] * h;
-                    }
-                    out = (int)(a2 >> (2 * COEF_BITS));
-                }
-            } else if (ui + 2 < 0 || vi + 2 < 0 || ui - 1 >= src_w || vi - 1 >= src_h) {
-                // Every tap outside.
-                if (background == -2) continue;   // painted already (the blurred background)
-                out = bg >= 0 ? bg : warp_get(src, src_stride, bytes, clampi(ui, 0, src_w - 1), clampi(vi, 0, src_h - 1));
-            } else {
-                int64_t a2 = (int64_t)1 << (2 * COEF_BITS - 1);
-                for (int r = 0; r < 4; r++) {
-                    const int sy = vi - 1 + r;
-                    int64_t h = 0;
-                    for (int t = 0; t < 4; t++) {
-                        const int sx = ui - 1 + t;
-                        int s;
-                        if (sx >= 0 && sy >= 0 && sx < src_w && sy < src_h) s = warp_get(src, src_stride, bytes, sx, sy);
-                        else if (bg >= 0) s = bg;
-                        else s = warp_get(src, src_stride, bytes, clampi(sx, 0, src_w - 1), clampi(sy, 0, src_h - 1));
-                        h += (int64_t)wx[t] * s;
-                    }
-                    a2 += (int64_t)wy[r] * h;
-                }
-                out = (int)(a2 >> (2 * COEF_BITS));
+        int x = 0;
+        while (x < dst_w) {
+            const int n = dst_w - x < 8 ? dst_w - x : 8;
+            int inside = n == 8;
+            for (int i = 0; i < n; i++, U += du, V += dv) {
+                ui[i] = (int)(U >> 32); vi[i] = (int)(V >> 32);
+                pu[i] = (int)((U >> 22) & (WARP_PHASES - 1)); pv[i] = (int)((V >> 22) & (WARP_PHASES - 1));
+                inside &= ui[i] >= 1 && vi[i] >= 1 && ui[i] + 2 < src_w && vi[i] + 2 < src_h;
             }
-            out = out < 0 ? 0 : (out > max_value ? max_value : out);
-            if (bytes == 1) orow[x] = (uint8_t)out; else ((uint16_t *)orow)[x] = (uint16_t)out;
+#if defined(__x86_64__)
+            if (simd && inside) {
+                warp_block_u8_avx2(w, src, src_stride, ui, vi, pu, pv, orow + x);
+                x += 8;
+                continue;
+            }
+#endif
+            for (int i = 0; i < n; i++) {
+                int out = warp_sample(w, src, src_stride, src_w, src_h, bytes, ui[i], vi[i], pu[i], pv[i], bg, &keep);
+                if (out == INT_MIN) continue;   // wholly outside: the painted background stays
+                out = out < 0 ? 0 : (out > max_value ? max_value : out);
+                if (bytes == 1) orow[x + i] = (uint8_t)out; else ((uint16_t *)orow)[x + i] = (uint16_t)out;
+            }
+            x += n;
         }
     }
     return 0;
 }
+
+void cz_warp_set_simd(cz_warp *w, int enabled) { w->simd = enabled != 0; }
 
 // MARK: - Box blur (the blurred background)
 

@@ -12,14 +12,31 @@ public final class TransformBench {
     public let window: (x: Int, y: Int, width: Int, height: Int)
     public let output: (width: Int, height: Int)
 
+    /// What moves from frame to frame: nothing (a static zoom), the zoom (a keyframed ramp from
+    /// `zoom` to 1.1 × `zoom` over 10 s: a new sub-pixel window every frame), a rotation by any
+    /// angle (the 2-D warp), or a zoom below 1 over the blurred picture.
+    public enum Motion: Sendable {
+        case still, zoomRamp, rotate(Double), blurredZoomOut
+    }
+
+    private var frameIndex: Int64 = 0
+
     public init(sourceWidth: Int, sourceHeight: Int, pixelFormat: String = "yuv420p", zoom: Double,
                 outputSize: (width: Int, height: Int)? = nil,
-                scaler: TranscodeConfiguration.Scaler = .bicubic, kernel: TranscodeConfiguration.Kernel = .auto) throws {
+                scaler: TranscodeConfiguration.Scaler = .bicubic, kernel: TranscodeConfiguration.Kernel = .auto,
+                motion: Motion = .still) throws {
         guard let info = PixelFormatInfo(name: pixelFormat), !info.isHardware, !info.isBitstream else {
             throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
         }
         var request = GeometryRequest()
         request.zoom = zoom
+        var background = TranscodeConfiguration.Background.color(red: 0, green: 0, blue: 0)
+        switch motion {
+        case .still: break
+        case .zoomRamp: request.zoomTrack = Track(keys: [.init(time: 0, value: [zoom]), .init(time: 10, value: [zoom * 1.1])])
+        case .rotate(let degrees): request.angle = Track(constant: [degrees])
+        case .blurredZoomOut: request.zoom = min(zoom, 0.9); background = .blur
+        }
         if let outputSize { request.size = .init(width: outputSize.width, height: outputSize.height) }
         let plan = try GeometryPlan.make(request, source: SourcePicture(
             width: sourceWidth, height: sourceHeight, alignX: info.alignment.x, alignY: info.alignment.y),
@@ -30,13 +47,17 @@ public final class TransformBench {
         source.pts = 0
         Self.fill(source, info)
         let pool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
+        // Frame n is shown at n / 30 s.
         transformer = Transformer(plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
-                                  scaler: scaler, kernel: kernel, pool: pool)
+                                  scaler: scaler, kernel: kernel, pool: pool,
+                                  frameTime: { Double($0) / 30 }, background: background)
         try runOnce() // builds the scaler and the pool's first frame outside the measurement
     }
 
     /// Transforms the source frame into a pooled frame and gives it back to the pool.
     public func runOnce() throws {
+        source.pts = frameIndex % 300   // the next frame (a moving window moves), within 10 s
+        frameIndex += 1
         let out = try transformer.transform(source)
         transformer.pool?.release(out)
     }

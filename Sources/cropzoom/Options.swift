@@ -34,6 +34,10 @@ struct GeometryOptions: ParsableArguments {
                                                f.count == 5 ? Double(n[2]!) : .nan, f.count == 5 ? Double(n[3]!) : .nan]))
         }
         guard !keys.isEmpty else { throw bad }
+        let aspect = keys[0].value[0] / keys[0].value[1]
+        for k in keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
+            throw ValidationError("--crop keyframes must keep one aspect ratio (the output has one size): \(Int(keys[0].value[0])):\(Int(keys[0].value[1])) at \(keys[0].time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s")
+        }
         for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
             throw ValidationError("--crop keyframe times must increase (\(b.time)s after \(a.time)s)")
         }

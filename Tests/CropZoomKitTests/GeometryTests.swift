@@ -125,9 +125,42 @@ struct GeometryPlanTests {
         #expect(w == Rect(x: -960, y: -540, width: 3840, height: 2160))
         r.zoom = 0.05
         #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: hd) }
+        // With a crop, the window widens around the crop: 1280x720 centred on the crop's centre.
         r.zoom = 0.5
-        r.crop = .init(width: 640, height: 360)
-        #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: hd) }
+        r.crop = .init(width: 640, height: 360, x: 100, y: 200)
+        let c = try GeometryPlan.make(r, source: hd)
+        #expect(c.output == (640, 360))
+        #expect(try #require(c.animation).window(at: 0) == Rect(x: 100 + 320 - 640, y: 200 + 180 - 360, width: 1280, height: 720))
+    }
+
+    @Test("rotation by any angle and --transform: one map from output pixels to coded input pixels")
+    func warpMap() throws {
+        var r = GeometryRequest()
+        r.angle = Track(constant: [90])
+        let p = try GeometryPlan.make(r, source: hd)
+        #expect(p.output == (1920, 1080), "the frame keeps its size")
+        let m = try #require(p.warpMap(at: 0))
+        // The output's centre shows the picture's centre; a point right of centre on screen came
+        // from above the centre (the picture turned clockwise).
+        let c = m.apply(960, 540), q = m.apply(1060, 540)
+        #expect(abs(c.x - 960) < 1e-9 && abs(c.y - 540) < 1e-9)
+        #expect(abs(q.x - 960) < 1e-9 && abs(q.y - 440) < 1e-9)
+        // A matrix: the picture at half size moved to (100, 50): output (100, 50) shows input (0, 0).
+        var t = GeometryRequest()
+        t.transform = Track(constant: [0.5, 0, 0, 0.5, 100, 50])
+        let n = try #require(try GeometryPlan.make(t, source: hd).warpMap(at: 0))
+        let o = n.apply(100, 50), e = n.apply(100 + 960, 50 + 540)
+        #expect(abs(o.x) < 1e-9 && abs(o.y) < 1e-9 && abs(e.x - 1920) < 1e-9 && abs(e.y - 1080) < 1e-9)
+        // With a display rotation (a phone clip), the map starts from the coded picture.
+        var phone = hd
+        phone.display = .rotation(clockwise: 90)!
+        let u = try #require(try GeometryPlan.make(t, source: phone).warpMap(at: 0))
+        #expect(try GeometryPlan.make(t, source: phone).output == (1080, 1920))
+        let corner = u.apply(100, 50)   // the upright picture's top-left = the coded picture's bottom-left
+        #expect(abs(corner.x) < 1e-9 && abs(corner.y - 1080) < 1e-9, "\(corner)")
+        // Not invertible: refused.
+        t.transform = Track(constant: [1, 2, 2, 4, 0, 0])
+        #expect(throws: CropZoomError.self) { try GeometryPlan.make(t, source: hd) }
     }
 
     @Test func sizeWithAutoSideKeepsAspectRoundedEven() throws {

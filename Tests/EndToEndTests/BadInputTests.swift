@@ -39,7 +39,7 @@ struct UsageError: Sendable, CustomTestStringConvertible {
 
     static let all: [UsageError] = [
         .init(args: ["--zoom", "0.05"], mentions: "--zoom"),
-        .init(args: ["--rotate", "45"], mentions: "--rotate"),
+        .init(args: ["--rotate", "45deg"], mentions: "--rotate"),
         .init(args: ["--crop", "10:abc"], mentions: "--crop"),
         .init(args: ["--center", "2,2"], mentions: "--center"),
         .init(args: ["--size", "0x0"], mentions: "--size"),

@@ -38,6 +38,24 @@ let benchmarks: @Sendable () -> Void = {
         ("transform 1080p-zoom1.65 bicubic yuv420p10le", 1920, 1080, "yuv420p10le", nil, .bicubic),
         ("transform 4k-zoom1.65-to-1080p bicubic", 3840, 2160, "yuv420p", (1920, 1080), .bicubic),
     ]
+    // What moves per frame (issue 6): against the static zoom above, in the same run. The
+    // animated window and the warp go through cropzoom's own kernels whatever --kernel says.
+    let moving: [(name: String, motion: TransformBench.Motion, zoom: Double)] = [
+        ("transform 1080p-zoom1.65 static (swscale)", .still, 1.65),
+        ("transform 1080p-zoom1.65-ramp animated", .zoomRamp, 1.65),
+        ("transform 1080p rotate 7.5", .rotate(7.5), 1),
+        ("transform 1080p-zoom0.6 blurred background", .blurredZoomOut, 0.6),
+    ]
+    for m in moving {
+        Benchmark(m.name, configuration: configuration) { benchmark, bench in
+            for _ in benchmark.scaledIterations { try! bench.runOnce() }
+            benchmark.measurement(poolAllocations, bench.pool.allocations)
+        } setup: {
+            try TransformBench(sourceWidth: 1920, sourceHeight: 1080, zoom: m.zoom, scaler: .bicubic,
+                               kernel: .swscale, motion: m.motion)
+        }
+    }
+
     for t in transforms {
         for kernel in [TranscodeConfiguration.Kernel.zimg, .swscale] {
             Benchmark("\(t.name) \(kernel.rawValue)", configuration: configuration) { benchmark, bench in

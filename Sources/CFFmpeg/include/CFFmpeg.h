@@ -175,6 +175,8 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
                   const double m[6], uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h,
                   int max_value, int background);
 void cz_warp_free(cz_warp *w);
+/// 0 restricts the warp to its plain C form (the AVX2 form must give the same bytes).
+void cz_warp_set_simd(cz_warp *w, int enabled);
 
 /// `passes` box blurs of `radius` samples, rows then columns, in place (three passes are close
 /// to a Gaussian); `tmp` holds max(w, h) ints.

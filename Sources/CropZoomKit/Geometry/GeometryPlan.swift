@@ -106,10 +106,10 @@ public struct GeometryPlan: Sendable, Equatable {
         /// Output pixels → the picture as the other options place it (also output pixels).
         public func outputToPicture(at t: Double, width: Double, height: Double) -> Affine? {
             var forward = Affine.identity
-            if let angle { forward = forward.then(.rotation(degrees: angle.value(at: t)[0], about: width / 2, height / 2)) }
-            if let transform {
-                let v = transform.value(at: t)
-                forward = forward.then(Affine(a: v[0], b: v[1], c: v[2], d: v[3], tx: v[4], ty: v[5]))
+            if let angle { forward = forward.then(.rotation(degrees: angle.value(0, at: t), about: width / 2, height / 2)) }
+            if let m = transform {
+                forward = forward.then(Affine(a: m.value(0, at: t), b: m.value(1, at: t), c: m.value(2, at: t),
+                                              d: m.value(3, at: t), tx: m.value(4, at: t), ty: m.value(5, at: t)))
             }
             return forward.inverted
         }
@@ -133,13 +133,13 @@ public struct GeometryPlan: Sendable, Equatable {
         /// The window at media time `t` (seconds), in coded pixels: `upright / zoom(t)` centred
         /// on `center(t)`, kept inside the picture.
         public func window(at t: Double) -> Rect {
-            let z = max(GeometryPlan.minimumZoom, zoom.value(at: t)[0])
-            let c = center.value(at: t)
+            let z = max(GeometryPlan.minimumZoom, zoom.value(0, at: t))
+            let c = (center.value(0, at: t), center.value(1, at: t))
             if let crop {
-                let k = crop.value(at: t)
-                let (cw, ch) = (min(k[0], uprightWidth), min(k[1], uprightHeight))
-                var x = k[2].isNaN ? c[0] * uprightWidth - cw / 2 : k[2]
-                var y = k[3].isNaN ? c[1] * uprightHeight - ch / 2 : k[3]
+                let (kx, ky) = (crop.value(2, at: t), crop.value(3, at: t))
+                let (cw, ch) = (min(crop.value(0, at: t), uprightWidth), min(crop.value(1, at: t), uprightHeight))
+                var x = kx.isNaN ? c.0 * uprightWidth - cw / 2 : kx
+                var y = ky.isNaN ? c.1 * uprightHeight - ch / 2 : ky
                 x = min(max(x, 0), uprightWidth - cw)
                 y = min(max(y, 0), uprightHeight - ch)
                 let w = cw / z, h = ch / z
@@ -150,8 +150,8 @@ public struct GeometryPlan: Sendable, Equatable {
             let w = uprightWidth / z, h = uprightHeight / z
             // Zoomed in, the window stays inside the picture; zoomed out (larger than the
             // picture) it stays centred on the centre, and the background shows around.
-            let x = w <= uprightWidth ? min(max(c[0] * uprightWidth - w / 2, 0), uprightWidth - w) : c[0] * uprightWidth - w / 2
-            let y = h <= uprightHeight ? min(max(c[1] * uprightHeight - h / 2, 0), uprightHeight - h) : c[1] * uprightHeight - h / 2
+            let x = w <= uprightWidth ? min(max(c.0 * uprightWidth - w / 2, 0), uprightWidth - w) : c.0 * uprightWidth - w / 2
+            let y = h <= uprightHeight ? min(max(c.1 * uprightHeight - h / 2, 0), uprightHeight - h) : c.1 * uprightHeight - h / 2
             return display.inverse.apply(Rect(x: x, y: y, width: w, height: h), width: uprightWidth, height: uprightHeight)
         }
     }

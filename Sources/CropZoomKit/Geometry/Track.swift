@@ -86,24 +86,28 @@ public struct Track: Sendable, Equatable {
     /// The value at time `t` (seconds).
     public func value(at t: Double) -> [Double] {
         guard let first = keys.first else { return [] }
-        if keys.count == 1 || t <= first.time { return first.value }
-        let last = keys[keys.count - 1]
-        if t >= last.time { return last.value }
+        return (0..<first.value.count).map { value($0, at: t) }
+    }
+
+    /// Component `c` of the value at time `t` (seconds), without building an array (the
+    /// per-frame path allocates nothing).
+    public func value(_ c: Int, at t: Double) -> Double {
+        let n = keys.count
+        if n == 1 || t <= keys[0].time { return keys[0].value[c] }
+        if t >= keys[n - 1].time { return keys[n - 1].value[c] }
         var k = 0
         while keys[k + 1].time < t { k += 1 }
-        let a = keys[k], b = keys[k + 1]
-        let h = b.time - a.time
-        let s = (t - a.time) / h
+        let (ta, tb) = (keys[k].time, keys[k + 1].time)
+        let (va, vb) = (keys[k].value[c], keys[k + 1].value[c])
+        let h = tb - ta
+        let s = (t - ta) / h
         switch ease {
         case .linear:
-            return zip(a.value, b.value).map { $0 + ($1 - $0) * s }
+            return va + (vb - va) * s
         case .smooth:
-            return (0..<a.value.count).map { c in
-                let (m0, m1) = (slope(at: k, component: c), slope(at: k + 1, component: c))
-                let s2 = s * s, s3 = s2 * s
-                return (2 * s3 - 3 * s2 + 1) * a.value[c] + (s3 - 2 * s2 + s) * h * m0
-                    + (-2 * s3 + 3 * s2) * b.value[c] + (s3 - s2) * h * m1
-            }
+            let (m0, m1) = (slope(at: k, component: c), slope(at: k + 1, component: c))
+            let s2 = s * s, s3 = s2 * s
+            return (2 * s3 - 3 * s2 + 1) * va + (s3 - 2 * s2 + s) * h * m0 + (-2 * s3 + 3 * s2) * vb + (s3 - s2) * h * m1
         }
     }
 

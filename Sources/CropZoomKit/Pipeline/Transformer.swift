@@ -29,9 +29,15 @@ final class Transformer: @unchecked Sendable {
     /// The 2-D warp (`--rotate` by any angle, `--transform`) and its scratch picture.
     private var warper: OpaquePointer?
     private var warpScratch: Frame?
+    /// The six numbers handed to `cz_warp_plane` (made once), and the background samples for
+    /// the input's format and range.
+    private let matrix = UnsafeMutablePointer<Double>.allocate(capacity: 6)
+    private var warpSamples: [Int32]?
+    private var warpSamplesKey: (format: AVPixelFormat, full: Bool)?
     /// `--background blur`: the small picture, its scaler, plane pointers and a line buffer.
     private var blurSmall: Frame?
     private var blurScaler: Scaler?
+    private var blurUp: PlaneResampler?
     private var blurTmp: UnsafeMutablePointer<Int32>?
     private let blurPlanes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let blurStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
@@ -81,6 +87,7 @@ final class Transformer: @unchecked Sendable {
     deinit {
         if let warper { cz_warp_free(warper) }
         blurTmp?.deallocate()
+        matrix.deallocate()
         blurPlanes.deallocate()
         blurStrides.deallocate()
         srcPlanes.deallocate()
@@ -272,14 +279,18 @@ final class Transformer: @unchecked Sendable {
         }
         if warper == nil { try makeWarper() }
         let info = PixelFormatInfo(inFormat)!
-        let samples = PlaneResampler.backgroundSamples(background, info: info, fullRange: inputFull)
+        if warpSamplesKey?.format != inFormat || warpSamplesKey?.full != inputFull {
+            warpSamples = PlaneResampler.backgroundSamples(background, info: info, fullRange: inputFull)
+            warpSamplesKey = (inFormat, inputFull)
+        }
+        let samples = warpSamples
         let location = input.pointer.pointee.chroma_location
         if case .blur = background, Self.showsOutside(map, width: target.width, height: target.height, picture: input) {
             try paintBlur(input, into: target, aspect: Double(plan.scaled.width) / Double(plan.scaled.height)) { cover in
                 plan.outputToInput(window: cover)
             }
         }
-        var m = [Double](repeating: 0, count: 6)
+        let m = matrix
         for i in 0..<info.planeCount {
             let p = Self.planeMap(map, plane: i, src: info, dst: info, location: location)
             m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
@@ -324,10 +335,11 @@ final class Transformer: @unchecked Sendable {
     /// Whether some corner of a width x height target maps (through `map`) outside the picture.
     static func showsOutside(_ map: Affine, width: Int, height: Int, picture: Frame) -> Bool {
         let (w, h) = (Double(width), Double(height)), (pw, ph) = (Double(picture.width), Double(picture.height))
-        return [(0.0, 0.0), (w, 0), (0, h), (w, h)].contains { corner in
-            let p = map.apply(corner.0, corner.1)
+        func outside(_ x: Double, _ y: Double) -> Bool {
+            let p = map.apply(x, y)
             return p.x < -1e-6 || p.y < -1e-6 || p.x > pw + 1e-6 || p.y > ph + 1e-6
         }
+        return outside(0, 0) || outside(w, 0) || outside(0, h) || outside(w, h)
     }
 
     /// `--background blur`: the picture cropped to `aspect` (centred, coded pixels), shrunk by
@@ -375,9 +387,19 @@ final class Transformer: @unchecked Sendable {
         let cover = Rect(x: Double(cx), y: Double(cy), width: Double(cw), height: Double(ch))
         let map = toCoded(cover).then(.scale(Double(sw) / Double(cw), Double(sh) / Double(ch),
                                              tx: -Double(cx) * Double(sw) / Double(cw), ty: -Double(cy) * Double(sh) / Double(ch)))
+        // Axis-aligned (no orientation turn): the separable resampler, far cheaper than the warp.
+        if map.b == 0 && map.c == 0 && map.a > 0 && map.d > 0,
+           PlaneResampler.takes(src: format, dst: target.pixelFormat, filter: .bicubic) {
+            let key = PlaneResampler.Key(srcW: sw, srcH: sh, srcFormat: format, dstW: target.width, dstH: target.height,
+                                         dstFormat: target.pixelFormat, filter: .bicubic)
+            if blurUp?.key != key { blurUp = try PlaneResampler(key) }
+            try blurUp!.scale(small, window: Rect(x: map.tx, y: map.ty, width: map.a * Double(target.width),
+                                                  height: map.d * Double(target.height)), into: target)
+            return
+        }
         if warper == nil { try makeWarper() }
         let dinfo = PixelFormatInfo(target.pixelFormat)!
-        var m = [Double](repeating: 0, count: 6)
+        let m = matrix
         for i in 0..<min(info.planeCount, dinfo.planeCount) {
             let p = Self.planeMap(map, plane: i, src: info, dst: dinfo, location: location)
             m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
