@@ -130,6 +130,21 @@ struct WarpTests {
         #expect(f[0][180 * 640 + 320] == d[0][180 * 640 + 320], "the middle is the picture either way")
     }
 
+    @Test("the transcode contract holds with a warp, a matrix, crop keyframes and a blurred zoom-out: every frame and pts, audio copied packet for packet",
+          arguments: [["--rotate", "0s:-5, 2s:5", "--background", "blur"], ["--transform", "0s:1,0,0,1,0,0, 2s:1.2,0,0,1.2,-64,-36"],
+                      ["--crop", "0s:640:360:0:0, 2s:320:180:160:90", "--ease", "smooth"], ["--zoom", "0s:1, 2s:0.5", "--background", "blur", "--threads", "1"]])
+    func contract(options: [String]) throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let output = scratch.file("out.mp4")
+        let run = try CLI.cropzoom([input, "-o", output.path, "--preset", "ultrafast"] + options)
+        try #require(run.status == 0, "\(run)")
+        let frames = try Contract.checkFrames(input: input, output: output)
+        #expect(frames.problems.isEmpty, "frames/pts: \(frames.problems)")
+        let audio = try Contract.checkCopiedAudio(input: input, output: output, shift: frames.shift)
+        #expect(audio.isEmpty, "audio: \(audio)")
+    }
+
     @Test("--crop keyframes: the first frame is the first crop, the last the last one; --crop with --zoom below 1 widens around the crop")
     func cropKeyframes() throws {
         let scratch = try Scratch()

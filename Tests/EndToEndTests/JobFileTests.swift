@@ -64,6 +64,24 @@ struct JobFileTests {
         #expect(dry.status == 2 && dry.stderr.contains("already exists"), "outputs exist now: \(dry)")
     }
 
+    @Test("keyframes, rotation by any angle and a matrix (a YAML list, negative numbers) from a job file")
+    func keyframesAndMatrices() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
+        let job = scratch.file("job.yaml")
+        try """
+            defaults: {preset: ultrafast, ease: smooth, background: blur}
+            clips:
+              - {input: a.mp4, output: turned.mp4, transform: [-1, 0, 0, -1, 640, 360]}
+              - {input: a.mp4, output: tilt.mp4, rotate: "0s:-3, 2s:3", crop: "0s:640:360:0:0, 2s:320:180:320:180"}
+            """.write(to: job, atomically: true, encoding: .utf8)
+        let run = try CLI.cropzoom(["run", job.path])
+        #expect(run.status == 0, "\(run)")
+        for name in ["turned.mp4", "tilt.mp4"] {
+            #expect(try Self.size(scratch.file(name).path) == "640,360" && Oracle.decodedFrameHashes(scratch.file(name).path).count == 60, "\(name)")
+        }
+    }
+
     @Test("invalid job files: one line naming the clip and the field, exit 2, nothing started")
     func validation() throws {
         let scratch = try Scratch()
@@ -81,6 +99,8 @@ struct JobFileTests {
             ("broken.json", "{\"clips\": ", ["not valid JSON"]),
             ("same.yaml", "clips:\n  - {input: a.mp4, output: o.mp4}\n  - {input: a.mp4, output: o.mp4, zoom: 2}\n", ["would both be written to"]),
             ("job.txt", "clips: []", [".json, .yaml or .yml"]),
+            ("matrix.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, transform: [1, 0, 0, 0, 0, 0]}\n", ["clips[0] (a.mp4)", "transform", "invertible"]),
+            ("keys.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: '0s:640:360, 1s:320:240'}\n", ["clips[0] (a.mp4)", "crop", "aspect"]),
         ]
         for (name, text, needles) in cases {
             let job = scratch.file(name)
