@@ -63,6 +63,29 @@ struct KernelAndThreadPlanTests {
         #expect(abs(z.y - s.y) < 1.5 && z.y > 45, "luma should match: zimg \(z.y) dB, swscale \(s.y) dB")
     }
 
+    @Test("a flip or half turn keeps chroma on the declared (left) siting: static at zoom 1 and 1.3, keyframed, and the warp",
+          arguments: [["--rotate", "180"], ["--flip", "horizontal"], ["--rotate", "180", "--zoom", "1.3"],
+                      ["--flip", "vertical", "--zoom", "0s:1.3, 1s:1.3001"], ["--transform", "-1,0,0,-1,640,360"]])
+    func mirroredSiting(options: [String]) throws {
+        let scratch = try Scratch()
+        let truthSource = scratch.file("src444.mkv").path, left = scratch.file("left.mkv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=0.2",
+                                             "-pix_fmt", "yuv444p", "-c:v", "ffv1", truthSource])
+        let toLeft = "scale=out_h_chr_pos=0:out_v_chr_pos=128,format=yuv420p"
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", truthSource, "-vf", toLeft, "-c:v", "ffv1", left])
+        // Truth: the 4:4:4 picture given the same geometry exactly, then made 4:2:0 with left siting.
+        let zoom = options.contains("--zoom") ? "crop=492:276:74:42,scale=640:360:flags=bicubic," : ""
+        let flip = options.contains("horizontal") ? "hflip" : options.contains("vertical") ? "vflip" : "hflip,vflip"
+        let truth = scratch.file("truth.mkv").path
+        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", truthSource, "-vf", "\(zoom)\(flip),\(toLeft)", "-c:v", "ffv1", truth])
+        let out = scratch.file("out.mkv").path
+        let run = try CLI.cropzoom([left, "-o", out, "--codec", "ffv1", "--quiet"] + options)
+        try #require(run.status == 0, "\(run)")
+        let p = try Self.planePSNR(out, truth)
+        // Flipping the chroma samples as they are (ffmpeg's hflip on 4:2:0) moves them a luma pixel: ~33/30 dB here.
+        #expect(p.u > 37 && p.v > 34 && p.y > 40, "\(options): \(p)")
+    }
+
     @Test("--kernel: auto is swscale on 8-bit and zimg on 10-bit pictures; zimg refuses what it cannot do in one line")
     func kernelOption() throws {
         let scratch = try Scratch()

@@ -76,7 +76,8 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// Resamples `window` (luma pixels of `input`, fractional; it may reach beyond the picture,
     /// which then shows `background`) into all of `output`.
-    func scale(_ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil) throws(CropZoomError) {
+    func scale(_ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil,
+               mirror: (h: Bool, v: Bool) = (false, false)) throws(CropZoomError) {
         let sx = window.width / Double(output.width), sy = window.height / Double(output.height)
         let location = input.pointer.pointee.chroma_location
         for i in 0..<planes.count {
@@ -84,7 +85,10 @@ final class PlaneResampler: @unchecked Sendable {
             let subInW = chroma ? 1 << src.log2ChromaW : 1, subInH = chroma ? 1 << src.log2ChromaH : 1
             let subOutW = chroma ? 1 << dst.log2ChromaW : 1, subOutH = chroma ? 1 << dst.log2ChromaH : 1
             let cin = chroma ? Self.chromaCentre(location, log2w: src.log2ChromaW, log2h: src.log2ChromaH) : (x: 0.5, y: 0.5)
-            let cout = chroma ? Self.chromaCentre(location, log2w: dst.log2ChromaW, log2h: dst.log2ChromaH) : (x: 0.5, y: 0.5)
+            var cout = chroma ? Self.chromaCentre(location, log2w: dst.log2ChromaW, log2h: dst.log2ChromaH) : (x: 0.5, y: 0.5)
+            // Mirrored afterwards (a flip): sited mirrored within its block of luma samples.
+            if chroma && mirror.h { cout.x = Double(subOutW) - cout.x }
+            if chroma && mirror.v { cout.y = Double(subOutH) - cout.y }
             // Output sample i is centred at output luma (sub_out * i + c_out), source luma
             // (left + that * scale), source sample index (that - c_in) / sub_in.
             let ox = (window.x + cout.x * sx - cin.x) / Double(subInW), oy = (window.y + cout.y * sy - cin.y) / Double(subInH)

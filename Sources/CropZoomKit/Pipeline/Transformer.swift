@@ -168,7 +168,10 @@ final class Transformer: @unchecked Sendable {
         // Scale into scratch (coded orientation), then the orthogonal kernel.
         let sw = plan.scaled.width, sh = plan.scaled.height
         if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
-        try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat)
+        // A flip (without a turn) mirrors the chroma siting too: the scaled picture's chroma is
+        // sited where the flip will put it on the output's declared siting.
+        let mirror = plan.orientation.swapsAxes ? (h: false, v: false) : (h: plan.orientation.a < 0, v: plan.orientation.d < 0)
+        try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat, mirror: mirror)
         if orientFormat == outputFormat {
             Transformer.orient(scratch!, into: out, plan.orientation)
         } else {
@@ -190,8 +193,17 @@ final class Transformer: @unchecked Sendable {
     /// conversion (and `kernel` allows it), else swscale from the window's plane pointers
     /// (`srcPlanes`, set by `draw`).
     private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
-                       format dstFormat: AVPixelFormat) throws(CropZoomError) {
+                       format dstFormat: AVPixelFormat, mirror: (h: Bool, v: Bool) = (false, false),
+                       fallback: Bool = false) throws(CropZoomError) {
         let inFormat = input.pixelFormat
+        let dinfo = PixelFormatInfo(dstFormat)
+        let mirrored = (mirror.h && dinfo?.log2ChromaW ?? 0 > 0) || (mirror.v && dinfo?.log2ChromaH ?? 0 > 0)
+        var exact = exact
+        // Same size, mirrored chroma: swscale would copy the planes unscaled and ignore the
+        // siting; the resampler places the chroma (the luma stays exact).
+        if exact == nil && !fallback && mirrored && kernel != .swscale && window.width == dst.width && window.height == dst.height {
+            exact = Rect(x: Double(window.x), y: Double(window.y), width: Double(window.width), height: Double(window.height))
+        }
         // A window that moves every frame, or reaches beyond the picture (zoomed out): the
         // resampler that needs no set-up per window and paints the background.
         let beyond = exact.map { $0.x < -1e-6 || $0.y < -1e-6 || $0.x + $0.width > Double(input.width) + 1e-6
@@ -216,14 +228,14 @@ final class Transformer: @unchecked Sendable {
                         Affine.scale(cover.width / dw, cover.height / dh, tx: cover.x, ty: cover.y)
                     }
                 }
-                try resampler.scale(input, window: exact, into: dst, background: backgroundSamples)
+                try resampler.scale(input, window: exact, into: dst, background: backgroundSamples, mirror: mirror)
                 return
             }
             if beyond {
                 throw CropZoomError(.processing, what: "zooming out",
                                     reason: "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out")
             }
-            return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat)
+            return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat, mirror: mirror, fallback: true)
         }
         if kernel != .swscale {
             let zimgWindow = exact ?? Rect(x: Double(window.x), y: Double(window.y),
@@ -235,7 +247,8 @@ final class Transformer: @unchecked Sendable {
             if zimg?.key != key && zimgRefused != key {
                 zimg = nil
                 // Sub-pixel windows (animated zoom/pan) need zimg whatever the depth.
-                if kernel == .auto && exact == nil && !ZimgScaler.preferred(for: inFormat) {
+                // zimg has no chroma siting for a mirrored output ("right"): swscale then, unless asked.
+                if kernel == .auto && exact == nil && (!ZimgScaler.preferred(for: inFormat) || mirrored) {
                     zimgRefused = key
                 } else if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
                                                           dstFullRange: outputFullRange, filter: filter) {
@@ -250,7 +263,7 @@ final class Transformer: @unchecked Sendable {
         }
         let s = try scalerFor(&scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
                               dstW: dst.width, dstH: dst.height, dstFormat: dstFormat,
-                              chroma: input.pointer.pointee.chroma_location)
+                              chroma: input.pointer.pointee.chroma_location, mirror: mirror)
         s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
     }
 
@@ -426,10 +439,11 @@ final class Transformer: @unchecked Sendable {
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
                            dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
-                           chroma: AVChromaLocation) throws(CropZoomError) -> Scaler {
+                           chroma: AVChromaLocation, mirror: (h: Bool, v: Bool) = (false, false)) throws(CropZoomError) -> Scaler {
         let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
                              dstFormat: dstFormat, flags: flags,
-                             srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma)
+                             srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma,
+                             mirrorH: mirror.h, mirrorV: mirror.v)
         if let s = slot, s.key == key { return s }
         let s = try Scaler(key)
         slot = s
