@@ -45,6 +45,15 @@ struct ThreadPlanTests {
         #expect(x265.upstreamNice == 0, "a threaded encoder keeps the upstream stages at normal priority")
     }
 
+    @Test("a warp per frame (rotation by any angle, --transform): a transform worker per core; --workers still wins")
+    func heavyTransform() {
+        var load = ThreadPlan.Load(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")
+        load.heavyTransform = true
+        #expect(ThreadPlan.make(threads: nil, load: load, processors: 2) == ThreadPlan(threads: 2, decoder: 1, encoder: 3, workers: 2))
+        #expect(ThreadPlan.make(threads: nil, load: load, workers: 1, processors: 2).workers == 1)
+        #expect(ThreadPlan.make(threads: 1, load: load, processors: 2).workers == 0)
+    }
+
     @Test("overrides win, except that --strict decodes on one thread")
     func overrides() {
         let load = ThreadPlan.Load(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")

@@ -159,7 +159,7 @@ final class Job: @unchecked Sendable {
         let load = ThreadPlan.Load(inputPixels: source.width * source.height,
                                    outputPixels: plan.output.width * plan.output.height,
                                    encoder: codec.map { String(cString: $0.pointee.name) }, preset: cfg.preset,
-                                   strict: cfg.strict)
+                                   strict: cfg.strict, heavyTransform: plan.warp != nil)
         threads = ThreadPlan.make(threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
                                   encoder: cfg.encoderThreads, workers: cfg.workers)
         try decoder.open(threads: threads.decoder)
