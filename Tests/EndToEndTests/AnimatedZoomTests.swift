@@ -37,18 +37,33 @@ struct AnimatedZoomTests {
         #expect(m["frames"] as? Int == 120)
     }
 
-    @Test("a zoom ramp: every frame is the exact window, ≥ 40 dB against a float resample; both engines", arguments: ["1", "2"])
-    func zoomRamp(threads: String) throws {
+    /// A moving geometry on the still, the numpy tool that resamples the exact one in float, and
+    /// the same check against a geometry slightly off (which must fail it).
+    struct ReferenceCase: Sendable, CustomTestStringConvertible {
+        var name: String, options: [String], tool: String, args: [String], off: [String]
+        var testDescription: String { name }
+        static let all = [
+            ReferenceCase(name: "zoom ramp 1.2 → 1.8", options: ["--zoom", "0s:1.2, 2s:1.8"], tool: "window_psnr.py",
+                          args: ["1.2", "1.8", "2"], off: ["1.2", "1.8", "2", "0.501", "0.5"]),   // a centre 0.001 (0.64 px) off
+            ReferenceCase(name: "rotation ramp 0° → 20°", options: ["--rotate", "0s:0, 2s:20"], tool: "warp_psnr.py",
+                          args: ["0", "20", "2"], off: ["0", "20.4", "2"]),                        // an angle 2 % off
+        ]
+    }
+
+    @Test("every frame is the exact geometry: ≥ 40 dB against a float resample (a 2-D cubic for rotations), a geometry slightly off fails; both engines",
+          arguments: ReferenceCase.all, ["1", "2"])
+    func exactGeometry(_ c: ReferenceCase, threads: String) throws {
         let scratch = try Scratch()
         let (video, png) = try Self.still(scratch, seconds: 2)
-        let out = scratch.file("ramp.mkv").path
-        let run = try CLI.cropzoom([video, "-o", out, "--codec", "ffv1", "--zoom", "0s:1.2, 2s:1.8", "--threads", threads, "--quiet"])
+        let out = scratch.file("out.mkv").path
+        let run = try CLI.cropzoom([video, "-o", out, "--codec", "ffv1", "--threads", threads, "--quiet"] + c.options)
         try #require(run.status == 0, "\(run)")
-        let p = try Self.tool("window_psnr.py", [out, png, "1.2", "1.8", "2"])
+        #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(video), "timestamps")
+        let p = try Self.tool(c.tool, [out, png] + c.args)
         #expect(p["frames"] as? Int == 60 && (p["psnr_min"] as? Double ?? 0) >= 40, "\(p)")
-        // A window half a pixel off would not pass: the same frames against a centre 0.001 off.
-        let off = try Self.tool("window_psnr.py", [out, png, "1.2", "1.8", "2", "0.501", "0.5"])
-        #expect((off["psnr_min"] as? Double ?? 99) < 35, "the check cannot tell a misplaced window: \(off)")
+        if let compared = p["compared"] as? Int { #expect(compared > 150_000, "pixels compared per frame: \(compared)") }
+        let off = try Self.tool(c.tool, [out, png] + c.off)
+        #expect((off["psnr_min"] as? Double ?? 99) < 35, "the check cannot tell a misplaced geometry: \(off)")
     }
 
     @Test("keyframes and easing reach the window; malformed keyframes, singular matrices and crops that change shape are refused in one line")
@@ -75,21 +90,6 @@ struct AnimatedZoomTests {
 
 @Suite("Rotation by any angle, matrices, crop keyframes")
 struct WarpTests {
-    @Test("a rotation ramp 0° → 20°: every frame the exact rotation, ≥ 40 dB against a float 2-D cubic; both engines", arguments: ["1", "2"])
-    func rotationRamp(threads: String) throws {
-        let scratch = try Scratch()
-        let (video, png) = try AnimatedZoomTests.still(scratch, seconds: 2)
-        let out = scratch.file("rot.mkv").path
-        let run = try CLI.cropzoom([video, "-o", out, "--codec", "ffv1", "--rotate", "0s:0, 2s:20", "--threads", threads, "--quiet"])
-        try #require(run.status == 0, "\(run)")
-        #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(video), "timestamps")
-        let p = try AnimatedZoomTests.tool("warp_psnr.py", [out, png, "0", "20", "2"])
-        #expect(p["frames"] as? Int == 60 && (p["psnr_min"] as? Double ?? 0) >= 40 && (p["compared"] as? Int ?? 0) > 150_000, "\(p)")
-        // An angle 2 % off does not pass.
-        let off = try AnimatedZoomTests.tool("warp_psnr.py", [out, png, "0", "20.4", "2"])
-        #expect((off["psnr_min"] as? Double ?? 99) < 35, "the check cannot tell a wrong angle: \(off)")
-    }
-
     @Test("--transform: a half turn in output pixels gives --rotate 180's luma exactly; a keyframed pan starts at the picture and ends 64 px over")
     func matrices() throws {
         let scratch = try Scratch()

@@ -27,12 +27,7 @@ final class PlaneResampler: @unchecked Sendable {
         self.key = key
         src = PixelFormatInfo(key.srcFormat)!
         dst = PixelFormatInfo(key.dstFormat)!
-        let (f, b, c): (cz_zimg_filter, Double, Double) = switch key.filter {
-        case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
-        case .lanczos: (CZ_ZIMG_LANCZOS, 0, 0)
-        case .neighbor: (CZ_ZIMG_POINT, 0, 0)
-        default: (CZ_ZIMG_BICUBIC, 0, 0.6)   // swscale's bicubic, as the static path
-        }
+        let (f, b, c) = Self.kernel(for: key.filter)
         for i in 0..<src.planeCount {
             let (sw, sh) = plane(src, i, key.srcW, key.srcH), (dw, dh) = plane(dst, i, key.dstW, key.dstH)
             guard let r = cz_resampler_new(Int32(sw), Int32(sh), Int32(dw), Int32(dh), f, b, c) else {
@@ -43,6 +38,17 @@ final class PlaneResampler: @unchecked Sendable {
     }
 
     deinit { planes.forEach { cz_resampler_free($0) } }
+
+    /// cropzoom's kernels for `--scaler`: the cubic with B = 0, C = 0.6 (swscale's bicubic, as
+    /// the static path) unless bilinear, Lanczos or nearest is asked (`area` gets the cubic).
+    static func kernel(for filter: TranscodeConfiguration.Scaler) -> (cz_zimg_filter, Double, Double) {
+        switch filter {
+        case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
+        case .lanczos: (CZ_ZIMG_LANCZOS, 0, 0)
+        case .neighbor: (CZ_ZIMG_POINT, 0, 0)
+        default: (CZ_ZIMG_BICUBIC, 0, 0.6)
+        }
+    }
 
     /// false: the plain C kernels only (`cz_resampler_set_simd`); tests check both give the same bytes.
     func setSIMD(_ enabled: Bool) { planes.forEach { cz_resampler_set_simd($0, enabled ? 1 : 0) } }

@@ -428,11 +428,8 @@ final class Transformer: @unchecked Sendable {
     }
 
     private func makeWarper() throws(CropZoomError) {
-        let (f, b, c): (cz_zimg_filter, Double, Double) = switch filter {
-        case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
-        case .neighbor: (CZ_ZIMG_POINT, 0, 0)
-        default: (CZ_ZIMG_BICUBIC, 0, 0.6)   // swscale's bicubic, as everywhere else
-        }
+        // The warp's 4x4 support has no room for Lanczos's 3 lobes: the cubic then.
+        let (f, b, c) = PlaneResampler.kernel(for: filter == .lanczos ? .bicubic : filter)
         guard let w = cz_warp_new(f, b, c) else { throw CropZoomError(.processing, what: "warping", reason: "out of memory") }
         warper = w
     }
