@@ -183,4 +183,8 @@ public struct JobPlan: Sendable, Codable, Equatable {
     /// One entry per audio stream kept: "#1 copied", "#2 re-encoded (aac)".
     public var audio: [String]
     public var notices: [String]
+    /// What changes from frame to frame (empty for a static geometry): "zoom keyframes",
+    /// "centre keyframes", "crop keyframes", "zoom out", "rotation 7.5°", "rotation keyframes",
+    /// "matrix", "matrix keyframes". `window` is then the first frame's (whole pixels).
+    public var motion: [String] = []
 }

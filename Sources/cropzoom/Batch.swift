@@ -213,6 +213,7 @@ struct Batch: ParsableCommand {
             let p = try Pipeline(configuration: cfg).plan()
             var line = "\(cfg.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
             line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
+            if !p.motion.isEmpty { line += ", moving: \(p.motion.joined(separator: ", ")) (window of the first frame)" }
             line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
             line += " → \(cfg.output) (\(p.container))"
             return line

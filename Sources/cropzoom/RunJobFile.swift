@@ -121,9 +121,11 @@ struct RunJobFile: ParsableCommand {
                 }
                 args += [settings[key]!, text]
             }
+            // `--transform=-1,…`: values that start with a minus sign stay values.
+            args = Bench.normalize(args)
             // The transcode command's own validation, with its message tied to the clip and field.
             do {
-                _ = try Transcode.parse(Bench.normalize([resolve(input), "-o", resolve(output)] + args))
+                _ = try Transcode.parse([resolve(input), "-o", resolve(output)] + args)
             } catch {
                 let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
                 // The field is the option the message names first.

@@ -75,6 +75,9 @@ struct JobFileTests {
               - {input: a.mp4, output: turned.mp4, transform: [-1, 0, 0, -1, 640, 360]}
               - {input: a.mp4, output: tilt.mp4, rotate: "0s:-3, 2s:3", crop: "0s:640:360:0:0, 2s:320:180:320:180"}
             """.write(to: job, atomically: true, encoding: .utf8)
+        let dry = try CLI.cropzoom(["run", job.path, "--dry-run"])
+        #expect(dry.stdout.contains("moving: matrix (window of the first frame)"), "\(dry)")
+        #expect(dry.stdout.contains("moving: crop keyframes, rotation keyframes"), "\(dry)")
         let run = try CLI.cropzoom(["run", job.path])
         #expect(run.status == 0, "\(run)")
         for name in ["turned.mp4", "tilt.mp4"] {

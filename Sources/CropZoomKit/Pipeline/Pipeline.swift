@@ -49,7 +49,24 @@ public final class Pipeline {
                        window: p.source, outputWidth: p.output.width, outputHeight: p.output.height,
                        orientation: display.isIdentity ? "none" : display.description,
                        videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
-                       audio: audio, notices: notices)
+                       audio: audio, notices: notices, motion: Self.motion(of: p))
+    }
+
+    /// What moves per frame in `plan`, in words (`JobPlan.motion`).
+    static func motion(of plan: GeometryPlan) -> [String] {
+        var m: [String] = []
+        if let a = plan.animation {
+            if a.zoom.isAnimated { m.append("zoom keyframes") } else if a.zoom.value(0, at: 0) < 1 { m.append("zoom out") }
+            if a.center.isAnimated { m.append("centre keyframes") }
+            if a.crop?.isAnimated == true { m.append("crop keyframes") }
+        }
+        if let w = plan.warp {
+            if let angle = w.angle {
+                m.append(angle.isAnimated ? "rotation keyframes" : "rotation \(String(format: "%g", angle.value(0, at: 0)))°")
+            }
+            if let t = w.transform { m.append(t.isAnimated ? "matrix keyframes" : "matrix") }
+        }
+        return m
     }
 
     /// Runs the transcode. On any error nothing is left at the output path. A failure caused by
