@@ -43,6 +43,9 @@ public struct TranscodeConfiguration: Sendable {
         /// The picture itself, scaled to cover the frame and blurred (the "blurred bars" of
         /// phone clips shown in a wider frame).
         case blur
+        /// No background: a rotated or moved picture is zoomed in, per frame, just enough to
+        /// cover the frame (a horizon fix without corners).
+        case cover
     }
     public var background: Background = .color(red: 0, green: 0, blue: 0)
     /// Threads for the whole job: nil = one per processor (`activeProcessorCount`). 1 runs every

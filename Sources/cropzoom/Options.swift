@@ -13,7 +13,7 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: "Between keyframes: linear, or smooth (continuous speed, no overshoot).")
     var ease: Track.Ease = .linear
 
-    @Option(help: ArgumentHelp("Around a zoomed-out, rotated or moved picture: black (default), white, gray, #RRGGBB, edge (the picture's edge samples repeated outwards) or blur (the picture scaled to cover the frame, blurred).", valueName: "FILL"))
+    @Option(help: ArgumentHelp("Around a zoomed-out, rotated or moved picture: black (default), white, gray, #RRGGBB, edge (the picture's edge samples repeated outwards), blur (the picture scaled to cover the frame, blurred), or cover (with --rotate/--transform: zoom in just enough that no corner shows).", valueName: "FILL"))
     var background: String = "black"
 
     /// `--crop '0s:1280:720:0:0, 4s:640:360:320:180'`: keys of W:H or W:H:X:Y (all keys the
@@ -52,6 +52,7 @@ struct GeometryOptions: ParsableArguments {
         case "gray", "grey": return .color(red: 128, green: 128, blue: 128)
         case "edge": return .edge
         case "blur": return .blur
+        case "cover": return .cover
         default:
             let hex = text.hasPrefix("#") ? String(text.dropFirst()) : ""
             guard hex.count == 6, let v = Int(hex, radix: 16) else { return nil }
@@ -97,7 +98,7 @@ struct GeometryOptions: ParsableArguments {
             throw ValidationError("--zoom must be a number ≥ \(GeometryPlan.minimumZoom) (got \(zoom))")
         }
         if GeometryOptions.parseBackground(background) == nil {
-            throw ValidationError("--background takes black, white, gray, #RRGGBB, edge or blur (got '\(background)')")
+            throw ValidationError("--background takes black, white, gray, #RRGGBB, edge, blur or cover (got '\(background)')")
         }
         zoomTrack.ease = ease
         g.zoom = zoomTrack.keys[0].value[0]

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import CropZoomKit
 
@@ -158,6 +159,22 @@ struct GeometryPlanTests {
         #expect(try GeometryPlan.make(t, source: phone).output == (1080, 1920))
         let corner = u.apply(100, 50)   // the upright picture's top-left = the coded picture's bottom-left
         #expect(abs(corner.x) < 1e-9 && abs(corner.y - 1080) < 1e-9, "\(corner)")
+        // --background cover: zoomed in just enough that the frame's corners show the picture;
+        // for 10° on 16:9 that is cos 10° + (16/9) sin 10° = 1.2935.
+        var coverRequest = GeometryRequest()
+        coverRequest.angle = Track(constant: [10])
+        var covered = try GeometryPlan.make(coverRequest, source: hd)
+        covered.warp?.cover = true
+        let cm = try #require(covered.warpMap(at: 0))
+        let corners = [cm.apply(0, 0), cm.apply(1920, 0), cm.apply(0, 1080), cm.apply(1920, 1080)]
+        func inside(_ p: (x: Double, y: Double)) -> Bool { p.x >= -1e-6 && p.y >= -1e-6 && p.x <= 1920 + 1e-6 && p.y <= 1080 + 1e-6 }
+        func onEdge(_ p: (x: Double, y: Double)) -> Bool { abs(p.x) < 1e-6 || abs(p.y) < 1e-6 || abs(p.x - 1920) < 1e-6 || abs(p.y - 1080) < 1e-6 }
+        #expect(corners.allSatisfy(inside), "\(corners)")
+        #expect(corners.contains(where: onEdge), "tight: \(corners)")
+        let scale: Double = 1 / (cm.a * cm.a + cm.b * cm.b).squareRoot()
+        let radians: Double = 10 * Double.pi / 180
+        let expected: Double = cos(radians) + 16.0 / 9.0 * sin(radians)
+        #expect(abs(scale - expected) < 1e-6, "zoom \(scale)")
         // Not invertible: refused.
         t.transform = Track(constant: [1, 2, 2, 4, 0, 0])
         #expect(throws: CropZoomError.self) { try GeometryPlan.make(t, source: hd) }

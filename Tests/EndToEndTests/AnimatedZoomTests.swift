@@ -128,6 +128,16 @@ struct WarpTests {
         #expect(d[0][2 * 640 + 2] == 16 && d[0][357 * 640 + 637] == 16, "black corners")
         #expect(f[0][2 * 640 + 2] > 40 && f[0][2 * 640 + 2] != f[0][357 * 640 + 637], "blurred corners follow the picture: \(f[0][2 * 640 + 2]), \(f[0][357 * 640 + 637])")
         #expect(f[0][180 * 640 + 320] == d[0][180 * 640 + 320], "the middle is the picture either way")
+        // --background cover: zoomed in until no corner shows; with nothing to rotate, refused.
+        let covered = scratch.file("cover.mkv").path
+        #expect(try CLI.cropzoom([video, "-o", covered, "--codec", "ffv1", "--rotate", "0s:-10, 2s:10", "--background", "cover", "--quiet"]).status == 0)
+        let k = try ZoomOutTests.firstFrame(covered, 640, 360)
+        let cornerValues = [k[0][0], k[0][639], k[0][359 * 640], k[0][359 * 640 + 639], k[0][2 * 640 + 2], k[0][357 * 640 + 637]]
+        #expect(Set(cornerValues).count > 2 && !cornerValues.contains(16), "corners show the picture: \(cornerValues)")
+        for bad in [["--background", "cover"], ["--zoom", "0.5", "--background", "cover"]] {
+            let r = try CLI.cropzoom([video, "-o", scratch.file("x.mkv").path] + bad)
+            #expect(r.status == 2 && r.stderrLines.count == 1 && r.stderr.contains("cover"), "\(bad): \(r)")
+        }
     }
 
     @Test("the transcode contract holds with a warp, a matrix, crop keyframes and a blurred zoom-out: every frame and pts, audio copied packet for packet",

@@ -102,6 +102,10 @@ public struct GeometryPlan: Sendable, Equatable {
         public var angle: Track?
         /// a, b, c, d, tx, ty: picture → output pixels, applied after the rotation.
         public var transform: Track?
+        /// Zoom in about the frame's centre, per frame, just enough that the picture covers the
+        /// frame (`--background cover`); `codedWidth`/`codedHeight` bound what is picture.
+        public var cover = false
+        public var codedWidth = 0, codedHeight = 0
 
         /// Output pixels → the picture as the other options place it (also output pixels).
         public func outputToPicture(at t: Double, width: Double, height: Double) -> Affine? {
@@ -179,7 +183,30 @@ public struct GeometryPlan: Sendable, Equatable {
     public func warpMap(at t: Double) -> Affine? {
         let base = outputToInput(window: window(at: t))
         guard let warp else { return base }
-        return warp.outputToPicture(at: t, width: Double(output.width), height: Double(output.height))?.then(base)
+        let (w, h) = (Double(output.width), Double(output.height))
+        guard let map = warp.outputToPicture(at: t, width: w, height: h)?.then(base) else { return nil }
+        guard warp.cover else { return map }
+        // The smallest zoom about the frame's centre at which every corner of the frame shows
+        // the picture (bisection: the corners move monotonically inwards as the zoom grows).
+        func zoomed(_ z: Double) -> Affine {
+            Affine.scale(1 / z, 1 / z, tx: w / 2 * (1 - 1 / z), ty: h / 2 * (1 - 1 / z)).then(map)
+        }
+        func covers(_ m: Affine) -> Bool {
+            let (cw, ch) = (Double(warp.codedWidth), Double(warp.codedHeight))
+            func inside(_ x: Double, _ y: Double) -> Bool {
+                let p = m.apply(x, y)
+                return p.x >= -1e-9 && p.y >= -1e-9 && p.x <= cw + 1e-9 && p.y <= ch + 1e-9
+            }
+            return inside(0, 0) && inside(w, 0) && inside(0, h) && inside(w, h)
+        }
+        if covers(map) { return map }
+        var lo = 1.0, hi = 64.0
+        guard covers(zoomed(hi)) else { return zoomed(hi) }
+        for _ in 0..<50 {
+            let mid = (lo + hi) / 2
+            if covers(zoomed(mid)) { hi = mid } else { lo = mid }
+        }
+        return zoomed(hi)
     }
 
     /// Output pixel coordinates to coded input coordinates for a window of the coded picture.
@@ -316,7 +343,8 @@ public struct GeometryPlan: Sendable, Equatable {
             plan.animation = animation
         }
         if request.angle != nil || request.transform != nil {
-            plan.warp = Warp(angle: request.angle, transform: request.transform)
+            plan.warp = Warp(angle: request.angle, transform: request.transform,
+                             codedWidth: source.width, codedHeight: source.height)
             if let m = request.transform {
                 try checkTransform(m)
             }

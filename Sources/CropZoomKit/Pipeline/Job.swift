@@ -144,7 +144,14 @@ final class Job: @unchecked Sendable {
             sampleAspect: Pipeline.sampleAspect(videoStream, dec),
             display: Pipeline.displayOrientation(videoStream),
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
-        plan = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
+        var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
+        if case .cover = cfg.background {
+            guard geometry.warp != nil else {
+                throw CropZoomError(.usage, reason: "--background cover zooms a rotated or moved picture in until it fills the frame: it needs --rotate by an angle other than 0/90/180/270, or --transform (use another --background)")
+            }
+            geometry.warp?.cover = true
+        }
+        plan = geometry
 
         if plan.animation != nil && cfg.kernel == .swscale {
             throw CropZoomError(.usage, reason: "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot read: use --kernel auto")
