@@ -63,9 +63,10 @@ struct KernelAndThreadPlanTests {
         #expect(abs(z.y - s.y) < 1.5 && z.y > 45, "luma should match: zimg \(z.y) dB, swscale \(s.y) dB")
     }
 
-    @Test("a flip or half turn keeps chroma on the declared (left) siting: static at zoom 1 and 1.3, keyframed, and the warp",
+    @Test("a flip, half or quarter turn keeps chroma on the declared (left) siting: static at zoom 1 and 1.3, keyframed, and the warp",
           arguments: [["--rotate", "180"], ["--flip", "horizontal"], ["--rotate", "180", "--zoom", "1.3"],
-                      ["--flip", "vertical", "--zoom", "0s:1.3, 1s:1.3001"], ["--transform", "-1,0,0,-1,640,360"]])
+                      ["--flip", "vertical", "--zoom", "0s:1.3, 1s:1.3001"], ["--transform", "-1,0,0,-1,640,360"],
+                      ["--rotate", "90"], ["--rotate", "270", "--flip", "horizontal", "--zoom", "1.3"]])
     func mirroredSiting(options: [String]) throws {
         let scratch = try Scratch()
         let truthSource = scratch.file("src444.mkv").path, left = scratch.file("left.mkv").path
@@ -75,7 +76,8 @@ struct KernelAndThreadPlanTests {
         _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", truthSource, "-vf", toLeft, "-c:v", "ffv1", left])
         // Truth: the 4:4:4 picture given the same geometry exactly, then made 4:2:0 with left siting.
         let zoom = options.contains("--zoom") ? "crop=492:276:74:42,scale=640:360:flags=bicubic," : ""
-        let flip = options.contains("horizontal") ? "hflip" : options.contains("vertical") ? "vflip" : "hflip,vflip"
+        let flip = options.contains("90") ? "transpose=clock" : options.contains("270") ? "transpose=cclock,hflip"
+            : options.contains("horizontal") ? "hflip" : options.contains("vertical") ? "vflip" : "hflip,vflip"
         let truth = scratch.file("truth.mkv").path
         _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", truthSource, "-vf", "\(zoom)\(flip),\(toLeft)", "-c:v", "ffv1", truth])
         let out = scratch.file("out.mkv").path

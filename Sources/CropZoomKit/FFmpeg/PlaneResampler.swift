@@ -83,7 +83,7 @@ final class PlaneResampler: @unchecked Sendable {
     /// Resamples `window` (luma pixels of `input`, fractional; it may reach beyond the picture,
     /// which then shows `background`) into all of `output`.
     func scale(_ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil,
-               mirror: (h: Bool, v: Bool) = (false, false)) throws(CropZoomError) {
+               chroma override: (h: Int64, v: Int64)? = nil) throws(CropZoomError) {
         let sx = window.width / Double(output.width), sy = window.height / Double(output.height)
         let location = input.pointer.pointee.chroma_location
         for i in 0..<planes.count {
@@ -92,9 +92,8 @@ final class PlaneResampler: @unchecked Sendable {
             let subOutW = chroma ? 1 << dst.log2ChromaW : 1, subOutH = chroma ? 1 << dst.log2ChromaH : 1
             let cin = chroma ? Self.chromaCentre(location, log2w: src.log2ChromaW, log2h: src.log2ChromaH) : (x: 0.5, y: 0.5)
             var cout = chroma ? Self.chromaCentre(location, log2w: dst.log2ChromaW, log2h: dst.log2ChromaH) : (x: 0.5, y: 0.5)
-            // Mirrored afterwards (a flip): sited mirrored within its block of luma samples.
-            if chroma && mirror.h { cout.x = Double(subOutW) - cout.x }
-            if chroma && mirror.v { cout.y = Double(subOutH) - cout.y }
+            // Turned or mirrored afterwards: sited where the turn will put it on the declared siting.
+            if chroma, let o = override { cout = (0.5 + Double(o.h) / 256, 0.5 + Double(o.v) / 256) }
             // Output sample i is centred at output luma (sub_out * i + c_out), source luma
             // (left + that * scale), source sample index (that - c_in) / sub_in.
             let ox = (window.x + cout.x * sx - cin.x) / Double(subInW), oy = (window.y + cout.y * sy - cin.y) / Double(subInH)

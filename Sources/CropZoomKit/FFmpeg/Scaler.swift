@@ -18,9 +18,10 @@ final class Scaler: @unchecked Sendable {
         /// Where chroma samples sit (`AVChromaLocation`; unspecified is taken as left, H.264's
         /// and MPEG-2's default), the same on both sides.
         var chromaLocation: AVChromaLocation = AVCHROMA_LOC_LEFT
-        /// The destination will be mirrored afterwards (a flip): its chroma is sited mirrored
-        /// (256 − position), so that after the flip it sits where `chromaLocation` says.
-        var mirrorH = false, mirrorV = false
+        /// The destination's chroma position (1/256 luma pixel) when it differs from
+        /// `chromaLocation`'s: the destination is turned or mirrored afterwards, and its chroma
+        /// must then land where `chromaLocation` says (`Transformer.preOrientationChroma`).
+        var dstChromaH: Int64? = nil, dstChromaV: Int64? = nil
     }
 
     /// swscale's `*_chr_pos` pair for `location` on a side subsampled by (log2w, log2h): in
@@ -41,8 +42,8 @@ final class Scaler: @unchecked Sendable {
         let s = PixelFormatInfo(key.srcFormat), d = PixelFormatInfo(key.dstFormat)
         let sp = Scaler.chromaPosition(key.chromaLocation, log2w: s?.log2ChromaW ?? 0, log2h: s?.log2ChromaH ?? 0)
         var dp = Scaler.chromaPosition(key.chromaLocation, log2w: d?.log2ChromaW ?? 0, log2h: d?.log2ChromaH ?? 0)
-        if key.mirrorH && (d?.log2ChromaW ?? 0) > 0 { dp.h = 256 - dp.h }
-        if key.mirrorV && (d?.log2ChromaH ?? 0) > 0 { dp.v = 256 - dp.v }
+        if let h = key.dstChromaH { dp.h = h }
+        if let v = key.dstChromaV { dp.v = v }
         let options: [(String, Int64)] = [
             ("srcw", Int64(key.srcW)), ("srch", Int64(key.srcH)), ("src_format", Int64(key.srcFormat.rawValue)),
             ("dstw", Int64(key.dstW)), ("dsth", Int64(key.dstH)), ("dst_format", Int64(key.dstFormat.rawValue)),

@@ -168,10 +168,11 @@ final class Transformer: @unchecked Sendable {
         // Scale into scratch (coded orientation), then the orthogonal kernel.
         let sw = plan.scaled.width, sh = plan.scaled.height
         if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
-        // A flip (without a turn) mirrors the chroma siting too: the scaled picture's chroma is
-        // sited where the flip will put it on the output's declared siting.
-        let mirror = plan.orientation.swapsAxes ? (h: false, v: false) : (h: plan.orientation.a < 0, v: plan.orientation.d < 0)
-        try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat, mirror: mirror)
+        // A turn or flip moves the chroma siting too: the scaled picture's chroma is sited where
+        // the orthogonal step will put it on the output's declared siting.
+        let chroma = orientFormat == outputFormat
+            ? Self.preOrientationChroma(input.pointer.pointee.chroma_location, orientation: plan.orientation, format: orientFormat) : nil
+        try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat, chroma: chroma)
         if orientFormat == outputFormat {
             Transformer.orient(scratch!, into: out, plan.orientation)
         } else {
@@ -193,14 +194,13 @@ final class Transformer: @unchecked Sendable {
     /// conversion (and `kernel` allows it), else swscale from the window's plane pointers
     /// (`srcPlanes`, set by `draw`).
     private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
-                       format dstFormat: AVPixelFormat, mirror: (h: Bool, v: Bool) = (false, false),
+                       format dstFormat: AVPixelFormat, chroma: (h: Int64, v: Int64)? = nil,
                        fallback: Bool = false) throws(CropZoomError) {
         let inFormat = input.pixelFormat
-        let dinfo = PixelFormatInfo(dstFormat)
-        let mirrored = (mirror.h && dinfo?.log2ChromaW ?? 0 > 0) || (mirror.v && dinfo?.log2ChromaH ?? 0 > 0)
+        let mirrored = chroma != nil
         var exact = exact
-        // Same size, mirrored chroma: swscale would copy the planes unscaled and ignore the
-        // siting; the resampler places the chroma (the luma stays exact).
+        // Same size, chroma sited for a turn or flip: swscale would copy the planes unscaled and
+        // ignore the siting; the resampler places the chroma (the luma stays exact).
         if exact == nil && !fallback && mirrored && kernel != .swscale && window.width == dst.width && window.height == dst.height {
             exact = Rect(x: Double(window.x), y: Double(window.y), width: Double(window.width), height: Double(window.height))
         }
@@ -228,14 +228,14 @@ final class Transformer: @unchecked Sendable {
                         Affine.scale(cover.width / dw, cover.height / dh, tx: cover.x, ty: cover.y)
                     }
                 }
-                try resampler.scale(input, window: exact, into: dst, background: backgroundSamples, mirror: mirror)
+                try resampler.scale(input, window: exact, into: dst, background: backgroundSamples, chroma: chroma)
                 return
             }
             if beyond {
                 throw CropZoomError(.processing, what: "zooming out",
                                     reason: "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out")
             }
-            return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat, mirror: mirror, fallback: true)
+            return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat, chroma: chroma, fallback: true)
         }
         if kernel != .swscale {
             let zimgWindow = exact ?? Rect(x: Double(window.x), y: Double(window.y),
@@ -247,7 +247,7 @@ final class Transformer: @unchecked Sendable {
             if zimg?.key != key && zimgRefused != key {
                 zimg = nil
                 // Sub-pixel windows (animated zoom/pan) need zimg whatever the depth.
-                // zimg has no chroma siting for a mirrored output ("right"): swscale then, unless asked.
+                // zimg takes named chroma locations only (none is "right"): swscale then, unless asked.
                 if kernel == .auto && exact == nil && (!ZimgScaler.preferred(for: inFormat) || mirrored) {
                     zimgRefused = key
                 } else if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
@@ -263,7 +263,7 @@ final class Transformer: @unchecked Sendable {
         }
         let s = try scalerFor(&scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
                               dstW: dst.width, dstH: dst.height, dstFormat: dstFormat,
-                              chroma: input.pointer.pointee.chroma_location, mirror: mirror)
+                              chroma: input.pointer.pointee.chroma_location, dstChroma: chroma)
         s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
     }
 
@@ -329,6 +329,24 @@ final class Transformer: @unchecked Sendable {
                                   chroma: location)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
+    }
+
+    /// Where the chroma of a picture that `orientation` will turn or mirror must sit (1/256 luma
+    /// pixel within its block, swscale's `*_chr_pos`) so that afterwards it sits at `location`:
+    /// the declared position taken back through the orientation about the block's centre
+    /// (a flip: 256 − position; a quarter turn swaps the axes). Only subsampled directions
+    /// count; nil when nothing changes.
+    static func preOrientationChroma(_ location: AVChromaLocation, orientation o: Orientation, format: AVPixelFormat) -> (h: Int64, v: Int64)? {
+        guard !o.isIdentity, let info = PixelFormatInfo(format), info.log2ChromaW > 0 || info.log2ChromaH > 0 else { return nil }
+        // The declared position in both directions (as if both were subsampled), then turned back.
+        let full = Scaler.chromaPosition(location, log2w: 1, log2h: 1)
+        let inv = o.inverse
+        let (x, y) = (full.h - 128, full.v - 128)
+        var h = Int64(inv.a) * x + Int64(inv.b) * y + 128, v = Int64(inv.c) * x + Int64(inv.d) * y + 128
+        if info.log2ChromaW == 0 { h = 0 }
+        if info.log2ChromaH == 0 { v = 0 }
+        let declared = Scaler.chromaPosition(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH)
+        return (h, v) == (declared.h, declared.v) ? nil : (h, v)
     }
 
     /// `map` (luma coordinates, target → source) for plane `i`: sample index → luma coordinates
@@ -436,11 +454,11 @@ final class Transformer: @unchecked Sendable {
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
                            dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
-                           chroma: AVChromaLocation, mirror: (h: Bool, v: Bool) = (false, false)) throws(CropZoomError) -> Scaler {
+                           chroma: AVChromaLocation, dstChroma: (h: Int64, v: Int64)? = nil) throws(CropZoomError) -> Scaler {
         let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
                              dstFormat: dstFormat, flags: flags,
                              srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma,
-                             mirrorH: mirror.h, mirrorV: mirror.v)
+                             dstChromaH: dstChroma?.h, dstChromaV: dstChroma?.v)
         if let s = slot, s.key == key { return s }
         let s = try Scaler(key)
         slot = s
