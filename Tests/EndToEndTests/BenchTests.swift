@@ -220,7 +220,7 @@ struct BenchTests {
         #expect(table.status == 0 && table.stdout.contains("vs ffmpeg") && table.stdout.contains("-vf crop="), "\(table)")
     }
 
-    @Test("the ffmpeg filter chain a run reports does what cropzoom did (rotation, zoom, flip: the same luma, chroma within siting)")
+    @Test("the ffmpeg filter chain a run reports does what cropzoom did (rotation, zoom, flip: the same luma; chroma apart by ffmpeg's unsited flips)")
     func ffmpegFilterIsEquivalent() throws {
         let scratch = try Scratch()
         for (sample, extra) in [("rotate90.mp4", ["--zoom", "1.5", "--flip", "horizontal"]),
@@ -232,7 +232,10 @@ struct BenchTests {
             let filter = try #require(try EngineTests.doneEvent(run)["ffmpeg_filter"] as? String)
             let psnr = try Oracle.meanPSNR(reference: input, referenceFilter: filter, output: out, referenceAutorotate: false,
                                            alignStarts: true)
-            #expect(psnr > 45, "\(sample) \(extra): cropzoom vs ffmpeg -vf \(filter): \(psnr) dB")
+            // Chroma differs by design: ffmpeg's transpose/hflip move 4:2:0 chroma samples as they
+            // are (off the declared siting by a luma pixel), cropzoom keeps the siting
+            // (KernelAndThreadPlanTests.mirroredSiting checks it against a 4:4:4 truth).
+            #expect(psnr > 33, "\(sample) \(extra): cropzoom vs ffmpeg -vf \(filter): \(psnr) dB")
             // Luma alone: the same swscale filter on the same window gives the same pixels.
             let luma = try Oracle.meanPSNR(reference: input, referenceFilter: filter, output: out,
                                            pixelFormat: "gray", referenceAutorotate: false, alignStarts: true)
