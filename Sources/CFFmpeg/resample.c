@@ -622,17 +622,45 @@ static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t sr
 }
 
 #if defined(__x86_64__)
-/// 8 output samples whose 4x4 taps all lie inside an 8-bit picture: taps and weights gathered
-/// (vpgatherdd/vpgatherdq), weighted by pmaddwd; the same integers as `warp_sample`.
+/// 8 output samples along a row, the first at U, V (32 fractional bits; the others at + i dU,
+/// + i dV: `du8`/`dv8` hold i dU for i = 0…3 and 4…7). When all their 4x4 taps lie inside the
+/// 8-bit picture, computes them with the same integers as `warp_sample` and returns 1; else 0
+/// (the caller takes them one by one). Taps come from pshufb on 16-byte row loads when each
+/// group of 4 outputs (one per 128-bit lane) reads within 16 columns and 5 rows — a turn by
+/// less than ~26° without a strong shrink — a blend taking the lower row for outputs one row
+/// further down; otherwise from gathers. Weights are gathered from the phase table.
 __attribute__((target("avx2")))
-static void warp_block_u8_avx2(const cz_warp *w, const uint8_t *src, ptrdiff_t stride,
-                               const int *ui, const int *vi, const int *pu, const int *pv, uint8_t *out) {
+static int warp_block_u8_avx2(const cz_warp *w, const uint8_t *src, ptrdiff_t stride, int src_w, int src_h,
+                              int64_t U, int64_t V, const __m256i du8[2], const __m256i dv8[2], uint8_t *out) {
     const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
-    const __m256i vu = _mm256_loadu_si256((const __m256i *)ui), vv = _mm256_loadu_si256((const __m256i *)vi);
-    const __m256i phu = _mm256_loadu_si256((const __m256i *)pu), phv = _mm256_loadu_si256((const __m256i *)pv);
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_sub_epi32(vv, one), _mm256_set1_epi32((int)stride)),
-                                         _mm256_sub_epi32(vu, one));
+    const __m256i odd = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7), even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m256i U0 = _mm256_add_epi64(_mm256_set1_epi64x(U), du8[0]), U1 = _mm256_add_epi64(_mm256_set1_epi64x(U), du8[1]);
+    const __m256i V0 = _mm256_add_epi64(_mm256_set1_epi64x(V), dv8[0]), V1 = _mm256_add_epi64(_mm256_set1_epi64x(V), dv8[1]);
+    // Whole sample (high dword) and phase (top 10 bits of the low dword), pixels in order.
+    const __m256i vu = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(U0, odd), _mm256_permutevar8x32_epi32(U1, odd), 0x20);
+    const __m256i vv = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(V0, odd), _mm256_permutevar8x32_epi32(V1, odd), 0x20);
+    const __m256i phu = _mm256_srli_epi32(_mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(U0, even),
+                                                                    _mm256_permutevar8x32_epi32(U1, even), 0x20), 22);
+    const __m256i phv = _mm256_srli_epi32(_mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(V0, even),
+                                                                    _mm256_permutevar8x32_epi32(V1, even), 0x20), 22);
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+    const __m256i in = _mm256_and_si256(
+        _mm256_and_si256(_mm256_cmpgt_epi32(vu, zero), _mm256_cmpgt_epi32(_mm256_set1_epi32(src_w - 2), vu)),
+        _mm256_and_si256(_mm256_cmpgt_epi32(vv, zero), _mm256_cmpgt_epi32(_mm256_set1_epi32(src_h - 2), vv)));
+    if (_mm256_movemask_epi8(in) != -1) return 0;
+
+    // The shuffle form's conditions, per lane.
+    const __m256i first = _mm256_shuffle_epi32(vu, 0x00);                     // each lane's first u
+    const __m256i o = _mm256_sub_epi32(vu, first);
+    __m256i vmin = _mm256_min_epi32(vv, _mm256_shuffle_epi32(vv, 0xB1));
+    vmin = _mm256_min_epi32(vmin, _mm256_shuffle_epi32(vmin, 0x4E));         // each lane's smallest v
+    const __m256i d = _mm256_sub_epi32(vv, vmin);
+    const __m256i ok = _mm256_and_si256(
+        _mm256_and_si256(_mm256_cmpgt_epi32(o, _mm256_set1_epi32(-1)), _mm256_cmpgt_epi32(_mm256_set1_epi32(13), o)),
+        _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(2), d),
+                         _mm256_cmpgt_epi32(_mm256_set1_epi32(src_w - 14), first)));   // first - 1 + 16 <= src_w
+    const int fast = _mm256_movemask_epi8(ok) == -1;
+
     const long long *w64 = (const long long *)w->weight;
     const int *w32 = (const int *)w->weight;
     const __m256i wx_lo = _mm256_i32gather_epi64(w64, _mm256_castsi256_si128(phu), 8);
@@ -641,9 +669,27 @@ static void warp_block_u8_avx2(const cz_warp *w, const uint8_t *src, ptrdiff_t s
     const __m256i wyA = _mm256_i32gather_epi32(w32, ph2, 4);       // (wy0, wy1)
     const __m256i wyB = _mm256_i32gather_epi32(w32 + 1, ph2, 4);   // (wy2, wy3)
     const __m256i r1 = _mm256_set1_epi32(1 << (shift1 - 1));
+    __m256i rows[5], shuf = zero, pick = zero, off = zero;
+    if (fast) {
+        const int left0 = _mm256_extract_epi32(vu, 0) - 1, left1 = _mm256_extract_epi32(vu, 4) - 1;
+        const int top0 = _mm256_extract_epi32(vmin, 0) - 1, top1 = _mm256_extract_epi32(vmin, 4) - 1;
+        for (int k = 0; k < 5; k++) {
+            const int ra = top0 + k < src_h ? top0 + k : src_h - 1, rb = top1 + k < src_h ? top1 + k : src_h - 1;
+            rows[k] = _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(src + (ptrdiff_t)ra * stride + left0))),
+                _mm_loadu_si128((const __m128i *)(src + (ptrdiff_t)rb * stride + left1)), 1);
+        }
+        shuf = _mm256_add_epi32(_mm256_mullo_epi32(o, _mm256_set1_epi32(0x01010101)), _mm256_set1_epi32(0x03020100));
+        pick = _mm256_cmpgt_epi32(d, zero);
+    } else {
+        off = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_sub_epi32(vv, one), _mm256_set1_epi32((int)stride)),
+                               _mm256_sub_epi32(vu, one));
+    }
     __m256i h[4];
     for (int r = 0; r < 4; r++) {
-        const __m256i g = _mm256_i32gather_epi32((const int *)(src + r * stride), off, 1);
+        const __m256i g = fast
+            ? _mm256_blendv_epi8(_mm256_shuffle_epi8(rows[r], shuf), _mm256_shuffle_epi8(rows[r + 1], shuf), pick)
+            : _mm256_i32gather_epi32((const int *)(src + r * stride), off, 1);
         const __m256i lo = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(g)), wx_lo);
         const __m256i hi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(g, 1)), wx_hi);
         const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);   // pixels in order
@@ -658,6 +704,16 @@ static void warp_block_u8_avx2(const cz_warp *w, const uint8_t *src, ptrdiff_t s
     const int lo4 = _mm256_cvtsi256_si32(p8), hi4 = _mm256_extract_epi32(p8, 4);
     memcpy(out, &lo4, 4);
     memcpy(out + 4, &hi4, 4);
+    return 1;
+}
+#endif
+
+#if defined(__x86_64__)
+/// i dU and i dV for i = 0…3 and 4…7, as 64-bit lanes.
+__attribute__((target("avx2")))
+static void warp_steps_avx2(int64_t du, int64_t dv, __m256i du8[2], __m256i dv8[2]) {
+    du8[0] = _mm256_setr_epi64x(0, du, 2 * du, 3 * du); du8[1] = _mm256_setr_epi64x(4 * du, 5 * du, 6 * du, 7 * du);
+    dv8[0] = _mm256_setr_epi64x(0, dv, 2 * dv, 3 * dv); dv8[1] = _mm256_setr_epi64x(4 * dv, 5 * dv, 6 * dv, 7 * dv);
 }
 #endif
 
@@ -675,6 +731,10 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
 #else
     const int simd = 0;
 #endif
+#if defined(__x86_64__)
+    __m256i du8[2], dv8[2];
+    if (simd) warp_steps_avx2(du, dv, du8, dv8);
+#endif
     int ui[8], vi[8], pu[8], pv[8];
     for (int y = 0; y < dst_h; y++) {
         int64_t U = llround((m[2] * y + m[4]) * one), V = llround((m[3] * y + m[5]) * one);
@@ -682,19 +742,17 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
         int x = 0;
         while (x < dst_w) {
             const int n = dst_w - x < 8 ? dst_w - x : 8;
-            int inside = n == 8;
-            for (int i = 0; i < n; i++, U += du, V += dv) {
-                ui[i] = (int)(U >> 32); vi[i] = (int)(V >> 32);
-                pu[i] = (int)((U >> 22) & (WARP_PHASES - 1)); pv[i] = (int)((V >> 22) & (WARP_PHASES - 1));
-                inside &= ui[i] >= 1 && vi[i] >= 1 && ui[i] + 2 < src_w && vi[i] + 2 < src_h;
-            }
 #if defined(__x86_64__)
-            if (simd && inside) {
-                warp_block_u8_avx2(w, src, src_stride, ui, vi, pu, pv, orow + x);
+            if (simd && n == 8 && warp_block_u8_avx2(w, src, src_stride, src_w, src_h, U, V, du8, dv8, orow + x)) {
+                U += 8 * du; V += 8 * dv;
                 x += 8;
                 continue;
             }
 #endif
+            for (int i = 0; i < n; i++, U += du, V += dv) {
+                ui[i] = (int)(U >> 32); vi[i] = (int)(V >> 32);
+                pu[i] = (int)((U >> 22) & (WARP_PHASES - 1)); pv[i] = (int)((V >> 22) & (WARP_PHASES - 1));
+            }
             for (int i = 0; i < n; i++) {
                 int out = warp_sample(w, src, src_stride, src_w, src_h, bytes, ui[i], vi[i], pu[i], pv[i], bg, &keep);
                 if (out == INT_MIN) continue;   // wholly outside: the painted background stays

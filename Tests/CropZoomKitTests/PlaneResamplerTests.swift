@@ -122,19 +122,20 @@ struct WarpKernelTests {
         return out
     }
 
-    @Test("a rotation with a zoom, over noise: AVX2 and plain C give the same bytes; the border and background too")
-    func sameBytes() {
+    @Test("a rotation with a zoom, over noise: AVX2 and plain C give the same bytes; the border and background too",
+          arguments: [(11.0, 0.93), (-3.0, 1.0), (40.0, 0.93), (7.0, 5.0)])   // the shuffle form; the gathers (steep, shrinking)
+    func sameBytes(angle: Double, zoom: Double) {
         let (w, h) = (333, 201)
         var state: UInt32 = 99
         let src = (0..<(w * h)).map { _ in state = state &* 1_664_525 &+ 1_013_904_223; return UInt8(truncatingIfNeeded: state >> 24) }
-        let t: Double = 11.0 * Double.pi / 180, z: Double = 0.93
+        let t: Double = angle * Double.pi / 180, z: Double = zoom
         let cx: Double = Double(w) / 2 - 0.5, cy: Double = Double(h) / 2 - 0.5
         let (co, si): (Double, Double) = (cos(t) * z, sin(t) * z)
         let tx: Double = cx - (co * cx + si * cy), ty: Double = cy - (co * cy - si * cx)
         let m: [Double] = [co, -si, si, co, tx, ty]
         let a = Self.run(m, simd: true, src: src, w: w, h: h), b = Self.run(m, simd: false, src: src, w: w, h: h)
         #expect(a == b)
-        #expect(a.filter { $0 == 16 }.count > 1000, "corners show the background")
+        #expect(a.filter { $0 == 16 }.count > 200, "corners show the background")
         #expect(Set(a).count > 200, "a real picture")
     }
 
