@@ -39,6 +39,11 @@ struct PixelFormatInfo {
         return SIMD4(Int(steps.0), Int(steps.1), Int(steps.2), Int(steps.3))
     }
 
+    /// Samples across and down plane `index` of a width x height picture (chroma rounded up).
+    func planeSize(_ index: Int, width: Int, height: Int) -> (width: Int, height: Int) {
+        isChromaPlane(index) ? (-((-width) >> log2ChromaW), -((-height) >> log2ChromaH)) : (width, height)
+    }
+
     /// Whether plane `index` is subsampled (the chroma planes of YUV formats).
     func isChromaPlane(_ index: Int) -> Bool {
         !isRGB && (index == 1 || index == 2) && planeCount > 1

@@ -26,21 +26,13 @@ final class Transformer: @unchecked Sendable {
     /// A conversion zimg does not take (decided once per key; swscale scales those).
     private var zimgRefused: ZimgScaler.Key?
     private var converter: Scaler?
-    /// The 2-D warp (`--rotate` by any angle, `--transform`) and its scratch picture.
-    private var warper: OpaquePointer?
+    /// The 2-D warp (`--rotate` by any angle, `--transform`), its scratch picture and the
+    /// background samples for the input's format and range; the blurred background.
+    private var warper: PlaneWarper?
     private var warpScratch: Frame?
-    /// The six numbers handed to `cz_warp_plane` (made once), and the background samples for
-    /// the input's format and range.
-    private let matrix = UnsafeMutablePointer<Double>.allocate(capacity: 6)
     private var warpSamples: [Int32]?
     private var warpSamplesKey: (format: AVPixelFormat, full: Bool)?
-    /// `--background blur`: the small picture, its scaler, plane pointers and a line buffer.
-    private var blurSmall: Frame?
-    private var blurScaler: Scaler?
-    private var blurUp: PlaneResampler?
-    private var blurTmp: UnsafeMutablePointer<Int32>?
-    private let blurPlanes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
-    private let blurStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+    private var blur: BlurredBackground?
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
     private var scratch: Frame?
     private var scratchOut: Frame?
@@ -85,11 +77,6 @@ final class Transformer: @unchecked Sendable {
     }
 
     deinit {
-        if let warper { cz_warp_free(warper) }
-        blurTmp?.deallocate()
-        matrix.deallocate()
-        blurPlanes.deallocate()
-        blurStrides.deallocate()
         srcPlanes.deallocate()
         srcStrides.deallocate()
     }
@@ -224,7 +211,7 @@ final class Transformer: @unchecked Sendable {
             if let resampler {
                 if beyond, case .blur = background {
                     let (dw, dh) = (Double(dst.width), Double(dst.height))
-                    try paintBlur(input, into: dst, aspect: dw / dh) { cover in
+                    try blurred().paint(input, into: dst, aspect: dw / dh, warper: planeWarper) { cover in
                         Affine.scale(cover.width / dw, cover.height / dh, tx: cover.x, ty: cover.y)
                     }
                 }
@@ -268,8 +255,8 @@ final class Transformer: @unchecked Sendable {
     }
 
     /// Rotation by any angle / the user's matrix: each plane warped once from the coded picture
-    /// straight into the output (`cz_warp_plane`), chroma siting kept; through a scratch frame in
-    /// the input's format when the output's differs (depth, subsampling), then swscale.
+    /// straight into the output (`PlaneWarper`), chroma siting kept; through a scratch frame in
+    /// the input's format when the output's differs (depth, range), then swscale.
     private func warp(_ input: Frame, into out: Frame) throws(CropZoomError) {
         guard let map = plan.warpMap(at: frameTime(input.presentationTime)) else {
             throw CropZoomError(.processing, what: "warping", reason: "the transform is not invertible")
@@ -290,35 +277,16 @@ final class Transformer: @unchecked Sendable {
             }
             target = warpScratch!
         }
-        if warper == nil { try makeWarper() }
-        let info = PixelFormatInfo(inFormat)!
         if warpSamplesKey?.format != inFormat || warpSamplesKey?.full != inputFull {
-            warpSamples = PlaneResampler.backgroundSamples(background, info: info, fullRange: inputFull)
+            warpSamples = PlaneResampler.backgroundSamples(background, info: PixelFormatInfo(inFormat)!, fullRange: inputFull)
             warpSamplesKey = (inFormat, inputFull)
         }
-        let samples = warpSamples
         let location = input.pointer.pointee.chroma_location
-        if case .blur = background, Self.showsOutside(map, width: target.width, height: target.height, picture: input) {
-            try paintBlur(input, into: target, aspect: Double(plan.scaled.width) / Double(plan.scaled.height)) { cover in
-                plan.outputToInput(window: cover)
-            }
+        if case .blur = background, PlaneWarper.showsOutside(map, width: target.width, height: target.height, picture: input) {
+            try blurred().paint(input, into: target, aspect: Double(plan.scaled.width) / Double(plan.scaled.height),
+                                warper: planeWarper) { cover in plan.outputToInput(window: cover) }
         }
-        let m = matrix
-        for i in 0..<info.planeCount {
-            let p = Self.planeMap(map, plane: i, src: info, dst: info, location: location)
-            m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
-            let chroma = info.isChromaPlane(i)
-            let sw = chroma ? -((-input.width) >> info.log2ChromaW) : input.width
-            let sh = chroma ? -((-input.height) >> info.log2ChromaH) : input.height
-            let dw = chroma ? -((-target.width) >> info.log2ChromaW) : target.width
-            let dh = chroma ? -((-target.height) >> info.log2ChromaH) : target.height
-            let r = cz_warp_plane(warper, input.pointer.pointee.dataPlane(i), Int(input.pointer.pointee.linesizePlane(i)),
-                                  Int32(sw), Int32(sh), Int32(info.bitDepth > 8 ? 2 : 1), m,
-                                  target.pointer.pointee.dataPlane(i), Int(target.pointer.pointee.linesizePlane(i)),
-                                  Int32(dw), Int32(dh), Int32((1 << info.bitDepth) - 1),
-                                  samples.map { i < $0.count ? $0[i] : 0 } ?? -1)
-            guard r == 0 else { throw CropZoomError(.processing, what: "warping", reason: "plane \(i) of \(input.width)x\(input.height)") }
-        }
+        try planeWarper().warp(input, through: map, into: target, location: location, background: warpSamples)
         if !direct {
             for i in 0..<4 {
                 srcPlanes[i] = target.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
@@ -329,6 +297,21 @@ final class Transformer: @unchecked Sendable {
                                   chroma: location)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
+    }
+
+    /// The warp and the blurred background, made on first use (one per worker).
+    private func planeWarper() throws(CropZoomError) -> PlaneWarper {
+        if let warper { return warper }
+        let w = try PlaneWarper(filter)
+        warper = w
+        return w
+    }
+
+    private func blurred() -> BlurredBackground {
+        if let blur { return blur }
+        let b = BlurredBackground()
+        blur = b
+        return b
     }
 
     /// Where the chroma of a picture that `orientation` will turn or mirror must sit (1/256 luma
@@ -347,109 +330,6 @@ final class Transformer: @unchecked Sendable {
         if info.log2ChromaH == 0 { v = 0 }
         let declared = Scaler.chromaPosition(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH)
         return (h, v) == (declared.h, declared.v) ? nil : (h, v)
-    }
-
-    /// `map` (luma coordinates, target → source) for plane `i`: sample index → luma coordinates
-    /// on the target side, the map, luma coordinates → sample index on the source side, each
-    /// with its subsampling and chroma siting.
-    static func planeMap(_ map: Affine, plane i: Int, src: PixelFormatInfo, dst: PixelFormatInfo, location: AVChromaLocation) -> Affine {
-        func side(_ info: PixelFormatInfo) -> (w: Double, h: Double, centre: (x: Double, y: Double)) {
-            guard info.isChromaPlane(i) else { return (1, 1, (0.5, 0.5)) }
-            return (Double(1 << info.log2ChromaW), Double(1 << info.log2ChromaH),
-                    PlaneResampler.chromaCentre(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH))
-        }
-        let d = side(dst), s = side(src)
-        return Affine.scale(d.w, d.h, tx: d.centre.x, ty: d.centre.y).then(map)
-            .then(.scale(1 / s.w, 1 / s.h, tx: -s.centre.x / s.w, ty: -s.centre.y / s.h))
-    }
-
-    /// Whether some corner of a width x height target maps (through `map`) outside the picture.
-    static func showsOutside(_ map: Affine, width: Int, height: Int, picture: Frame) -> Bool {
-        let (w, h) = (Double(width), Double(height)), (pw, ph) = (Double(picture.width), Double(picture.height))
-        func outside(_ x: Double, _ y: Double) -> Bool {
-            let p = map.apply(x, y)
-            return p.x < -1e-6 || p.y < -1e-6 || p.x > pw + 1e-6 || p.y > ph + 1e-6
-        }
-        return outside(0, 0) || outside(w, 0) || outside(0, h) || outside(w, h)
-    }
-
-    /// `--background blur`: the picture cropped to `aspect` (centred, coded pixels), shrunk by
-    /// swscale (area) to a frame about a sixteenth as wide, box-blurred three times and warped up
-    /// (cubic) into every sample of `target`; the picture is drawn over it after. `toCoded` maps
-    /// target luma coordinates to coded ones for a cover window. Frames, scaler and buffers are
-    /// made once per size.
-    private func paintBlur(_ input: Frame, into target: Frame, aspect: Double,
-                           toCoded: (Rect) -> Affine) throws(CropZoomError) {
-        let (W, H) = (input.width, input.height)
-        var cw = W, ch = H
-        if Double(W) / Double(H) > aspect { cw = max(2, Int(Double(H) * aspect) & ~1) } else { ch = max(2, Int(Double(W) / aspect) & ~1) }
-        let cx = ((W - cw) / 2) & ~1, cy = ((H - ch) / 2) & ~1
-        let sw = max(16, (cw / 16 + 1) & ~1), sh = max(16, (Int(Double(sw) / aspect) + 1) & ~1)
-        let format = input.pixelFormat
-        let info = PixelFormatInfo(format)!
-        if blurSmall == nil || blurSmall!.width != sw || blurSmall!.height != sh || blurSmall!.pixelFormat != format {
-            blurSmall = try Frame(width: sw, height: sh, format: format)
-            blurTmp?.deallocate()
-            blurTmp = UnsafeMutablePointer<Int32>.allocate(capacity: max(sw, sh) + 16)
-        }
-        let small = blurSmall!
-        let full = info.isJ || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
-        let location = input.pointer.pointee.chroma_location
-        let key = Scaler.Key(srcW: cw, srcH: ch, srcFormat: format, dstW: sw, dstH: sh, dstFormat: format, flags: SWS_AREA,
-                             srcFullRange: full, dstFullRange: full, chromaLocation: location)
-        if blurScaler?.key != key { blurScaler = try Scaler(key) }
-        for i in 0..<4 {
-            guard i < info.planeCount, let base = input.pointer.pointee.dataPlane(i) else { blurPlanes[i] = nil; blurStrides[i] = 0; continue }
-            let chroma = info.isChromaPlane(i)
-            let px = chroma ? cx >> info.log2ChromaW : cx, py = chroma ? cy >> info.log2ChromaH : cy
-            let ls = input.pointer.pointee.linesizePlane(i)
-            blurPlanes[i] = UnsafePointer(base + py * Int(ls) + px * info.planeSteps[i])
-            blurStrides[i] = ls
-        }
-        blurScaler!.scale(src: blurPlanes, srcStride: blurStrides, into: small)
-        let bytes = info.bitDepth > 8 ? 2 : 1
-        for i in 0..<info.planeCount {
-            let pw = info.isChromaPlane(i) ? -((-sw) >> info.log2ChromaW) : sw
-            let ph = info.isChromaPlane(i) ? -((-sh) >> info.log2ChromaH) : sh
-            cz_box_blur(small.pointer.pointee.dataPlane(i), Int(small.pointer.pointee.linesizePlane(i)), Int32(pw), Int32(ph),
-                        Int32(bytes), Int32(max(1, pw / 24)), 3, blurTmp)
-        }
-        // Target luma → coded luma (the cover window) → the small frame's luma coordinates.
-        let cover = Rect(x: Double(cx), y: Double(cy), width: Double(cw), height: Double(ch))
-        let map = toCoded(cover).then(.scale(Double(sw) / Double(cw), Double(sh) / Double(ch),
-                                             tx: -Double(cx) * Double(sw) / Double(cw), ty: -Double(cy) * Double(sh) / Double(ch)))
-        // Axis-aligned (no orientation turn): the separable resampler, far cheaper than the warp.
-        if map.b == 0 && map.c == 0 && map.a > 0 && map.d > 0,
-           PlaneResampler.takes(src: format, dst: target.pixelFormat, filter: .bicubic) {
-            let key = PlaneResampler.Key(srcW: sw, srcH: sh, srcFormat: format, dstW: target.width, dstH: target.height,
-                                         dstFormat: target.pixelFormat, filter: .bicubic)
-            if blurUp?.key != key { blurUp = try PlaneResampler(key) }
-            try blurUp!.scale(small, window: Rect(x: map.tx, y: map.ty, width: map.a * Double(target.width),
-                                                  height: map.d * Double(target.height)), into: target)
-            return
-        }
-        if warper == nil { try makeWarper() }
-        let dinfo = PixelFormatInfo(target.pixelFormat)!
-        let m = matrix
-        for i in 0..<min(info.planeCount, dinfo.planeCount) {
-            let p = Self.planeMap(map, plane: i, src: info, dst: dinfo, location: location)
-            m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
-            let pw = info.isChromaPlane(i) ? -((-sw) >> info.log2ChromaW) : sw
-            let ph = info.isChromaPlane(i) ? -((-sh) >> info.log2ChromaH) : sh
-            let dw = dinfo.isChromaPlane(i) ? -((-target.width) >> dinfo.log2ChromaW) : target.width
-            let dh = dinfo.isChromaPlane(i) ? -((-target.height) >> dinfo.log2ChromaH) : target.height
-            _ = cz_warp_plane(warper, small.pointer.pointee.dataPlane(i), Int(small.pointer.pointee.linesizePlane(i)),
-                              Int32(pw), Int32(ph), Int32(bytes), m,
-                              target.pointer.pointee.dataPlane(i), Int(target.pointer.pointee.linesizePlane(i)),
-                              Int32(dw), Int32(dh), Int32((1 << dinfo.bitDepth) - 1), -1)
-        }
-    }
-
-    private func makeWarper() throws(CropZoomError) {
-        // The warp's 4x4 support has no room for Lanczos's 3 lobes: the cubic then.
-        let (f, b, c) = PlaneResampler.kernel(for: filter == .lanczos ? .bicubic : filter)
-        guard let w = cz_warp_new(f, b, c) else { throw CropZoomError(.processing, what: "warping", reason: "out of memory") }
-        warper = w
     }
 
     private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
