@@ -4,7 +4,7 @@ import CropZoomKit
 
 /// Where and how much of the picture to keep.
 struct GeometryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Digital zoom around the centre (≥ 1), or keyframes 'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
+    @Option(help: ArgumentHelp("Digital zoom around the centre (≥ 0.1; below 1 zooms out over --background), or keyframes 'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
     var zoom: String = "1"
 
     @Option(help: ArgumentHelp("Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the picture), or keyframes 'TIMEs:X,Y, …'.", valueName: "X,Y"))
@@ -93,7 +93,7 @@ struct GeometryOptions: ParsableArguments {
         var g = GeometryRequest()
         var zoomTrack: Track
         do { zoomTrack = try Track.parse(zoom, components: 1, option: "--zoom") }
-        catch { throw ValidationError("--zoom must be a number ≥ 1 or keyframes like '0s:1, 4s:1.65' (got '\(zoom)')") }
+        catch { throw ValidationError("--zoom must be a number (≥ 0.1) or keyframes like '0s:1, 4s:1.65' (got '\(zoom)')") }
         guard zoomTrack.keys.allSatisfy({ $0.value[0] >= GeometryPlan.minimumZoom }) else {
             throw ValidationError("--zoom must be a number ≥ \(GeometryPlan.minimumZoom) (got \(zoom))")
         }
