@@ -41,6 +41,10 @@ final class Frame: @unchecked Sendable {
     var width: Int { Int(pointer.pointee.width) }
     var height: Int { Int(pointer.pointee.height) }
     var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+    /// Full ("JPEG") range: a "J" pixel format, or tagged so.
+    var isFullRange: Bool {
+        PixelFormatInfo(pixelFormat)?.isJ == true || pointer.pointee.color_range == AVCOL_RANGE_JPEG
+    }
     var pts: Int64 {
         get { pointer.pointee.pts }
         set { pointer.pointee.pts = newValue }

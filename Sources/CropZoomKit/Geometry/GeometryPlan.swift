@@ -166,17 +166,16 @@ public struct GeometryPlan: Sendable, Equatable {
     }
 
     /// Output pixel coordinates (0...width, 0...height, y down) to coded input coordinates.
-    public var outputToInput: Affine {
-        outputToInput(window: Rect(x: Double(source.x), y: Double(source.y),
-                                   width: Double(source.width), height: Double(source.height)))
+    public var outputToInput: Affine { outputToInput(window: staticWindow) }
+
+    /// `source` as a `Rect`.
+    private var staticWindow: Rect {
+        Rect(x: Double(source.x), y: Double(source.y), width: Double(source.width), height: Double(source.height))
     }
 
     /// The window that frame time `t` reads (coded pixels, fractional): the animation's, else
     /// the static one.
-    public func window(at t: Double) -> Rect {
-        animation?.window(at: t) ?? Rect(x: Double(source.x), y: Double(source.y),
-                                         width: Double(source.width), height: Double(source.height))
-    }
+    public func window(at t: Double) -> Rect { animation?.window(at: t) ?? staticWindow }
 
     /// The whole map a warped frame at time `t` uses: output pixel coordinates to coded input
     /// coordinates (the user's matrix and rotation undone, then the window and orientation).
@@ -186,27 +185,24 @@ public struct GeometryPlan: Sendable, Equatable {
         let (w, h) = (Double(output.width), Double(output.height))
         guard let map = warp.outputToPicture(at: t, width: w, height: h)?.then(base) else { return nil }
         guard warp.cover else { return map }
-        // The smallest zoom about the frame's centre at which every corner of the frame shows
-        // the picture (bisection: the corners move monotonically inwards as the zoom grows).
-        func zoomed(_ z: Double) -> Affine {
-            Affine.scale(1 / z, 1 / z, tx: w / 2 * (1 - 1 / z), ty: h / 2 * (1 - 1 / z)).then(map)
+        // The smallest zoom z ≥ 1 about the frame's centre c at which every corner q of the frame
+        // shows the picture. Zoomed, q reads map(c) + L (q − c) / z (L: the map's linear part),
+        // each coordinate linear in s = 1/z; the largest s that keeps all four inside the coded
+        // picture, in closed form.
+        let (cw, ch) = (Double(warp.codedWidth), Double(warp.codedHeight))
+        let centre = map.apply(w / 2, h / 2)
+        var s = 1.0
+        func bound(_ a: Double, _ b: Double, _ limit: Double) {   // keep 0 ≤ a + b s ≤ limit
+            if b > 0 { s = min(s, (limit - a) / b) } else if b < 0 { s = min(s, -a / b) }
         }
-        func covers(_ m: Affine) -> Bool {
-            let (cw, ch) = (Double(warp.codedWidth), Double(warp.codedHeight))
-            func inside(_ x: Double, _ y: Double) -> Bool {
-                let p = m.apply(x, y)
-                return p.x >= -1e-9 && p.y >= -1e-9 && p.x <= cw + 1e-9 && p.y <= ch + 1e-9
+        for qx in stride(from: -w / 2, through: w / 2, by: w) {
+            for qy in stride(from: -h / 2, through: h / 2, by: h) {
+                bound(centre.x, map.a * qx + map.c * qy, cw)
+                bound(centre.y, map.b * qx + map.d * qy, ch)
             }
-            return inside(0, 0) && inside(w, 0) && inside(0, h) && inside(w, h)
         }
-        if covers(map) { return map }
-        var lo = 1.0, hi = 64.0
-        guard covers(zoomed(hi)) else { return zoomed(hi) }
-        for _ in 0..<50 {
-            let mid = (lo + hi) / 2
-            if covers(zoomed(mid)) { hi = mid } else { lo = mid }
-        }
-        return zoomed(hi)
+        let z = s > 1.0 / 64 ? 1 / s : 64   // the centre itself off the picture: as far as 64x
+        return Affine.scale(1 / z, 1 / z, tx: w / 2 * (1 - 1 / z), ty: h / 2 * (1 - 1 / z)).then(map)
     }
 
     /// Output pixel coordinates to coded input coordinates for a window of the coded picture.

@@ -42,7 +42,7 @@ final class BlurredBackground: @unchecked Sendable {
             line = UnsafeMutablePointer<Int32>.allocate(capacity: max(sw, sh) + 16)
         }
         let small = small!
-        let full = info.isJ || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
+        let full = input.isFullRange
         let location = input.pointer.pointee.chroma_location
         let key = Scaler.Key(srcW: cw, srcH: ch, srcFormat: format, dstW: sw, dstH: sh, dstFormat: format, flags: SWS_AREA,
                              srcFullRange: full, dstFullRange: full, chromaLocation: location)

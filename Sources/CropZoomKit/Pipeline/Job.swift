@@ -63,6 +63,16 @@ final class Job: @unchecked Sendable {
             if p.pts != AVCode.noPTS { p.pointer.pointee.pts -= o }
             if p.dts != AVCode.noPTS { p.pointer.pointee.dts -= o }
         }
+
+        /// A copied or re-encoded packet: false when it lies outside the trim (drop it); a kept
+        /// one is shifted by the start. A packet at or past the end takes its stream off
+        /// `waitingFor` (the streams the reader still waits on before it may stop).
+        func admit(_ p: Packet, waitingFor: inout Set<Int>) -> Bool {
+            if isPastEnd(p) { waitingFor.remove(p.streamIndex) }
+            guard keeps(p) else { return false }
+            shift(p)
+            return true
+        }
     }
 
     enum FrameVerdict { case before, keep, after }

@@ -73,20 +73,12 @@ struct SerialEngine {
                     t.switchTo("decode")
                     try job.decoder.decode(packet, strict: strict, handle)
                 case .copy(let out):
-                    if let trim = job.trim {
-                        if trim.isPastEnd(packet) { waitingFor.remove(packet.streamIndex) }
-                        guard trim.keeps(packet) else { continue }
-                        trim.shift(packet)
-                    }
+                    if let trim = job.trim, !trim.admit(packet, waitingFor: &waitingFor) { continue }
                     if job.demuxer.isAudio(packet.streamIndex) { c.audioPackets += 1 }
                     t.switchTo("mux")
                     if !(try job.writeCopied(packet, stream: out)) { c.copiedDamaged += 1 }
                 case .reencode(let tr, let out):
-                    if let trim = job.trim {
-                        if trim.isPastEnd(packet) { waitingFor.remove(packet.streamIndex) }
-                        guard trim.keeps(packet) else { continue }
-                        trim.shift(packet)
-                    }
+                    if let trim = job.trim, !trim.admit(packet, waitingFor: &waitingFor) { continue }
                     c.audioPackets += 1
                     t.switchTo("audio")
                     try tr.transcode(packet) { (p: Packet) throws(CropZoomError) in try job.muxer.write(p, stream: out) }

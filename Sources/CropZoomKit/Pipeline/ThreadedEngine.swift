@@ -171,19 +171,11 @@ final class ThreadedEngine: @unchecked Sendable {
                 t.switchTo(nil)
                 try videoQueue.push(p)
             case .copy(let out):
-                if let trim = job.trim {
-                    if trim.isPastEnd(p) { waitingFor.remove(p.streamIndex) }
-                    guard trim.keeps(p) else { p.unref(); demuxPackets.release(p); continue }
-                    trim.shift(p)
-                }
+                if let trim = job.trim, !trim.admit(p, waitingFor: &waitingFor) { p.unref(); demuxPackets.release(p); continue }
                 if job.demuxer.isAudio(p.streamIndex) { demuxCounts.audioPackets += 1 }
                 try muxQueue.push(MuxItem(packet: p, stream: out, copied: true, owner: demuxPackets))
             case .reencode(let tr, let out):
-                if let trim = job.trim {
-                    if trim.isPastEnd(p) { waitingFor.remove(p.streamIndex) }
-                    guard trim.keeps(p) else { p.unref(); demuxPackets.release(p); continue }
-                    trim.shift(p)
-                }
+                if let trim = job.trim, !trim.admit(p, waitingFor: &waitingFor) { p.unref(); demuxPackets.release(p); continue }
                 demuxCounts.audioPackets += 1
                 t.switchTo("audio")
                 try tr.transcode(p) { (enc: Packet) throws(CropZoomError) in try self.handOver(enc, to: out, from: self.demuxPackets) }

@@ -33,6 +33,8 @@ final class Transformer: @unchecked Sendable {
     private var warpSamples: [Int32]?
     private var warpSamplesKey: (format: AVPixelFormat, full: Bool)?
     private var blur: BlurredBackground?
+    /// Where the scaled picture's chroma must sit for the orthogonal step, per chroma location.
+    private var orientChroma: (location: AVChromaLocation, position: (h: Int64, v: Int64)?)?
     /// Scratch pictures for the orthogonal step (scaled, and the symmetric-chroma stand-in).
     private var scratch: Frame?
     private var scratchOut: Frame?
@@ -128,7 +130,7 @@ final class Transformer: @unchecked Sendable {
         let x = min(rect.x, max(0, input.width - 1)), y = min(rect.y, max(0, input.height - 1))
         let w = min(rect.width, input.width - x), h = min(rect.height, input.height - y)
         let steps = inInfo.planeSteps
-        let inputFull = inInfo.isJ || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
+        let inputFull = input.isFullRange
         withUnsafeMutablePointer(to: &input.pointer.pointee.data) { dataTuple in
             dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
                 withUnsafeMutablePointer(to: &input.pointer.pointee.linesize) { lsTuple in
@@ -157,8 +159,12 @@ final class Transformer: @unchecked Sendable {
         if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
         // A turn or flip moves the chroma siting too: the scaled picture's chroma is sited where
         // the orthogonal step will put it on the output's declared siting.
-        let chroma = orientFormat == outputFormat
-            ? Self.preOrientationChroma(input.pointer.pointee.chroma_location, orientation: plan.orientation, format: orientFormat) : nil
+        let location = input.pointer.pointee.chroma_location
+        if orientChroma?.location != location {   // decided once per chroma location, not per frame
+            orientChroma = (location, orientFormat == outputFormat
+                ? Self.preOrientationChroma(location, orientation: plan.orientation, format: orientFormat) : nil)
+        }
+        let chroma = orientChroma!.position
         try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat, chroma: chroma)
         if orientFormat == outputFormat {
             Transformer.orient(scratch!, into: out, plan.orientation)
@@ -184,11 +190,11 @@ final class Transformer: @unchecked Sendable {
                        format dstFormat: AVPixelFormat, chroma: (h: Int64, v: Int64)? = nil,
                        fallback: Bool = false) throws(CropZoomError) {
         let inFormat = input.pixelFormat
-        let mirrored = chroma != nil
+        let sited = chroma != nil   // chroma placed for a turn or flip that follows
         var exact = exact
         // Same size, chroma sited for a turn or flip: swscale would copy the planes unscaled and
         // ignore the siting; the resampler places the chroma (the luma stays exact).
-        if exact == nil && !fallback && mirrored && kernel != .swscale && window.width == dst.width && window.height == dst.height {
+        if exact == nil && !fallback && sited && kernel != .swscale && window.width == dst.width && window.height == dst.height {
             exact = Rect(x: Double(window.x), y: Double(window.y), width: Double(window.width), height: Double(window.height))
         }
         // A window that moves every frame, or reaches beyond the picture (zoomed out): the
@@ -235,7 +241,7 @@ final class Transformer: @unchecked Sendable {
                 zimg = nil
                 // Sub-pixel windows (animated zoom/pan) need zimg whatever the depth.
                 // zimg takes named chroma locations only (none is "right"): swscale then, unless asked.
-                if kernel == .auto && exact == nil && (!ZimgScaler.preferred(for: inFormat) || mirrored) {
+                if kernel == .auto && exact == nil && (!ZimgScaler.preferred(for: inFormat) || sited) {
                     zimgRefused = key
                 } else if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
                                                           dstFullRange: outputFullRange, filter: filter) {
@@ -262,7 +268,7 @@ final class Transformer: @unchecked Sendable {
             throw CropZoomError(.processing, what: "warping", reason: "the transform is not invertible")
         }
         let inFormat = input.pixelFormat
-        let inputFull = PixelFormatInfo(inFormat)?.isJ == true || input.pointer.pointee.color_range == AVCOL_RANGE_JPEG
+        let inputFull = input.isFullRange
         guard PlaneResampler.takes(src: inFormat, dst: inFormat, filter: filter == .area ? .bicubic : filter) else {
             throw CropZoomError(.processing, what: "rotating",
                                 reason: "\(pixelFormatName(inFormat)): --rotate by any angle and --transform need planar YUV or grey")
