@@ -80,7 +80,8 @@ for (i, row) in rows.enumerated() {
         if error.kind == .cancelled || Pipeline.pendingSignal != 0 {
             print("[\(i + 1)/\(rows.count)] cancelled: \(row.input) (nothing written)")
             guardian.cancel()
-            exit(130)
+            let signal = Pipeline.pendingSignal
+            exit(signal != 0 ? 128 + signal : 130)   // SIGTERM → 143, Ctrl-C → 130
         }
         print("[\(i + 1)/\(rows.count)] failed: \(error.description)")
         failures += 1

@@ -166,7 +166,7 @@ struct Batch: ParsableCommand {
     }
 
     private func note(_ text: String) {
-        FileHandle.standardError.write(Data("cropzoom: note: \(text)\n".utf8))
+        Stderr.write(Data("cropzoom: note: \(text)\n".utf8))
     }
 
     /// The transcode settings every file shares (input and output set per file).
@@ -270,10 +270,7 @@ struct Batch: ParsableCommand {
         for r in BatchItem.Result.allCases where r != .pending { summary[r.rawValue.replacingOccurrences(of: " ", with: "_")] = items.filter { $0.result == r }.count }
         let report = Report(outDir: outDir, jobs: jobs, threadsPerJob: threadsPerJob, shard: shard,
                             seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted, summary: summary, files: items)
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+        return try snakeCaseJSON(report)
     }
 }
 
@@ -386,8 +383,8 @@ struct BatchRunner {
         let style = self.style
         @Sendable func say(_ text: String) {
             switch style {
-            case .bar: FileHandle.standardError.write(Data("\r\u{1B}[Kbatch: \(text)".utf8))
-            case .lines: FileHandle.standardError.write(Data("batch: \(text)\n".utf8))
+            case .bar: Stderr.write(Data("\r\u{1B}[Kbatch: \(text)".utf8))
+            case .lines: Stderr.write(Data("batch: \(text)\n".utf8))
             case .none, .auto: break
             }
         }
@@ -425,7 +422,7 @@ struct BatchRunner {
                 forwarded = true
             }
         }
-        if style == .bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if style == .bar { Stderr.write(Data("\r\u{1B}[K".utf8)) }
         if Pipeline.pendingSignal != 0 {
             for k in state.items.indices where state.items[k].result == .pending { state.items[k].result = .notRun }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CropZoomKit
 import Foundation
 
 /// `cropzoom bench`: how fast a job runs on this machine, how it scales with cores and where the
@@ -94,7 +95,7 @@ struct Bench: ParsableCommand {
     }
 
     /// Rewrites `--compare-ffmpeg=PATH`, and `--compare-ffmpeg PATH` where PATH is an executable
-    /// file, to `--compare-ffmpeg --ffmpeg PATH` (ArgumentParser has no optional-value options).
+    /// file named like ffmpeg, to `--compare-ffmpeg --ffmpeg PATH` (ArgumentParser has no optional-value options).
     static func normalize(_ arguments: [String]) -> [String] {
         var out: [String] = []
         var i = 0
@@ -102,14 +103,10 @@ struct Bench: ParsableCommand {
             let a = arguments[i]
             if a.hasPrefix("--compare-ffmpeg=") {
                 out += ["--compare-ffmpeg", "--ffmpeg", String(a.dropFirst("--compare-ffmpeg=".count))]
-            } else if a == "--compare-ffmpeg", i + 1 < arguments.count, isExecutableFile(arguments[i + 1]) {
+            } else if a == "--compare-ffmpeg", i + 1 < arguments.count, isExecutableFile(arguments[i + 1]),
+                      (arguments[i + 1] as NSString).lastPathComponent.lowercased().contains("ffmpeg") {
+                // Only a binary named like ffmpeg: an INPUT that happens to be executable stays the input.
                 out += ["--compare-ffmpeg", "--ffmpeg", arguments[i + 1]]
-                i += 1
-            } else if Bench.signedValueOptions.contains(a), i + 1 < arguments.count,
-                      let next = arguments[i + 1].first.map({ _ in arguments[i + 1] }), next.hasPrefix("-"),
-                      next.dropFirst().first.map({ $0.isNumber || $0 == "." }) == true {
-                // `--rotate -3`, `--transform -1,0,0,-1,640,360`: a value, not an option.
-                out.append("\(a)=\(next)")
                 i += 1
             } else {
                 out.append(a)
@@ -118,9 +115,6 @@ struct Bench: ParsableCommand {
         }
         return out
     }
-
-    /// Options whose value may start with a minus sign.
-    static let signedValueOptions: Set<String> = ["--rotate", "--transform"]
 
     static func isExecutableFile(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
@@ -214,6 +208,7 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
+        Pipeline.installSignalHandlers()
         let cores = Bench.cores
         let threads = try threadList.map { try Bench.parseThreads($0, cores: cores) } ?? Bench.defaultThreads(cores: cores)
         var path = input ?? ""
@@ -246,8 +241,8 @@ struct Bench: ParsableCommand {
             } },
             progress: { text in
                 switch style {
-                case .bar: FileHandle.standardError.write(Data("\r\u{1B}[Kbench: \(text)".utf8))
-                case .lines: FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+                case .bar: Stderr.write(Data("\r\u{1B}[Kbench: \(text)".utf8))
+                case .lines: Stderr.write(Data("bench: \(text)\n".utf8))
                 case .none, .auto: break
                 }
             },
@@ -256,11 +251,13 @@ struct Bench: ParsableCommand {
         do {
             measured = try runner.run()
         } catch let e as BenchError {
-            if style == .bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            FileHandle.standardError.write(Data("cropzoom: error: \(e.description)\n".utf8))
-            throw ExitCode(e.exitCode)
+            if style == .bar { Stderr.write(Data("\r\u{1B}[K".utf8)) }
+            // Interrupted: the signal was passed on to the run, which stopped and left nothing.
+            let signal = Pipeline.pendingSignal
+            Stderr.write(Data("cropzoom: error: \(signal != 0 ? "interrupted" : e.description)\n".utf8))
+            throw ExitCode(signal != 0 ? 128 + signal : e.exitCode)
         }
-        if style == .bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if style == .bar { Stderr.write(Data("\r\u{1B}[K".utf8)) }
 
         var results = BenchResults(
             cores: cores, cpuName: Bench.cpuName(), system: Bench.systemName(), input: path, bundledSample: input == nil,
@@ -281,7 +278,7 @@ struct Bench: ParsableCommand {
     }
 
     private func warn(_ text: String) {
-        FileHandle.standardError.write(Data("cropzoom: warning: \(text)\n".utf8))
+        Stderr.write(Data("cropzoom: warning: \(text)\n".utf8))
     }
 
     /// Writes through a temporary file in the same folder and a rename, so a chart is whole or absent.

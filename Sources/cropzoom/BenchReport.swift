@@ -138,12 +138,7 @@ struct BenchDocument: Codable, Sendable {
     var warnings: [String]
     var results: [Row]
 
-    func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
-    }
+    func json() throws -> String { try snakeCaseJSON(self) }
 }
 
 /// Everything a bench run measured, and the figures derived from it.

@@ -1,3 +1,4 @@
+import CropZoomKit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -17,12 +18,22 @@ struct MeasuredChild {
     var succeeded: Bool { !signaled && status == 0 }
 
     /// Starts `executable args…` with `posix_spawn` — empty signal mask and default dispositions,
-    /// as a shell would, so Ctrl-C reaches it — and waits for it.
+    /// as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
+    /// receives meanwhile (with `Pipeline.installSignalHandlers`) is passed on to the child.
     static func run(_ executable: String, _ args: [String], onStart: (pid_t) -> Void = { _ in },
                     onLine: (String) -> Void = { _ in }) throws -> MeasuredChild {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw BenchError.failed("cannot create a pipe: \(String(cString: strerror(errno)))") }
+        // Close-on-exec, and made under one lock with the spawn: batch starts children from
+        // several threads, and a child must not inherit another child's pipe (that reader would
+        // then wait for the wrong process to exit).
+        spawnLock.lock()
+        guard pipe(&fds) == 0 else {
+            spawnLock.unlock()
+            throw BenchError.failed("cannot create a pipe: \(String(cString: strerror(errno)))")
+        }
         let (readEnd, writeEnd) = (fds[0], fds[1])
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -52,6 +63,7 @@ struct MeasuredChild {
         let start = monotonicNow()
         let spawned = posix_spawnp(&pid, executable, &actions, &attributes, &argv, environ)
         close(writeEnd)
+        spawnLock.unlock()
         guard spawned == 0 else {
             close(readEnd)
             throw BenchError.failed("cannot start \(executable): \(String(cString: strerror(spawned)))")
@@ -62,9 +74,14 @@ struct MeasuredChild {
         var lines: [String] = []
         var pending = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
+        var forwarded = false
         while true {
             let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EINTR {
+                let signal = Pipeline.pendingSignal
+                if signal != 0 && !forwarded { kill(pid, signal); forwarded = true }
+                continue
+            }
             if n <= 0 { break }
             pending.append(contentsOf: buffer[0..<n])
             while let nl = pending.firstIndex(of: 10) {
@@ -91,6 +108,9 @@ struct MeasuredChild {
                              stderrLines: lines)
     }
 }
+
+/// Serialises pipe creation and spawning (see `MeasuredChild.run`).
+private let spawnLock = NSLock()
 
 /// CLOCK_MONOTONIC in seconds.
 func monotonicNow() -> Double {
@@ -133,6 +153,8 @@ struct ChildReport {
     var audioCopied = 0
     var audioReencoded = 0
     var error: String? = nil
+    /// The last `progress` event: frames so far and fps.
+    var progress: (frames: Int, fps: Double)? = nil
 
     /// Folds one NDJSON event line into the report (other lines are ignored).
     mutating func read(_ line: String) {
@@ -158,6 +180,8 @@ struct ChildReport {
             waits = w
         case "error":
             error = object["message"] as? String
+        case "progress":
+            if let f = object["frames"] as? Int, let fps = object["fps"] as? Double { progress = (f, fps) }
         default:
             break
         }
@@ -183,11 +207,9 @@ struct BenchRunner {
         var lastFrames = 0
         let child = try MeasuredChild.run(executable, arguments + ["--threads", "\(threads)"], onLine: { line in
             report.read(line)
-            if line.contains("\"event\":\"progress\""),
-               let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-               let f = o["frames"] as? Int, let fps = o["fps"] as? Double, f != lastFrames {
-                lastFrames = f
-                progress("\(label): frame \(f), \(String(format: "%.0f", fps)) fps")
+            if let p = report.progress, p.frames != lastFrames {
+                lastFrames = p.frames
+                progress("\(label): frame \(p.frames), \(String(format: "%.0f", p.fps)) fps")
             }
         })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }

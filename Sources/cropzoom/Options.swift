@@ -66,10 +66,11 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, even for 4:2:0).", valueName: "WxH"))
     var size: String?
 
-    @Option(help: ArgumentHelp("Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing --background.", valueName: "DEGREES"))
+    // `.unconditional`: the value may start with a minus sign (`--rotate -3`).
+    @Option(parsing: .unconditional, help: ArgumentHelp("Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing --background.", valueName: "DEGREES"))
     var rotate: String = "0"
 
-    @Option(help: ArgumentHelp("A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) moves to (a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'.", valueName: "A,B,C,D,TX,TY"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) moves to (a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'.", valueName: "A,B,C,D,TX,TY"))
     var transform: String?
 
     @Option(help: ArgumentHelp("Mirror after rotating: horizontal or vertical."))

@@ -59,7 +59,7 @@ func reportingErrors<T>(_ body: () throws(CropZoomError) -> T) throws -> T {
     do {
         return try body()
     } catch {
-        FileHandle.standardError.write(Data("cropzoom: error: \(error.description)\n".utf8))
+        Stderr.write(Data("cropzoom: error: \(error.description)\n".utf8))
         throw ExitCode(error.exitCode)
     }
 }

@@ -19,7 +19,7 @@ final class Reporter {
     }
 
     private func write(_ s: String) {
-        FileHandle.standardError.write(s.data(using: .utf8)!)
+        Stderr.write(s.data(using: .utf8)!)
     }
 
     private func clearBar() {
@@ -121,5 +121,20 @@ final class Reporter {
     private func json(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         write(String(decoding: data, as: UTF8.self) + "\n")
+    }
+}
+
+/// Standard error, written with write(2): a reader that went away (a closed pipe; SIGPIPE is
+/// ignored) must not crash the process — FileHandle.write traps on EPIPE, which would leave the
+/// temporary output behind. What cannot be written is dropped.
+enum Stderr {
+    static func write(_ data: Data) {
+        data.withUnsafeBytes { (b: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < b.count {
+                let n = Foundation.write(2, b.baseAddress! + offset, b.count - offset)
+                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+            }
+        }
     }
 }

@@ -121,8 +121,6 @@ struct RunJobFile: ParsableCommand {
                 }
                 args += [settings[key]!, text]
             }
-            // `--transform=-1,…`: values that start with a minus sign stay values.
-            args = Bench.normalize(args)
             // The transcode command's own validation, with its message tied to the clip and field.
             do {
                 _ = try Transcode.parse([resolve(input), "-o", resolve(output)] + args)

@@ -9,7 +9,7 @@ do {
 } catch let code as ExitCode {
     exit(code.rawValue)
 } catch let e as BenchExit {
-    FileHandle.standardError.write("cropzoom: error: \(e.description)\n".data(using: .utf8)!)
+    Stderr.write("cropzoom: error: \(e.description)\n".data(using: .utf8)!)
     if case .usage = e { exit(2) }
     exit(1)
 } catch {
@@ -19,6 +19,6 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    FileHandle.standardError.write("cropzoom: error: \(message) (see cropzoom --help)\n".data(using: .utf8)!)
+    Stderr.write("cropzoom: error: \(message) (see cropzoom --help)\n".data(using: .utf8)!)
     exit(2)
 }

@@ -22,9 +22,18 @@ struct BenchOptionTests {
         #expect(Bench.defaultThreads(cores: 8) == [1, 2, 4, 8])
     }
 
-    @Test func compareFFmpegWithOptionalPath() {
+    @Test func compareFFmpegWithOptionalPath() throws {
         #expect(Bench.normalize(["bench", "--compare-ffmpeg=/opt/ff"]) == ["bench", "--compare-ffmpeg", "--ffmpeg", "/opt/ff"])
-        #expect(Bench.normalize(["bench", "--compare-ffmpeg", "/bin/sh", "in.mp4"]) == ["bench", "--compare-ffmpeg", "--ffmpeg", "/bin/sh", "in.mp4"])
+        // An executable named like ffmpeg after the flag is the binary; an executable clip is still the INPUT.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cz-normalize-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ff = dir.appendingPathComponent("ffmpeg-9").path, clip = dir.appendingPathComponent("clip.mp4").path
+        for path in [ff, clip] {
+            FileManager.default.createFile(atPath: path, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+        }
+        #expect(Bench.normalize(["bench", "--compare-ffmpeg", ff, "in.mp4"]) == ["bench", "--compare-ffmpeg", "--ffmpeg", ff, "in.mp4"])
+        #expect(Bench.normalize(["bench", "--compare-ffmpeg", clip]) == ["bench", "--compare-ffmpeg", clip])
         // A clip after the flag is the INPUT, not the binary.
         #expect(Bench.normalize(["bench", "--compare-ffmpeg", "in.mp4"]) == ["bench", "--compare-ffmpeg", "in.mp4"])
         #expect(Bench.normalize(["in.mp4", "-o", "x.mp4"]) == ["in.mp4", "-o", "x.mp4"])

@@ -263,3 +263,31 @@ struct BenchTests {
         #expect(table.status == 0 && table.stdout.contains("bench-720p.mp4 (bundled sample)"), "\(table)")
     }
 }
+
+@Suite("Bench and transcode under signals and closed pipes")
+struct BenchSignalTests {
+    @Test("SIGTERM to bench --write: passed on to the running transcode, exit 143, no scratch file or process left")
+    func benchInterrupted() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("bench-720p.mp4").path
+        let run = try CLI.run("/usr/bin/env", ["TMPDIR=\(scratch.url.path)", try CLI.binary(), "bench", input, "--threads", "1",
+                                               "--repeat", "3", "--write", "--progress", "none"],
+                              signal: (SIGTERM, 3), timeout: 120)
+        #expect(run.status == 143 && run.stderr.contains("interrupted"), "\(run)")
+        #expect(Files.names(in: scratch.url).isEmpty, "left behind: \(Files.names(in: scratch.url))")
+        let orphans = try CLI.bash("pgrep -f '\(scratch.url.path)/cropzoom-ben[c]h' || true")
+        #expect(orphans.stdout.isEmpty, "a transcode still runs: \(orphans.stdout)")
+    }
+
+    @Test("a transcode whose stderr reader goes away finishes its output and exits 0 (no crash, no temporary file)")
+    func closedStderr() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let out = scratch.file("out.mp4").path
+        // stderr is a pipe nobody reads: the reader closes at once.
+        let run = try CLI.bash("\(Oracle.shellQuoted([try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast"])) 2> >(exec 0<&-; true); echo \"status $?\"")
+        #expect(run.stdout.contains("status 0"), "\(run)")
+        #expect(Files.names(in: scratch.url) == ["out.mp4"])
+        #expect(try Oracle.decodedFrameHashes(out).count == 60)
+    }
+}
