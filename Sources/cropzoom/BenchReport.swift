@@ -223,13 +223,14 @@ struct BenchResults: Sendable {
 
     func document() -> BenchDocument {
         let iso = ISO8601DateFormatter()
+        let rows = rows()
         return BenchDocument(
             cropzoomVersion: CropZoom.configuration.version, date: iso.string(from: date),
             machine: .init(cores: cores, cpu: cpuName, system: system),
             input: .init(path: input, bundledSample: bundledSample),
             job: .init(command: command, codec: codec, outputSize: outputSize, window: window,
-                       sink: sinkIsFile ? "file" : "null", framesPerRun: rows().first?.frames ?? 0, repeats: repeats),
-            baselineThreads: baseline?.threads ?? 0, ffmpegVersion: ffmpegVersion, warnings: warnings, results: rows())
+                       sink: sinkIsFile ? "file" : "null", framesPerRun: rows.first?.frames ?? 0, repeats: repeats),
+            baselineThreads: baseline?.threads ?? 0, ffmpegVersion: ffmpegVersion, warnings: warnings, results: rows)
     }
 
     /// The measurements' own sanity: runs at one thread count that disagree by more than 10 %
