@@ -35,7 +35,13 @@ let package = Package(
                 "CropZoomKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            // Release builds carry the Swift runtime and Foundation inside the binary: it starts
+            // in 53 ms instead of 68 (the loader maps and binds 14 fewer libraries; README,
+            // "Performance") and runs where FFmpeg's libraries are but no Swift toolchain is.
+            // Debug builds (the tests) stay dynamic.
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         // Using the library from Swift: a CSV of clips, progress from the event stream, Ctrl-C cancels.
         .executableTarget(

@@ -14,8 +14,6 @@ struct Batch: ParsableCommand {
             and leave nothing behind, no new file starts, the table so far is printed.
             """)
 
-    enum Progress: String, ExpressibleByArgument, CaseIterable { case auto, bar, lines, none }
-
     @Argument(help: ArgumentHelp("Files, folders (searched recursively; hidden files skipped) or globs ('clips/*.mov').", valueName: "input"))
     var inputs: [String] = []
 
@@ -44,7 +42,7 @@ struct Batch: ParsableCommand {
     var shard: String?
 
     @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
-    var progress: Progress = .auto
+    var progress: StatusStyle = .auto
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
@@ -102,20 +100,14 @@ struct Batch: ParsableCommand {
     }
 
     func run() throws {
-        let cores = Batch.cores
-        var jobCount = jobs ?? Batch.defaultJobs(cores: cores)
-        if jobCount > cores {
-            note("--jobs \(jobCount) is more than the \(cores) cores: running \(cores) at once")
-            jobCount = cores
-        }
-        let threadsPerJob = max(1, cores / jobCount)
+        let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let outRoot = URL(fileURLWithPath: outDir!).standardized
 
         // 1. Inputs: files, folders, globs → sorted, de-duplicated, sharded.
         var found = try BatchInputs.resolve(inputs)
         let shardSpec = try shard.map(Batch.parseShard)
         found = Batch.select(found, path: \.path, shard: shardSpec)
-        if found.isEmpty { throw BenchExit.usage("no files in \(inputs.joined(separator: " "))\(shard.map { " for shard \($0)" } ?? "")") }
+        if found.isEmpty { throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(shard.map { " for shard \($0)" } ?? "")") }
 
         // 2. Each file: media? its output path; conflicts refused before any work.
         var items: [BatchItem] = []
@@ -141,32 +133,44 @@ struct Batch: ParsableCommand {
         }
 
         // 4. Run.
-        Pipeline.installSignalHandlers()
         for item in items where item.result == .pending {
             let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent()
             do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
-            catch { throw BenchExit.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
+            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
         }
         let args = geometry.arguments() + trim.arguments() + encoding.arguments() + streams.arguments()
-        let style: Progress = progress == .auto ? (isatty(2) != 0 ? .bar : .none) : progress
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
-                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: style)
-        let started = monotonicNow()
-        items = runner.run(items)
-        let seconds = monotonicNow() - started
-        let signal = Pipeline.pendingSignal
-
-        print(Batch.table(items), terminator: "")
-        if let report {
-            try Bench.writeAtomically(try Batch.reportJSON(items, outDir: outRoot.path, jobs: jobCount, threadsPerJob: threadsPerJob,
-                                                           shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
-        }
-        if signal != 0 { throw ExitCode(128 + signal) }
-        if items.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
+        try Batch.execute(items, runner: runner, report: report, outDir: outRoot.path, shard: shard)
     }
 
-    private func note(_ text: String) {
-        Stderr.write(Data("cropzoom: note: \(text)\n".utf8))
+    /// Files at once and threads per file on `cores` cores: `requested` (at most one file per
+    /// core: a larger request is capped, with a note) or the default.
+    static func split(requested: Int?, cores: Int) -> (jobs: Int, threadsPerJob: Int) {
+        var jobs = requested ?? defaultJobs(cores: cores)
+        if jobs > cores {
+            Stderr.write("cropzoom: note: --jobs \(jobs) is more than the \(cores) cores: running \(cores) at once\n")
+            jobs = cores
+        }
+        return (jobs, max(1, cores / jobs))
+    }
+
+    /// What `batch` and `run` share once the items are known: runs the pending ones (signals
+    /// passed on to running files), prints the table, writes the report; exits 128+signal when
+    /// interrupted, 1 when an item failed.
+    static func execute(_ items: [BatchItem], runner: BatchRunner, report: String?, outDir: String, shard: String?) throws {
+        Pipeline.installSignalHandlers()
+        let started = monotonicSeconds()
+        let done = runner.run(items)
+        let seconds = monotonicSeconds() - started
+        let signal = Pipeline.pendingSignal
+        print(table(done), terminator: "")
+        if let report {
+            try Bench.writeAtomically(try reportJSON(done, outDir: outDir, jobs: runner.jobs, threadsPerJob: runner.threadsPerJob,
+                                                     shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
+        }
+        if signal != 0 { throw ExitCode(128 + signal) }
+        if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
     }
 
     /// The transcode settings every file shares (input and output set per file).
@@ -184,14 +188,14 @@ struct Batch: ParsableCommand {
         var owner: [String: String] = [:]
         for (k, item) in items.enumerated() where item.result == .pending {
             if let other = owner[item.output] {
-                throw BenchExit.usage("\(prefix)\(other) and \(item.input) would both be written to \(item.output) (\(renameHint))")
+                throw CommandError.usage("\(prefix)\(other) and \(item.input) would both be written to \(item.output) (\(renameHint))")
             }
             owner[item.output] = item.input
             if inputs.contains(where: { FileIdentity.same($0, item.output) }) {
-                throw BenchExit.usage("\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
+                throw CommandError.usage("\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
             }
             if !mayReplace(k) && FileManager.default.fileExists(atPath: item.output) {
-                throw BenchExit.usage("\(prefix)\(item.output) already exists (\(existsHint))")
+                throw CommandError.usage("\(prefix)\(item.output) already exists (\(existsHint))")
             }
         }
     }
@@ -316,9 +320,9 @@ enum BatchInputs {
                 paths = [arg]
             } else if hasGlob(arg) {
                 paths = glob(arg)
-                if paths.isEmpty { throw BenchExit.usage("\(arg): no file matches") }
+                if paths.isEmpty { throw CommandError.usage("\(arg): no file matches") }
             } else {
-                throw BenchExit.usage("\(arg): no such file or folder")
+                throw CommandError.usage("\(arg): no such file or folder")
             }
             for path in paths {
                 guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
@@ -361,7 +365,7 @@ struct BatchRunner {
     var jobs: Int
     var skipExisting: Bool
     var overwrite: Bool
-    var style: Batch.Progress
+    var style: StatusStyle
     /// Extra `transcode` arguments per item (job files: each clip's own settings), by index.
     var perItemArguments: [[String]] = []
 
@@ -381,13 +385,7 @@ struct BatchRunner {
         let total = input.filter { $0.result == .pending }.count
         let group = DispatchGroup()
         let style = self.style
-        @Sendable func say(_ text: String) {
-            switch style {
-            case .bar: Stderr.write(Data("\r\u{1B}[Kbatch: \(text)".utf8))
-            case .lines: Stderr.write(Data("batch: \(text)\n".utf8))
-            case .none, .auto: break
-            }
-        }
+        @Sendable func say(_ text: String) { style.say("batch", text) }
         for _ in 0..<min(jobs, max(1, total)) {
             group.enter()
             let worker = Thread { [self] in
@@ -422,7 +420,7 @@ struct BatchRunner {
                 forwarded = true
             }
         }
-        if style == .bar { Stderr.write(Data("\r\u{1B}[K".utf8)) }
+        style.clear()
         if Pipeline.pendingSignal != 0 {
             for k in state.items.indices where state.items[k].result == .pending { state.items[k].result = .notRun }
         }
@@ -469,7 +467,7 @@ struct BatchRunner {
         let code = child.signaled ? 128 + child.status : child.status
         item.exitCode = code
         item.result = code == 130 || code == 143 ? .interrupted : .failed
-        item.error = (errorEvent?["message"] as? String) ?? child.stderrLines.last { !$0.hasPrefix("{") }
+        item.error = (errorEvent?["message"] as? String) ?? child.lines.last { !$0.hasPrefix("{") }
             ?? (item.result == .interrupted ? "interrupted; nothing written" : "exit \(code)")
     }
 }

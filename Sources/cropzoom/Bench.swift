@@ -17,7 +17,6 @@ struct Bench: ParsableCommand {
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, csv }
-    enum Progress: String, ExpressibleByArgument, CaseIterable { case auto, bar, lines, none }
 
     /// The clip `bench` measures when no INPUT is given.
     static let bundledSample = "bench-720p.mp4"
@@ -54,7 +53,7 @@ struct Bench: ParsableCommand {
     var write = false
 
     @Option(help: "auto (a progress line on a terminal, else none), bar, lines (one line per update), none.")
-    var progress: Progress = .auto
+    var progress: StatusStyle = .auto
 
     @Flag(name: [.customShort("y"), .long], help: "Replace the --chart file if it exists.")
     var overwrite = false
@@ -214,7 +213,7 @@ struct Bench: ParsableCommand {
         var path = input ?? ""
         if input == nil {
             guard let found = Bench.findBundledSample() else {
-                throw BenchExit.usage("no INPUT given and the bundled sample \(Bench.bundledSample) is not in samples/ (name a clip)")
+                throw CommandError.usage("no INPUT given and the bundled sample \(Bench.bundledSample) is not in samples/ (name a clip)")
             }
             path = found
         }
@@ -231,7 +230,7 @@ struct Bench: ParsableCommand {
         args += ["--progress", "json", "--stats"]
         if let frames { args += ["--bench-frames", "\(frames)"] }
 
-        let style: Progress = progress == .auto ? (isatty(2) != 0 ? .bar : .none) : progress
+        let style = progress.resolved
         let ffmpeg = compareFFmpeg ? Bench.which(ffmpegPath ?? "ffmpeg") : nil
         let runner = BenchRunner(
             executable: exe, arguments: args, threadCounts: threads, repeats: repeats,
@@ -239,25 +238,19 @@ struct Bench: ParsableCommand {
                 Bench.ffmpegCommand(binary: bin, input: path, report: report, threads: t, frames: frames,
                                     encoding: encoding, writeTo: scratch)
             } },
-            progress: { text in
-                switch style {
-                case .bar: Stderr.write(Data("\r\u{1B}[Kbench: \(text)".utf8))
-                case .lines: Stderr.write(Data("bench: \(text)\n".utf8))
-                case .none, .auto: break
-                }
-            },
+            progress: { text in style.say("bench", text) },
             writtenFile: scratch)
         let measured: (points: [BenchPoint], report: ChildReport)
         do {
             measured = try runner.run()
-        } catch let e as BenchError {
-            if style == .bar { Stderr.write(Data("\r\u{1B}[K".utf8)) }
+        } catch let e as CommandError {
+            style.clear()
             // Interrupted: the signal was passed on to the run, which stopped and left nothing.
             let signal = Pipeline.pendingSignal
-            Stderr.write(Data("cropzoom: error: \(signal != 0 ? "interrupted" : e.description)\n".utf8))
+            Stderr.write("cropzoom: error: \(signal != 0 ? "interrupted" : e.description)\n")
             throw ExitCode(signal != 0 ? 128 + signal : e.exitCode)
         }
-        if style == .bar { Stderr.write(Data("\r\u{1B}[K".utf8)) }
+        style.clear()
 
         var results = BenchResults(
             cores: cores, cpuName: Bench.cpuName(), system: Bench.systemName(), input: path, bundledSample: input == nil,
@@ -278,20 +271,21 @@ struct Bench: ParsableCommand {
     }
 
     private func warn(_ text: String) {
-        Stderr.write(Data("cropzoom: warning: \(text)\n".utf8))
+        Stderr.write("cropzoom: warning: \(text)\n")
     }
 
-    /// Writes through a temporary file in the same folder and a rename, so a chart is whole or absent.
+    /// Writes through a temporary file in the same folder and a rename, so a chart or a report
+    /// is whole or absent.
     static func writeAtomically(_ text: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).cropzoom-tmp-\(getpid())")
         do {
             try Data(text.utf8).write(to: tmp)
-            // rename(2) replaces the old chart (with -y) in one step: whole or untouched.
+            // rename(2) replaces the old file (with -y) in one step: whole or untouched.
             guard rename(tmp.path, url.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             try? FileManager.default.removeItem(at: tmp)
-            throw BenchExit.failure("\(path): cannot write the chart: \(error.localizedDescription)")
+            throw CommandError.failure("\(path): cannot write it: \(error.localizedDescription)")
         }
     }
 
@@ -313,26 +307,8 @@ struct Bench: ParsableCommand {
 
     /// The first line of `ffmpeg -version`, shortened to "ffmpeg version X".
     static func ffmpegVersion(_ binary: String) -> String? {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["-version"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let first = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        let words = first.split(separator: " ")
+        guard let run = try? MeasuredChild.run(binary, ["-version"], reading: 1), run.succeeded else { return nil }
+        let words = (run.lines.first ?? "").split(separator: " ")
         return words.count >= 3 ? words.prefix(3).joined(separator: " ") : nil
-    }
-}
-
-/// Errors of `bench` itself (not of a run), with the exit code main.swift gives them.
-enum BenchExit: Error, CustomStringConvertible {
-    case usage(String)
-    case failure(String)
-    var description: String {
-        switch self { case .usage(let m), .failure(let m): return m }
     }
 }

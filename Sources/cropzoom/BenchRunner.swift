@@ -5,22 +5,24 @@ import Glibc
 #endif
 
 /// A child process measured the way `/usr/bin/time -v` measures it: wall time from the parent,
-/// CPU time and peak RSS from `wait4`'s rusage of that very child. Its stderr is read line by
-/// line as it arrives (cropzoom's NDJSON events); stdout goes to /dev/null.
+/// CPU time and peak RSS from `wait4`'s rusage of that very child. One of its outputs is read
+/// line by line as it arrives (stderr: cropzoom's NDJSON events); the other goes to /dev/null.
 struct MeasuredChild {
     var status: Int32
     var signaled: Bool
     var wallSeconds: Double
     var cpuSeconds: Double
     var peakRSSBytes: Int
-    var stderrLines: [String]
+    /// The lines of the output that was read.
+    var lines: [String]
 
     var succeeded: Bool { !signaled && status == 0 }
 
     /// Starts `executable args…` with `posix_spawn` — empty signal mask and default dispositions,
     /// as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
     /// receives meanwhile (with `Pipeline.installSignalHandlers`) is passed on to the child.
-    static func run(_ executable: String, _ args: [String], onStart: (pid_t) -> Void = { _ in },
+    /// `reading` is the child's descriptor that is read (2, stderr, or 1, stdout).
+    static func run(_ executable: String, _ args: [String], reading: Int32 = 2, onStart: (pid_t) -> Void = { _ in },
                     onLine: (String) -> Void = { _ in }) throws -> MeasuredChild {
         var fds: [Int32] = [0, 0]
         // Close-on-exec, and made under one lock with the spawn: batch starts children from
@@ -29,7 +31,7 @@ struct MeasuredChild {
         spawnLock.lock()
         guard pipe(&fds) == 0 else {
             spawnLock.unlock()
-            throw BenchError.failed("cannot create a pipe: \(String(cString: strerror(errno)))")
+            throw CommandError.failure("cannot create a pipe: \(String(cString: strerror(errno)))")
         }
         let (readEnd, writeEnd) = (fds[0], fds[1])
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
@@ -39,8 +41,8 @@ struct MeasuredChild {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        posix_spawn_file_actions_addopen(&actions, 3 - reading, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, reading)
         posix_spawn_file_actions_addclose(&actions, readEnd)
         posix_spawn_file_actions_addclose(&actions, writeEnd)
 
@@ -60,17 +62,17 @@ struct MeasuredChild {
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         let spawned = posix_spawnp(&pid, executable, &actions, &attributes, &argv, environ)
         close(writeEnd)
         spawnLock.unlock()
         guard spawned == 0 else {
             close(readEnd)
-            throw BenchError.failed("cannot start \(executable): \(String(cString: strerror(spawned)))")
+            throw CommandError.failure("cannot start \(executable): \(String(cString: strerror(spawned)))")
         }
 
         onStart(pid)
-        // Read stderr to EOF, handing over complete lines.
+        // Read to EOF, handing over complete lines.
         var lines: [String] = []
         var pending = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -97,47 +99,21 @@ struct MeasuredChild {
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw BenchError.failed("wait4: \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else { throw CommandError.failure("wait4: \(String(cString: strerror(errno)))") }
         }
-        let wall = monotonicNow() - start
+        let wall = monotonicSeconds() - start
         let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
         let termSignal = status & 0x7F
         return MeasuredChild(status: termSignal == 0 ? (status >> 8) & 0xFF : termSignal, signaled: termSignal != 0,
                              wallSeconds: wall, cpuSeconds: cpu, peakRSSBytes: Int(usage.ru_maxrss) * 1024,
-                             stderrLines: lines)
+                             lines: lines)
     }
 }
 
 /// Serialises pipe creation and spawning (see `MeasuredChild.run`).
 private let spawnLock = NSLock()
 
-/// CLOCK_MONOTONIC in seconds.
-func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-}
-
-/// Why a bench stopped, with the exit code it ends with.
-enum BenchError: Error, CustomStringConvertible {
-    /// A run of cropzoom failed: its own one-line error and exit code.
-    case child(message: String, code: Int32)
-    case failed(String)
-
-    var description: String {
-        switch self {
-        case .child(let m, _): return m
-        case .failed(let m): return m
-        }
-    }
-    var exitCode: Int32 {
-        switch self {
-        case .child(_, let code): return code
-        case .failed: return 1
-        }
-    }
-}
 
 /// What one cropzoom run reported on stderr (`--progress json --stats`).
 struct ChildReport {
@@ -214,8 +190,8 @@ struct BenchRunner {
         })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
         guard child.succeeded else {
-            let message = report.error ?? child.stderrLines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
-            throw BenchError.child(message: message, code: child.signaled ? 128 + child.status : child.status)
+            let message = report.error ?? child.lines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
+            throw CommandError.failure(message, exitCode: child.signaled ? 128 + child.status : child.status)
         }
         let run = BenchRun(wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes,
                            frames: report.frames, busySeconds: report.busy, waitSeconds: report.waits,
@@ -230,8 +206,8 @@ struct BenchRunner {
         })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
         guard child.succeeded else {
-            let last = child.stderrLines.last { !$0.contains("=") } ?? ""
-            throw BenchError.failed("ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: \(shellQuoted(command))")
+            let last = child.lines.last { !$0.contains("=") } ?? ""
+            throw CommandError.failure("ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: \(shellQuoted(command))")
         }
         return BenchRun(wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes, frames: frames)
     }

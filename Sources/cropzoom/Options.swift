@@ -16,32 +16,27 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Around a zoomed-out, rotated or moved picture: black (default), white, gray, #RRGGBB, edge (the picture's edge samples repeated outwards), blur (the picture scaled to cover the frame, blurred), or cover (with --rotate/--transform: zoom in just enough that no corner shows).", valueName: "FILL"))
     var background: String = "black"
 
-    /// `--crop '0s:1280:720:0:0, 4s:640:360:320:180'`: keys of W:H or W:H:X:Y (all keys the
-    /// same form); X and Y NaN when centred on --center.
-    static func parseCropKeyframes(_ text: String) throws -> Track {
-        let bad = ValidationError("--crop keyframes are 'TIMEs:W:H[:X:Y]' separated by commas, every key with X:Y or none, e.g. '0s:1920:1080:0:0, 4s:960:540:480:270' (got '\(text)')")
-        var keys: [Track.Key] = []
-        var withOffsets: Bool?
-        for part in text.split(separator: ",") {
-            let f = part.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
-            guard f.count == 3 || f.count == 5, f[0].hasSuffix("s"), let t = Double(f[0].dropLast()), t >= 0, t.isFinite else { throw bad }
-            let n = f.dropFirst().map { Int($0) }
-            guard n.allSatisfy({ $0 != nil }), n[0]! > 0, n[1]! > 0 else { throw bad }
-            if withOffsets == nil { withOffsets = f.count == 5 }
-            guard withOffsets == (f.count == 5) else { throw bad }
-            if f.count == 5, n[2]! < 0 || n[3]! < 0 { throw ValidationError("--crop offsets must not be negative (got '\(text)')") }
-            keys.append(.init(time: t, value: [Double(n[0]!), Double(n[1]!),
-                                               f.count == 5 ? Double(n[2]!) : .nan, f.count == 5 ? Double(n[3]!) : .nan]))
+    /// `--crop W:H[:X:Y]`, or keyframes `'TIMEs:W:H[:X:Y], …'` (every key with X:Y or none, one
+    /// aspect ratio): the window as a track of [W, H, X, Y] in whole pixels, X and Y NaN when
+    /// the window is centred on `--center`.
+    static func parseCrop(_ text: String) throws -> Track {
+        let form = "--crop takes W:H or W:H:X:Y in whole pixels (e.g. 1280:720), or keyframes 'TIMEs:W:H[:X:Y], …' (e.g. '0s:1920:1080:0:0, 4s:960:540:480:270')"
+        var track: Track
+        do { track = try Track.parse(text, counts: [2, 4], separator: ":", option: "--crop") }
+        catch { throw ValidationError("\(error.reason) (W:H[:X:Y], or keyframes 'TIMEs:W:H[:X:Y], …')") }
+        for k in track.keys {
+            guard k.value.allSatisfy({ $0 == $0.rounded() }), k.value[0] > 0, k.value[1] > 0 else {
+                throw ValidationError("\(form) (got '\(text)')")
+            }
+            if k.value.count == 4, k.value[2] < 0 || k.value[3] < 0 { throw ValidationError("--crop offsets must not be negative (got '\(text)')") }
         }
-        guard !keys.isEmpty else { throw bad }
-        let aspect = keys[0].value[0] / keys[0].value[1]
-        for k in keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
-            throw ValidationError("--crop keyframes must keep one aspect ratio (the output has one size): \(Int(keys[0].value[0])):\(Int(keys[0].value[1])) at \(keys[0].time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s")
+        let first = track.keys[0]
+        let aspect = first.value[0] / first.value[1]
+        for k in track.keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
+            throw ValidationError("--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s")
         }
-        for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
-            throw ValidationError("--crop keyframe times must increase (\(b.time)s after \(a.time)s)")
-        }
-        return Track(keys: keys)
+        track.keys = track.keys.map { .init(time: $0.time, value: $0.value.count == 4 ? $0.value : $0.value + [.nan, .nan]) }
+        return track
     }
 
     /// `--background` → the configuration's value; nil when malformed.
@@ -113,23 +108,13 @@ struct GeometryOptions: ParsableArguments {
         centerTrack.ease = ease
         g.center = (centerTrack.keys[0].value[0], centerTrack.keys[0].value[1])
         if centerTrack.isAnimated { g.centerTrack = centerTrack }
-        if let crop, crop.contains("s:") {
-            let track = try GeometryOptions.parseCropKeyframes(crop)
-            var t = track
-            t.ease = ease
-            let first = t.keys[0].value
+        if let crop {
+            var track = try GeometryOptions.parseCrop(crop)
+            track.ease = ease
+            let first = track.keys[0].value
             g.crop = .init(width: Int(first[0]), height: Int(first[1]),
                            x: first[2].isNaN ? nil : Int(first[2]), y: first[3].isNaN ? nil : Int(first[3]))
-            if t.isAnimated { g.cropTrack = t }
-        } else if let crop {
-            let p = crop.split(separator: ":").map { Int($0) }
-            guard p.count == 2 || p.count == 4, p.allSatisfy({ $0 != nil }), p[0]! > 0, p[1]! > 0 else {
-                throw ValidationError("--crop takes W:H or W:H:X:Y in whole pixels, e.g. 1280:720 (got '\(crop)')")
-            }
-            if p.count == 4, p[2]! < 0 || p[3]! < 0 {
-                throw ValidationError("--crop offsets must not be negative (got '\(crop)')")
-            }
-            g.crop = .init(width: p[0]!, height: p[1]!, x: p.count == 4 ? p[2] : nil, y: p.count == 4 ? p[3] : nil)
+            if track.isAnimated { g.cropTrack = track }
         }
         if let size {
             let p = size.lowercased().split(separator: "x").map { Int($0) }

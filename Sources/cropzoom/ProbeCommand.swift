@@ -59,7 +59,7 @@ func reportingErrors<T>(_ body: () throws(CropZoomError) -> T) throws -> T {
     do {
         return try body()
     } catch {
-        Stderr.write(Data("cropzoom: error: \(error.description)\n".utf8))
+        Stderr.write("cropzoom: error: \(error.description)\n")
         throw ExitCode(error.exitCode)
     }
 }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import CropZoomKit
 import Foundation
 
@@ -18,9 +19,7 @@ final class Reporter {
         }
     }
 
-    private func write(_ s: String) {
-        Stderr.write(s.data(using: .utf8)!)
-    }
+    private func write(_ s: String) { Stderr.write(s) }
 
     private func clearBar() {
         if barShown { write("\r\u{1B}[K"); barShown = false }
@@ -137,4 +136,29 @@ enum Stderr {
             }
         }
     }
+}
+
+extension Stderr {
+    static func write(_ text: String) { write(Data(text.utf8)) }
+}
+
+/// `--progress` of the commands that supervise other runs (`batch`, `run`, `bench`): a status
+/// line on a terminal (`bar`), a line per update (`lines`), or nothing.
+enum StatusStyle: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case auto, bar, lines, none
+
+    /// `auto` decided: the bar when stderr is a terminal, else nothing.
+    var resolved: StatusStyle { self == .auto ? (isatty(2) != 0 ? .bar : .none) : self }
+
+    /// Shows `text` after `label: ` in this style.
+    func say(_ label: String, _ text: String) {
+        switch self {
+        case .bar: Stderr.write("\r\u{1B}[K\(label): \(text)")
+        case .lines: Stderr.write("\(label): \(text)\n")
+        case .none, .auto: break
+        }
+    }
+
+    /// Takes the status line away (before the table or an error is printed).
+    func clear() { if self == .bar { Stderr.write("\r\u{1B}[K") } }
 }

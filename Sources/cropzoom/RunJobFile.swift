@@ -25,7 +25,7 @@ struct RunJobFile: ParsableCommand {
     var dryRun = false
 
     @Option(help: "auto (a status line on a terminal, else none), bar, lines, none.")
-    var progress: Batch.Progress = .auto
+    var progress: StatusStyle = .auto
 
     /// The settings a clip (or `defaults`) may give, and the transcode option each becomes.
     static let settings: [String: String] = [
@@ -37,22 +37,20 @@ struct RunJobFile: ParsableCommand {
     ]
     static let clipOnly: Set<String> = ["input", "output", "overwrite"]
 
-    /// One clip, validated: its input, output and `transcode` arguments.
-    struct Clip: Equatable {
+    /// One clip, validated: its input, output, `transcode` arguments and the configuration
+    /// they make (what `--dry-run` describes).
+    struct Clip {
         var input: String
         var output: String
         var arguments: [String]
         var overwrite: Bool
-    }
-
-    struct Invalid: Error, CustomStringConvertible {
-        var description: String
+        var configuration: TranscodeConfiguration
     }
 
     /// Reads and validates a job file. Relative paths are relative to the job file's folder.
     static func load(_ path: String) throws -> [Clip] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw Invalid(description: "\(path): cannot read the job file (\(String(cString: strerror(errno))))")
+            throw CommandError.usage("\(path): cannot read the job file (\(String(cString: strerror(errno))))")
         }
         let text = String(decoding: data, as: UTF8.self)
         let ext = (path as NSString).pathExtension.lowercased()
@@ -63,38 +61,38 @@ struct RunJobFile: ParsableCommand {
             } else if ext == "yaml" || ext == "yml" {
                 root = try Yams.load(yaml: text)
             } else {
-                throw Invalid(description: "\(path): a job file is .json, .yaml or .yml")
+                throw CommandError.usage("\(path): a job file is .json, .yaml or .yml")
             }
-        } catch let e as Invalid {
+        } catch let e as CommandError {
             throw e
         } catch {
             let reason = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
-            throw Invalid(description: "\(path): not valid \(ext == "json" ? "JSON" : "YAML"): \(reason)")
+            throw CommandError.usage("\(path): not valid \(ext == "json" ? "JSON" : "YAML"): \(reason)")
         }
         guard let top = root as? [String: Any] else {
-            throw Invalid(description: "\(path): the top level must be a mapping with `clips` (and optional `defaults`)")
+            throw CommandError.usage("\(path): the top level must be a mapping with `clips` (and optional `defaults`)")
         }
         for key in top.keys where !["defaults", "clips"].contains(key) {
-            throw Invalid(description: "\(path): unknown top-level field '\(key)' (expected defaults, clips)")
+            throw CommandError.usage("\(path): unknown top-level field '\(key)' (expected defaults, clips)")
         }
         let defaults = try (top["defaults"]).map { value -> [String: Any] in
-            guard let d = value as? [String: Any] else { throw Invalid(description: "\(path): defaults: must be a mapping") }
+            guard let d = value as? [String: Any] else { throw CommandError.usage("\(path): defaults: must be a mapping") }
             return d
         } ?? [:]
         for key in defaults.keys where settings[key] == nil {
-            throw Invalid(description: "\(path): defaults: unknown field '\(key)'\(clipOnly.contains(key) ? " (only a clip can give it)" : "")")
+            throw CommandError.usage("\(path): defaults: unknown field '\(key)'\(clipOnly.contains(key) ? " (only a clip can give it)" : "")")
         }
         guard let list = top["clips"] as? [Any], !list.isEmpty else {
-            throw Invalid(description: "\(path): clips: must be a non-empty list")
+            throw CommandError.usage("\(path): clips: must be a non-empty list")
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         func resolve(_ p: String) -> String { p.hasPrefix("/") || p == "-" ? p : folder.appendingPathComponent(p).standardized.path }
 
         var clips: [Clip] = []
         for (i, item) in list.enumerated() {
-            guard let clip = item as? [String: Any] else { throw Invalid(description: "\(path): clips[\(i)]: must be a mapping") }
+            guard let clip = item as? [String: Any] else { throw CommandError.usage("\(path): clips[\(i)]: must be a mapping") }
             let label = "clips[\(i)]\((clip["input"] as? String).map { " (\($0))" } ?? "")"
-            func fail(_ field: String, _ why: String) -> Invalid { Invalid(description: "\(path): \(label): \(field): \(why)") }
+            func fail(_ field: String, _ why: String) -> CommandError { CommandError.usage("\(path): \(label): \(field): \(why)") }
             for key in clip.keys where settings[key] == nil && !clipOnly.contains(key) {
                 throw fail(key, "unknown field")
             }
@@ -122,8 +120,9 @@ struct RunJobFile: ParsableCommand {
                 args += [settings[key]!, text]
             }
             // The transcode command's own validation, with its message tied to the clip and field.
+            let configuration: TranscodeConfiguration
             do {
-                _ = try Transcode.parse([resolve(input), "-o", resolve(output)] + args)
+                configuration = try Transcode.parse([resolve(input), "-o", resolve(output)] + args).configuration()
             } catch {
                 let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
                 // The field is the option the message names first.
@@ -131,7 +130,8 @@ struct RunJobFile: ParsableCommand {
                     .min { $0.1 < $1.1 }?.0
                 throw fail(field ?? "settings", message)
             }
-            clips.append(Clip(input: resolve(input), output: resolve(output), arguments: args, overwrite: overwrite))
+            clips.append(Clip(input: resolve(input), output: resolve(output), arguments: args, overwrite: overwrite,
+                              configuration: configuration))
         }
         return clips
     }
@@ -144,8 +144,7 @@ struct RunJobFile: ParsableCommand {
     }
 
     func run() throws {
-        let clips: [Clip]
-        do { clips = try RunJobFile.load(jobFile) } catch let e as Invalid { throw BenchExit.usage(e.description) }
+        let clips = try RunJobFile.load(jobFile)
         var items = clips.map { BatchItem(input: $0.input, output: $0.output) }
         for (k, clip) in clips.enumerated() where !FileManager.default.fileExists(atPath: clip.input) {
             items[k].result = .failed
@@ -160,27 +159,14 @@ struct RunJobFile: ParsableCommand {
         if dryRun {
             for (k, clip) in clips.enumerated() {
                 if items[k].result == .failed { print("\(clip.input): would fail: \(items[k].error ?? "")"); continue }
-                do { print(Batch.planLine(try Transcode.parse([clip.input, "-o", clip.output] + clip.arguments).configuration())) }
-                catch { print("\(clip.input): would fail: \(error)") }
+                print(Batch.planLine(clip.configuration))
             }
             return
         }
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        let jobCount = min(cores, jobs ?? Batch.defaultJobs(cores: cores))
-        Pipeline.installSignalHandlers()
-        let style: Batch.Progress = progress == .auto ? (isatty(2) != 0 ? .bar : .none) : progress
-        let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: max(1, cores / jobCount),
-                                 jobs: jobCount, skipExisting: false, overwrite: false, style: style,
+        let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
+        let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: threadsPerJob,
+                                 jobs: jobCount, skipExisting: false, overwrite: false, style: progress.resolved,
                                  perItemArguments: clips.map { $0.arguments + ($0.overwrite ? ["-y"] : []) })
-        let started = monotonicNow()
-        items = runner.run(items)
-        let signal = Pipeline.pendingSignal
-        print(Batch.table(items), terminator: "")
-        if let report {
-            try Bench.writeAtomically(try Batch.reportJSON(items, outDir: "", jobs: jobCount, threadsPerJob: max(1, cores / jobCount),
-                                                           shard: nil, seconds: monotonicNow() - started, interrupted: signal != 0), to: report)
-        }
-        if signal != 0 { throw ExitCode(128 + signal) }
-        if items.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+        try Batch.execute(items, runner: runner, report: report, outDir: "", shard: nil)
     }
 }

@@ -8,10 +8,9 @@ do {
     try command.run()
 } catch let code as ExitCode {
     exit(code.rawValue)
-} catch let e as BenchExit {
-    Stderr.write("cropzoom: error: \(e.description)\n".data(using: .utf8)!)
-    if case .usage = e { exit(2) }
-    exit(1)
+} catch let e as CommandError {
+    Stderr.write("cropzoom: error: \(e.description)\n")
+    exit(e.exitCode)
 } catch {
     let code = CropZoom.exitCode(for: error)
     if code == .success {
@@ -19,6 +18,6 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    Stderr.write("cropzoom: error: \(message) (see cropzoom --help)\n".data(using: .utf8)!)
+    Stderr.write("cropzoom: error: \(message) (see cropzoom --help)\n")
     exit(2)
 }

@@ -18,6 +18,22 @@ struct TrackTests {
         }
     }
 
+    @Test("values with another separator and a choice of counts (--crop's W:H[:X:Y])")
+    func cropForm() throws {
+        let keyed = try Track.parse("0s:1920:1080:0:0, 4s:960:540:480:270", counts: [2, 4], separator: ":", option: "--crop")
+        #expect(keyed.keys.map(\.time) == [0, 4] && keyed.keys.map(\.value) == [[1920, 1080, 0, 0], [960, 540, 480, 270]])
+        let centred = try Track.parse("0s:1280:720,2.5s:640:360", counts: [2, 4], separator: ":", option: "--crop")
+        #expect(centred.keys.map(\.time) == [0, 2.5] && centred.keys.map(\.value) == [[1280, 720], [640, 360]])
+        #expect(try Track.parse("1280:720:10:20", counts: [2, 4], separator: ":", option: "--crop") == Track(constant: [1280, 720, 10, 20]))
+        for bad in ["1280:720:10", "0s:1280:720, 4s:640:360:0:0", "4s:1280:720, 2s:640:360", "0s:1280,720", "1280", "a:b"] {
+            #expect(throws: CropZoomError.self, "\(bad)") { try Track.parse(bad, counts: [2, 4], separator: ":", option: "--crop") }
+        }
+        let mixed = #expect(throws: CropZoomError.self) {
+            try Track.parse("0s:1280:720, 4s:640:360:0:0", counts: [2, 4], separator: ":", option: "--crop")
+        }
+        #expect(mixed?.reason == "--crop 0s:1280:720, 4s:640:360:0:0: every keyframe needs as many numbers as the first")
+    }
+
     @Test("linear: straight lines, held before the first and after the last key")
     func linear() throws {
         let z = try Track.parse("1s:1, 3s:2, 4s:2", components: 1, option: "--zoom")

@@ -38,11 +38,19 @@ public struct Track: Sendable, Equatable {
     /// seconds with an `s`). Text without any `s:` is a single constant value. Each value must
     /// have `components` numbers. Errors say what is wrong, for the option named `option`.
     public static func parse(_ text: String, components: Int, option: String) throws(CropZoomError) -> Track {
+        try parse(text, counts: [components], separator: ",", option: option)
+    }
+
+    /// The same, for values whose numbers are separated by `separator` (`--crop`'s
+    /// `0s:1920:1080:0:0, 4s:960:540:480:270`: `":"`) and may have any of `counts` numbers — the
+    /// same count in every key.
+    public static func parse(_ text: String, counts: [Int], separator: Character, option: String) throws(CropZoomError) -> Track {
         func numbers(_ s: Substring) throws(CropZoomError) -> [Double] {
-            let parts = s.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = s.split(separator: separator, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             let values = parts.compactMap { Double($0) }
-            guard values.count == components, parts.count == components, values.allSatisfy(\.isFinite) else {
-                throw CropZoomError(.usage, reason: "\(option) \(text): expected \(components == 1 ? "a number" : "\(components) numbers separated by commas") in '\(s.trimmingCharacters(in: .whitespaces))'")
+            guard counts.contains(values.count), parts.count == values.count, values.allSatisfy(\.isFinite) else {
+                let expected = counts == [1] ? "a number" : "\(counts.map(String.init).joined(separator: " or ")) numbers"
+                throw CropZoomError(.usage, reason: "\(option) \(text): expected \(expected)\(counts == [1] ? "" : " separated by '\(separator)'") in '\(s.trimmingCharacters(in: .whitespaces))'")
             }
             return values
         }
@@ -76,6 +84,9 @@ public struct Track: Sendable, Equatable {
                 body.removeLast()
             }
             keys.append(Key(time: m.time, value: try numbers(Substring(body))))
+            if keys.last!.value.count != keys[0].value.count {
+                throw CropZoomError(.usage, reason: "\(option) \(text): every keyframe needs as many numbers as the first")
+            }
         }
         for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
             throw CropZoomError(.usage, reason: "\(option) \(text): keyframe times must increase (\(a.time)s then \(b.time)s)")

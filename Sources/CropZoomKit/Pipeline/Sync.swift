@@ -159,9 +159,11 @@ final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
     }
 }
 
-/// Monotonic clock in seconds (`clock_gettime(CLOCK_MONOTONIC)`; no allocation).
-@inline(__always)
-func monotonicSeconds() -> Double {
+/// Monotonic clock in seconds (`clock_gettime(CLOCK_MONOTONIC)`; no allocation): the clock of
+/// the engine's timings, public so that callers timing whole runs (the CLI's batch and bench)
+/// read the same one.
+@inlinable
+public func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
