@@ -239,16 +239,7 @@ struct Batch: ParsableCommand {
             rows.append([i.input, i.result.rawValue, i.frames.map(String.init) ?? "", i.fps.map { String(format: "%.1f", $0) } ?? "",
                          size(i.outputBytes), i.result == .ok || i.result == .skipped ? i.output : (i.error ?? "")])
         }
-        let widths = (0..<5).map { c in rows.map { $0[c].count }.max() ?? 0 }
-        var out = ""
-        for r in rows {
-            var cells: [String] = []
-            for c in 0..<5 {
-                let pad = String(repeating: " ", count: widths[c] - r[c].count)
-                cells.append(c == 2 || c == 3 || c == 4 ? pad + r[c] : r[c] + pad)
-            }
-            out += (cells + [r[5]]).joined(separator: "  ") + "\n"
-        }
+        var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
         out += "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, \(count(.skipped)) skipped"
         if count(.interrupted) + count(.notRun) > 0 { out += ", \(count(.interrupted)) interrupted, \(count(.notRun)) not started" }

@@ -285,14 +285,7 @@ struct BenchResults: Sendable {
             }
             lines.append(line)
         }
-        let widths = header.indices.map { i in lines.map { $0[i].count }.max() ?? 0 }
-        for (n, line) in lines.enumerated() {
-            let cells = line.enumerated().map { i, cell in
-                let pad = String(repeating: " ", count: widths[i] - cell.count)
-                return i == 0 || n > 0 ? pad + cell : cell + pad   // numbers right-aligned
-            }
-            out += cells.joined(separator: "  ") + "\n"
-        }
+        out += textColumns(lines) { row, column in column == 0 || row > 0 }   // numbers right-aligned
         if rows.contains(where: \.oversubscribed) {
             out += "* more threads than the machine's \(cores) cores: per core and efficiency use \(cores).\n"
         }
