@@ -76,7 +76,9 @@ public enum MediaProbe {
     public static let rateWindow = 900
 
     /// Opens `path` and describes it. Fails like a transcode would (`.inputUnreadable`, one line).
-    public static func probe(_ path: String) throws(CropZoomError) -> MediaInfo {
+    /// `frameRate: false` skips reading the first `rateWindow` video packets (the variable frame
+    /// rate check) when only the streams are wanted, as `batch` wants them.
+    public static func probe(_ path: String, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
         cz_log_install(AV_LOG_QUIET)   // FFmpeg's own messages would break the one-line errors
         try Pipeline.checkInput(path)
         let input = try InputFormat(path: path)
@@ -96,7 +98,7 @@ public enum MediaProbe {
         }
         // Variable frame rate: the spacing of the first video frames' presentation times.
         let videos = info.streams.filter { $0.type == "video" && !$0.attachedPicture }.map(\.index)
-        if !videos.isEmpty {
+        if frameRate && !videos.isEmpty {
             let times = presentationTimes(input, streams: Set(videos), limit: rateWindow)
             for i in videos {
                 let (variable, n) = isVariable(times[i] ?? [])

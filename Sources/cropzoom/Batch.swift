@@ -14,7 +14,7 @@ struct Batch: ParsableCommand {
             and leave nothing behind, no new file starts, the table so far is printed.
             """)
 
-    @Argument(help: ArgumentHelp("Files, folders (searched recursively; hidden files skipped) or globs ('clips/*.mov').", valueName: "input"))
+    @Argument(help: ArgumentHelp("Files, folders (searched recursively; hidden files skipped; links to files followed) or globs ('clips/*.mov').", valueName: "input"))
     var inputs: [String] = []
 
     @Option(name: .customLong("out-dir"), help: ArgumentHelp("Folder for the outputs (created if missing); folder inputs keep their sub-folders under it.", valueName: "DIR"))
@@ -115,7 +115,7 @@ struct Batch: ParsableCommand {
             var item = BatchItem(input: f.path, output: outRoot.appendingPathComponent(f.relativeFolder)
                 .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path)
             do {
-                let info = try MediaProbe.probe(f.path)
+                let info = try MediaProbe.probe(f.path, frameRate: false)
                 if !info.hasVideo { item.result = .failed; item.error = "\(f.path): no video stream"; item.exitCode = 3 }
             } catch {
                 item.result = .failed; item.error = error.description; item.exitCode = error.exitCode
@@ -319,11 +319,17 @@ enum BatchInputs {
                 guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
                 if isDir.boolValue {
                     let root = URL(fileURLWithPath: path).standardized
-                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
+                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
                                                 options: [.skipsHiddenFiles]) else { continue }
                     var inside: [URL] = []
-                    for case let url as URL in e where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-                        inside.append(url.standardized)
+                    // Regular files, and links to files (a folder of links to clips is a common
+                    // way to pick them); links to folders are not descended (no loops).
+                    for case let url as URL in e {
+                        let v = try? url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
+                        var linkedDir: ObjCBool = false
+                        let isFile = v?.isRegularFile == true
+                            || (v?.isSymbolicLink == true && fm.fileExists(atPath: url.path, isDirectory: &linkedDir) && !linkedDir.boolValue)
+                        if isFile { inside.append(url.standardized) }
                     }
                     for url in inside.sorted(by: { $0.path < $1.path }) {
                         let folder = url.deletingLastPathComponent().path

@@ -163,6 +163,26 @@ struct BatchTests {
         #expect(!Files.exists(out))
     }
 
+    @Test("a folder of links: links to files are taken (once, with their target), links to folders are not descended")
+    func folderOfLinks() throws {
+        let scratch = try Scratch()
+        let clips = try scratch.folder("clips")
+        let fm = FileManager.default
+        try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: clips.appendingPathComponent("a.mp4"))
+        let picks = try scratch.folder("picks")
+        try fm.createSymbolicLink(at: picks.appendingPathComponent("first.mp4"), withDestinationURL: clips.appendingPathComponent("a.mp4"))
+        try fm.createSymbolicLink(at: picks.appendingPathComponent("again.mp4"), withDestinationURL: clips.appendingPathComponent("a.mp4"))
+        try fm.createSymbolicLink(at: picks.appendingPathComponent("loop"), withDestinationURL: picks)
+        try fm.createSymbolicLink(at: picks.appendingPathComponent("gone.mp4"), withDestinationURL: clips.appendingPathComponent("missing.mp4"))
+        let out = scratch.file("out")
+        let run = try CLI.cropzoom(["batch", picks.path, "--out-dir", out.path, "--zoom", "1.5", "--dry-run"])
+        #expect(run.status == 0, "\(run)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        // again.mp4 sorts first and is kept; first.mp4 names the same file; loop/ and the dangling link are passed over.
+        #expect(lines.count == 1 && lines[0].hasPrefix(picks.appendingPathComponent("again.mp4").path)
+                && lines[0].hasSuffix("\(out.path)/again-zoom.mp4 (mp4)"), "\(lines)")
+    }
+
     @Test("--jobs shares the cores: never more files at once than cores, threads per file = cores / jobs")
     func jobsShareTheCores() throws {
         let scratch = try Scratch()

@@ -2,6 +2,7 @@
 // of ../shared/corpus (one line per corpus file: `probe PASS|FAIL name`), the derived facts
 // (displayed size, rotation, variable rate) on clips made for them, and bad input.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -103,6 +104,20 @@ struct ProbeTests {
         #expect(text.status == 0 && text.stdout.contains("320x240 shown as 240x320, rotated 90° clockwise"), "\(text)")
         let vfrText = try CLI.cropzoom(["probe", try Files.sample("vfr-h264.mp4").path])
         #expect(vfrText.stdout.contains("variable rate") && vfrText.stdout.contains("#1 audio: aac (LC), 48000 Hz, stereo"), "\(vfrText)")
+    }
+
+    @Test("MediaProbe.probe(frameRate: false) (batch's check): the same streams, without the frame-rate scan")
+    func streamsOnly() throws {
+        let path = try Files.sample("vfr-h264.mp4").path
+        let full = try MediaProbe.probe(path)
+        var quick = try MediaProbe.probe(path, frameRate: false)
+        #expect(full.streams.contains { $0.variableFrameRate == true })
+        #expect(quick.streams.allSatisfy { $0.variableFrameRate == nil && $0.frameRateCheckedFrames == nil })
+        for i in quick.streams.indices {
+            quick.streams[i].variableFrameRate = full.streams[i].variableFrameRate
+            quick.streams[i].frameRateCheckedFrames = full.streams[i].frameRateCheckedFrames
+        }
+        #expect(quick == full)
     }
 
     @Test("bad input: one line naming the file, exit 3; a missing argument is usage (2)")
