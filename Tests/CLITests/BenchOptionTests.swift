@@ -54,6 +54,38 @@ struct BenchOptionTests {
         #expect(plain.geometry.arguments().isEmpty && plain.encoding.arguments().isEmpty && plain.streams.arguments().isEmpty)
     }
 
+    /// A value other than the default for every option `batch`, `run` and `bench` pass on to
+    /// their `transcode` runs.
+    static let samples: [String: String] = [
+        "zoom": "1.65", "center": "0.62,0.4", "ease": "smooth", "background": "blur", "crop": "0s:1280:720, 2s:640:360",
+        "size": "1920x-2", "rotate": "7.5", "transform": "1,0,0,1,-10,0", "flip": "vertical", "scaler": "lanczos",
+        "kernel": "zimg", "orientation": "ignore", "start": "1.5", "end": "4", "duration": "2", "codec": "libx265",
+        "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
+    ]
+
+    @Test("every option of the groups passed on (Geometry, Trim, Encoding, Streams) survives arguments() and is a job-file setting")
+    func everySharedOptionIsPassedOn() throws {
+        // The options as ArgumentParser knows them: a new one fails here until it has a sample,
+        // round-trips through arguments() and has a job-file name.
+        let dump = Transcode.fullMessage(for: try #require(#expect(throws: (any Error).self) {
+            try Transcode.parse(["--experimental-dump-help"])
+        }))
+        let tool = try #require(try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [String: Any])
+        let arguments = try #require((tool["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
+        let shared = arguments.filter { ["Geometry", "Trim", "Encoding", "Streams"].contains($0["sectionTitle"] as? String ?? "") }
+            .compactMap { (($0["names"] as? [[String: Any]])?.first?["name"]) as? String }
+        #expect(shared.count >= 20, "\(shared)")
+        for name in shared {
+            let value = try #require(Self.samples[name], "--\(name) has no sample value here: add one, and check arguments()")
+            let t = try Transcode.parse(["in.mov", "-o", "o.mkv", "--\(name)", value])
+            let passed = t.geometry.arguments() + t.trim.arguments() + t.encoding.arguments() + t.streams.arguments()
+            #expect(passed.contains("--\(name)"), "arguments() drops --\(name): \(passed)")
+            let again = try Transcode.parse(["in.mov", "-o", "o.mkv"] + passed)
+            #expect("\(try t.configuration())" == "\(try again.configuration())", "--\(name) \(value) changes on the way")
+            #expect(RunJobFile.settings.values.contains("--\(name)"), "--\(name) cannot be given in a job file")
+        }
+    }
+
     static func run(_ wall: Double, frames: Int = 100, cpu: Double? = nil) -> BenchRun {
         BenchRun(wallSeconds: wall, cpuSeconds: cpu ?? wall, peakRSSBytes: 100 << 20, frames: frames,
                  busySeconds: ["decode": 0.5, "transform": 0.2], waitSeconds: ["decode": 0.1], poolHighWater: 5)
