@@ -25,7 +25,8 @@ struct GeometryOptions: ParsableArguments {
         do { track = try Track.parse(text, counts: [2, 4], separator: ":", option: "--crop") }
         catch { throw ValidationError("\(error.reason) (W:H[:X:Y], or keyframes 'TIMEs:W:H[:X:Y], …')") }
         for k in track.keys {
-            guard k.value.allSatisfy({ $0 == $0.rounded() }), k.value[0] > 0, k.value[1] > 0 else {
+            // Whole pixels within what a picture can have (an Int conversion must not trap).
+            guard k.value.allSatisfy({ $0 == $0.rounded() && abs($0) <= 1_048_576 }), k.value[0] > 0, k.value[1] > 0 else {
                 throw ValidationError("\(form) (got '\(text)')")
             }
             if k.value.count == 4, k.value[2] < 0 || k.value[3] < 0 { throw ValidationError("--crop offsets must not be negative (got '\(text)')") }
@@ -129,9 +130,12 @@ struct GeometryOptions: ParsableArguments {
         do { angle = try Track.parse(rotate, components: 1, option: "--rotate") }
         catch { throw ValidationError("--rotate takes degrees clockwise (90, 180, 270, or any angle such as 7.5 or -3) or keyframes like '0s:0, 2s:10' (got '\(rotate)')") }
         angle.ease = ease
+        guard angle.keys.allSatisfy({ abs($0.value[0]) <= 1_000_000 }) else {
+            throw ValidationError("--rotate: at most 1000000 degrees either way (got '\(rotate)')")
+        }
         let degrees = angle.keys[0].value[0]
         if !angle.isAnimated, degrees.truncatingRemainder(dividingBy: 90) == 0 {
-            let quarter = ((Int(degrees) % 360) + 360) % 360
+            let quarter = (Int(degrees.truncatingRemainder(dividingBy: 360)) + 360) % 360
             g.rotate = quarter
         } else {
             g.angle = angle
@@ -180,7 +184,8 @@ struct EncodingOptions: ParsableArguments {
         var num = Substring(t)
         if t.hasSuffix("k") { mult = 1e3; num = num.dropLast() }
         else if t.hasSuffix("m") { mult = 1e6; num = num.dropLast() }
-        guard let v = Double(num), v > 0 else { return nil }
+        // Up to 100 Gbit/s: beyond any encoder, and the Int conversion must not trap.
+        guard let v = Double(num), v > 0, v * mult <= 1e11 else { return nil }
         return Int(v * mult)
     }
 }

@@ -58,6 +58,15 @@ struct OptionTests {
         (["--transform", "2,0,0,2,0"], "--transform"),
         (["--transform", "0,0,0,0,0,0"], "--transform"),
         (["--crop", "0s:640:360, 1s:640:480"], "--crop"),
+        (["--crop", "1e20:720"], "--crop"),                    // beyond Int: refused, not a trap
+        (["--crop", "1280:720:1e300:0"], "--crop"),
+        (["--crop", "0s:640:360, 1s:320:180:0"], "--crop"),    // keys with 2 and 3 numbers
+        (["--crop", "640.5:360"], "--crop"),
+        (["--rotate", "1e300"], "--rotate"),                   // trapped (SIGILL) before, as did --bitrate 1e300
+        (["--rotate", "0s:0, 1s:1e7"], "--rotate"),
+        (["--bitrate", "1e300"], "--bitrate"),
+        (["--transform", "1e300,0,0,1e300,0,0"], "--transform"),  // failed only mid-run before (exit 1)
+        (["--transform", "1,0,0,1,1e300,0"], "--transform"),
         (["--flip", "diagonal"], "flip"),
         (["--crf", "99"], "--crf"),
         (["--bitrate", "fast"], "--bitrate"),

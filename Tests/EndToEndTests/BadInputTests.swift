@@ -50,6 +50,10 @@ struct UsageError: Sendable, CustomTestStringConvertible {
         .init(args: ["--crop", "100:100:600:0"], mentions: "--crop"),
         .init(args: ["--flip", "diagonal"], mentions: "--flip"),
         .init(args: ["--scaler", "nosuch"], mentions: "--scaler"),
+        // Refused inside x264's open before (exit 1, x264's own log line and a second line).
+        .init(args: ["--preset", "nosuch"], mentions: "--preset"),
+        .init(args: ["--codec", "libx265", "--preset", "nosuch"], mentions: "--preset"),
+        .init(args: ["--codec", "mpeg4", "--preset", "fast"], mentions: "--preset"),
     ]
 }
 

@@ -369,6 +369,11 @@ public struct GeometryPlan: Sendable, Equatable {
     public static func checkTransform(_ m: Track) throws(CropZoomError) {
         func det(_ v: [Double]) -> Double { v[0] * v[3] - v[1] * v[2] }
         let keys = m.keys
+        // Scales up to 10000× and moves up to 10^7 pixels: beyond that nothing of the picture
+        // stays in the frame, and the inverse (the warp's map) loses its precision.
+        for k in keys where k.value[0..<4].contains(where: { abs($0) > 1e4 }) || k.value[4...].contains(where: { abs($0) > 1e7 }) {
+            throw CropZoomError(.usage, reason: "--transform at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within ±10000000 pixels")
+        }
         let t0 = keys.first!.time, t1 = keys.last!.time
         let steps = keys.count > 1 ? 2000 : 0
         var sign = 0.0

@@ -279,7 +279,8 @@ final class Job: @unchecked Sendable {
             let e = cfg.end.map { fileStart + $0 }
             if let d = input.duration, (cfg.start ?? 0) >= d {
                 throw CropZoomError(.usage, path: cfg.input,
-                                    reason: String(format: "--start %.3f s is past the end of the file (%.3f s)", cfg.start ?? 0, d))
+                                    reason: String(format: "--start %.*g s is past the end of the file (%.3f s)",
+                                                   (cfg.start ?? 0) < 1e9 ? 13 : 4, cfg.start ?? 0, d))
             }
             var starts: [Int64] = [], ends: [Int64?] = []
             for i in 0..<input.streamCount {

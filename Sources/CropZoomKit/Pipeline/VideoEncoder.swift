@@ -119,6 +119,9 @@ final class VideoEncoder: @unchecked Sendable {
         return n >= 2 ? n : nil
     }
 
+    /// The presets x264 and x265 know (`x264_preset_names`, `x265_preset_names`).
+    static let x26xPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+
     init(_ s: Settings) throws(CropZoomError) {
         context = try CodecContext(codec: s.codec, path: s.path)
         let c = context.pointer
@@ -139,6 +142,11 @@ final class VideoEncoder: @unchecked Sendable {
         if s.globalHeader { c.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
 
         let name = context.name
+        // x264 and x265 refuse an unknown preset only inside the encoder's open, as EINVAL with
+        // their own log line: name the option instead.
+        if let preset = s.preset, name == "libx264" || name == "libx265", !VideoEncoder.x26xPresets.contains(preset) {
+            throw CropZoomError(.usage, reason: "--preset \(preset): \(name) presets are \(VideoEncoder.x26xPresets.joined(separator: ", "))")
+        }
         var options: [String: String] = [:]
         if let crf = s.crf { options["crf"] = String(crf) }
         if let preset = s.preset { options["preset"] = preset }
