@@ -68,21 +68,32 @@ static double radius_of(int filter) {
     }
 }
 
-/// Taps for a scale of at most `max_scale` source samples per output sample.
-static int taps_for(double radius, double max_scale) {
-    double s = max_scale > 1 ? max_scale : 1;
-    return (int)ceil(2 * radius * s) + 2;
+/// The kernel is widened with the downscale up to 2 * radius * s = 62 taps (bicubic: 15.5x);
+/// beyond that (a 1080p picture into a 16-pixel frame, a blurred background's small frame into
+/// a tiny one) it stays that wide: a little aliasing at a size where nobody can see it, instead
+/// of a refusal.
+static double widening(double radius, double scale) {
+    const double s = scale > 1 ? scale : 1, cap = 31.0 / radius;
+    return s < cap ? s : cap;
 }
 
+/// Taps for a scale of at most `max_scale` source samples per output sample.
+static int taps_for(double radius, double max_scale) {
+    return (int)ceil(2 * radius * widening(radius, max_scale)) + 2;
+}
+
+double cz_resampler_widest_scale(cz_zimg_filter filter) { return 31.0 / radius_of(filter); }
+
 cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_h,
-                               cz_zimg_filter filter, double b, double c) {
+                               cz_zimg_filter filter, double b, double c, double max_scale) {
     cz_resampler *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->max_src_w = max_src_w; r->max_src_h = max_src_h; r->dst_w = dst_w; r->dst_h = dst_h;
     r->filter = filter; r->b = b; r->c = c; r->radius = radius_of(filter);
     r->simd = 1;
-    r->max_taps_h = taps_for(r->radius, (double)max_src_w / dst_w);
-    r->max_taps_v = taps_for(r->radius, (double)max_src_h / dst_h);
+    const double sh = (double)max_src_w / dst_w, sv = (double)max_src_h / dst_h;
+    r->max_taps_h = taps_for(r->radius, sh > max_scale ? sh : max_scale);
+    r->max_taps_v = taps_for(r->radius, sv > max_scale ? sv : max_scale);
     r->pad = r->max_taps_h + 16;   // also covers the 16-byte loads of the horizontal pass
     r->h_first = malloc(sizeof(int) * dst_w);
     r->h_weight = malloc(sizeof(float) * dst_w * r->max_taps_h);
@@ -123,7 +134,7 @@ void cz_resampler_free(cz_resampler *r) {
 /// positions `origin + i * step` (already in sample-index units); returns the taps used.
 static int fill(const cz_resampler *r, int n, double origin, double step, double scale,
                 int max_taps, int *first, float *weight) {
-    const double s = scale > 1 ? scale : 1;
+    const double s = widening(r->radius, scale);
     const double support = r->radius * s;
     // (pos - support, pos + support] holds at most ceil(2 support) whole sample positions.
     int taps = (int)ceil(2 * support - 1e-9);

@@ -145,9 +145,13 @@ void cz_zimg_free(cz_zimg *z);
 /// creation for the largest source and the output; a frame allocates nothing.
 typedef struct cz_resampler cz_resampler;
 /// Buffers for sources up to max_src_w x max_src_h samples and a dst_w x dst_h output plane;
-/// `filter` as for zimg, `b`/`c` the cubic's parameters. NULL when out of memory.
+/// `filter` as for zimg, `b`/`c` the cubic's parameters; taps for windows of up to `max_scale`
+/// source samples per output sample (a window larger than the picture: zooming out), or
+/// max_src / dst if larger. NULL when out of memory.
 cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_h,
-                               cz_zimg_filter filter, double b, double c);
+                               cz_zimg_filter filter, double b, double c, double max_scale);
+/// The scale beyond which the kernel is not widened any more (its taps are capped).
+double cz_resampler_widest_scale(cz_zimg_filter filter);
 /// Resamples one plane: output sample (i, j) is centred on source sample position
 /// (origin_x + i * step_x, origin_y + j * step_y) (sample-index units: sample k sits at k).
 /// `bytes` 1 or 2 per sample; results clamped to [0, max_value]. Outputs whose centre falls

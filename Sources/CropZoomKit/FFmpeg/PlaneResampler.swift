@@ -15,6 +15,11 @@ final class PlaneResampler: @unchecked Sendable {
     let key: Key
     private var planes: [OpaquePointer] = []
     private let src: PixelFormatInfo, dst: PixelFormatInfo
+    /// The downscale (window / output) the tables have taps for. A window larger than the
+    /// picture (zooming out) may need more: the planes are made again, for at least twice as
+    /// much, up to the scale where the kernel stops widening — a few times in a run at most.
+    private var scaleCapacity = 1.0
+    private var simd = true
 
     /// Whether it takes `src` → `dst`: planar YUV or grey on both sides with the same bit depth
     /// and plane count (no depth conversion), any filter but area.
@@ -27,17 +32,25 @@ final class PlaneResampler: @unchecked Sendable {
         self.key = key
         src = PixelFormatInfo(key.srcFormat)!
         dst = PixelFormatInfo(key.dstFormat)!
-        let (f, b, c) = Self.kernel(for: key.filter)
-        for i in 0..<src.planeCount {
-            let (sw, sh) = plane(src, i, key.srcW, key.srcH), (dw, dh) = plane(dst, i, key.dstW, key.dstH)
-            guard let r = cz_resampler_new(Int32(sw), Int32(sh), Int32(dw), Int32(dh), f, b, c) else {
-                throw CropZoomError(.processing, what: "creating a resampler", reason: "out of memory")
-            }
-            planes.append(r)
-        }
+        try makePlanes()
     }
 
     deinit { planes.forEach { cz_resampler_free($0) } }
+
+    /// One `cz_resampler` per plane, with taps for `scaleCapacity`.
+    private func makePlanes() throws(CropZoomError) {
+        planes.forEach { cz_resampler_free($0) }
+        planes = []
+        let (f, b, c) = Self.kernel(for: key.filter)
+        for i in 0..<src.planeCount {
+            let (sw, sh) = plane(src, i, key.srcW, key.srcH), (dw, dh) = plane(dst, i, key.dstW, key.dstH)
+            guard let r = cz_resampler_new(Int32(sw), Int32(sh), Int32(dw), Int32(dh), f, b, c, scaleCapacity) else {
+                throw CropZoomError(.processing, what: "creating a resampler", reason: "out of memory")
+            }
+            cz_resampler_set_simd(r, simd ? 1 : 0)
+            planes.append(r)
+        }
+    }
 
     /// cropzoom's kernels for `--scaler`: the cubic with B = 0, C = 0.6 (swscale's bicubic, as
     /// the static path) unless bilinear, Lanczos or nearest is asked (`area` gets the cubic).
@@ -51,7 +64,10 @@ final class PlaneResampler: @unchecked Sendable {
     }
 
     /// false: the plain C kernels only (`cz_resampler_set_simd`); tests check both give the same bytes.
-    func setSIMD(_ enabled: Bool) { planes.forEach { cz_resampler_set_simd($0, enabled ? 1 : 0) } }
+    func setSIMD(_ enabled: Bool) {
+        simd = enabled
+        planes.forEach { cz_resampler_set_simd($0, enabled ? 1 : 0) }
+    }
 
     private func plane(_ info: PixelFormatInfo, _ i: Int, _ w: Int, _ h: Int) -> (Int, Int) {
         info.isChromaPlane(i) ? (-((-w) >> info.log2ChromaW), -((-h) >> info.log2ChromaH)) : (w, h)
@@ -85,6 +101,11 @@ final class PlaneResampler: @unchecked Sendable {
     func scale(_ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil,
                chroma override: (h: Int64, v: Int64)? = nil) throws(CropZoomError) {
         let sx = window.width / Double(output.width), sy = window.height / Double(output.height)
+        let widest = cz_resampler_widest_scale(Self.kernel(for: key.filter).0)
+        if max(sx, sy) > scaleCapacity && scaleCapacity < widest {
+            scaleCapacity = min(widest, max(2 * scaleCapacity, max(sx, sy)))
+            try makePlanes()
+        }
         let location = input.pointer.pointee.chroma_location
         for i in 0..<planes.count {
             let chroma = src.isChromaPlane(i)
