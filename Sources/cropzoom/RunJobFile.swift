@@ -117,7 +117,8 @@ struct RunJobFile: ParsableCommand {
                     text = a.map { ($0 as? NSNumber)?.stringValue ?? "\($0)" }.joined(separator: ",")
                 default: throw fail(key, "must be a number or text")
                 }
-                args += [settings[key]!, text]
+                // --option=value: a value starting with "-" (a negative number) stays a value.
+                args.append("\(settings[key]!)=\(text)")
             }
             // The transcode command's own validation, with its message tied to the clip and field.
             let configuration: TranscodeConfiguration

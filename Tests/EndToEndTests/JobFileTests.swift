@@ -104,6 +104,8 @@ struct JobFileTests {
             ("job.txt", "clips: []", [".json, .yaml or .yml"]),
             ("matrix.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, transform: [1, 0, 0, 0, 0, 0]}\n", ["clips[0] (a.mp4)", "transform", "invertible"]),
             ("keys.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: '0s:640:360, 1s:320:240'}\n", ["clips[0] (a.mp4)", "crop", "aspect"]),
+            // A negative value is the value (it read as "Missing value for '--duration'" before).
+            ("negative.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, duration: -1}\n", ["clips[0] (a.mp4): duration: --duration -1: not a time"]),
         ]
         for (name, text, needles) in cases {
             let job = scratch.file(name)
