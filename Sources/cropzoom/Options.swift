@@ -4,7 +4,7 @@ import CropZoomKit
 
 /// Where and how much of the picture to keep.
 struct GeometryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Digital zoom around the centre (≥ 0.1; below 1 zooms out over --background), or keyframes 'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Digital zoom around the centre (≥ 0.1; below 1 zooms out over --background), or keyframes 'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says otherwise.", valueName: "Z"))
     var zoom: String = "1"
 
     @Option(help: ArgumentHelp("Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the picture), or keyframes 'TIMEs:X,Y, …'.", valueName: "X,Y"))
@@ -59,10 +59,12 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted; or keyframes 'TIMEs:W:H[:X:Y], …' (one aspect ratio).", valueName: "W:H[:X:Y]"))
     var crop: String?
 
-    @Option(help: ArgumentHelp("Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, even for 4:2:0).", valueName: "WxH"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, even for 4:2:0).", valueName: "WxH"))
     var size: String?
 
-    // `.unconditional`: the value may start with a minus sign (`--rotate -3`).
+    // `.unconditional` (here and on every option that takes a number): the value may start with
+    // a minus sign (`--rotate -3`, `--size -2x720`); a wrong negative gets its option's own
+    // message instead of ArgumentParser's "Missing value".
     @Option(parsing: .unconditional, help: ArgumentHelp("Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing --background.", valueName: "DEGREES"))
     var rotate: String = "0"
 
@@ -159,13 +161,13 @@ struct EncodingOptions: ParsableArguments {
     @Option(help: "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, libvpx-vp9 for webm); none (with --null) skips encoding.")
     var codec: String?
 
-    @Option(help: "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63).")
+    @Option(parsing: .unconditional, help: "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63).")
     var crf: Double?
 
     @Option(help: "Encoder preset (x264/x265: ultrafast … veryslow).")
     var preset: String?
 
-    @Option(help: ArgumentHelp("Target video bit rate, e.g. 4M or 800k.", valueName: "RATE"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Target video bit rate, e.g. 4M or 800k.", valueName: "RATE"))
     var bitrate: String?
 
     @Option(name: .customLong("pix-fmt"), help: "Output pixel format (default: the input's when the encoder takes it, else the nearest one it does).")
@@ -238,13 +240,13 @@ struct OutputOptions: ParsableArguments {
 
 /// The part of the input to keep.
 struct TrimOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Start at this time from the beginning of the file: seconds (12.5) or [hh:]mm:ss[.mmm]. The first frame kept is the first at or after it.", valueName: "T"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Start at this time from the beginning of the file: seconds (12.5) or [hh:]mm:ss[.mmm]. The first frame kept is the first at or after it.", valueName: "T"))
     var start: String?
 
-    @Option(help: ArgumentHelp("Stop before this time (same forms as --start).", valueName: "T"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop before this time (same forms as --start).", valueName: "T"))
     var end: String?
 
-    @Option(help: ArgumentHelp("Keep this long from --start (instead of --end).", valueName: "T"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Keep this long from --start (instead of --end).", valueName: "T"))
     var duration: String?
 
     /// "12.5", "1:02.5", "01:02:03.250" → seconds; nil when malformed.
@@ -295,16 +297,16 @@ struct TrimOptions: ParsableArguments {
 
 /// How many cores to use.
 struct EngineOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Threads for the whole job (default: one per processor). 1 runs every stage, codecs included, on one thread.", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Threads for the whole job (default: one per processor). 1 runs every stage, codecs included, on one thread.", valueName: "N"))
     var threads: Int?
 
-    @Option(name: .customLong("decoder-threads"), help: ArgumentHelp("Frame threads of the video decoder (default: the measured plan, see the README).", valueName: "N"))
+    @Option(name: .customLong("decoder-threads"), parsing: .unconditional, help: ArgumentHelp("Frame threads of the video decoder (default: the measured plan, see the README).", valueName: "N"))
     var decoderThreads: Int?
 
-    @Option(name: .customLong("encoder-threads"), help: ArgumentHelp("Threads of the video encoder (default: the measured plan, see the README).", valueName: "N"))
+    @Option(name: .customLong("encoder-threads"), parsing: .unconditional, help: ArgumentHelp("Threads of the video encoder (default: the measured plan, see the README).", valueName: "N"))
     var encoderThreads: Int?
 
-    @Option(help: ArgumentHelp("Transform workers (default: the measured plan, see the README).", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Transform workers (default: the measured plan, see the README).", valueName: "N"))
     var workers: Int?
 
     /// `cropzoom bench --frames N` passes this to each run: stop after N video frames (audio is

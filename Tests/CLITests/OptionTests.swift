@@ -62,6 +62,10 @@ struct OptionTests {
         (["--crop", "1280:720:1e300:0"], "--crop"),
         (["--crop", "0s:640:360, 1s:320:180:0"], "--crop"),    // keys with 2 and 3 numbers
         (["--crop", "640.5:360"], "--crop"),
+        (["--crf", "-1"], "--crf must be between"),            // negatives get their option's message,
+        (["--zoom", "-2"], "--zoom must be a number"),          // not ArgumentParser's "Missing value"
+        (["--threads", "-2"], "--threads takes a number"),
+        (["--start", "-1"], "--start -1: not a time"),
         (["--rotate", "1e300"], "--rotate"),                   // trapped (SIGILL) before, as did --bitrate 1e300
         (["--rotate", "0s:0, 1s:1e7"], "--rotate"),
         (["--bitrate", "1e300"], "--bitrate"),
@@ -76,6 +80,14 @@ struct OptionTests {
         (["--decoder-threads", "257"], "--decoder-threads"),
         (["--threads", "1", "--encoder-threads", "2"], "--encoder-threads"),
     ]
+
+    @Test("--size with -1/-2 on either side, the width included (it read as a missing value)")
+    func sizeFollowingAspect() throws {
+        for (text, w, h) in [("-2x360", -2, 360), ("640x-2", 640, -2), ("-1x720", -1, 720)] {
+            let c = try Transcode.parse(["in.mp4", "-o", "out.mp4", "--size", text]).configuration()
+            #expect(c.geometry.size?.width == w && c.geometry.size?.height == h, "\(text): \(String(describing: c.geometry.size))")
+        }
+    }
 
     @Test(arguments: refused)
     func invalidOptionsAreRefused(_ args: [String], _ mentions: String) {
