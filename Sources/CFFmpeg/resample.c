@@ -581,13 +581,12 @@ cz_warp *cz_warp_new(cz_zimg_filter filter, double b, double c) {
 void cz_warp_free(cz_warp *w) { free(w); }
 
 static inline int warp_get(const uint8_t *src, ptrdiff_t stride, int bytes, int x, int y) {
-    const uint8_t *row = src + (ptrdiff_t)y * stride;
-    return bytes == 1 ? row[x] : ((const uint16_t *)row)[x];
+    return get(src + (ptrdiff_t)y * stride, bytes, x);
 }
 
 /// One output sample around source sample (ui + fraction pu/1024, vi + pv/1024).
 static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
-                              int ui, int vi, int pu, int pv, int bg, int *keep) {
+                              int ui, int vi, int pu, int pv, int bg, int keep) {
     const int16_t *wx = w->weight[pu], *wy = w->weight[pv];
     const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
     if (ui >= 1 && vi >= 1 && ui + 2 < src_w && vi + 2 < src_h) {
@@ -612,7 +611,7 @@ static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t sr
     }
     if (ui + 2 < 0 || vi + 2 < 0 || ui - 1 >= src_w || vi - 1 >= src_h) {
         // Every tap outside.
-        if (*keep) return INT_MIN;   // leave the painted background
+        if (keep) return INT_MIN;   // leave the painted background
         return bg >= 0 ? bg : warp_get(src, src_stride, bytes, clampi(ui, 0, src_w - 1), clampi(vi, 0, src_h - 1));
     }
     int64_t a2 = (int64_t)1 << (2 * COEF_BITS - 1);
@@ -736,7 +735,7 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
     const double one = 4294967296.0;
     const int64_t du = llround(m[0] * one), dv = llround(m[1] * one);
     const int bg = background < 0 ? -1 : background;
-    int keep = background == -2;
+    const int keep = background == -2;
 #if defined(__x86_64__)
     const int simd = bytes == 1 && w->simd && have_avx2();
 #else
@@ -765,7 +764,7 @@ int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, in
                 pu[i] = (int)((U >> 22) & (WARP_PHASES - 1)); pv[i] = (int)((V >> 22) & (WARP_PHASES - 1));
             }
             for (int i = 0; i < n; i++) {
-                int out = warp_sample(w, src, src_stride, src_w, src_h, bytes, ui[i], vi[i], pu[i], pv[i], bg, &keep);
+                int out = warp_sample(w, src, src_stride, src_w, src_h, bytes, ui[i], vi[i], pu[i], pv[i], bg, keep);
                 if (out == INT_MIN) continue;   // wholly outside: the painted background stays
                 out = out < 0 ? 0 : (out > max_value ? max_value : out);
                 if (bytes == 1) orow[x + i] = (uint8_t)out; else ((uint16_t *)orow)[x + i] = (uint16_t)out;

@@ -173,8 +173,7 @@ struct Bench: ParsableCommand {
             }
         }
         if ffmpegPath != nil && !compareFFmpeg { throw ValidationError("--ffmpeg needs --compare-ffmpeg") }
-        if compareFFmpeg, let g = try? geometry.request(),
-           g.zoomTrack != nil || g.centerTrack != nil || g.cropTrack != nil || g.angle != nil || g.transform != nil || g.zoom < 1 {
+        if compareFFmpeg, let g = try? geometry.request(), g.movesWindow || g.warps {
             throw ValidationError("--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, rotation by any angle or --transform")
         }
         if compareFFmpeg && Bench.which(ffmpegPath ?? "ffmpeg") == nil {

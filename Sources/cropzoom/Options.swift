@@ -31,11 +31,7 @@ struct GeometryOptions: ParsableArguments {
             }
             if k.value.count == 4, k.value[2] < 0 || k.value[3] < 0 { throw ValidationError("--crop offsets must not be negative (got '\(text)')") }
         }
-        let first = track.keys[0]
-        let aspect = first.value[0] / first.value[1]
-        for k in track.keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
-            throw ValidationError("--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s")
-        }
+        do { try GeometryPlan.checkCropAspect(track) } catch { throw ValidationError(error.reason) }
         track.keys = track.keys.map { .init(time: $0.time, value: $0.value.count == 4 ? $0.value : $0.value + [.nan, .nan]) }
         return track
     }

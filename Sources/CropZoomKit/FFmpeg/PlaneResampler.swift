@@ -43,7 +43,7 @@ final class PlaneResampler: @unchecked Sendable {
         planes = []
         let (f, b, c) = Self.kernel(for: key.filter)
         for i in 0..<src.planeCount {
-            let (sw, sh) = plane(src, i, key.srcW, key.srcH), (dw, dh) = plane(dst, i, key.dstW, key.dstH)
+            let (sw, sh) = src.planeSize(i, width: key.srcW, height: key.srcH), (dw, dh) = dst.planeSize(i, width: key.dstW, height: key.dstH)
             guard let r = cz_resampler_new(Int32(sw), Int32(sh), Int32(dw), Int32(dh), f, b, c, scaleCapacity) else {
                 throw CropZoomError(.processing, what: "creating a resampler", reason: "out of memory")
             }
@@ -67,10 +67,6 @@ final class PlaneResampler: @unchecked Sendable {
     func setSIMD(_ enabled: Bool) {
         simd = enabled
         planes.forEach { cz_resampler_set_simd($0, enabled ? 1 : 0) }
-    }
-
-    private func plane(_ info: PixelFormatInfo, _ i: Int, _ w: Int, _ h: Int) -> (Int, Int) {
-        info.isChromaPlane(i) ? (-((-w) >> info.log2ChromaW), -((-h) >> info.log2ChromaH)) : (w, h)
     }
 
     /// Where chroma sample 0's centre sits, in luma pixels: 0.5 (a luma centre) plus the siting
@@ -119,7 +115,7 @@ final class PlaneResampler: @unchecked Sendable {
             // (left + that * scale), source sample index (that - c_in) / sub_in.
             let ox = (window.x + cout.x * sx - cin.x) / Double(subInW), oy = (window.y + cout.y * sy - cin.y) / Double(subInH)
             let stepX = sx * Double(subOutW) / Double(subInW), stepY = sy * Double(subOutH) / Double(subInH)
-            let (sw, sh) = plane(src, i, input.width, input.height), (dw, dh) = plane(dst, i, output.width, output.height)
+            let (sw, sh) = src.planeSize(i, width: input.width, height: input.height), (dw, dh) = dst.planeSize(i, width: output.width, height: output.height)
             let bytes = src.bitDepth > 8 ? 2 : 1
             let r = cz_resample_plane(planes[i], input.pointer.pointee.dataPlane(i), Int(input.pointer.pointee.linesizePlane(i)),
                                       Int32(sw), Int32(sh), Int32(bytes), ox, oy, stepX, stepY,
@@ -127,7 +123,11 @@ final class PlaneResampler: @unchecked Sendable {
                                       Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1),
                                       background.map { i < $0.count ? $0[i] : 0 } ?? -1)
             guard r == 0 else {
-                throw CropZoomError(.processing, what: "resampling", reason: "the window \(window) does not fit the \(input.width)x\(input.height) picture")
+                // -1: a picture or output larger than the tables; -2: a window far outside the
+                // picture; -3: more vertical taps than a pass takes.
+                let why = r == -2 ? "reaches too far outside the \(input.width)x\(input.height) picture"
+                    : "is beyond what the resampler was made for (\(input.width)x\(input.height) → \(output.width)x\(output.height))"
+                throw CropZoomError(.processing, what: "resampling", reason: "the window \(window) \(why), plane \(i), code \(r)")
             }
         }
     }

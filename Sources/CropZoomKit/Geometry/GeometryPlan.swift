@@ -45,6 +45,13 @@ public struct GeometryRequest: Sendable, Equatable {
 
     public init() {}
 
+    /// The window moves or reaches beyond the picture from frame to frame: keyframed zoom,
+    /// centre or crop, or a zoom below 1 (the plan gets an ``GeometryPlan/Animation``).
+    public var movesWindow: Bool { zoomTrack != nil || centerTrack != nil || cropTrack != nil || zoom < 1 }
+
+    /// Every frame is warped: a rotation by any angle or a matrix (``GeometryPlan/Warp``).
+    public var warps: Bool { angle != nil || transform != nil }
+
     public static func == (l: GeometryRequest, r: GeometryRequest) -> Bool {
         l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size
             && l.rotate == r.rotate && l.flip == r.flip && l.orientation == r.orientation
@@ -111,10 +118,7 @@ public struct GeometryPlan: Sendable, Equatable {
         public func outputToPicture(at t: Double, width: Double, height: Double) -> Affine? {
             var forward = Affine.identity
             if let angle { forward = forward.then(.rotation(degrees: angle.value(0, at: t), about: width / 2, height / 2)) }
-            if let m = transform {
-                forward = forward.then(Affine(a: m.value(0, at: t), b: m.value(1, at: t), c: m.value(2, at: t),
-                                              d: m.value(3, at: t), tx: m.value(4, at: t), ty: m.value(5, at: t)))
-            }
+            if let transform { forward = forward.then(Affine(transform, at: t)) }
             return forward.inverted
         }
     }
@@ -322,7 +326,7 @@ public struct GeometryPlan: Sendable, Equatable {
         let scaled = total.inverse.apply(width: output.width, height: output.height)
         var plan = GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
                                 orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
-        if request.zoomTrack != nil || request.centerTrack != nil || request.zoom < 1 || request.cropTrack != nil {
+        if request.movesWindow {
             let z = request.zoomTrack ?? Track(constant: [request.zoom])
             guard z.range(component: 0).lowerBound >= GeometryPlan.minimumZoom else {
                 throw CropZoomError(.usage, reason: "--zoom keyframes must be at least \(GeometryPlan.minimumZoom)")
@@ -338,7 +342,7 @@ public struct GeometryPlan: Sendable, Equatable {
             }
             plan.animation = animation
         }
-        if request.angle != nil || request.transform != nil {
+        if request.warps {
             plan.warp = Warp(angle: request.angle, transform: request.transform,
                              codedWidth: source.width, codedHeight: source.height)
             if let m = request.transform {
@@ -350,7 +354,6 @@ public struct GeometryPlan: Sendable, Equatable {
 
     /// Crop keyframes: each inside the picture, all of one aspect ratio (the output has one size).
     static func checkCropTrack(_ track: Track, width: Double, height: Double) throws(CropZoomError) {
-        let first = track.keys[0].value
         for k in track.keys {
             let v = k.value
             guard v[0] >= 2, v[1] >= 2, v[0] <= width, v[1] <= height else {
@@ -359,15 +362,21 @@ public struct GeometryPlan: Sendable, Equatable {
             if !v[2].isNaN, v[2] < 0 || v[3] < 0 || v[2] + v[0] > width || v[3] + v[1] > height {
                 throw CropZoomError(.usage, reason: "--crop keyframe at \(k.time)s reaches outside the \(Int(width))x\(Int(height)) picture")
             }
-            guard abs(v[0] / v[1] - first[0] / first[1]) <= 0.01 * first[0] / first[1] else {
-                throw CropZoomError(.usage, reason: "--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first[0])):\(Int(first[1])) at \(track.keys[0].time)s, \(Int(v[0])):\(Int(v[1])) at \(k.time)s")
-            }
+        }
+        try checkCropAspect(track)
+    }
+
+    /// Crop keyframes keep one aspect ratio (within 1 %): the output has one size.
+    public static func checkCropAspect(_ track: Track) throws(CropZoomError) {
+        let first = track.keys[0]
+        let aspect = first.value[0] / first.value[1]
+        for k in track.keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
+            throw CropZoomError(.usage, reason: "--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s")
         }
     }
 
     /// A matrix must stay invertible between its keys too (a mirror animated through zero is not).
     public static func checkTransform(_ m: Track) throws(CropZoomError) {
-        func det(_ v: [Double]) -> Double { v[0] * v[3] - v[1] * v[2] }
         let keys = m.keys
         // Scales up to 10000× and moves up to 10^7 pixels: beyond that nothing of the picture
         // stays in the frame, and the inverse (the warp's map) loses its precision.
@@ -379,7 +388,7 @@ public struct GeometryPlan: Sendable, Equatable {
         var sign = 0.0
         for i in 0...steps {
             let t = steps == 0 ? t0 : t0 + (t1 - t0) * Double(i) / Double(steps)
-            let d = det(m.value(at: t))
+            let d = Affine(m, at: t).determinant
             if abs(d) < 1e-6 || (sign != 0 && (d > 0) != (sign > 0)) {
                 throw CropZoomError(.usage, reason: "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - b*c = 0): the picture would collapse to a line")
             }

@@ -132,6 +132,11 @@ public struct Affine: Equatable, Sendable {
         self.a = a; self.b = b; self.c = c; self.d = d; self.tx = tx; self.ty = ty
     }
     public static let identity = Affine(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+    /// A keyframed matrix (six components a, b, c, d, tx, ty) at time `t`.
+    public init(_ track: Track, at t: Double) {
+        self.init(a: track.value(0, at: t), b: track.value(1, at: t), c: track.value(2, at: t),
+                  d: track.value(3, at: t), tx: track.value(4, at: t), ty: track.value(5, at: t))
+    }
     public var determinant: Double { a * d - b * c }
     /// The inverse map; nil when singular.
     public var inverted: Affine? {
@@ -149,8 +154,6 @@ public struct Affine: Equatable, Sendable {
         let t = degrees * .pi / 180, co = cos(t), si = sin(t)
         return Affine(a: co, b: si, c: -si, d: co, tx: cx - co * cx + si * cy, ty: cy - si * cx - co * cy)
     }
-    /// The matrix as the six numbers a, b, c, d, tx, ty.
-    public var components: [Double] { [a, b, c, d, tx, ty] }
     public func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) {
         (a * x + c * y + tx, b * x + d * y + ty)
     }

@@ -47,14 +47,7 @@ final class BlurredBackground: @unchecked Sendable {
         let key = Scaler.Key(srcW: cw, srcH: ch, srcFormat: format, dstW: sw, dstH: sh, dstFormat: format, flags: SWS_AREA,
                              srcFullRange: full, dstFullRange: full, chromaLocation: location)
         if shrink?.key != key { shrink = try Scaler(key) }
-        for i in 0..<4 {
-            guard i < info.planeCount, let base = input.pointer.pointee.dataPlane(i) else { planes[i] = nil; strides[i] = 0; continue }
-            let chroma = info.isChromaPlane(i)
-            let px = chroma ? cx >> info.log2ChromaW : cx, py = chroma ? cy >> info.log2ChromaH : cy
-            let ls = input.pointer.pointee.linesizePlane(i)
-            planes[i] = UnsafePointer(base + py * Int(ls) + px * info.planeSteps[i])
-            strides[i] = ls
-        }
+        input.windowPlanes(x: cx, y: cy, info: info, planes: planes, strides: strides)
         shrink!.scale(src: planes, srcStride: strides, into: small)
         for i in 0..<info.planeCount {
             let (pw, ph) = info.planeSize(i, width: sw, height: sh)

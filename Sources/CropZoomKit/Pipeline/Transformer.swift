@@ -129,26 +129,8 @@ final class Transformer: @unchecked Sendable {
         // Clamp against the frame actually decoded (a stream may change size mid-way).
         let x = min(rect.x, max(0, input.width - 1)), y = min(rect.y, max(0, input.height - 1))
         let w = min(rect.width, input.width - x), h = min(rect.height, input.height - y)
-        let steps = inInfo.planeSteps
         let inputFull = input.isFullRange
-        withUnsafeMutablePointer(to: &input.pointer.pointee.data) { dataTuple in
-            dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
-                withUnsafeMutablePointer(to: &input.pointer.pointee.linesize) { lsTuple in
-                    lsTuple.withMemoryRebound(to: Int32.self, capacity: 8) { ls in
-                        for i in 0..<4 {
-                            guard i < inInfo.planeCount, let base = data[i] else {
-                                srcPlanes[i] = nil; srcStrides[i] = 0; continue
-                            }
-                            let chroma = inInfo.isChromaPlane(i)
-                            let px = chroma ? x >> inInfo.log2ChromaW : x
-                            let py = chroma ? y >> inInfo.log2ChromaH : y
-                            srcPlanes[i] = UnsafePointer(base + py * Int(ls[i]) + px * steps[i])
-                            srcStrides[i] = ls[i]
-                        }
-                    }
-                }
-            }
-        }
+        input.windowPlanes(x: x, y: y, info: inInfo, planes: srcPlanes, strides: srcStrides)
         let window = PixelRect(x: x, y: y, width: w, height: h)
         if plan.orientation.isIdentity {
             try scale(input, window: window, exact: exact, full: inputFull, into: out, format: outputFormat)
@@ -294,10 +276,7 @@ final class Transformer: @unchecked Sendable {
         }
         try planeWarper().warp(input, through: map, into: target, location: location, background: warpSamples)
         if !direct {
-            for i in 0..<4 {
-                srcPlanes[i] = target.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
-                srcStrides[i] = target.pointer.pointee.linesizePlane(i)
-            }
+            target.windowPlanes(x: 0, y: 0, info: PixelFormatInfo(inFormat)!, planes: srcPlanes, strides: srcStrides)
             let c = try scalerFor(&converter, srcW: out.width, srcH: out.height, srcFormat: inFormat,
                                   srcFull: inputFull, dstW: out.width, dstH: out.height, dstFormat: out.pixelFormat,
                                   chroma: location)
