@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 
 const char *cz_strerror(int errnum, char *buf, size_t size) {
     if (av_strerror(errnum, buf, size) < 0) {
@@ -63,6 +64,13 @@ int cz_rename_noreplace(const char *from, const char *to) {
 #endif
     if (link(from, to) != 0) return -errno;
     if (unlink(from) != 0) return -errno;
+    return 0;
+}
+
+int cz_end_with_parent(int parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) return -errno;
+    // The parent may have died before the call: then no signal would ever come.
+    if (getppid() != parent) raise(SIGTERM);
     return 0;
 }
 

@@ -75,7 +75,10 @@ public struct TranscodeConfiguration: Sendable {
     public var null = false
     /// With `null`: skip the encoder too (`--codec none`).
     public var skipEncoder: Bool { codec == "none" }
+    /// Allow replacing an existing output (only once the new one is complete).
     public var overwrite = false
+    /// Allow replacing a read-only output too (implies `overwrite`), as `cp -f` does.
+    public var force = false
     /// Fail on corrupt packets instead of skipping and counting them.
     public var strict = false
     /// Print FFmpeg's own warnings.

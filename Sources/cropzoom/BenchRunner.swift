@@ -63,7 +63,17 @@ struct MeasuredChild {
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         let start = monotonicSeconds()
-        let spawned = posix_spawnp(&pid, executable, &actions, &attributes, &argv, environ)
+        // The child learns who its parent is, to end with it (`Pipeline.endWithParent`).
+        let marker = "\(Pipeline.parentVariable)="
+        var environment: [UnsafeMutablePointer<CChar>?] = [strdup(marker + String(getpid()))]
+        var entry = environ
+        while let e = entry.pointee {
+            if strncmp(e, marker, marker.utf8.count) != 0 { environment.append(e) }
+            entry += 1
+        }
+        environment.append(nil)
+        defer { free(environment[0]) }
+        let spawned = posix_spawnp(&pid, executable, &actions, &attributes, &argv, environment)
         close(writeEnd)
         spawnLock.unlock()
         guard spawned == 0 else {

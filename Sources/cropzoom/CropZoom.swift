@@ -44,7 +44,8 @@ struct Transcode: ParsableCommand {
         c.workers = engine.workers
         c.frameLimit = engine.benchFrames
         try c.apply(geometry: geometry, trim: trim, encoding: encoding, streams: streams)
-        c.overwrite = out.overwrite
+        c.overwrite = out.overwrite || out.force
+        c.force = out.force
         c.format = out.format
         c.strict = out.strict
         c.verbose = out.verbose

@@ -208,6 +208,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: [.customShort("y"), .long], help: "Replace OUTPUT if it exists (only once the new file is complete).")
     var overwrite = false
 
+    @Flag(help: "Like -y, and replace a read-only OUTPUT too.")
+    var force = false
+
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 

@@ -1,8 +1,14 @@
 import ArgumentParser
+import CropZoomKit
 import Foundation
 
 // A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
 // every error is one line: `cropzoom: error: <path>: <reason>`.
+// A child of `batch`/`run`/`bench` ends with its parent, even one killed with SIGKILL.
+if let parent = ProcessInfo.processInfo.environment[Pipeline.parentVariable].flatMap({ Int32($0) }) {
+    Pipeline.installSignalHandlers()
+    Pipeline.endWithParent(parent)
+}
 do {
     var command = try CropZoom.parseAsRoot(Bench.normalize(Array(CommandLine.arguments.dropFirst())))
     try command.run()

@@ -71,6 +71,10 @@ int cz_lower_thread_priority(int by);
 /// link+unlink on file systems without it). Returns 0 or -errno.
 int cz_rename_noreplace(const char *from, const char *to);
 
+/// Asks for SIGTERM when the parent process `parent` dies (prctl PR_SET_PDEATHSIG), and raises
+/// it at once when that parent is already gone. Returns 0 or -errno.
+int cz_end_with_parent(int parent);
+
 // MARK: - Logging and decode-error counting
 
 /// Routes FFmpeg's log through cropzoom: messages at or below `print_level` are printed as

@@ -28,13 +28,14 @@ final class InputFormat: @unchecked Sendable {
             }
             throw e
         }
-        pointer = ctx!
-        let r2 = avformat_find_stream_info(pointer, nil)
+        // The context is closed here, before `pointer` is set: once every stored property is set,
+        // a throwing init runs `deinit`, which would close it a second time.
+        let r2 = avformat_find_stream_info(ctx, nil)
         if r2 < 0 {
-            var p: UnsafeMutablePointer<AVFormatContext>? = pointer
-            avformat_close_input(&p)
+            avformat_close_input(&ctx)
             throw CropZoomError.ffmpeg(r2, InputFormat.kind(for: r2), what: "reading stream information", path: path)
         }
+        pointer = ctx!
     }
 
     private static func kind(for code: Int32) -> CropZoomError.Kind {
@@ -84,13 +85,16 @@ final class OutputFormat: @unchecked Sendable {
     let path: String
     /// The path the user named, for messages.
     let displayPath: String
+    /// Written as a stream that cannot be rewound (a pipe, a FIFO, a character device).
+    let streaming: Bool
     private var ioOpen = false
 
     /// `avformat_alloc_output_context2` for the muxer guessed from `displayPath` (or named by
     /// `formatName`), writing to `path`.
-    init(path: String, displayPath: String, formatName: String?) throws(CropZoomError) {
+    init(path: String, displayPath: String, formatName: String?, streaming: Bool = false) throws(CropZoomError) {
         self.path = path
         self.displayPath = displayPath
+        self.streaming = streaming
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let r = avformat_alloc_output_context2(&ctx, nil, formatName, displayPath)
         guard r >= 0, let c = ctx else {

@@ -1,60 +1,278 @@
 import CFFmpeg
 import Foundation
 
-/// The output file's life: written under a temporary name beside the target, renamed into place
-/// only on success, removed on any failure. An existing target is never touched unless
-/// `overwrite` is set, and then only by the final atomic rename.
+/// The output's life. What the user had at OUTPUT is never lost:
+///
+/// - a regular file (or nothing) is written under a temporary name beside it, locked while it is
+///   written, and renamed into place only on success — keeping the replaced file's mode and
+///   owner; a read-only file is replaced only with `force`;
+/// - a symbolic link is followed: the file it points to is replaced as above, the link stays;
+/// - a FIFO or character device (`/dev/null`, a terminal, `/proc/self/fd/1` on a pipe) is written
+///   straight through, as a shell's `>` would, never replaced;
+/// - multi-file outputs (image sequences `frame_%04d.png`, HLS/DASH playlists with their
+///   segments) are written into a temporary folder beside the target and moved into place file by
+///   file on success.
+///
+/// Temporary names are `.NAME.cropzoom-tmp-PID` (NAME shortened so the whole fits in 255 bytes).
+/// One left by a run that was killed (its lock is free) is removed, with a notice, by the next run
+/// on the same output.
 final class AtomicOutput: @unchecked Sendable {
     // @unchecked Sendable: used by the pipeline's controlling thread only.
+
+    enum Kind: Equatable {
+        /// A regular file: temporary file, renamed into place.
+        case file
+        /// A FIFO or character device: written directly.
+        case stream
+        /// Several files (image sequence, HLS, DASH): temporary folder, moved into place.
+        case folder
+    }
+
+    /// The path the user named (for messages).
     let target: String
-    let temporary: String
-    let overwrite: Bool
+    /// The path the muxer opens: the temporary file, the temporary folder's copy of the
+    /// target's name, or the target itself for a stream.
+    let writePath: String
+    let kind: Kind
+    /// Where a finished file or folder's files go (the link's target for a symbolic link).
+    private let destination: String
+    /// The temporary file or folder (empty for a stream).
+    private let temporary: String
+    private let overwrite: Bool
+    /// The replaced file's mode and owner, given to the new file.
+    private let keep: (mode: mode_t, uid: uid_t, gid: gid_t)?
+    /// Holds the temporary's `flock` while this run lives (-1 when none).
+    private var lockDescriptor: Int32 = -1
     private var committed = false
 
-    /// Checks the target before any work: not the input, not existing (unless `overwrite`), in a
-    /// folder that exists.
-    init(target: String, input: String, overwrite: Bool) throws(CropZoomError) {
+    /// The muxers that write several files next to the one named.
+    static let multiFileMuxers: Set<String> = ["image2", "hls", "dash", "segment", "ssegment", "stream_segment"]
+
+    /// The longest file name the common Linux file systems take, in bytes.
+    static let nameLimit = 255
+
+    /// Checks the target before any work (not the input, a folder that exists, nothing replaced
+    /// without `overwrite`, no read-only file without `force`), removes stale temporaries of
+    /// killed runs (`notice` says so), and creates and locks this run's temporary.
+    init(target: String, input: String, overwrite: Bool, force: Bool, multiFile: Bool,
+         notice: (String) -> Void) throws(CropZoomError) {
         self.target = target
-        self.overwrite = overwrite
-        let fm = FileManager.default
-        let url = URL(fileURLWithPath: target)
-        let dir = url.deletingLastPathComponent().path
-        var isDir: ObjCBool = false
-        guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
-            throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
+        self.overwrite = overwrite || force
+        var link = stat()
+        var info = stat()
+        let exists = lstat(target, &link) == 0
+        let isLink = exists && link.st_mode & S_IFMT == S_IFLNK
+        let resolves = stat(target, &info) == 0
+        if isLink && !resolves {
+            throw CropZoomError(.usage, path: target, reason: "is a symbolic link to a file that does not exist")
         }
         if FileIdentity.same(target, input) {
             throw CropZoomError(.usage, path: target, reason: "the output is the input file; choose another name")
         }
-        if fm.fileExists(atPath: target, isDirectory: &isDir) {
-            if isDir.boolValue {
-                throw CropZoomError(.usage, path: target, reason: "is a directory")
+        let type = resolves ? info.st_mode & S_IFMT : 0
+        if resolves && (type == S_IFIFO || type == S_IFCHR) && !multiFile {
+            // Written through: there is nothing there to lose, and nothing may replace it.
+            kind = .stream
+            writePath = target
+            destination = target
+            temporary = ""
+            keep = nil
+            return
+        }
+        if resolves {
+            switch type {
+            case S_IFDIR: throw CropZoomError(.usage, path: target, reason: "is a directory")
+            case S_IFREG: break
+            case S_IFBLK:
+                throw CropZoomError(.usage, path: target,
+                                    reason: "is a block device; cropzoom writes files, FIFOs and character devices")
+            default:
+                throw CropZoomError(.usage, path: target, reason: "is not a regular file, FIFO or character device")
             }
-            if !overwrite {
+            if !self.overwrite {
                 throw CropZoomError(.usage, path: target, reason: "already exists (use -y to overwrite)")
             }
+            if info.st_mode & 0o222 == 0 || access(target, W_OK) != 0, !force {
+                throw CropZoomError(.usage, path: target, reason: "is read-only (use --force to replace it)")
+            }
         }
-        let name = url.lastPathComponent
-        temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(name).cropzoom-tmp-\(getpid())").path
+        // A link's target is what gets replaced; the link stays.
+        let real = isLink ? AtomicOutput.realPath(target) ?? target : target
+        destination = real
+        keep = resolves ? (info.st_mode & 0o7777, info.st_uid, info.st_gid) : nil
+        let url = URL(fileURLWithPath: real)
+        let dir = url.deletingLastPathComponent().path
+        var dirInfo = stat()
+        guard stat(dir, &dirInfo) == 0, dirInfo.st_mode & S_IFMT == S_IFDIR else {
+            throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
+        }
+        let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent)
+        AtomicOutput.removeStale(in: dir, prefix: prefix, notice: notice)
+        temporary = url.deletingLastPathComponent().appendingPathComponent("\(prefix)\(getpid())").path
+        if multiFile {
+            kind = .folder
+            writePath = URL(fileURLWithPath: temporary).appendingPathComponent(url.lastPathComponent).path
+            if !self.overwrite, let clash = AtomicOutput.existingFiles(matching: url.lastPathComponent, in: dir).first {
+                throw CropZoomError(.usage, path: target, reason: "\(clash) already exists (use -y to overwrite)")
+            }
+            guard mkdir(temporary, 0o777) == 0 else {
+                throw CropZoomError(.processing, what: "creating a temporary folder", path: temporary,
+                                    reason: String(cString: strerror(errno)))
+            }
+            lockDescriptor = open(temporary, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        } else {
+            kind = .file
+            writePath = temporary
+            lockDescriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            if lockDescriptor < 0 {
+                throw CropZoomError(.processing, what: "creating the output file", path: target,
+                                    reason: String(cString: strerror(errno)))
+            }
+        }
+        if lockDescriptor >= 0 { _ = flock(lockDescriptor, LOCK_EX | LOCK_NB) }
     }
 
+    /// `.NAME.cropzoom-tmp-`, with NAME cut (on a character boundary) so that the prefix and any
+    /// process id fit in ``nameLimit`` bytes, and `%` made `_` (a muxer would expand a pattern in
+    /// the folder's name).
+    static func temporaryPrefix(for name: String) -> String {
+        let suffix = ".cropzoom-tmp-"
+        let room = nameLimit - 1 - suffix.utf8.count - 10
+        var kept = ""
+        var bytes = 0
+        for ch in name.replacingOccurrences(of: "%", with: "_") {
+            let n = String(ch).utf8.count
+            if bytes + n > room { break }
+            kept.append(ch)
+            bytes += n
+        }
+        return "." + kept + suffix
+    }
 
-    /// Moves the finished temporary file into place (`rename`, or `renameat2(RENAME_NOREPLACE)`
-    /// when overwriting is not allowed, so a file created meanwhile is not clobbered).
+    /// `realpath(3)`.
+    private static func realPath(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    /// Removes temporaries named `prefix` + PID in `dir` whose lock no process holds (their run
+    /// was killed), and says so.
+    static func removeStale(in dir: String, prefix: String, notice: (String) -> Void) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            // A live process keeps it (an older cropzoom did not lock its temporaries).
+            if kill(pid, 0) == 0 || errno != ESRCH { continue }
+            let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+            close(fd)
+            guard free else { continue }
+            guard (try? FileManager.default.removeItem(atPath: path)) != nil else { continue }
+            notice("removed \(path), left by an earlier run (process \(pid)) that did not finish")
+        }
+    }
+
+    /// Files in `dir` an image2/segment pattern (`%d`, `%03d`) or a playlist name would write.
+    static func existingFiles(matching pattern: String, in dir: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        guard let regex = patternExpression(pattern) else {
+            return names.contains(pattern) ? [pattern] : []
+        }
+        return names.filter { $0.wholeMatch(of: regex) != nil }.sorted()
+    }
+
+    /// A pattern's `%d`/`%0Nd` as digits; nil for a name without one.
+    private static func patternExpression(_ pattern: String) -> Regex<AnyRegexOutput>? {
+        guard pattern.contains("%") else { return nil }
+        var expression = ""
+        var rest = Substring(pattern)
+        var found = false
+        while let i = rest.firstIndex(of: "%") {
+            expression += NSRegularExpression.escapedPattern(for: String(rest[..<i]))
+            let spec = rest[rest.index(after: i)...].prefix { $0.isNumber || $0 == "d" }
+            if spec.last == "d" {
+                expression += "[0-9]+"
+                found = true
+                rest = rest[rest.index(rest.index(after: i), offsetBy: spec.count)...]
+            } else if rest[rest.index(after: i)...].first == "%" {
+                expression += "%"
+                rest = rest[rest.index(i, offsetBy: 2)...]
+            } else {
+                expression += "%"
+                rest = rest[rest.index(after: i)...]
+            }
+        }
+        expression += NSRegularExpression.escapedPattern(for: String(rest))
+        return found ? try? Regex(expression) : nil
+    }
+
+    /// Moves the finished output into place: the temporary file by `rename` (or
+    /// `renameat2(RENAME_NOREPLACE)` when overwriting is not allowed, so a file created
+    /// meanwhile is not clobbered), with the replaced file's mode and owner; a temporary
+    /// folder's files one by one, then the folder is removed.
     func commit() throws(CropZoomError) {
-        let r: Int32 = overwrite ? (rename(temporary, target) == 0 ? 0 : -errno) : cz_rename_noreplace(temporary, target)
+        switch kind {
+        case .stream:
+            committed = true
+            return
+        case .file:
+            if let keep {
+                _ = chmod(temporary, keep.mode)
+                _ = chown(temporary, keep.uid, keep.gid)
+            }
+            try move(temporary, to: destination)
+        case .folder:
+            let dir = URL(fileURLWithPath: destination).deletingLastPathComponent()
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+            // Segments first, the playlist (the name the user gave) last.
+            let ordered = names.filter { $0 != URL(fileURLWithPath: destination).lastPathComponent }.sorted()
+                + names.filter { $0 == URL(fileURLWithPath: destination).lastPathComponent }
+            if !overwrite {
+                for name in ordered where access(dir.appendingPathComponent(name).path, F_OK) == 0 {
+                    discard()
+                    throw CropZoomError(.usage, path: dir.appendingPathComponent(name).path,
+                                        reason: "already exists (use -y to overwrite)")
+                }
+            }
+            for name in ordered {
+                let from = URL(fileURLWithPath: temporary).appendingPathComponent(name).path
+                try move(from, to: dir.appendingPathComponent(name).path)
+            }
+            rmdir(temporary)
+        }
+        committed = true
+        releaseLock()
+    }
+
+    private func move(_ from: String, to: String) throws(CropZoomError) {
+        let r: Int32 = overwrite ? (rename(from, to) == 0 ? 0 : -errno) : cz_rename_noreplace(from, to)
         if r != 0 {
             discard()
             let reason = r == -EEXIST ? "already exists (use -y to overwrite)" : String(cString: strerror(-r))
-            throw CropZoomError(r == -EEXIST ? .usage : .processing, path: target, reason: reason)
+            throw CropZoomError(r == -EEXIST ? .usage : .processing, path: to, reason: reason)
         }
-        committed = true
     }
 
-    /// Removes the temporary file (if any).
+    private func releaseLock() {
+        if lockDescriptor >= 0 {
+            close(lockDescriptor)
+            lockDescriptor = -1
+        }
+    }
+
+    /// Removes the temporary file or folder (if any); a stream is left as it is.
     func discard() {
-        if !committed { unlink(temporary) }
+        if !committed && kind != .stream {
+            if kind == .folder {
+                try? FileManager.default.removeItem(atPath: temporary)
+            } else {
+                unlink(temporary)
+            }
+        }
+        releaseLock()
     }
 
     deinit { discard() }
@@ -64,7 +282,8 @@ final class AtomicOutput: @unchecked Sendable {
 /// yet — the same path once symlinks are resolved. (Outputs are checked against inputs with it.)
 public enum FileIdentity {
     public static func same(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
+        var sa = stat()
+        var sb = stat()
         if stat(a, &sa) == 0 && stat(b, &sb) == 0 {
             return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
         }

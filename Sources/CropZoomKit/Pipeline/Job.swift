@@ -107,7 +107,15 @@ final class Job: @unchecked Sendable {
         self.cancel = cancel
         if cfg.input != "-" { try Pipeline.checkInput(cfg.input) }
         // Standard output ("-") is written as it comes: a pipe has no temporary name to rename.
-        atomic = cfg.null || cfg.output == "-" ? nil : try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite)
+        var earlyNotices: [String] = []
+        if cfg.null || cfg.output == "-" {
+            atomic = nil
+        } else {
+            let muxerName = av_guess_format(cfg.format, cfg.output, nil).map { String(cString: $0.pointee.name) }
+            atomic = try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
+                                      multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false,
+                                      notice: { earlyNotices.append($0); onNotice($0) })
+        }
 
         // Demux and pick the video stream.
         demuxer = try Demuxer(path: cfg.input)
@@ -128,9 +136,10 @@ final class Job: @unchecked Sendable {
         }
 
         // Output container and video encoder.
-        let output = try OutputFormat(path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.temporary ?? "",
+        let output = try OutputFormat(path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.writePath ?? "",
                                       displayPath: cfg.output == "-" ? "stdout" : cfg.output,
-                                      formatName: cfg.null ? "null" : cfg.format)
+                                      formatName: cfg.null ? "null" : cfg.format,
+                                      streaming: cfg.output == "-" || atomic?.kind == .stream)
         let containerName = cfg.null
             ? (cfg.format ?? av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) } ?? "matroska")
             : output.formatName
@@ -199,7 +208,7 @@ final class Job: @unchecked Sendable {
 
         // Route every input stream.
         var routes = [Route](repeating: .drop, count: input.streamCount)
-        var notices: [String] = []
+        var notices: [String] = earlyNotices
         func notice(_ s: String) { notices.append(s); onNotice(s) }
         var audioCopied = 0, audioReencoded = 0, otherCopied = 0, dropped = 0
         var videoOutput: Int? = nil

@@ -93,7 +93,7 @@ final class Muxer: @unchecked Sendable {
         if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
             // A pipe cannot be rewound to write the index at the front (or at all, after the
             // data): fragmented MP4, whose every fragment carries its own index, instead.
-            options["movflags"] = output.path.hasPrefix("pipe:") ? "+frag_keyframe+empty_moov+default_base_moof" : "+faststart"
+            options["movflags"] = output.streaming ? "+frag_keyframe+empty_moov+default_base_moof" : "+faststart"
             options["movie_timescale"] = String(movieTimescale())
         }
         if name == "mpegts" { options["mpegts_copyts"] = "1" }

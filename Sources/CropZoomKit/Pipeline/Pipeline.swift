@@ -23,6 +23,14 @@ public final class Pipeline {
     /// Installs the SIGINT/SIGTERM handlers that let a run stop cleanly (exit 130/143).
     public static func installSignalHandlers() { cz_install_signal_handlers() }
 
+    /// The environment variable through which `batch`, `run` and `bench` give their children
+    /// their own process id (see ``endWithParent(_:)``).
+    public static let parentVariable = "CROPZOOM_PARENT_PID"
+
+    /// Makes this process receive SIGTERM — and so stop cleanly, leaving nothing behind — when
+    /// the process `parent` dies, even by SIGKILL (`prctl(PR_SET_PDEATHSIG)`).
+    public static func endWithParent(_ parent: Int32) { _ = cz_end_with_parent(parent) }
+
     /// The signal (SIGINT, SIGTERM) received since the handlers were installed, or 0.
     public static var pendingSignal: Int32 { cz_pending_signal() }
 
