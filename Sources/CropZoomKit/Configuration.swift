@@ -75,6 +75,10 @@ public struct TranscodeConfiguration: Sendable {
     public var null = false
     /// With `null`: skip the encoder too (`--codec none`).
     public var skipEncoder: Bool { codec == "none" }
+    /// Keep the input's absolute timestamps. By default an input whose times are a clock reading
+    /// (MPEG-TS/PS: `AVFMT_TS_DISCONT`) starts at 0, its streams' offsets kept exactly; a trimmed
+    /// output starts at 0 too.
+    public var keepStartTime = false
     /// Allow replacing an existing output (only once the new one is complete).
     public var overwrite = false
     /// Allow replacing a read-only output too (implies `overwrite`), as `cp -f` does.

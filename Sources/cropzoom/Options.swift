@@ -248,6 +248,9 @@ struct TrimOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("Keep this long from --start (instead of --end).", valueName: "T"))
     var duration: String?
 
+    @Flag(help: "Keep the input's absolute timestamps (an MPEG-TS clock reading included) instead of starting at 0.")
+    var keepStartTime = false
+
     /// "12.5", "1:02.5", "01:02:03.250" → seconds; nil when malformed.
     static func seconds(_ text: String) -> Double? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -290,6 +293,7 @@ struct TrimOptions: ParsableArguments {
         if let start { a += ["--start", start] }
         if let end { a += ["--end", end] }
         if let duration { a += ["--duration", duration] }
+        if keepStartTime { a.append("--keep-start-time") }
         return a
     }
 }
@@ -380,6 +384,7 @@ extension TranscodeConfiguration {
         scaler = geometry.scaler
         kernel = geometry.kernel
         (start, end) = trim.range
+        keepStartTime = trim.keepStartTime
         codec = encoding.codec
         crf = encoding.crf
         preset = encoding.preset

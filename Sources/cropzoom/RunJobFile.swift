@@ -31,11 +31,13 @@ struct RunJobFile: ParsableCommand {
     static let settings: [String: String] = [
         "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop", "size": "--size", "rotate": "--rotate", "transform": "--transform",
         "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel",
-        "start": "--start", "end": "--end", "duration": "--duration",
+        "start": "--start", "end": "--end", "duration": "--duration", "keep_start_time": "--keep-start-time",
         "codec": "--codec", "crf": "--crf", "preset": "--preset", "bitrate": "--bitrate", "pix_fmt": "--pix-fmt",
         "audio": "--audio",
     ]
     static let clipOnly: Set<String> = ["input", "output", "overwrite"]
+    /// Settings that are on/off flags (`true`/`false` in the job file).
+    static let flags: Set<String> = ["keep_start_time"]
 
     /// One clip, validated: its input, output, `transcode` arguments and the configuration
     /// they make (what `--dry-run` describes).
@@ -108,6 +110,11 @@ struct RunJobFile: ParsableCommand {
             var args: [String] = []
             for key in merged.keys.sorted() {
                 let value = merged[key]!
+                if flags.contains(key) {
+                    guard let on = value as? Bool else { throw fail(key, "must be true or false") }
+                    if on { args.append(settings[key]!) }
+                    continue
+                }
                 let text: String
                 switch value {
                 case let s as String: text = s

@@ -38,11 +38,19 @@ final class Job: @unchecked Sendable {
     let threads: ThreadPlan
     /// `--start`/`--end` in each input stream's time base (absolute), nil without a trim.
     let trim: Trim?
+    /// `--start`/`--end` in seconds from the file's start, nil without a trim.
+    let trimRange: (start: Double, end: Double?)?
+    /// Where the video stream starts and ends, in seconds from the file's start (when known).
+    let videoSpan: (start: Double?, end: Double?)
 
+    /// Where each input stream's kept times lie and how they are moved: the trim window, and the
+    /// shift that makes the output start at 0 (a trim's start, or an MPEG clock's origin).
     struct Trim {
         /// Per input stream: the first kept time and the first time no longer kept.
         var start: [Int64]
         var end: [Int64?]
+        /// Per input stream: subtracted from every kept time.
+        var shift: [Int64]
 
         func keeps(_ p: Packet) -> Bool {
             let t = p.pts != AVCode.noPTS ? p.pts : p.dts
@@ -59,7 +67,7 @@ final class Job: @unchecked Sendable {
         }
 
         func shift(_ p: Packet) {
-            let o = start[p.streamIndex]
+            let o = shift[p.streamIndex]
             if p.pts != AVCode.noPTS { p.pointer.pointee.pts -= o }
             if p.dts != AVCode.noPTS { p.pointer.pointee.dts -= o }
         }
@@ -93,7 +101,7 @@ final class Job: @unchecked Sendable {
         guard t != AVCode.noPTS else { return .keep }
         if t < trim.start[videoIndex] { return .before }
         if let e = trim.end[videoIndex], t >= e { return .after }
-        let o = trim.start[videoIndex]
+        let o = trim.shift[videoIndex]
         if frame.pointer.pointee.pts != AVCode.noPTS { frame.pointer.pointee.pts -= o }
         if frame.pointer.pointee.best_effort_timestamp != AVCode.noPTS { frame.pointer.pointee.best_effort_timestamp -= o }
         return .keep
@@ -286,34 +294,83 @@ final class Job: @unchecked Sendable {
                 ? Double(input.pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
             let s = fileStart + (cfg.start ?? 0)
             let e = cfg.end.map { fileStart + $0 }
-            if let d = input.duration, (cfg.start ?? 0) >= d {
-                throw CropZoomError(.usage, path: cfg.input,
-                                    reason: String(format: "--start %.*g s is past the end of the file (%.3f s)",
-                                                   (cfg.start ?? 0) < 1e9 ? 13 : 4, cfg.start ?? 0, d))
+            let span = Job.span(input, from: fileStart)
+            if let d = span.end, (cfg.start ?? 0) >= d {
+                let digits: Int32 = (cfg.start ?? 0) < 1e9 ? 13 : 4
+                var reason = String(format: "--start %.*g s is past the end of the file (%.3f s", digits, cfg.start ?? 0, d)
+                if fileStart != 0 { reason += String(format: ", counted from its first timestamp at %.3f s", fileStart) }
+                throw CropZoomError(.usage, path: cfg.input, reason: reason + ")")
             }
+            trimRange = (cfg.start ?? 0, cfg.end)
+            videoSpan = Job.span(input, from: fileStart, stream: videoIndex)
             var starts: [Int64] = [], ends: [Int64?] = []
             for i in 0..<input.streamCount {
                 let tb = input.stream(i).pointee.time_base
                 starts.append(Int64((s / av_q2d(tb)).rounded(.up)))
                 ends.append(e.map { Int64(($0 / av_q2d(tb)).rounded(.up)) })
             }
-            trim = Trim(start: starts, end: ends)
+            let shift = cfg.keepStartTime ? [Int64](repeating: 0, count: starts.count) : starts
+            trim = Trim(start: starts, end: ends, shift: shift)
             if (cfg.start ?? 0) > 0 {
                 let target = Int64((s - 1.0) * Double(AV_TIME_BASE))
                 if target > Int64(fileStart * Double(AV_TIME_BASE)) {
                     _ = avformat_seek_file(input.pointer, -1, Int64.min, target, target, 0)
                 }
             }
-            let available = input.duration.map { $0 - (cfg.start ?? 0) }
+            let available = span.end.map { $0 - (cfg.start ?? 0) }
             duration = [available, cfg.end.map { $0 - (cfg.start ?? 0) }].compactMap { $0 }.min()
             startTime = 0
         } else {
-            trim = nil
+            trimRange = nil
+            videoSpan = (nil, nil)
+            let origin = cfg.keepStartTime ? nil : Job.clockOrigin(input)
+            trim = origin.map {
+                Trim(start: [Int64](repeating: .min, count: $0.count), end: [Int64?](repeating: nil, count: $0.count),
+                     shift: $0)
+            }
             duration = input.duration
+            let shift = origin.map { Double($0[videoIndex]) * av_q2d(videoStream.pointee.time_base) } ?? 0
             startTime = videoStream.pointee.start_time != AVCode.noPTS
-                ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) : 0
+                ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) - shift : 0
         }
         try muxer.writeHeader()
+    }
+
+    /// Where `stream` (or the whole input) starts and ends, in seconds from `fileStart`: each
+    /// stream's start plus its duration, else the container's duration (an MP4's movie duration
+    /// counts from 0 and includes an empty edit, so the streams' own ends are preferred).
+    static func span(_ input: InputFormat, from fileStart: Double, stream: Int? = nil) -> (start: Double?, end: Double?) {
+        var start: Double? = nil
+        var end: Double? = nil
+        for i in stream.map({ [$0] }) ?? Array(0..<input.streamCount) {
+            let st = input.stream(i)
+            guard st.pointee.start_time != AVCode.noPTS else { continue }
+            let tb = av_q2d(st.pointee.time_base)
+            let s = Double(st.pointee.start_time) * tb - fileStart
+            start = min(start ?? s, s)
+            if st.pointee.duration > 0 { end = max(end ?? 0, s + Double(st.pointee.duration) * tb) }
+        }
+        if end == nil && stream == nil { end = input.duration }
+        return (start, end)
+    }
+
+    /// Per input stream, the earliest start time of any stream, in that stream's time base, when
+    /// the input's times are a clock reading rather than presentation times: MPEG-TS/PS
+    /// (`AVFMT_TS_DISCONT`) start wherever the encoder's clock stood. Nil for other inputs — an
+    /// MP4's or Matroska's start (an empty edit) is deliberate and kept.
+    static func clockOrigin(_ input: InputFormat) -> [Int64]? {
+        guard input.pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 else { return nil }
+        var earliest: (time: Int64, base: AVRational)? = nil
+        for i in 0..<input.streamCount {
+            let st = input.stream(i)
+            let t = st.pointee.start_time
+            guard t != AVCode.noPTS else { continue }
+            if earliest.map({ av_compare_ts(t, st.pointee.time_base, $0.time, $0.base) < 0 }) ?? true {
+                earliest = (t, st.pointee.time_base)
+            }
+        }
+        guard let earliest, earliest.time != 0 else { return nil }
+        return (0..<input.streamCount).map { av_rescale_q(earliest.time, earliest.base, input.stream($0).pointee.time_base) }
     }
 
     /// A transformer for one worker (each owns its scalers and scratch frames).

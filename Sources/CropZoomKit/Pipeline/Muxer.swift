@@ -10,6 +10,14 @@ final class Muxer: @unchecked Sendable {
     private(set) var packetsWritten: [Int] = []
     /// Added to every timestamp of a stream (in its source time base); see `addCopiedStream`.
     private var timestampOffset: [Int64] = []
+    /// Per stream: the last 16 packets' pts, before and after rescaling to the container's time
+    /// base (a ring; packets come in decode order, so a frame's neighbours in time are among the
+    /// last few written).
+    private var recentPTS: [[(source: Int64, written: Int64)]] = []
+    private static let recentCount = 16
+    /// Per stream: packets whose distinct time became the previous packet's in the container's
+    /// coarser time base (2000 fps into Matroska's 1 ms steps).
+    private(set) var mergedTimes: [Int] = []
 
     init(output: OutputFormat) {
         self.output = output
@@ -27,6 +35,8 @@ final class Muxer: @unchecked Sendable {
         }
         sourceTimeBase.append(encoder.pointee.time_base)
         packetsWritten.append(0)
+        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
+        mergedTimes.append(0)
         timestampOffset.append(0)
         return Int(st.pointee.index)
     }
@@ -47,6 +57,8 @@ final class Muxer: @unchecked Sendable {
         av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
         sourceTimeBase.append(input.pointee.time_base)
         packetsWritten.append(0)
+        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
+        mergedTimes.append(0)
         let par = input.pointee.codecpar.pointee
         if matroskaCodecDelay && par.initial_padding > 0 {
             timestampOffset.append(av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: 48000), input.pointee.time_base))
@@ -112,9 +124,26 @@ final class Muxer: @unchecked Sendable {
             if packet.pts != AVCode.noPTS { packet.pointer.pointee.pts += o }
             if packet.dts != AVCode.noPTS { packet.pointer.pointee.dts += o }
         }
+        let source = packet.pts
         packet.rescale(from: sourceTimeBase[stream], to: output.stream(stream).pointee.time_base)
+        if source != AVCode.noPTS {
+            if recentPTS[stream].contains(where: { $0.written == packet.pts && $0.source != source }) {
+                mergedTimes[stream] += 1
+            }
+            recentPTS[stream][packetsWritten[stream] % Muxer.recentCount] = (source, packet.pts)
+        }
         packetsWritten[stream] += 1
         try output.write(packet)
+    }
+
+    /// One line per stream whose times the container could not hold apart, else nothing.
+    func timePrecisionNotices() -> [String] {
+        mergedTimes.indices.filter { mergedTimes[$0] > 0 }.map { i in
+            let tb = output.stream(i).pointee.time_base
+            let step = tb.den > 0 ? String(format: "%g ms", 1000 * av_q2d(tb)) : "its"
+            return "output stream #\(i): \(mergedTimes[i]) packets share a timestamp with another: \(output.formatName) "
+                + "stores times in \(step) steps, coarser than the input's (use .mp4, .mov or .ts to keep them apart)"
+        }
     }
 
     func finish() throws(CropZoomError) {

@@ -113,9 +113,19 @@ public final class Pipeline {
             counts = try ThreadedEngine(job: job, workers: threads.workers).run(progress: report)
         }
         if counts.framesOut == 0 {
+            if let range = job.trimRange {
+                var reason = String(format: "no video frame between %.3f s and ", range.start)
+                    + (range.end.map { String(format: "%.3f s", $0) } ?? "the end")
+                if let vs = job.videoSpan.start, let ve = job.videoSpan.end {
+                    reason += String(format: ": the video runs from %.3f s to %.3f s", vs, ve)
+                }
+                throw CropZoomError(.usage, path: cfg.input, reason: reason)
+            }
             throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "no video frame could be decoded")
         }
         try job.finish()
+        let precision = job.muxer.timePrecisionNotices()
+        precision.forEach(onNotice)
 
         return TranscodeSummary(
             output: cfg.null ? "(null)" : cfg.output, outputWidth: job.plan.output.width, outputHeight: job.plan.output.height,
@@ -126,7 +136,7 @@ public final class Pipeline {
             audioStreamsCopied: job.audioCopied, audioStreamsReencoded: job.audioReencoded,
             otherStreamsCopied: job.otherCopied, streamsDropped: job.dropped, audioPackets: counts.audioPackets,
             seconds: monotonicSeconds() - started, mediaDuration: job.duration ?? counts.lastTime,
-            notices: job.notices, pool: counts.pool,
+            notices: job.notices + precision, pool: counts.pool,
             engine: EngineReport(threads: threads.threads, transformWorkers: max(1, threads.workers),
                                  decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
                                  busy: job.encoder == nil ? counts.busy.filter { $0.key != "encode" } : counts.busy,
