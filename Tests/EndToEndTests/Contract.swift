@@ -38,12 +38,33 @@ enum Contract {
         return earliest
     }
 
+    /// An MPEG-TS/PS input's clock origin (its format start time), which cropzoom's output
+    /// starts from: every stream moves back by it, their offsets kept. Nil for other inputs.
+    static func clockOrigin(_ input: String) throws -> Double? {
+        let format = try Oracle.format(input)
+        guard ["mpegts", "mpeg"].contains(format.formatName), let start = format.formatStartTime, start != 0 else {
+            return nil
+        }
+        return start
+    }
+
     /// The common shift the output container applied to every stream: 0 unless the output is
     /// Matroska/WebM and the input has negative timestamps, in which case it is measured on
     /// the first video frame and must lie in (0, -earliest input timestamp + 1 ms].
     static func commonShift(input: String, output: URL, inputPTS: [Double], outputPTS: [Double])
         throws -> (shift: Double, problems: [String])
     {
+        if let origin = try clockOrigin(input) {
+            // An MPEG-TS output may move every stream forward again by its first packet's
+            // decode delay (B-frames): measured on the first frame, at most 0.2 s.
+            guard ["ts", "m2ts"].contains(output.pathExtension.lowercased()), let i = inputPTS.min(),
+                  let o = outputPTS.min() else { return (-origin, []) }
+            let shift = o - i
+            if shift < -origin - printSlack || shift > -origin + 0.2 {
+                return (shift, ["the output moved by \(ms(shift)), not by the clock origin \(ms(-origin)) (+ ≤ 0.2 s)"])
+            }
+            return (shift, [])
+        }
         guard shiftsNegativeTimestamps(output) else { return (0, []) }
         let earliest = try earliestTimestamp(input)
         guard earliest < 0, let i = inputPTS.min(), let o = outputPTS.min() else { return (0, []) }

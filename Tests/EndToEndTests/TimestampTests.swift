@@ -1,0 +1,111 @@
+// Timestamps the way a player sees them (issue 13, items 13–15): an MPEG clock's origin is not
+// presentation; times a container cannot hold apart are counted; trims that find no video say why.
+
+import Foundation
+import Testing
+
+@Suite("Timestamps")
+struct TimestampTests {
+    static func starts(_ path: String) throws -> (format: Double, video: Double, audio: Double?) {
+        let streams = try Oracle.streams(path)
+        let video = try #require(streams.first { $0.codecType == "video" }?.startTime)
+        return (try Oracle.format(path).formatStartTime ?? 0, video, streams.first { $0.codecType == "audio" }?.startTime)
+    }
+
+    @Test("an MPEG-TS starting at 11.4 s becomes an output starting at 0, the A/V offset kept",
+          arguments: ["mp4", "mkv", "ts"])
+    func transportStreamOrigin(_ ext: String) throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("start-offset.ts").path
+        let output = scratch.file("out.\(ext)").path
+        let run = try CLI.cropzoom([input, "-o", output])
+        try #require(run.status == 0, "\(run)")
+        let inStart = try Self.starts(input)
+        let outStart = try Self.starts(output)
+        let inAudio = try #require(inStart.audio)
+        let outAudio = try #require(outStart.audio)
+        #expect(inStart.format > 11, "the sample should start at a clock reading: \(inStart)")
+        // The earliest stream (audio, 11.379 s) starts at 0; the video keeps its 21.3 ms lead-in.
+        // (The MPEG-TS muxer moves all streams on by the video's decode delay, 45 ms here.)
+        let lead = ext == "ts" ? 0.2 : 0.002
+        #expect(min(outStart.video, outAudio) > -0.002 && min(outStart.video, outAudio) < lead,
+                "output starts at \(outStart), not 0")
+        #expect(abs((outStart.video - outAudio) - (inStart.video - inAudio)) < 0.001,
+                "A/V offset: input \(inStart.video - inAudio), output \(outStart.video - outAudio)")
+        let duration = try #require(try Oracle.format(output).duration)
+        #expect(duration < 3, "an empty edit or gap of the clock's origin remains: duration \(duration) s")
+    }
+
+    @Test("--keep-start-time keeps the MPEG clock's absolute times")
+    func keepStartTime() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("start-offset.ts").path
+        let output = scratch.file("out.mkv").path
+        let run = try CLI.cropzoom([input, "-o", output, "--keep-start-time"])
+        try #require(run.status == 0, "\(run)")
+        let inStart = try Self.starts(input)
+        let outStart = try Self.starts(output)
+        #expect(abs(outStart.video - inStart.video) < 0.002, "video start \(outStart.video), input \(inStart.video)")
+    }
+
+    @Test("an MP4's deliberate start (an empty edit of 10 s) is kept")
+    func mp4StartKept() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("offset.mp4").path
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=30:duration=2", "-c:v", "libx264",
+                                         "-output_ts_offset", "10", input])
+        let output = scratch.file("out.mp4").path
+        let run = try CLI.cropzoom([input, "-o", output])
+        try #require(run.status == 0, "\(run)")
+        #expect(abs(try Self.starts(output).video - 10) < 0.002)
+    }
+
+    @Test("2000 fps into Matroska (1 ms steps): the frames that share a timestamp are counted in a note")
+    func coarseContainerTimes() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("fast.mp4").path
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=2000:duration=0.1", "-c:v", "libx264", input])
+        let mkv = scratch.file("out.mkv").path
+        let run = try CLI.cropzoom([input, "-o", mkv])
+        try #require(run.status == 0, "\(run)")
+        let packets = try Oracle.packets(mkv, streamIndex: 0).compactMap(\.pts)
+        let merged = packets.count - Set(packets).count
+        #expect(merged > 0, "the sample should not fit 1 ms steps")
+        let note = run.stderrLines.first { $0.contains("share a timestamp") }
+        #expect(note?.contains("\(merged) packets") == true && note?.contains("1 ms") == true, "\(run.stderr)")
+
+        let mp4 = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path])
+        #expect(mp4.status == 0 && !mp4.stderr.contains("share a timestamp"), "\(mp4)")
+    }
+
+    @Test("--start past the end of a file that starts at 10 s says so, counted from its first timestamp")
+    func startPastEnd() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("offset.mp4").path
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=30:duration=4", "-c:v", "libx264",
+                                         "-output_ts_offset", "10", input])
+        let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "10"])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("past the end of the file (4.000 s"),
+                "\(run.stderr)")
+        #expect(Files.names(in: scratch.url) == ["offset.mp4"])
+    }
+
+    @Test("a trim range with audio but no video says there is no video there and where it runs")
+    func rangeWithoutVideo() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("av.mp4").path
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=30:duration=2", "-f", "lavfi", "-i",
+                                         "sine=duration=5", "-c:v", "libx264", "-c:a", "aac", input])
+        let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "3", "--end", "4"])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.errorLines.count == 1
+                    && run.errorLines[0].contains("no video frame between 3.000 s and 4.000 s")
+                    && run.errorLines[0].contains("the video runs from 0.000 s to 2.000 s"), "\(run.stderr)")
+        #expect(Files.names(in: scratch.url) == ["av.mp4"])
+    }
+}
