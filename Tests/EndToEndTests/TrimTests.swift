@@ -87,4 +87,22 @@ struct TrimTests {
             #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(args)")
         }
     }
+
+    @Test("subtitles shown across --start or --end are kept, cut to the range", arguments: ["1", "2"])
+    func subtitlesCut(threads: String) throws {
+        let scratch = try Scratch()
+        let srt = scratch.file("s.srt")
+        try Data("1\n00:00:00,500 --> 00:00:02,500\nhello\n\n2\n00:00:03,000 --> 00:00:04,000\nlater\n".utf8).write(to: srt)
+        let input = scratch.file("sub.mkv").path
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=25:duration=5", "-i", srt.path,
+                                         "-c:v", "libx264", "-c:s", "srt", input])
+        let output = scratch.file("out.mkv").path
+        let run = try CLI.cropzoom([input, "-o", output, "--start", "1", "--end", "3.5", "--threads", threads])
+        try #require(run.status == 0, "\(run)")
+        let subtitles = try Oracle.packets(output, streamIndex: 1)
+        let shown = subtitles.map { [($0.ptsTime ?? -1), ($0.durationTime ?? -1)] }
+        // 0.5–2.5 s becomes 0–1.5 s of the output; 3.0–4.0 s becomes 2.0–2.5 s.
+        #expect(shown == [[0, 1.5], [2, 0.5]], "subtitle (start, duration) in the output: \(shown)")
+    }
 }

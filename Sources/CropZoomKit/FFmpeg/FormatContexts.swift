@@ -63,10 +63,20 @@ final class InputFormat: @unchecked Sendable {
         return d > 0 && d != AVCode.noPTS ? Double(d) / Double(AV_TIME_BASE) : nil
     }
 
-    /// `av_find_best_stream` for video; nil when there is none.
+    /// `av_find_best_stream` for video; nil when there is none. An attached picture (the cover
+    /// art of an MP3 or M4A) is not video: another video stream, or nil.
     func bestVideoStream() -> Int? {
         let r = av_find_best_stream(pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        return r >= 0 ? Int(r) : nil
+        guard r >= 0 else { return nil }
+        if !isAttachedPicture(Int(r)) { return Int(r) }
+        return (0..<streamCount).first {
+            stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && !isAttachedPicture($0)
+        }
+    }
+
+    /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`).
+    func isAttachedPicture(_ index: Int) -> Bool {
+        stream(index).pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
     }
 
     /// `av_read_frame` into `packet`.

@@ -51,12 +51,29 @@ final class Job: @unchecked Sendable {
         var end: [Int64?]
         /// Per input stream: subtracted from every kept time.
         var shift: [Int64]
+        /// Per input stream: a subtitle stream, whose packets are shown for their duration — one
+        /// that overlaps the window is kept, cut to it.
+        var subtitle: [Bool]
 
         func keeps(_ p: Packet) -> Bool {
             let t = p.pts != AVCode.noPTS ? p.pts : p.dts
             guard t != AVCode.noPTS else { return true }
             let i = p.streamIndex
+            let d = p.pointer.pointee.duration
+            if subtitle[i] && d > 0 { return t + d > start[i] && (end[i].map { t < $0 } ?? true) }
             return t >= start[i] && (end[i].map { t < $0 } ?? true)
+        }
+
+        /// A kept subtitle packet shown beyond the window starts or ends at its edge.
+        func cut(_ p: Packet) {
+            let i = p.streamIndex
+            let d = p.pointer.pointee.duration
+            guard subtitle[i], d > 0, p.pts != AVCode.noPTS else { return }
+            let from = max(p.pts, start[i])
+            let to = min(p.pts + d, end[i] ?? .max)
+            p.pointer.pointee.pts = from
+            if p.dts != AVCode.noPTS { p.pointer.pointee.dts = max(p.dts, from) }
+            p.pointer.pointee.duration = to - from
         }
 
         /// True for a packet at or after the end (its stream has nothing more to give).
@@ -78,6 +95,7 @@ final class Job: @unchecked Sendable {
         func admit(_ p: Packet, waitingFor: inout Set<Int>) -> Bool {
             if isPastEnd(p) { waitingFor.remove(p.streamIndex) }
             guard keeps(p) else { return false }
+            cut(p)
             shift(p)
             return true
         }
@@ -129,7 +147,9 @@ final class Job: @unchecked Sendable {
         demuxer = try Demuxer(path: cfg.input)
         let input = demuxer.input
         guard let videoIndex = input.bestVideoStream() else {
-            throw CropZoomError(.inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input, reason: "no video stream")
+            let cover = (0..<input.streamCount).contains(where: input.isAttachedPicture)
+            throw CropZoomError(.inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                                reason: cover ? "no video stream (only a cover picture)" : "no video stream")
         }
         self.videoIndex = videoIndex
         let videoStream = input.stream(videoIndex)
@@ -241,6 +261,13 @@ final class Job: @unchecked Sendable {
             switch par.pointee.codec_type {
             case AVMEDIA_TYPE_AUDIO:
                 if cfg.audio == .none { dropped += 1; continue }
+                // (An MPEG-TS can declare a stream whose first packets come after the probe.)
+                if par.pointee.sample_rate <= 0 || par.pointee.ch_layout.nb_channels <= 0 {
+                    dropped += 1
+                    notice("audio stream #\(i) (\(codecName)) dropped: its sample rate and channels are unknown "
+                           + "(no packet of it in the part of the file FFmpeg probes)")
+                    continue
+                }
                 let canCopy = container.canStore(par.pointee.codec_id)
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
                     let target = cfg.audio == .aac ? "aac" : (containerName == "webm" ? "libopus" : "aac")
@@ -289,6 +316,9 @@ final class Job: @unchecked Sendable {
         try check(cz_copy_chapters(output.pointer, input.pointer), "copying chapters", path: cfg.output)
         // Trim: every stream's window, then a seek to a key frame before it (a second early, so
         // frames a B-frame delay before a key frame's decode time are not skipped).
+        let subtitles = (0..<input.streamCount).map {
+            input.stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
+        }
         if cfg.start != nil || cfg.end != nil {
             let fileStart = input.pointer.pointee.start_time != AVCode.noPTS
                 ? Double(input.pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
@@ -310,7 +340,7 @@ final class Job: @unchecked Sendable {
                 ends.append(e.map { Int64(($0 / av_q2d(tb)).rounded(.up)) })
             }
             let shift = cfg.keepStartTime ? [Int64](repeating: 0, count: starts.count) : starts
-            trim = Trim(start: starts, end: ends, shift: shift)
+            trim = Trim(start: starts, end: ends, shift: shift, subtitle: subtitles)
             if (cfg.start ?? 0) > 0 {
                 let target = Int64((s - 1.0) * Double(AV_TIME_BASE))
                 if target > Int64(fileStart * Double(AV_TIME_BASE)) {
@@ -326,7 +356,7 @@ final class Job: @unchecked Sendable {
             let origin = cfg.keepStartTime ? nil : Job.clockOrigin(input)
             trim = origin.map {
                 Trim(start: [Int64](repeating: .min, count: $0.count), end: [Int64?](repeating: nil, count: $0.count),
-                     shift: $0)
+                     shift: $0, subtitle: subtitles)
             }
             duration = input.duration
             let shift = origin.map { Double($0[videoIndex]) * av_q2d(videoStream.pointee.time_base) } ?? 0
