@@ -64,6 +64,8 @@ for (i, row) in rows.enumerated() {
                 print("[\(i + 1)/\(rows.count)] \(percent) \(p.frames) frames  \(row.input)")
             case .notice(let text):
                 print("[\(i + 1)/\(rows.count)] note: \(text)")
+            case .warning(let text):
+                print("[\(i + 1)/\(rows.count)] warning: \(text)")
             }
         }
     }

@@ -115,6 +115,9 @@ public struct TranscodeSummary: Sendable {
     public var seconds: Double
     public var mediaDuration: Double
     public var notices: [String]
+    /// Why the input looked cut short ("truncated: the data ends at 0.87 s of 2.00 s"), when
+    /// it did: the output holds what was there. Nil for a complete input.
+    public var truncated: String? = nil
     public var pool: PoolStatistics
     public var engine: EngineReport
     /// The window read from each decoded picture, in its coded (stored) pixels.

@@ -6,6 +6,8 @@ public enum TranscodeEvent: Sendable {
     case progress(ProgressEvent)
     /// A one-line notice: a stream re-encoded or dropped, and the like.
     case notice(String)
+    /// A one-line warning: the input was cut short and only what was there was transcoded.
+    case warning(String)
 }
 
 /// One transcode for Swift code: configure it, run it with `await`, watch ``events`` as an
@@ -41,6 +43,7 @@ public final class TranscodeJob: @unchecked Sendable {
         let c = continuation
         pipeline.onProgress = { c.yield(.progress($0)) }
         pipeline.onNotice = { c.yield(.notice($0)) }
+        pipeline.onWarning = { c.yield(.warning($0)) }
     }
 
     /// Stops the job from any thread or task: its stages stop, nothing is left at the output

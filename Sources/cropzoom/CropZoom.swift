@@ -58,6 +58,7 @@ struct Transcode: ParsableCommand {
         Pipeline.installSignalHandlers()
         let pipeline = Pipeline(configuration: config)
         pipeline.onNotice = { reporter.notice($0) }
+        pipeline.onWarning = { reporter.warning($0) }
         pipeline.onProgress = { reporter.progress($0) }
         do {
             let summary = try pipeline.run()

@@ -32,6 +32,13 @@ final class Reporter {
         write("cropzoom: note: \(text)\n")
     }
 
+    func warning(_ text: String) {
+        if style == .json { json(["event": "warning", "message": text]); return }
+        guard !quiet else { return }
+        clearBar()
+        write("cropzoom: warning: \(text)\n")
+    }
+
     func progress(_ p: ProgressEvent) {
         let fps = p.elapsed > 0 ? Double(p.frames) / p.elapsed : 0
         let speed = p.elapsed > 0 ? p.time / p.elapsed : 0
@@ -64,7 +71,7 @@ final class Reporter {
     func finished(_ s: TranscodeSummary) {
         clearBar()
         if style == .json {
-            json(["event": "done", "output": s.output, "width": s.outputWidth, "height": s.outputHeight,
+            var done: [String: Any] = ["event": "done", "output": s.output, "width": s.outputWidth, "height": s.outputHeight,
                   "codec": s.videoCodec, "pix_fmt": s.pixelFormat, "frames_in": s.framesIn, "frames_out": s.framesOut,
                   "corrupt_skipped": s.corruptSkipped, "duplicate_timestamps_dropped": s.duplicateTimestampsDropped,
                   "audio_streams_copied": s.audioStreamsCopied, "audio_streams_reencoded": s.audioStreamsReencoded,
@@ -73,7 +80,9 @@ final class Reporter {
                   "window": ["x": s.window.x, "y": s.window.y, "width": s.window.width, "height": s.window.height],
                   "ffmpeg_filter": s.ffmpegFilter,
                   "pool": ["allocations": s.pool.allocations, "reuses": s.pool.reuses,
-                           "high_water": s.pool.highWater, "capacity": s.pool.capacity]])
+                           "high_water": s.pool.highWater, "capacity": s.pool.capacity]]
+            if let t = s.truncated { done["truncated"] = t }
+            json(done)
             return
         }
         guard !quiet else { return }
@@ -85,6 +94,7 @@ final class Reporter {
         line += "\(s.framesOut) frames, \(audio.joined(separator: ", ")), "
         line += String(format: "%.2f s (%.0f fps, %.1fx)", s.seconds, s.fps, s.speed)
         if s.corruptSkipped > 0 { line += ", \(s.corruptSkipped) damaged packets skipped" }
+        if s.truncated != nil { line += ", input truncated" }
         if s.duplicateTimestampsDropped > 0 { line += ", \(s.duplicateTimestampsDropped) frames with repeated timestamps dropped" }
         write(line + "\n")
     }

@@ -75,7 +75,7 @@ struct AtomicOutputTests {
         let original = Data("keep me".utf8)
         try original.write(to: output)
         let input = try Files.sample("truncated.mp4").path
-        let run = try CLI.cropzoom([input, "-o", output.path, "-y"])
+        let run = try CLI.cropzoom([input, "-o", output.path, "-y", "--strict"])
         #expect(run.status == 3, "truncated input: \(run)")
         #expect(try Data(contentsOf: output) == original, "the existing OUTPUT was modified by a failed run")
         #expect(Files.names(in: scratch.url) == ["out.mp4"], "left behind: \(Files.names(in: scratch.url))")

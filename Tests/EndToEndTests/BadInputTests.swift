@@ -11,10 +11,12 @@ struct BadInput: Sendable, CustomTestStringConvertible {
     var reasonPrefix: String? = nil
     /// The reason must contain this (lowercased), when set.
     var reasonContains: String? = nil
+    /// Extra options.
+    var arguments: [String] = []
 
     var testDescription: String {
         switch kind {
-        case .sample(let name): return name
+        case .sample(let name): return ([name] + arguments).joined(separator: " ")
         case .missing: return "a missing file"
         case .directory: return "a directory"
         }
@@ -25,7 +27,7 @@ struct BadInput: Sendable, CustomTestStringConvertible {
         .init(kind: .directory),
         .init(kind: .sample("empty.mp4")),
         .init(kind: .sample("not-media.mp4")),
-        .init(kind: .sample("truncated.mp4"), reasonPrefix: "truncated"),
+        .init(kind: .sample("truncated.mp4"), reasonPrefix: "truncated", arguments: ["--strict"]),
         .init(kind: .sample("audio-only.m4a"), reasonContains: "no video stream"),
         .init(kind: .sample("unknown-codec.mkv")),
     ]
@@ -71,7 +73,7 @@ struct BadInputTests {
         case .directory: input = try scratch.folder("a-folder.mp4").path
         }
         let output = outFolder.appendingPathComponent("out.mp4")
-        let run = try CLI.cropzoom([input, "-o", output.path])
+        let run = try CLI.cropzoom([input, "-o", output.path] + bad.arguments)
         #expect(run.status == 3 && !run.killedBySignal, "expected exit 3: \(run)")
         let lines = run.stderrLines
         #expect(lines.count == 1, "expected exactly one stderr line, got \(lines.count): \(run.stderr)")
@@ -101,6 +103,41 @@ struct BadInputTests {
         // options or once the input is known, e.g. a crop larger than the picture).
         #expect(lines.count == 1, "expected exactly one line, got \(lines.count):\n\(run.stderr)")
         #expect(Files.names(in: scratch.url).isEmpty, "left behind: \(Files.names(in: scratch.url))")
+    }
+
+    @Test("a truncated input: what is there is transcoded, one warning says where the data ends, JSON says truncated")
+    func truncatedInput() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("truncated.mp4").path
+        let output = scratch.file("out.mp4")
+        let run = try CLI.cropzoom([input, "-o", output.path])
+        #expect(run.status == 0, "\(run)")
+        let warnings = run.stderrLines.filter { $0.hasPrefix("cropzoom: warning: ") }
+        #expect(warnings.count == 1 && warnings[0].contains("truncated: the data ends at 0.87 s of 2.00 s"), "\(run.stderr)")
+        let frames = try Oracle.videoFramePTS(output.path)
+        #expect(!frames.isEmpty && frames.allSatisfy { $0 < 0.9 }, "frames: \(frames)")
+
+        let json = try CLI.cropzoom([input, "-o", scratch.file("j.mp4").path, "--progress", "json"])
+        let done = json.stderrLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .last { $0["event"] as? String == "done" }
+        #expect((done?["truncated"] as? String)?.hasPrefix("truncated: the data ends") == true, "\(json.stderr)")
+    }
+
+    @Test("an MP4 whose recording never finished (no moov) says so, exit 3")
+    func missingMoov() throws {
+        let scratch = try Scratch()
+        let whole = scratch.file("whole.mp4")
+        // -movflags 0: the index (moov) at the end, as a camera writes it when it stops.
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=25:duration=2", "-c:v", "libx264", "-movflags", "0",
+                                         whole.path])
+        let bytes = try Data(contentsOf: whole)
+        let cut = scratch.file("cut.mp4")
+        try bytes.prefix(bytes.count / 2).write(to: cut)
+        let run = try CLI.cropzoom([cut.path, "-o", scratch.file("out.mp4").path])
+        #expect(run.status == 3, "\(run)")
+        #expect(run.errorLines == ["cropzoom: error: \(cut.path): no index (moov): the recording was not finished, "
+                                   + "or the file is damaged"], "\(run.stderr)")
     }
 
     // MARK: - Damaged but readable input
@@ -203,7 +240,7 @@ struct BadInputTests {
             // Every frame ffprobe can decode from the damaged input is in the output, with its pts.
             let frames = try Contract.checkFrames(input: input.path, output: output)
             #expect(frames.problems.isEmpty, "point 1: \(frames.problems.joined(separator: "; "))")
-            let audio = try Contract.checkCopiedAudio(input: input.path, output: output)
+            let audio = try Contract.checkCopiedAudio(input: input.path, output: output, shift: frames.shift)
             #expect(audio.isEmpty, "point 2: \(audio.joined(separator: "; "))")
         }
 

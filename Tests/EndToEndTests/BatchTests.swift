@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Batch")
 struct BatchTests {
-    /// A folder of inputs: good clips (one in a sub-folder), a truncated MP4 and a text file
+    /// A folder of inputs: good clips (one in a sub-folder), one whose codec is unknown and a text file
     /// with a media name.
     static func mixedFolder(_ scratch: Scratch) throws -> URL {
         let dir = try scratch.folder("in")
@@ -14,7 +14,8 @@ struct BatchTests {
         let fm = FileManager.default
         try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: dir.appendingPathComponent("a.mp4"))
         try fm.copyItem(at: try Files.sample("rotate90.mp4"), to: sub.appendingPathComponent("b.mp4"))
-        try fm.copyItem(at: try Files.sample("truncated.mp4"), to: dir.appendingPathComponent("broken.mp4"))
+        // (A truncated clip would now succeed with a warning: an unknown codec fails.)
+        try fm.copyItem(at: try Files.sample("unknown-codec.mkv"), to: dir.appendingPathComponent("broken.mp4"))
         try fm.copyItem(at: try Files.sample("not-media.mp4"), to: dir.appendingPathComponent("notes.mp4"))
         try fm.copyItem(at: try Files.sample("vfr-h264.mp4"), to: dir.appendingPathComponent("c.mov"))
         return dir

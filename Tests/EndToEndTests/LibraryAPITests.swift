@@ -20,6 +20,7 @@ struct LibraryAPITests {
                 switch event {
                 case .progress(let e): p.append(e)
                 case .notice(let text): n.append(text)
+                case .warning(let text): n.append(text)
                 }
             }
             return (p, n)

@@ -233,7 +233,7 @@ struct TranscodeContractTests {
     @Test("--progress json on a failure: an error event with the exit code")
     func progressJSONError() throws {
         let scratch = try Scratch()
-        let input = try Files.sample("truncated.mp4").path
+        let input = try Files.sample("not-media.mp4").path
         let output = scratch.file("out.mp4")
         let run = try CLI.cropzoom([input, "-o", output.path, "--progress", "json"])
         #expect(run.status == 3, "\(run)")

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 
 /// Owns an input `AVFormatContext` (`avformat_open_input` / `avformat_close_input`).
 ///
@@ -21,7 +22,9 @@ final class InputFormat: @unchecked Sendable {
         let r = avformat_open_input(&ctx, url, nil, nil)
         if r < 0 {
             var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
-            if r == AVCode.invalidData {
+            if r == AVCode.invalidData && InputFormat.looksLikeISOMedia(url) {
+                e.reason = "no index (moov): the recording was not finished, or the file is damaged"
+            } else if r == AVCode.invalidData {
                 e.reason = "not a media file FFmpeg can read (\(e.reason.lowercased()))"
             } else if r == AVCode.eof {
                 e.reason = "truncated: the file ends before its headers are complete"
@@ -36,6 +39,16 @@ final class InputFormat: @unchecked Sendable {
             throw CropZoomError.ffmpeg(r2, InputFormat.kind(for: r2), what: "reading stream information", path: path)
         }
         pointer = ctx!
+    }
+
+    /// True when the file starts with an MP4/MOV box (`ftyp`, `mdat`, `moov`, `free`, `wide`,
+    /// `skip`): FFmpeg's mov demuxer refuses such a file only when it finds no `moov`.
+    static func looksLikeISOMedia(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 8), head.count == 8 else { return false }
+        let type = String(decoding: head[4..<8], as: UTF8.self)
+        return ["ftyp", "mdat", "moov", "free", "wide", "skip"].contains(type)
     }
 
     private static func kind(for code: Int32) -> CropZoomError.Kind {

@@ -34,10 +34,40 @@ final class Demuxer: @unchecked Sendable {
         return false
     }
 
-    private func truncated() -> CropZoomError {
+    /// Where the streams' own headers say the media ends (seconds, the timestamps' clock): the
+    /// latest start + duration of a stream, else the file's start + duration. Only for
+    /// containers whose header states durations (`AVFMT_DURATION_FROM_STREAM`: MP4, Matroska …),
+    /// not for ones whose duration FFmpeg estimates (MPEG-TS, raw streams).
+    private var declaredEnd: Double? {
+        guard input.pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM else { return nil }
+        var end: Double? = nil
+        for i in 0..<input.streamCount {
+            let st = input.stream(i)
+            guard st.pointee.start_time != AVCode.noPTS, st.pointee.duration > 0 else { continue }
+            let tb = av_q2d(st.pointee.time_base)
+            end = max(end ?? 0, Double(st.pointee.start_time + st.pointee.duration) * tb)
+        }
+        if end == nil, let d = input.duration {
+            let start = input.pointer.pointee.start_time
+            end = (start != AVCode.noPTS ? Double(start) / Double(AV_TIME_BASE) : 0) + d
+        }
+        return end
+    }
+
+    /// Why the input looks cut short ("the data ends at 0.87 s of 2.00 s"), when it does; set
+    /// once the end of the data is reached. Without `strict` the job goes on with what is there.
+    private(set) var truncation: String?
+
+    private func truncationReason(indexPastEnd: Bool) -> String {
         var reason = "truncated: the data ends at \(String(format: "%.2f", reached)) s"
-        if let d = input.duration { reason += " of \(String(format: "%.2f", d)) s" }
-        return CropZoomError(.inputUnreadable, path: path, reason: reason)
+        if let end = declaredEnd ?? input.duration, end > reached + 0.005 {
+            reason += " of \(String(format: "%.2f", end)) s"
+        } else if indexPastEnd {
+            reason += "; the file's index points past its end"
+        } else {
+            reason += "; its last packet is cut short"
+        }
+        return reason
     }
 
     init(path: String) throws(CropZoomError) {
@@ -70,9 +100,14 @@ final class Demuxer: @unchecked Sendable {
                 if let pb = input.pointer.pointee.pb, pb.pointee.error < 0, pb.pointee.error != AVCode.eof {
                     throw CropZoomError.ffmpeg(pb.pointee.error, .inputUnreadable, what: "reading", path: path)
                 }
-                if consecutiveErrors > 0 || lastWasPartial || indexPointsPastEnd() {
-                    // The data ran out before the file's own index says it should.
-                    throw truncated()
+                let pastEnd = indexPointsPastEnd()
+                // The data ran out before the file's own index or header says it should (half a
+                // second of slack, or 2 %, for headers that round their durations).
+                let short = declaredEnd.map { reached > 0 && reached < $0 - max(0.5, 0.02 * $0) } ?? false
+                if consecutiveErrors > 0 || lastWasPartial || pastEnd || short {
+                    let reason = truncationReason(indexPastEnd: pastEnd)
+                    if strict { throw CropZoomError(.inputUnreadable, path: path, reason: reason + " (--strict)") }
+                    truncation = reason
                 }
                 return .endOfStream
             }

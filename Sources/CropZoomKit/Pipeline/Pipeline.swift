@@ -7,6 +7,8 @@ public final class Pipeline {
     public let configuration: TranscodeConfiguration
     /// Called with one-line notices (a stream re-encoded or dropped, …).
     public var onNotice: (String) -> Void = { _ in }
+    /// Called with one-line warnings: the input was cut short (the output holds what was there).
+    public var onWarning: (String) -> Void = { _ in }
     /// Called a few times a second with progress, on the thread that called `run`.
     public var onProgress: ((ProgressEvent) -> Void)? = nil
 
@@ -123,6 +125,9 @@ public final class Pipeline {
             }
             throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "no video frame could be decoded")
         }
+        if let truncation = job.demuxer.truncation {
+            onWarning("\(cfg.input): \(truncation); the output holds what was there (--strict refuses such input)")
+        }
         try job.finish()
         let precision = job.muxer.timePrecisionNotices()
         precision.forEach(onNotice)
@@ -136,7 +141,7 @@ public final class Pipeline {
             audioStreamsCopied: job.audioCopied, audioStreamsReencoded: job.audioReencoded,
             otherStreamsCopied: job.otherCopied, streamsDropped: job.dropped, audioPackets: counts.audioPackets,
             seconds: monotonicSeconds() - started, mediaDuration: job.duration ?? counts.lastTime,
-            notices: job.notices + precision, pool: counts.pool,
+            notices: job.notices + precision, truncated: job.demuxer.truncation, pool: counts.pool,
             engine: EngineReport(threads: threads.threads, transformWorkers: max(1, threads.workers),
                                  decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
                                  busy: job.encoder == nil ? counts.busy.filter { $0.key != "encode" } : counts.busy,
