@@ -123,6 +123,31 @@ struct BadInputTests {
         #expect((done?["truncated"] as? String)?.hasPrefix("truncated: the data ends") == true, "\(json.stderr)")
     }
 
+    @Test("stream information that cannot be read (AV1 in IVF whose packets are all invalid): exit 3, no crash")
+    func unreadableStreamInformation() throws {
+        let scratch = try Scratch()
+        let ivf = scratch.file("av1.ivf")
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=64x48:duration=0.2", "-c:v", "libaom-av1", "-cpu-used", "8",
+                                         ivf.path])
+        // Every frame's payload set to 0xFF: no valid OBU, so FFmpeg's extradata extraction (part
+        // of avformat_find_stream_info) fails — the failure path that closed the input twice.
+        var bytes = [UInt8](try Data(contentsOf: ivf))
+        var position = Int(bytes[6]) | Int(bytes[7]) << 8
+        while position + 12 <= bytes.count {
+            let size = Int(bytes[position]) | Int(bytes[position + 1]) << 8 | Int(bytes[position + 2]) << 16
+                | Int(bytes[position + 3]) << 24
+            for k in (position + 12)..<min(bytes.count, position + 12 + size) { bytes[k] = 0xFF }
+            position += 12 + size
+        }
+        let bad = scratch.file("bad.ivf")
+        try Data(bytes).write(to: bad)
+        let run = try CLI.cropzoom([bad.path, "-o", scratch.file("out.mp4").path])
+        #expect(!run.killedBySignal && run.status == 3, "\(run)")
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("reading stream information"), "\(run.stderr)")
+        #expect(Files.names(in: scratch.url) == ["av1.ivf", "bad.ivf"])
+    }
+
     @Test("an MP4 whose recording never finished (no moov) says so, exit 3")
     func missingMoov() throws {
         let scratch = try Scratch()

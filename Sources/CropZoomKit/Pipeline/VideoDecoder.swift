@@ -29,6 +29,9 @@ final class VideoDecoder: @unchecked Sendable {
         context = try CodecContext(codec: codec, path: input.path)
         try check(avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
         context.pointer.pointee.pkt_timebase = st.pointee.time_base
+        // Nothing may throw once the counter exists: a partly initialised object gets no deinit,
+        // and the counter would leak.
+        frame = try Frame()
         guard let counter = cz_counter_new() else {
             throw CropZoomError(.processing, what: "allocating a counter", reason: "out of memory")
         }
@@ -36,7 +39,6 @@ final class VideoDecoder: @unchecked Sendable {
         context.pointer.pointee.opaque = counter
         self.streamIndex = streamIndex
         self.timeBase = st.pointee.time_base
-        frame = try Frame()
     }
 
     deinit { cz_counter_free(concealed) }
