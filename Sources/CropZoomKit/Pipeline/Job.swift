@@ -221,6 +221,8 @@ final class Job: @unchecked Sendable {
                 }
                 continue
             }
+            // A QuickTime chapter track is kept as the chapters (copied below), not as a stream.
+            if Job.isChapterTrack(st, in: input) { continue }
             switch par.pointee.codec_type {
             case AVMEDIA_TYPE_AUDIO:
                 if cfg.audio == .none { dropped += 1; continue }
@@ -305,6 +307,13 @@ final class Job: @unchecked Sendable {
                 ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) : 0
         }
         try muxer.writeHeader()
+    }
+
+    /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's
+    /// chapters (`mov_read_chapters`), makes it a data stream and discards it (`AVDISCARD_ALL`).
+    static func isChapterTrack(_ st: UnsafeMutablePointer<AVStream>, in input: InputFormat) -> Bool {
+        input.pointer.pointee.nb_chapters > 0 && st.pointee.discard == AVDISCARD_ALL
+            && st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA
     }
 
     /// A transformer for one worker (each owns its scalers and scratch frames).

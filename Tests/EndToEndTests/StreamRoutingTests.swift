@@ -1,0 +1,103 @@
+// Issue 13's container, stream and metadata defects: what each output container holds (chapter
+// tracks, audio/subtitle/data routing, the default video codec), colour, tags, side data and the
+// codec libraries' logs. Inputs are small clips made here with the ffmpeg CLI.
+
+import Foundation
+import Testing
+
+/// ffmpeg/ffprobe helpers for these tests (raw JSON, so any field can be read).
+enum Media {
+    /// Runs `ffmpeg -v error -y args…`; throws with its stderr on failure.
+    static func make(_ args: [String]) throws {
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y"] + args)
+    }
+
+    /// `ffprobe -v error <args> -of json <path>` as a dictionary.
+    static func probe(_ path: String, _ args: [String] = ["-show_streams", "-show_chapters", "-show_format"])
+        throws -> [String: Any]
+    {
+        let out = try Oracle.runChecked("ffprobe", ["-v", "error"] + args + ["-of", "json", path]).stdout
+        let object = try JSONSerialization.jsonObject(with: Data(out.utf8))
+        return object as? [String: Any] ?? [:]
+    }
+
+    /// The streams of `path` (ffprobe's dictionaries).
+    static func streams(_ path: String) throws -> [[String: Any]] {
+        try probe(path)["streams"] as? [[String: Any]] ?? []
+    }
+
+    /// A stream's tags with lowercased keys.
+    static func tags(_ stream: [String: Any]) -> [String: String] {
+        let raw = stream["tags"] as? [String: String] ?? [:]
+        return Dictionary(raw.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The side-data types of a stream or frame dictionary.
+    static func sideDataTypes(_ object: [String: Any]) -> [String] {
+        (object["side_data_list"] as? [[String: Any]] ?? []).compactMap { $0["side_data_type"] as? String }
+    }
+
+    /// Decoded frames of the first video stream as rgb24 bytes (`width`×`height` each).
+    static func rgbFrames(_ path: String) throws -> [UInt8] {
+        let scratch = try Scratch()
+        let raw = scratch.file("frames.rgb")
+        try make(["-i", path, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "rgb24", raw.path])
+        return [UInt8](try Data(contentsOf: raw))
+    }
+
+    /// Count of decoded video frames (`ffprobe -count_frames`).
+    static func frameCount(_ path: String) throws -> Int? {
+        let s = try probe(path, ["-count_frames", "-select_streams", "v:0", "-show_streams"])
+        let streams = s["streams"] as? [[String: Any]] ?? []
+        return (streams.first?["nb_read_frames"] as? String).flatMap(Int.init)
+    }
+}
+
+@Suite("Stream routing and metadata (issue 13)")
+struct StreamRoutingTests {
+    /// Item 16: a QuickTime chapter track (a text track the mov demuxer turns into a discarded
+    /// data stream) is not copied as a stream; the chapters themselves are.
+    @Test func quickTimeChapterTrackStaysChapters() throws {
+        let scratch = try Scratch()
+        let meta = scratch.file("chapters.txt")
+        try """
+        ;FFMETADATA1
+        [CHAPTER]
+        TIMEBASE=1/1000
+        START=0
+        END=500
+        title=One
+        [CHAPTER]
+        TIMEBASE=1/1000
+        START=500
+        END=1000
+        title=Two
+
+        """.write(to: meta, atomically: true, encoding: .utf8)
+        let input = scratch.file("chapters.mp4")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
+                        "-i", meta.path, "-map", "0", "-map", "1", "-map_chapters", "2",
+                        "-c:v", "libx264", "-c:a", "aac", "-shortest", input.path])
+        let inputTypes = try Media.streams(input.path).compactMap { $0["codec_type"] as? String }
+        try #require(inputTypes == ["video", "audio", "data"], "the sample has no chapter track: \(inputTypes)")
+        for ext in ["mp4", "mov", "mkv"] {
+            let output = scratch.file("out.\(ext)")
+            let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"])
+            #expect(run.status == 0, "\(ext): \(run)")
+            guard run.status == 0 else { continue }
+            #expect(!run.stderr.contains("bin_data"), "\(ext): a note about the chapter track: \(run.stderr)")
+            let report = try Media.probe(output.path)
+            let types = (report["streams"] as? [[String: Any]] ?? []).compactMap { $0["codec_type"] as? String }
+            // MP4/MOV muxers write chapters as a chapter track of their own: the peer is
+            // ffmpeg's remux of the video and audio alone.
+            let peer = scratch.file("peer.\(ext)")
+            try Media.make(["-i", input.path, "-map", "0:v", "-map", "0:a", "-c", "copy", peer.path])
+            let peerTypes = try Media.streams(peer.path).compactMap { $0["codec_type"] as? String }
+            #expect(types == peerTypes, "\(ext): the chapter track was copied as a stream: \(types)")
+            let titles = (report["chapters"] as? [[String: Any]] ?? []).compactMap {
+                ($0["tags"] as? [String: String])?["title"]
+            }
+            #expect(titles == ["One", "Two"], "\(ext): chapters \(titles)")
+        }
+    }
+}
