@@ -101,3 +101,56 @@ struct StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// A 1 s clip with H.264 video, AAC audio and an SRT subtitle, in Matroska.
+    static func clipWithAudioAndSubtitles(in scratch: Scratch) throws -> URL {
+        let srt = scratch.file("s.srt")
+        try "1\n00:00:00,000 --> 00:00:00,800\nHello\n\n".write(to: srt, atomically: true, encoding: .utf8)
+        let input = scratch.file("av-sub.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
+                        "-i", srt.path, "-map", "0", "-map", "1", "-map", "2",
+                        "-c:v", "libx264", "-c:a", "aac", "-c:s", "srt", "-shortest", input.path])
+        return input
+    }
+
+    /// Item 17: `--audio auto` asks the muxer what it holds. MPEG-PS holds MPEG audio only (AAC
+    /// becomes MP2); MPEG-TS holds AAC but not SRT (it used to become an unreadable `bin_data`
+    /// stream); GIF holds no audio (dropped with a note); `--audio aac` into WebM is refused.
+    @Test func audioSubtitlesAndDataFollowTheContainer() throws {
+        let scratch = try Scratch()
+        let input = try Self.clipWithAudioAndSubtitles(in: scratch)
+        func types(_ url: URL) throws -> [String] {
+            try Media.streams(url.path).map { "\($0["codec_type"] as? String ?? "?"):\($0["codec_name"] as? String ?? "?")" }
+        }
+
+        let mpg = scratch.file("out.mpg")
+        let r1 = try CLI.cropzoom([input.path, "-o", mpg.path])
+        #expect(r1.status == 0, "\(r1)")
+        if r1.status == 0 {
+            #expect(try types(mpg) == ["video:h264", "audio:mp2"])
+            #expect(r1.stderr.contains("audio stream #1 (aac) cannot go in mpeg; re-encoding it to MP2"), "\(r1.stderr)")
+        }
+
+        let ts = scratch.file("out.ts")
+        let r2 = try CLI.cropzoom([input.path, "-o", ts.path])
+        #expect(r2.status == 0, "\(r2)")
+        if r2.status == 0 {
+            #expect(try types(ts) == ["video:h264", "audio:aac"])
+            #expect(r2.stderr.contains("subtitle stream #2 (subrip) dropped"), "\(r2.stderr)")
+        }
+
+        let gif = scratch.file("out.gif")
+        let r3 = try CLI.cropzoom([input.path, "-o", gif.path])
+        #expect(r3.status == 0, "\(r3)")
+        if r3.status == 0 {
+            #expect(try types(gif) == ["video:gif"])
+            #expect(r3.stderr.contains("audio stream #1 (aac) dropped: gif holds no audio"), "\(r3.stderr)")
+        }
+
+        let webm = scratch.file("out.webm")
+        let r4 = try CLI.cropzoom([input.path, "-o", webm.path, "--audio", "aac"])
+        #expect(r4.status == 2 && r4.stderr.contains("--audio aac: webm cannot hold AAC"), "\(r4)")
+        #expect(!Files.exists(webm) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
+    }
+}

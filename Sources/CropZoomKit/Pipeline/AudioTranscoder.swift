@@ -67,6 +67,17 @@ final class AudioTranscoder: @unchecked Sendable {
 
     var timeBase: AVRational { encoder.pointer.pointee.time_base }
 
+    /// The encoder for audio `container` cannot hold as it is: AAC where the container holds AAC,
+    /// else the container's own audio codec (Opus for WebM, MP2 for MPEG-PS …; `avcodec_find_encoder`);
+    /// nil when the container holds no audio (GIF, images) or that codec has no encoder here.
+    static func encoderName(for container: OutputFormat) -> String? {
+        if container.canStore(AV_CODEC_ID_AAC) { return "aac" }
+        let id = container.defaultCodec(AVMEDIA_TYPE_AUDIO)
+        if id == AV_CODEC_ID_OPUS, avcodec_find_encoder_by_name("libopus") != nil { return "libopus" }
+        guard id != AV_CODEC_ID_NONE, let codec = avcodec_find_encoder(id) else { return nil }
+        return String(cString: codec.pointee.name)
+    }
+
     /// Feeds one packet (nil = end) and hands every encoded packet to `body`.
     func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
         let r = decoder.send(packet: input)

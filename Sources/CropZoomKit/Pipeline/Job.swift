@@ -227,14 +227,23 @@ final class Job: @unchecked Sendable {
             case AVMEDIA_TYPE_AUDIO:
                 if cfg.audio == .none { dropped += 1; continue }
                 let canCopy = container.canStore(par.pointee.codec_id)
+                if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
+                    throw CropZoomError(.usage, path: cfg.output, reason: "--audio aac: \(containerName) cannot hold AAC")
+                }
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
-                    let target = cfg.audio == .aac ? "aac" : (containerName == "webm" ? "libopus" : "aac")
+                    guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
+                        dropped += 1
+                        notice("audio stream #\(i) (\(codecName)) dropped: \(containerName) holds no audio")
+                        continue
+                    }
                     let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target, globalHeader: output.needsGlobalHeader)
                     let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
                     routes[i] = .reencode(t, output: out)
                     audioReencoded += 1
                     if cfg.audio == .auto {
-                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); re-encoding it to \(target == "aac" ? "AAC" : "Opus")")
+                        let id = t.encoder.pointer.pointee.codec_id
+                        let targetName = id == AV_CODEC_ID_OPUS ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
+                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); re-encoding it to \(targetName)")
                     }
                 } else if canCopy {
                     let mkvIn = input.formatName.hasPrefix("matroska")
