@@ -154,3 +154,21 @@ extension StreamRoutingTests {
         #expect(!Files.exists(webm) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 18: where H.264 does not fit, the container's own video codec is used; each output is
+    /// readable with every frame (it used to fail at the header with x264).
+    @Test(arguments: [("gif", "gif"), ("mxf", "mpeg2video"), ("ogv", "theora"), ("y4m", "rawvideo"), ("apng", "apng")])
+    func containerOwnVideoCodec(_ ext: String, _ codec: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("in.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
+                        "-c:v", "libx264", "-c:a", "flac", input.path])
+        let output = scratch.file("out.\(ext)")
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"])
+        try #require(run.status == 0, "\(run)")
+        let video = try #require(try Media.streams(output.path).first { $0["codec_type"] as? String == "video" })
+        #expect(video["codec_name"] as? String == codec)
+        #expect(try Media.frameCount(output.path) == 25)
+    }
+}

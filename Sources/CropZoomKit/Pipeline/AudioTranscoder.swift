@@ -18,7 +18,10 @@ final class AudioTranscoder: @unchecked Sendable {
     private var nextPTS: Int64?
     private(set) var corruptPackets = 0
 
-    init(input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool) throws(CropZoomError) {
+    /// `sampleRate`: the rate the container requires (MXF: 48 kHz), else the input's when the
+    /// encoder takes it.
+    init(input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
+         sampleRate: Int32? = nil) throws(CropZoomError) {
         let st = input.stream(streamIndex)
         let par = st.pointee.codecpar!
         guard let dcodec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -41,6 +44,7 @@ final class AudioTranscoder: @unchecked Sendable {
             rate = rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
             if rates.contains(48000) && rate != decoder.pointer.pointee.sample_rate { rate = 48000 }
         }
+        if let sampleRate { rate = sampleRate }
         e.pointee.sample_rate = rate
         let formats = ecodec.supportedSampleFormats
         e.pointee.sample_fmt = formats.contains(decoder.pointer.pointee.sample_fmt) ? decoder.pointer.pointee.sample_fmt : (formats.first ?? AV_SAMPLE_FMT_FLTP)

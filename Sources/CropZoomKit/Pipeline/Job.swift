@@ -236,7 +236,10 @@ final class Job: @unchecked Sendable {
                         notice("audio stream #\(i) (\(codecName)) dropped: \(containerName) holds no audio")
                         continue
                     }
-                    let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target, globalHeader: output.needsGlobalHeader)
+                    // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
+                    let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
+                    let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target,
+                                                globalHeader: output.needsGlobalHeader, sampleRate: rate)
                     let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
                     routes[i] = .reencode(t, output: out)
                     audioReencoded += 1
