@@ -172,3 +172,34 @@ extension StreamRoutingTests {
         #expect(try Media.frameCount(output.path) == 25)
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 7: RGB-tagged inputs (`color_space=gbr`) encoded as YUV are converted with a named
+    /// matrix and labelled with it: pure red, green and blue come back (decoded by ffmpeg to
+    /// rgb24) within a few levels.
+    @Test(arguments: [("ffv1", "mkv", "gbrp"), ("libx264rgb", "mkv", "bgr0"), ("libvpx-vp9", "webm", "gbrp")])
+    func rgbInputKeepsItsColours(_ codec: String, _ ext: String, _ pixFmt: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("rgb.\(ext)")
+        let bars = "color=c=red:s=64x64:r=25:d=0.4[r];color=c=lime:s=64x64:r=25:d=0.4[g];"
+            + "color=c=blue:s=64x64:r=25:d=0.4[b];[r][g][b]hstack=3,format=\(pixFmt)"
+        let lossless = codec == "libvpx-vp9" ? ["-lossless", "1"] : codec == "libx264rgb" ? ["-qp", "0"] : []
+        try Media.make(["-f", "lavfi", "-i", bars, "-c:v", codec] + lossless + [input.path])
+        let inStream = try #require(try Media.streams(input.path).first)
+        try #require(inStream["color_space"] as? String == "gbr", "the sample is not tagged RGB: \(inStream)")
+
+        let output = scratch.file("out.mp4")
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--size", "96x32"])
+        try #require(run.status == 0, "\(run)")
+        let outStream = try #require(try Media.streams(output.path).first)
+        #expect(outStream["color_space"] as? String == "bt709", "output labelled \(outStream["color_space"] ?? "-")")
+        let pixels = try Media.rgbFrames(output.path)
+        try #require(pixels.count >= 96 * 32 * 3)
+        let expected: [(x: Int, rgb: [Int])] = [(16, [255, 0, 0]), (48, [0, 255, 0]), (80, [0, 0, 255])]
+        for (x, rgb) in expected {
+            let i = (16 * 96 + x) * 3
+            let got = (0..<3).map { Int(pixels[i + $0]) }
+            #expect(zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 }, "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
+        }
+    }
+}

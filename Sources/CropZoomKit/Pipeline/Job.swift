@@ -25,6 +25,8 @@ final class Job: @unchecked Sendable {
     let plan: GeometryPlan
     let outputFormat: AVPixelFormat
     let fullRange: Bool
+    /// The YUV matrix of an RGB ↔ YUV conversion: the output's label, or the input's for RGB output.
+    let matrix: AVColorSpace
     let routes: [Route]
     let videoIndex: Int
     let videoOutput: Int?
@@ -147,6 +149,8 @@ final class Job: @unchecked Sendable {
         let inInfo = PixelFormatInfo(inFormat)!
         let outInfo = PixelFormatInfo(outputFormat)!
         fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
+        let inSpace = videoStream.pointee.codecpar.pointee.color_space
+        matrix = outInfo.isRGB ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
 
         // Geometry.
         let source = SourcePicture(
@@ -331,7 +335,7 @@ final class Job: @unchecked Sendable {
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer(pool: FramePool?) -> Transformer {
         let timeBase = av_q2d(decoder.timeBase), start = startTime
-        return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
+        return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
                            scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
                            frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start },
                            background: configuration.background)

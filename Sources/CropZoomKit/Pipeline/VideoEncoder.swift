@@ -86,6 +86,15 @@ final class VideoEncoder: @unchecked Sendable {
         return best == AV_PIX_FMT_NONE ? supported[0] : best
     }
 
+    /// The matrix to label the output with (and to convert RGB with): GBR for RGB output; BT.709
+    /// for YUV from RGB input (`color_space` gbr or an RGB pixel format: FFV1 RGB, libx264rgb,
+    /// VP9 RGB); else the input's.
+    static func matrix(inputSpace: AVColorSpace, inputFormat: AVPixelFormat, output: AVPixelFormat) -> AVColorSpace {
+        if PixelFormatInfo(output)?.isRGB == true { return AVCOL_SPC_RGB }
+        if inputSpace == AVCOL_SPC_RGB || PixelFormatInfo(inputFormat)?.isRGB == true { return AVCOL_SPC_BT709 }
+        return inputSpace
+    }
+
     /// The encoder's time base: the input stream's, so every frame keeps its timestamp exactly,
     /// except for codecs that cannot take it — MPEG-4 part 2 / H.263 limit the denominator to
     /// 65535 (the largest divisor of the input's that fits is used), MPEG-1/2 need a standard
@@ -136,7 +145,8 @@ final class VideoEncoder: @unchecked Sendable {
         c.pointee.sample_aspect_ratio = s.sampleAspect
         let cp = s.colorSource.pointee
         c.pointee.color_range = s.fullRange ? AVCOL_RANGE_JPEG : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
-        c.pointee.colorspace = cp.color_space
+        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space,
+                                                   inputFormat: AVPixelFormat(rawValue: cp.format), output: s.pixelFormat)
         c.pointee.color_primaries = cp.color_primaries
         c.pointee.color_trc = cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
