@@ -203,3 +203,30 @@ extension StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 10: tags that describe the input's encoding (encoder, VP9 alpha mode, mkvmerge's
+    /// statistics) are not copied to a re-encoded stream; other tags are; lost alpha is noted.
+    @Test func encodingTagsAreNotCopied() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("alpha.webm")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=0.4,format=yuva420p", "-c:v", "libvpx-vp9",
+                        "-metadata:s:v:0", "BPS=12345", "-metadata:s:v:0", "NUMBER_OF_FRAMES=999",
+                        "-metadata:s:v:0", "_STATISTICS_TAGS=BPS NUMBER_OF_FRAMES", "-metadata:s:v:0", "title=Kept",
+                        input.path])
+        let inTags = Media.tags(try #require(try Media.streams(input.path).first))
+        try #require(inTags["alpha_mode"] == "1" && inTags["encoder"] != nil && inTags["bps"] == "12345", "\(inTags)")
+        for ext in ["mkv", "mp4", "webm"] {
+            let output = scratch.file("out.\(ext)")
+            let run = try CLI.cropzoom([input.path, "-o", output.path])
+            try #require(run.status == 0, "\(run)")
+            let tags = Media.tags(try #require(try Media.streams(output.path).first))
+            for key in ["alpha_mode", "bps", "number_of_frames", "_statistics_tags"] {
+                #expect(tags[key] == nil, "\(ext): \(key)=\(tags[key] ?? "") copied")
+            }
+            #expect(tags["encoder"] == nil, "\(ext): the input's encoder tag was copied: \(tags["encoder"] ?? "")")
+            if ext != "mp4" { #expect(tags["title"] == "Kept", "\(ext): \(tags)") }
+            #expect(run.stderr.contains("alpha channel (VP9 ALPHA_MODE) is dropped"), "\(ext): \(run.stderr)")
+        }
+    }
+}

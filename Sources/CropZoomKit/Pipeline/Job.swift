@@ -218,6 +218,14 @@ final class Job: @unchecked Sendable {
                 if let encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
                     if plan.keepsInputAspectAndMatrix { muxer.copyDisplayMatrix(from: st, to: out) }
+                    // VP9 keeps alpha beside the picture (ALPHA_MODE 1), which FFmpeg's decoder skips.
+                    let alphaMode = av_dict_get(st.pointee.metadata, "alpha_mode", nil, 0)
+                        .map { String(cString: $0.pointee.value) }
+                    if inInfo.hasAlpha && !outInfo.hasAlpha {
+                        notice("video stream #\(i): its alpha channel is dropped (\(encoder.context.name) \(outInfo.name) has none)")
+                    } else if alphaMode == "1" && !inInfo.hasAlpha {
+                        notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
+                    }
                     videoOutput = out
                     routes[i] = .video(output: out)
                 } else {

@@ -22,13 +22,33 @@ final class Muxer: @unchecked Sendable {
         st.pointee.time_base = encoder.pointee.time_base
         if let input {
             st.pointee.disposition = input.pointee.disposition
-            av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
+            Muxer.copyTags(from: input.pointee.metadata, to: &st.pointee.metadata, dropping: Muxer.describesEncoding)
             st.pointee.avg_frame_rate = input.pointee.avg_frame_rate
         }
         sourceTimeBase.append(encoder.pointee.time_base)
         packetsWritten.append(0)
         timestampOffset.append(0)
         return Int(st.pointee.index)
+    }
+
+    /// True for a per-stream tag that describes how the input was encoded (its encoder, VP9 alpha
+    /// mode, mkvmerge's statistics, the MP4 vendor): wrong on a re-encoded stream.
+    static func describesEncoding(_ key: String) -> Bool {
+        let k = key.lowercased()
+        // mkvmerge writes the statistics with a language suffix too (BPS-eng).
+        let base = k.split(separator: "-").first.map(String.init) ?? k
+        let known = ["encoder", "encoder_options", "alpha_mode", "bps", "duration", "number_of_frames",
+                     "number_of_bytes", "vendor_id"]
+        return known.contains(base) || k.hasPrefix("_statistics_")
+    }
+
+    /// Copies the entries of `source` for which `drop` is false (`av_dict_get` / `av_dict_set`).
+    static func copyTags(from source: OpaquePointer?, to target: inout OpaquePointer?, dropping drop: (String) -> Bool) {
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let e = av_dict_get(source, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            entry = e
+            if !drop(String(cString: e.pointee.key)) { av_dict_set(&target, e.pointee.key, e.pointee.value, 0) }
+        }
     }
 
     /// Adds a stream that receives the input stream's packets unchanged (stream copy).
