@@ -230,3 +230,27 @@ extension StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 9: the HTC rotation track name is applied, and not copied to the upright output (an
+    /// HTC-aware player would turn it again); with `--orientation ignore` it stays.
+    @Test func htcRotationNameIsNotCopiedOnceApplied() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("htc.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264",
+                        "-metadata:s:v:0", "title=htc_video_rotA-090", input.path])
+        let upright = scratch.file("upright.mkv")
+        let r1 = try CLI.cropzoom([input.path, "-o", upright.path])
+        try #require(r1.status == 0, "\(r1)")
+        let s1 = try #require(try Media.streams(upright.path).first)
+        #expect((s1["width"] as? Int, s1["height"] as? Int) == (96, 160), "not turned: \(s1)")
+        #expect(Media.tags(s1)["title"] == nil, "the HTC name was copied: \(Media.tags(s1))")
+
+        let coded = scratch.file("coded.mkv")
+        let r2 = try CLI.cropzoom([input.path, "-o", coded.path, "--orientation", "ignore"])
+        try #require(r2.status == 0, "\(r2)")
+        let s2 = try #require(try Media.streams(coded.path).first)
+        #expect((s2["width"] as? Int, s2["height"] as? Int) == (160, 96))
+        #expect(Media.tags(s2)["title"] == "htc_video_rotA-090")
+    }
+}

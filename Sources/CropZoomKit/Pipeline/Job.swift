@@ -217,7 +217,11 @@ final class Job: @unchecked Sendable {
             if i == videoIndex {
                 if let encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
-                    if plan.keepsInputAspectAndMatrix { muxer.copyDisplayMatrix(from: st, to: out) }
+                    if plan.keepsInputAspectAndMatrix {
+                        muxer.copyDisplayMatrix(from: st, to: out)
+                    } else {
+                        muxer.dropHTCRotation(out)
+                    }
                     // VP9 keeps alpha beside the picture (ALPHA_MODE 1), which FFmpeg's decoder skips.
                     let alphaMode = av_dict_get(st.pointee.metadata, "alpha_mode", nil, 0)
                         .map { String(cString: $0.pointee.value) }

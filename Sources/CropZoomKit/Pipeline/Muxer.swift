@@ -85,6 +85,15 @@ final class Muxer: @unchecked Sendable {
         }
     }
 
+    /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Pipeline.displayOrientation`)
+    /// from an output stream whose pixels are already upright (`av_dict_set` with no value).
+    func dropHTCRotation(_ index: Int) {
+        let st = output.stream(index)
+        guard let title = av_dict_get(st.pointee.metadata, "title", nil, 0),
+              String(cString: title.pointee.value).hasPrefix("htc_video_rotA-") else { return }
+        av_dict_set(&st.pointee.metadata, "title", nil, 0)
+    }
+
     /// The MP4/MOV movie time scale: edit lists (start offsets, priming) are written in it, and
     /// the default of 1000 rounds a start of 66.733 ms down to 66 ms. The least common multiple
     /// of the streams' time-base denominators represents every stream's start exactly.
