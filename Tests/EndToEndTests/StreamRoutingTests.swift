@@ -254,3 +254,27 @@ extension StreamRoutingTests {
         #expect(Media.tags(s2)["title"] == "htc_video_rotA-090")
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 11: `--orientation ignore` keeps the display matrix where the container stores one
+    /// (MP4/MOV) and says in one line where it cannot (FFmpeg 5.1's Matroska/WebM muxer).
+    @Test func ignoredOrientationIsKeptOrNoted() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("rotate90.mp4").path
+        let inVideo = try #require(try Media.streams(input).first { $0["codec_type"] as? String == "video" })
+        try #require(Media.sideDataTypes(inVideo).contains("Display Matrix"))
+        for ext in ["mp4", "mkv", "webm"] {
+            let output = scratch.file("out.\(ext)")
+            let run = try CLI.cropzoom([input, "-o", output.path, "--orientation", "ignore", "--audio", "none"])
+            try #require(run.status == 0, "\(run)")
+            let video = try #require(try Media.streams(output.path).first { $0["codec_type"] as? String == "video" })
+            let kept = Media.sideDataTypes(video).contains("Display Matrix")
+            let notes = run.stderrLines.filter { $0.contains("cannot store its display matrix") }
+            if ext == "mp4" {
+                #expect(kept && notes.isEmpty, "mp4: matrix kept \(kept), notes \(notes)")
+            } else {
+                #expect(!kept && notes.count == 1, "\(ext): matrix kept \(kept), notes \(notes)")
+            }
+        }
+    }
+}

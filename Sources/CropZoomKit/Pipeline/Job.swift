@@ -218,7 +218,10 @@ final class Job: @unchecked Sendable {
                 if let encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
                     if plan.keepsInputAspectAndMatrix {
-                        muxer.copyDisplayMatrix(from: st, to: out)
+                        if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
+                            notice("video stream #\(i): \(containerName) cannot store its display matrix "
+                                   + "(\(Pipeline.displayOrientation(st))); the output shows the coded picture unturned")
+                        }
                     } else {
                         muxer.dropHTCRotation(out)
                     }

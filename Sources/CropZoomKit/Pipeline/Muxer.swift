@@ -76,13 +76,18 @@ final class Muxer: @unchecked Sendable {
         return Int(st.pointee.index)
     }
 
-    /// Keeps the input's display matrix on the output video stream (`--orientation ignore`).
-    func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int) {
+    /// Keeps the input's display matrix on the output video stream (`--orientation ignore`;
+    /// `av_stream_new_side_data`). False when the input has a matrix that turns or mirrors the
+    /// picture and `container` cannot store it: in FFmpeg 5.1 only the MP4/MOV muxers write it (the
+    /// Matroska muxer has no display matrix).
+    func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int, container: String) -> Bool {
         var size: Int = 0
-        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return }
+        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return true }
         if let dst = av_stream_new_side_data(output.stream(index), AV_PKT_DATA_DISPLAYMATRIX, size) {
             dst.update(from: data, count: size)
         }
+        let stores = ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(container)
+        return stores || Pipeline.displayOrientation(input).isIdentity
     }
 
     /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Pipeline.displayOrientation`)
