@@ -278,3 +278,36 @@ extension StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// Per-channel RMS levels (dB) of the first audio stream (ffmpeg's astats).
+    static func channelLevels(_ path: String) throws -> [Double] {
+        let r = try Oracle.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-vn", "-af",
+                                          "astats=measure_overall=none:measure_perchannel=RMS_level", "-f", "null", "-"])
+        return r.stderr.split(separator: "\n").filter { $0.contains("RMS level dB:") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+    }
+
+    /// Item 21: 5.1 audio re-encoded to Opus for WebM keeps its six channels (mapping family 1),
+    /// each at its level (side channels become back channels; LFE is left out of the comparison:
+    /// Opus low-passes it). From PCM without a named layout and from AAC in MP4.
+    @Test(arguments: ["pcm_s16le:mkv", "aac:mp4"])
+    func surroundOpusKeepsItsChannels(_ variant: String) throws {
+        let parts = variant.split(separator: ":").map(String.init)
+        let scratch = try Scratch()
+        let input = scratch.file("surround.\(parts[1])")
+        let pan = "sine=f=440:d=1,pan=5.1(side)|FL=c0|FR=0.5*c0|FC=0.3*c0|LFE=0.1*c0|SL=0.7*c0|SR=0.2*c0"
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=1", "-f", "lavfi", "-i", pan,
+                        "-c:v", "libx264", "-c:a", parts[0], "-shortest", input.path])
+        let output = scratch.file("out.webm")
+        let run = try CLI.cropzoom([input.path, "-o", output.path])
+        try #require(run.status == 0, "\(run)")
+        let audio = try #require(try Media.streams(output.path).first { $0["codec_type"] as? String == "audio" })
+        #expect(audio["channels"] as? Int == 6, "\(audio)")
+        let before = try Self.channelLevels(input.path), after = try Self.channelLevels(output.path)
+        try #require(before.count == 6 && after.count == 6, "levels \(before) → \(after)")
+        for c in [0, 1, 2, 4, 5] {
+            #expect(abs(before[c] - after[c]) < 1, "channel \(c): \(before[c]) dB → \(after[c]) dB")
+        }
+    }
+}
