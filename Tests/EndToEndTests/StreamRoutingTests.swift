@@ -311,3 +311,23 @@ extension StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 30 (in part): many streams dropped for one reason get one note, not one each.
+    @Test func manyDroppedStreamsGetOneNote() throws {
+        let scratch = try Scratch()
+        let srt = scratch.file("s.srt")
+        try "1\n00:00:00,000 --> 00:00:00,300\nHello\n\n".write(to: srt, atomically: true, encoding: .utf8)
+        let input = scratch.file("subs.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-i", srt.path, "-map", "0"]
+                       + Array(repeating: ["-map", "1"], count: 100).flatMap { $0 }
+                       + ["-c:v", "libx264", "-c:s", "srt", input.path])
+        try #require(try Media.streams(input.path).count == 101)
+        let output = scratch.file("out.mp4")
+        let run = try CLI.cropzoom([input.path, "-o", output.path])
+        try #require(run.status == 0, "\(run)")
+        let notes = run.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
+        #expect(notes == ["cropzoom: note: 100 subtitle streams (#1–#100: subrip) dropped: mp4 cannot hold them"],
+                "\(notes.count) notes: \(notes.prefix(3))")
+    }
+}

@@ -206,6 +206,16 @@ final class Job: @unchecked Sendable {
         var notices: [String] = []
         func notice(_ s: String) { notices.append(s); onNotice(s) }
         var audioCopied = 0, audioReencoded = 0, otherCopied = 0, dropped = 0
+        // Streams dropped for the same reason get one note between them (`Job.dropNote`).
+        var drops: [DropGroup] = []
+        func drop(_ kind: String, _ i: Int, _ codec: String, _ reason: String) {
+            dropped += 1
+            if let g = drops.firstIndex(where: { $0.kind == kind && $0.reason == reason }) {
+                drops[g].streams.append((i, codec))
+            } else {
+                drops.append(DropGroup(kind: kind, reason: reason, streams: [(i, codec)]))
+            }
+        }
         var videoOutput: Int? = nil
         let sameFamily = input.formatName.split(separator: ",").contains {
             $0 == containerName || ($0 == "mov" && containerName == "mp4") || ($0 == "mp4" && containerName == "mov")
@@ -251,8 +261,7 @@ final class Job: @unchecked Sendable {
                 }
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
                     guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
-                        dropped += 1
-                        notice("audio stream #\(i) (\(codecName)) dropped: \(containerName) holds no audio")
+                        drop("audio", i, codecName, "\(containerName) holds no audio")
                         continue
                     }
                     // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
@@ -284,18 +293,17 @@ final class Job: @unchecked Sendable {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
                 } else {
-                    dropped += 1
-                    notice("\(kind) stream #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+                    drop(kind, i, codecName, "\(containerName) cannot hold it")
                 }
             case AVMEDIA_TYPE_VIDEO:
                 dropped += 1
                 let what = st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? "cover picture" : "video stream"
                 notice("\(what) #\(i) (\(codecName)) dropped: cropzoom transforms one video stream (#\(videoIndex))")
             default:
-                dropped += 1
-                notice("stream #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+                drop("", i, codecName, "\(containerName) cannot hold it")
             }
         }
+        for g in drops { notice(g.note) }
         self.routes = routes
         self.videoOutput = videoOutput
         self.notices = notices
@@ -392,6 +400,36 @@ final class Job: @unchecked Sendable {
         let signal = cz_pending_signal()
         if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
         try atomic?.commit()
+    }
+}
+
+/// Input streams dropped for one reason, and the one note that says so.
+struct DropGroup {
+    var kind: String
+    var reason: String
+    var streams: [(index: Int, codec: String)]
+
+    /// "subtitle stream #2 (subrip) dropped: mp4 cannot hold it", or for many
+    /// "100 subtitle streams (#2–#101: subrip) dropped: mp4 cannot hold them".
+    var note: String {
+        let noun = kind.isEmpty ? "stream" : "\(kind) stream"
+        guard streams.count > 1 else {
+            return "\(noun) #\(streams[0].index) (\(streams[0].codec)) dropped: \(reason)"
+        }
+        var ranges: [String] = []
+        var start = streams[0].index, last = start
+        for s in streams.dropFirst() {
+            if s.index == last + 1 { last = s.index; continue }
+            ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
+            start = s.index
+            last = s.index
+        }
+        ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
+        var codecs: [String] = []
+        for s in streams where !codecs.contains(s.codec) { codecs.append(s.codec) }
+        let plural = reason.hasSuffix(" it") ? String(reason.dropLast(2)) + "them" : reason
+        let which = "\(ranges.joined(separator: ", ")): \(codecs.joined(separator: ", "))"
+        return "\(streams.count) \(noun)s (\(which)) dropped: \(plural)"
     }
 }
 
