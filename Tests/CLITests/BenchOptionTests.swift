@@ -61,6 +61,7 @@ struct BenchOptionTests {
         "size": "1920x-2", "rotate": "7.5", "transform": "1,0,0,1,-10,0", "flip": "vertical", "scaler": "lanczos",
         "kernel": "zimg", "orientation": "ignore", "start": "1.5", "end": "4", "duration": "2", "codec": "libx265",
         "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
+        "keep-start-time": "",   // a flag: no value
     ]
 
     @Test("every option of the groups passed on (Geometry, Trim, Encoding, Streams) survives arguments() and is a job-file setting")
@@ -77,7 +78,7 @@ struct BenchOptionTests {
         #expect(shared.count >= 20, "\(shared)")
         for name in shared {
             let value = try #require(Self.samples[name], "--\(name) has no sample value here: add one, and check arguments()")
-            let t = try Transcode.parse(["in.mov", "-o", "o.mkv", "--\(name)", value])
+            let t = try Transcode.parse(["in.mov", "-o", "o.mkv", "--\(name)"] + (value.isEmpty ? [] : [value]))
             let passed = t.geometry.arguments() + t.trim.arguments() + t.encoding.arguments() + t.streams.arguments()
             #expect(passed.contains("--\(name)"), "arguments() drops --\(name): \(passed)")
             let again = try Transcode.parse(["in.mov", "-o", "o.mkv"] + passed)

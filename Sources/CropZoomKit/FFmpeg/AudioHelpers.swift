@@ -5,17 +5,51 @@ import CFFmpeg
 /// `@unchecked Sendable`: owned by one audio stage.
 final class Resampler: @unchecked Sendable {
     var pointer: OpaquePointer?
+    /// The input the context is set up for; a decoder may learn the real channel layout only from
+    /// its first frame (AAC with a program config element), see `adapt`.
+    private var inputLayout = AVChannelLayout()
+    private var inputFormat: Int32, inputRate: Int32
 
     init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>) throws(CropZoomError) {
-        var ctx: OpaquePointer? = nil
-        let r = swr_alloc_set_opts2(&ctx, &enc.pointee.ch_layout, enc.pointee.sample_fmt, enc.pointee.sample_rate,
-                                    &dec.pointee.ch_layout, dec.pointee.sample_fmt, dec.pointee.sample_rate, 0, nil)
+        inputFormat = dec.pointee.sample_fmt.rawValue
+        inputRate = dec.pointee.sample_rate
+        // From here `deinit` frees what was made, whatever fails.
+        try check(av_channel_layout_copy(&inputLayout, &dec.pointee.ch_layout), "setting the channel layout")
+        Resampler.name(&inputLayout)
+        let r = swr_alloc_set_opts2(&pointer, &enc.pointee.ch_layout, enc.pointee.sample_fmt, enc.pointee.sample_rate,
+                                    &inputLayout, dec.pointee.sample_fmt, dec.pointee.sample_rate, 0, nil)
         try check(r, "configuring the audio resampler")
-        try check(swr_init(ctx), "starting the audio resampler")
-        pointer = ctx
+        try check(swr_init(pointer), "starting the audio resampler")
     }
 
-    deinit { swr_free(&pointer) }
+    /// Sets the context up again (`swr_close`, `swr_config_frame`, `swr_init`) when `input` differs
+    /// from what it was set up for; `output` carries the encoder's format.
+    func adapt(to input: Frame, output: Frame) throws(CropZoomError) {
+        let f = input.pointer
+        Resampler.name(&f.pointee.ch_layout)
+        guard av_channel_layout_compare(&f.pointee.ch_layout, &inputLayout) != 0
+            || f.pointee.format != inputFormat || f.pointee.sample_rate != inputRate else { return }
+        swr_close(pointer)
+        try check(swr_config_frame(pointer, output.pointer, f), "configuring the audio resampler")
+        try check(swr_init(pointer), "starting the audio resampler")
+        try check(av_channel_layout_copy(&inputLayout, &f.pointee.ch_layout), "setting the channel layout")
+        inputFormat = f.pointee.format
+        inputRate = f.pointee.sample_rate
+    }
+
+    /// An unspecified channel order becomes the default layout of that many channels
+    /// (`av_channel_layout_default`), as swresample takes it.
+    static func name(_ layout: inout AVChannelLayout) {
+        guard layout.order == AV_CHANNEL_ORDER_UNSPEC else { return }
+        let n = layout.nb_channels
+        av_channel_layout_uninit(&layout)
+        av_channel_layout_default(&layout, n)
+    }
+
+    deinit {
+        swr_free(&pointer)
+        av_channel_layout_uninit(&inputLayout)
+    }
 }
 
 /// Owns an `AVAudioFifo` (`av_audio_fifo_alloc` / `av_audio_fifo_free`) that re-chunks samples

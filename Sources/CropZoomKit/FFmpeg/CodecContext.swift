@@ -111,4 +111,11 @@ extension UnsafePointer where Pointee == AVCodec {
         while p.pointee != 0 { result.append(p.pointee); p += 1 }
         return result
     }
+    /// `AVCodec.ch_layouts` (ends with a zeroed layout); empty when the codec takes any.
+    var supportedChannelLayouts: [AVChannelLayout] {
+        var result: [AVChannelLayout] = []
+        guard var p = pointee.ch_layouts else { return result }
+        while p.pointee.nb_channels != 0 { result.append(p.pointee); p += 1 }
+        return result
+    }
 }

@@ -138,10 +138,43 @@ final class OutputFormat: @unchecked Sendable {
     var outputFormat: UnsafePointer<AVOutputFormat> { pointer.pointee.oformat }
     var formatName: String { String(cString: outputFormat.pointee.name) }
 
-    /// `avformat_query_codec`: can this container store `codec`? Muxers that cannot tell
-    /// (MPEG-TS, for one) answer with an error; those are taken at their word at write time.
+    /// Can this container store `codec`? `avformat_query_codec` where the muxer can tell; where
+    /// it cannot (AVERROR_PATCHWELCOME: it has no codec list) what is known of that muxer
+    /// (`OutputFormat.knownCodecs`), else nothing but its default codecs (which the call accepts).
     func canStore(_ codec: AVCodecID) -> Bool {
-        avformat_query_codec(outputFormat, codec, FF_COMPLIANCE_NORMAL) != 0
+        let r = avformat_query_codec(outputFormat, codec, FF_COMPLIANCE_NORMAL)
+        if r >= 0 { return r != 0 }
+        return OutputFormat.knownCodecs[formatName]?.contains(codec) ?? false
+    }
+
+    /// FFmpeg 5.1's muxers without a codec list, and what they really store: MPEG-TS the codecs
+    /// `mpegtsenc` gives a stream type of their own (any other becomes unreadable private data),
+    /// MPEG-PS the ones `mpegenc` gives stream ids (any other audio is written as MPEG audio).
+    static let knownCodecs: [String: Set<AVCodecID>] = {
+        let ts: Set<AVCodecID> = [
+            AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264, AV_CODEC_ID_HEVC,
+            AV_CODEC_ID_CAVS, AV_CODEC_ID_AVS2, AV_CODEC_ID_AVS3, AV_CODEC_ID_DIRAC, AV_CODEC_ID_VC1,
+            AV_CODEC_ID_MP2, AV_CODEC_ID_MP3, AV_CODEC_ID_AAC, AV_CODEC_ID_AAC_LATM, AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3,
+            AV_CODEC_ID_DTS, AV_CODEC_ID_TRUEHD, AV_CODEC_ID_OPUS, AV_CODEC_ID_S302M,
+            AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT, AV_CODEC_ID_SMPTE_KLV, AV_CODEC_ID_TIMED_ID3,
+        ]
+        let ps: Set<AVCodecID> = [
+            AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264,
+            AV_CODEC_ID_MP1, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_DTS,
+            AV_CODEC_ID_DVD_SUBTITLE,
+        ]
+        return ["mpegts": ts, "mpeg": ps, "vob": ps, "dvd": ps, "svcd": ps, "vcd": ps]
+    }()
+
+    /// The container's own codec for `type` (`AVOutputFormat.video_codec`/`audio_codec`/
+    /// `subtitle_codec`); AV_CODEC_ID_NONE when it holds none.
+    func defaultCodec(_ type: AVMediaType) -> AVCodecID {
+        switch type {
+        case AVMEDIA_TYPE_VIDEO: return outputFormat.pointee.video_codec
+        case AVMEDIA_TYPE_AUDIO: return outputFormat.pointee.audio_codec
+        case AVMEDIA_TYPE_SUBTITLE: return outputFormat.pointee.subtitle_codec
+        default: return AV_CODEC_ID_NONE
+        }
     }
 
     /// `avformat_new_stream`.

@@ -22,6 +22,17 @@ final class Scaler: @unchecked Sendable {
         /// `chromaLocation`'s: the destination is turned or mirrored afterwards, and its chroma
         /// must then land where `chromaLocation` says (`Transformer.preOrientationChroma`).
         var dstChromaH: Int64? = nil, dstChromaV: Int64? = nil
+        /// The YUV matrix of an RGB ↔ YUV conversion (the YUV side's); unspecified keeps swscale's
+        /// default (BT.601).
+        var matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED
+    }
+
+    /// swscale's coefficients for `matrix` (`sws_getCoefficients`, indexed by AVColorSpace's
+    /// numbers), nil for what it has none of (unspecified, RGB, YCgCo).
+    static func coefficients(_ matrix: AVColorSpace) -> UnsafePointer<Int32>? {
+        let known: [AVColorSpace] = [AVCOL_SPC_BT709, AVCOL_SPC_FCC, AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M,
+                                     AVCOL_SPC_SMPTE240M, AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL]
+        return known.contains(matrix) ? sws_getCoefficients(Int32(matrix.rawValue)) : nil
     }
 
     /// swscale's `*_chr_pos` pair for `location` on a side subsampled by (log2w, log2h): in
@@ -60,11 +71,14 @@ final class Scaler: @unchecked Sendable {
         }
         pointer = ctx
         self.key = key
-        // Keep the range as tagged rather than letting the "J" formats imply a conversion.
+        // Keep the range as tagged rather than letting the "J" formats imply a conversion, and
+        // convert between RGB and YUV with the matrix the YUV side is labelled with.
         var invTable: UnsafeMutablePointer<Int32>? = nil, table: UnsafeMutablePointer<Int32>? = nil
         var srcRange: Int32 = 0, dstRange: Int32 = 0, brightness: Int32 = 0, contrast: Int32 = 0, saturation: Int32 = 0
         if sws_getColorspaceDetails(ctx, &invTable, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation) >= 0 {
-            _ = sws_setColorspaceDetails(ctx, invTable, key.srcFullRange ? 1 : 0, table, key.dstFullRange ? 1 : 0,
+            let named = Scaler.coefficients(key.matrix)
+            _ = sws_setColorspaceDetails(ctx, named ?? UnsafePointer(invTable), key.srcFullRange ? 1 : 0,
+                                         named ?? UnsafePointer(table), key.dstFullRange ? 1 : 0,
                                          brightness, contrast, saturation)
         }
     }

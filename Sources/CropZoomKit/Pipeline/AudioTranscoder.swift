@@ -18,7 +18,10 @@ final class AudioTranscoder: @unchecked Sendable {
     private var nextPTS: Int64?
     private(set) var corruptPackets = 0
 
-    init(input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool) throws(CropZoomError) {
+    /// `sampleRate`: the rate the container requires (MXF: 48 kHz), else the input's when the
+    /// encoder takes it.
+    init(input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
+         sampleRate: Int32? = nil) throws(CropZoomError) {
         let st = input.stream(streamIndex)
         let par = st.pointee.codecpar!
         guard let dcodec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -41,20 +44,30 @@ final class AudioTranscoder: @unchecked Sendable {
             rate = rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
             if rates.contains(48000) && rate != decoder.pointer.pointee.sample_rate { rate = 48000 }
         }
+        if let sampleRate { rate = sampleRate }
         e.pointee.sample_rate = rate
         let formats = ecodec.supportedSampleFormats
         e.pointee.sample_fmt = formats.contains(decoder.pointer.pointee.sample_fmt) ? decoder.pointer.pointee.sample_fmt : (formats.first ?? AV_SAMPLE_FMT_FLTP)
         var layout = decoder.pointer.pointee.ch_layout
         if layout.order == AV_CHANNEL_ORDER_UNSPEC { av_channel_layout_default(&layout, layout.nb_channels) }
+        var options: [String: String] = [:]
         if encoderName == "libopus" && layout.nb_channels > 2 {
-            // libopus in FFmpeg 5.1 maps surround only with mapping_family; stereo is the safe choice.
-            av_channel_layout_default(&layout, 2)
+            if layout.nb_channels <= 8 {
+                // Surround Opus is mapping family 1 (Vorbis channel order, up to 8 channels; libopus
+                // reorders): the layout libopus lists for that count (5.1 is 5.1(back): side
+                // channels are resampled to the back).
+                let listed = ecodec.supportedChannelLayouts.first { $0.nb_channels == layout.nb_channels }
+                if var listed { try check(av_channel_layout_copy(&layout, &listed), "setting the channel layout") }
+                options["mapping_family"] = "1"
+            } else {
+                av_channel_layout_default(&layout, 2)
+            }
         }
         try check(av_channel_layout_copy(&e.pointee.ch_layout, &layout), "setting the channel layout")
         e.pointee.time_base = AVRational(num: 1, den: rate)
         e.pointee.bit_rate = Int64(layout.nb_channels <= 2 ? 128_000 * max(1, Int(layout.nb_channels)) / 2 : 64_000 * Int(layout.nb_channels))
         if globalHeader { e.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        try encoder.open(kind: .processing, what: "opening the \(encoderName) encoder")
+        try encoder.open(options: options, kind: .processing, what: "opening the \(encoderName) encoder")
 
         resampler = try Resampler(from: decoder.pointer, to: e)
         fifo = try AudioFIFO(format: e.pointee.sample_fmt, channels: e.pointee.ch_layout.nb_channels)
@@ -66,6 +79,17 @@ final class AudioTranscoder: @unchecked Sendable {
     }
 
     var timeBase: AVRational { encoder.pointer.pointee.time_base }
+
+    /// The encoder for audio `container` cannot hold as it is: AAC where the container holds AAC,
+    /// else the container's own audio codec (Opus for WebM, MP2 for MPEG-PS …; `avcodec_find_encoder`);
+    /// nil when the container holds no audio (GIF, images) or that codec has no encoder here.
+    static func encoderName(for container: OutputFormat) -> String? {
+        if container.canStore(AV_CODEC_ID_AAC) { return "aac" }
+        let id = container.defaultCodec(AVMEDIA_TYPE_AUDIO)
+        if id == AV_CODEC_ID_OPUS, avcodec_find_encoder_by_name("libopus") != nil { return "libopus" }
+        guard id != AV_CODEC_ID_NONE, let codec = avcodec_find_encoder(id) else { return nil }
+        return String(cString: codec.pointee.name)
+    }
 
     /// Feeds one packet (nil = end) and hands every encoded packet to `body`.
     func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
@@ -96,6 +120,7 @@ final class AudioTranscoder: @unchecked Sendable {
         converted.pointer.pointee.sample_rate = e.pointee.sample_rate
         converted.pointer.pointee.format = e.pointee.sample_fmt.rawValue
         try check(av_channel_layout_copy(&converted.pointer.pointee.ch_layout, &e.pointee.ch_layout), "setting the channel layout")
+        if let frame { try resampler.adapt(to: frame, output: converted) }
         try check(swr_convert_frame(resampler.pointer, converted.pointer, frame?.pointer), "resampling audio")
         let n = converted.samples
         guard n > 0 else { return }

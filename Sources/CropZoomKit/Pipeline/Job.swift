@@ -25,6 +25,8 @@ final class Job: @unchecked Sendable {
     let plan: GeometryPlan
     let outputFormat: AVPixelFormat
     let fullRange: Bool
+    /// The YUV matrix of an RGB ↔ YUV conversion: the output's label, or the input's for RGB output.
+    let matrix: AVColorSpace
     let routes: [Route]
     let videoIndex: Int
     let videoOutput: Int?
@@ -184,6 +186,8 @@ final class Job: @unchecked Sendable {
         let inInfo = PixelFormatInfo(inFormat)!
         let outInfo = PixelFormatInfo(outputFormat)!
         fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
+        let inSpace = videoStream.pointee.codecpar.pointee.color_space
+        matrix = outInfo.isRGB ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
 
         // Geometry.
         let source = SourcePicture(
@@ -239,6 +243,16 @@ final class Job: @unchecked Sendable {
         var notices: [String] = earlyNotices
         func notice(_ s: String) { notices.append(s); onNotice(s) }
         var audioCopied = 0, audioReencoded = 0, otherCopied = 0, dropped = 0
+        // Streams dropped for the same reason get one note between them (`Job.dropNote`).
+        var drops: [DropGroup] = []
+        func drop(_ kind: String, _ i: Int, _ codec: String, _ reason: String) {
+            dropped += 1
+            if let g = drops.firstIndex(where: { $0.kind == kind && $0.reason == reason }) {
+                drops[g].streams.append((i, codec))
+            } else {
+                drops.append(DropGroup(kind: kind, reason: reason, streams: [(i, codec)]))
+            }
+        }
         var videoOutput: Int? = nil
         let sameFamily = input.formatName.split(separator: ",").contains {
             $0 == containerName || ($0 == "mov" && containerName == "mp4") || ($0 == "mp4" && containerName == "mov")
@@ -250,7 +264,22 @@ final class Job: @unchecked Sendable {
             if i == videoIndex {
                 if let encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
-                    if plan.keepsInputAspectAndMatrix { muxer.copyDisplayMatrix(from: st, to: out) }
+                    if plan.keepsInputAspectAndMatrix {
+                        if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
+                            notice("video stream #\(i): \(containerName) cannot store its display matrix "
+                                   + "(\(Pipeline.displayOrientation(st))); the output shows the coded picture unturned")
+                        }
+                    } else {
+                        muxer.dropHTCRotation(out)
+                    }
+                    // VP9 keeps alpha beside the picture (ALPHA_MODE 1), which FFmpeg's decoder skips.
+                    let alphaMode = av_dict_get(st.pointee.metadata, "alpha_mode", nil, 0)
+                        .map { String(cString: $0.pointee.value) }
+                    if inInfo.hasAlpha && !outInfo.hasAlpha {
+                        notice("video stream #\(i): its alpha channel is dropped (\(encoder.context.name) \(outInfo.name) has none)")
+                    } else if alphaMode == "1" && !inInfo.hasAlpha {
+                        notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
+                    }
                     videoOutput = out
                     routes[i] = .video(output: out)
                 } else {
@@ -258,25 +287,37 @@ final class Job: @unchecked Sendable {
                 }
                 continue
             }
+            // A QuickTime chapter track is kept as the chapters (copied below), not as a stream.
+            if Job.isChapterTrack(st, in: input) { continue }
             switch par.pointee.codec_type {
             case AVMEDIA_TYPE_AUDIO:
                 if cfg.audio == .none { dropped += 1; continue }
                 // (An MPEG-TS can declare a stream whose first packets come after the probe.)
                 if par.pointee.sample_rate <= 0 || par.pointee.ch_layout.nb_channels <= 0 {
-                    dropped += 1
-                    notice("audio stream #\(i) (\(codecName)) dropped: its sample rate and channels are unknown "
-                           + "(no packet of it in the part of the file FFmpeg probes)")
+                    drop("audio", i, codecName, "its sample rate and channels are unknown "
+                         + "(no packet of it in the part of the file FFmpeg probes)")
                     continue
                 }
                 let canCopy = container.canStore(par.pointee.codec_id)
+                if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
+                    throw CropZoomError(.usage, path: cfg.output, reason: "--audio aac: \(containerName) cannot hold AAC")
+                }
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
-                    let target = cfg.audio == .aac ? "aac" : (containerName == "webm" ? "libopus" : "aac")
-                    let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target, globalHeader: output.needsGlobalHeader)
+                    guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
+                        drop("audio", i, codecName, "\(containerName) holds no audio")
+                        continue
+                    }
+                    // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
+                    let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
+                    let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target,
+                                                globalHeader: output.needsGlobalHeader, sampleRate: rate)
                     let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
                     routes[i] = .reencode(t, output: out)
                     audioReencoded += 1
                     if cfg.audio == .auto {
-                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); re-encoding it to \(target == "aac" ? "AAC" : "Opus")")
+                        let id = t.encoder.pointer.pointee.codec_id
+                        let targetName = id == AV_CODEC_ID_OPUS ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
+                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); re-encoding it to \(targetName)")
                     }
                 } else if canCopy {
                     let mkvIn = input.formatName.hasPrefix("matroska")
@@ -295,18 +336,17 @@ final class Job: @unchecked Sendable {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
                 } else {
-                    dropped += 1
-                    notice("\(kind) stream #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+                    drop(kind, i, codecName, "\(containerName) cannot hold it")
                 }
             case AVMEDIA_TYPE_VIDEO:
                 dropped += 1
                 let what = st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? "cover picture" : "video stream"
                 notice("\(what) #\(i) (\(codecName)) dropped: cropzoom transforms one video stream (#\(videoIndex))")
             default:
-                dropped += 1
-                notice("stream #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+                drop("", i, codecName, "\(containerName) cannot hold it")
             }
         }
+        for g in drops { notice(g.note) }
         self.routes = routes
         self.videoOutput = videoOutput
         self.notices = notices
@@ -403,10 +443,17 @@ final class Job: @unchecked Sendable {
         return (0..<input.streamCount).map { av_rescale_q(earliest.time, earliest.base, input.stream($0).pointee.time_base) }
     }
 
+    /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's
+    /// chapters (`mov_read_chapters`), makes it a data stream and discards it (`AVDISCARD_ALL`).
+    static func isChapterTrack(_ st: UnsafeMutablePointer<AVStream>, in input: InputFormat) -> Bool {
+        input.pointer.pointee.nb_chapters > 0 && st.pointee.discard == AVDISCARD_ALL
+            && st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA
+    }
+
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer(pool: FramePool?) -> Transformer {
         let timeBase = av_q2d(decoder.timeBase), start = startTime
-        return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange,
+        return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
                            scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
                            frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start },
                            background: configuration.background)
@@ -448,6 +495,36 @@ final class Job: @unchecked Sendable {
         let signal = cz_pending_signal()
         if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
         try atomic?.commit()
+    }
+}
+
+/// Input streams dropped for one reason, and the one note that says so.
+struct DropGroup {
+    var kind: String
+    var reason: String
+    var streams: [(index: Int, codec: String)]
+
+    /// "subtitle stream #2 (subrip) dropped: mp4 cannot hold it", or for many
+    /// "100 subtitle streams (#2–#101: subrip) dropped: mp4 cannot hold them".
+    var note: String {
+        let noun = kind.isEmpty ? "stream" : "\(kind) stream"
+        guard streams.count > 1 else {
+            return "\(noun) #\(streams[0].index) (\(streams[0].codec)) dropped: \(reason)"
+        }
+        var ranges: [String] = []
+        var start = streams[0].index, last = start
+        for s in streams.dropFirst() {
+            if s.index == last + 1 { last = s.index; continue }
+            ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
+            start = s.index
+            last = s.index
+        }
+        ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
+        var codecs: [String] = []
+        for s in streams where !codecs.contains(s.codec) { codecs.append(s.codec) }
+        let plural = reason.hasSuffix(" it") ? String(reason.dropLast(2)) + "them" : reason
+        let which = "\(ranges.joined(separator: ", ")): \(codecs.joined(separator: ", "))"
+        return "\(streams.count) \(noun)s (\(which)) dropped: \(plural)"
     }
 }
 

@@ -30,7 +30,7 @@ final class Muxer: @unchecked Sendable {
         st.pointee.time_base = encoder.pointee.time_base
         if let input {
             st.pointee.disposition = input.pointee.disposition
-            av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
+            Muxer.copyTags(from: input.pointee.metadata, to: &st.pointee.metadata, dropping: Muxer.describesEncoding)
             st.pointee.avg_frame_rate = input.pointee.avg_frame_rate
         }
         sourceTimeBase.append(encoder.pointee.time_base)
@@ -39,6 +39,26 @@ final class Muxer: @unchecked Sendable {
         mergedTimes.append(0)
         timestampOffset.append(0)
         return Int(st.pointee.index)
+    }
+
+    /// True for a per-stream tag that describes how the input was encoded (its encoder, VP9 alpha
+    /// mode, mkvmerge's statistics, the MP4 vendor): wrong on a re-encoded stream.
+    static func describesEncoding(_ key: String) -> Bool {
+        let k = key.lowercased()
+        // mkvmerge writes the statistics with a language suffix too (BPS-eng).
+        let base = k.split(separator: "-").first.map(String.init) ?? k
+        let known = ["encoder", "encoder_options", "alpha_mode", "bps", "duration", "number_of_frames",
+                     "number_of_bytes", "vendor_id"]
+        return known.contains(base) || k.hasPrefix("_statistics_")
+    }
+
+    /// Copies the entries of `source` for which `drop` is false (`av_dict_get` / `av_dict_set`).
+    static func copyTags(from source: OpaquePointer?, to target: inout OpaquePointer?, dropping drop: (String) -> Bool) {
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let e = av_dict_get(source, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            entry = e
+            if !drop(String(cString: e.pointee.key)) { av_dict_set(&target, e.pointee.key, e.pointee.value, 0) }
+        }
     }
 
     /// Adds a stream that receives the input stream's packets unchanged (stream copy).
@@ -68,13 +88,27 @@ final class Muxer: @unchecked Sendable {
         return Int(st.pointee.index)
     }
 
-    /// Keeps the input's display matrix on the output video stream (`--orientation ignore`).
-    func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int) {
+    /// Keeps the input's display matrix on the output video stream (`--orientation ignore`;
+    /// `av_stream_new_side_data`). False when the input has a matrix that turns or mirrors the
+    /// picture and `container` cannot store it: in FFmpeg 5.1 only the MP4/MOV muxers write it (the
+    /// Matroska muxer has no display matrix).
+    func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int, container: String) -> Bool {
         var size: Int = 0
-        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return }
+        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return true }
         if let dst = av_stream_new_side_data(output.stream(index), AV_PKT_DATA_DISPLAYMATRIX, size) {
             dst.update(from: data, count: size)
         }
+        let stores = ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(container)
+        return stores || Pipeline.displayOrientation(input).isIdentity
+    }
+
+    /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Pipeline.displayOrientation`)
+    /// from an output stream whose pixels are already upright (`av_dict_set` with no value).
+    func dropHTCRotation(_ index: Int) {
+        let st = output.stream(index)
+        guard let title = av_dict_get(st.pointee.metadata, "title", nil, 0),
+              String(cString: title.pointee.value).hasPrefix("htc_video_rotA-") else { return }
+        av_dict_set(&st.pointee.metadata, "title", nil, 0)
     }
 
     /// The MP4/MOV movie time scale: edit lists (start offsets, priming) are written in it, and

@@ -49,7 +49,11 @@ final class Transformer: @unchecked Sendable {
     private let background: TranscodeConfiguration.Background
     private var backgroundSamples: [Int32]?
 
+    /// The YUV matrix of an RGB ↔ YUV conversion (`Scaler.Key.matrix`).
+    let matrix: AVColorSpace
+
     init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
+         matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED,
          scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
          frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
          background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0)) {
@@ -60,6 +64,7 @@ final class Transformer: @unchecked Sendable {
         self.kernel = kernel
         self.outputFormat = outputFormat
         self.outputFullRange = outputFullRange
+        self.matrix = matrix
         self.pool = pool
         switch scaler {
         case .bicubic: flags = SWS_BICUBIC
@@ -323,7 +328,7 @@ final class Transformer: @unchecked Sendable {
         let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
                              dstFormat: dstFormat, flags: flags,
                              srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma,
-                             dstChromaH: dstChroma?.h, dstChromaV: dstChroma?.v)
+                             dstChromaH: dstChroma?.h, dstChromaV: dstChroma?.v, matrix: matrix)
         if let s = slot, s.key == key { return s }
         let s = try Scaler(key)
         slot = s

@@ -27,7 +27,9 @@ final class VideoEncoder: @unchecked Sendable {
     }
 
     /// Picks the encoder: the one named, or the container's natural choice (H.264 for
-    /// mp4/mov/mkv/ts, VP9 for WebM).
+    /// mp4/mov/mkv/ts, VP9 for WebM), or where the container cannot hold those its own codec
+    /// (`AVOutputFormat.video_codec`, `avcodec_find_encoder`: GIF, APNG, MPEG-2 for MXF, Theora for
+    /// Ogg, wrapped frames for y4m).
     static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> UnsafePointer<AVCodec> {
         if let name {
             guard let c = avcodec_find_encoder_by_name(name), av_codec_is_encoder(c) != 0,
@@ -84,13 +86,23 @@ final class VideoEncoder: @unchecked Sendable {
         return best == AV_PIX_FMT_NONE ? supported[0] : best
     }
 
+    /// The matrix to label the output with (and to convert RGB with): GBR for RGB output; BT.709
+    /// for YUV from RGB input (`color_space` gbr or an RGB pixel format: FFV1 RGB, libx264rgb,
+    /// VP9 RGB); else the input's.
+    static func matrix(inputSpace: AVColorSpace, inputFormat: AVPixelFormat, output: AVPixelFormat) -> AVColorSpace {
+        if PixelFormatInfo(output)?.isRGB == true { return AVCOL_SPC_RGB }
+        if inputSpace == AVCOL_SPC_RGB || PixelFormatInfo(inputFormat)?.isRGB == true { return AVCOL_SPC_BT709 }
+        return inputSpace
+    }
+
     /// The encoder's time base: the input stream's, so every frame keeps its timestamp exactly,
     /// except for codecs that cannot take it — MPEG-4 part 2 / H.263 limit the denominator to
     /// 65535 (the largest divisor of the input's that fits is used), MPEG-1/2 need a standard
-    /// frame rate (those are constant-rate formats; 1/frame rate is used).
+    /// frame rate (those are constant-rate formats; 1/frame rate is used), and so does Theora (libtheora
+    /// takes the time base for the frame rate, and Ogg's granule positions count frames).
     static func timeBase(for codec: UnsafePointer<AVCodec>, input: AVRational, frameRate: AVRational) -> AVRational {
         switch codec.pointee.id {
-        case AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO:
+        case AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_THEORA:
             return frameRate.num > 0 && frameRate.den > 0 ? av_inv_q(frameRate) : AVRational(num: 1, den: 25)
         case AV_CODEC_ID_MPEG4, AV_CODEC_ID_H263, AV_CODEC_ID_H263P, AV_CODEC_ID_MSMPEG4V2, AV_CODEC_ID_MSMPEG4V3,
              AV_CODEC_ID_FLV1:
@@ -133,7 +145,8 @@ final class VideoEncoder: @unchecked Sendable {
         c.pointee.sample_aspect_ratio = s.sampleAspect
         let cp = s.colorSource.pointee
         c.pointee.color_range = s.fullRange ? AVCOL_RANGE_JPEG : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
-        c.pointee.colorspace = cp.color_space
+        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space,
+                                                   inputFormat: AVPixelFormat(rawValue: cp.format), output: s.pixelFormat)
         c.pointee.color_primaries = cp.color_primaries
         c.pointee.color_trc = cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
