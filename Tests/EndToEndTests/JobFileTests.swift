@@ -130,4 +130,29 @@ struct JobFileTests {
         #expect(run.stdout.contains("1 ok, 2 failed") && run.stdout.contains("missing.mp4") && run.stdout.contains("not a media file"), "\(run.stdout)")
         #expect(Files.exists(scratch.file("a2.mp4")) && !Files.exists(scratch.file("m.mp4")) && !Files.exists(scratch.file("n2.mp4")))
     }
+
+    @Test("keep_start_time: true keeps an MPEG-TS clock; a non-boolean value is refused naming the field")
+    func keepStartTimeSetting() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("start-offset.ts"), to: scratch.file("in.ts"))
+        let job = scratch.file("job.yaml")
+        try """
+            clips:
+              - input: in.ts
+                output: kept.mkv
+                keep_start_time: true
+              - input: in.ts
+                output: zero.mkv
+            """.write(to: job, atomically: true, encoding: .utf8)
+        let run = try CLI.cropzoom(["run", job.path, "--progress", "none"])
+        try #require(run.status == 0, "\(run)")
+        let kept = try #require(try Oracle.streams(scratch.file("kept.mkv").path).first { $0.codecType == "video" }?.startTime)
+        let zero = try #require(try Oracle.streams(scratch.file("zero.mkv").path).first { $0.codecType == "video" }?.startTime)
+        #expect(abs(kept - 11.4) < 0.01 && zero < 0.1, "kept \(kept), zero \(zero)")
+
+        try "clips:\n  - {input: in.ts, output: x.mkv, keep_start_time: 1}\n".write(to: job, atomically: true, encoding: .utf8)
+        let bad = try CLI.cropzoom(["run", job.path])
+        #expect(bad.status == 2 && bad.errorLines.first?.contains("keep_start_time: must be true or false") == true,
+                "\(bad)")
+    }
 }
