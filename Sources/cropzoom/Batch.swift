@@ -44,6 +44,12 @@ struct Batch: ParsableCommand {
     @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
     var progress: StatusStyle = .auto
 
+    @Option(help: ArgumentHelp("Take only files that match (repeatable; fnmatch, case-insensitive): a pattern with '/' matches the path under the scanned folder, one without matches the file name.", valueName: "GLOB"))
+    var include: [String] = []
+
+    @Option(help: ArgumentHelp("Leave out files that match (repeatable; same matching as --include).", valueName: "GLOB"))
+    var exclude: [String] = []
+
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
@@ -103,20 +109,43 @@ struct Batch: ParsableCommand {
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let outRoot = URL(fileURLWithPath: outDir!).standardized
 
-        // 1. Inputs: files, folders, globs → sorted, de-duplicated, sharded.
-        var found = try BatchInputs.resolve(inputs)
+        // 1. Inputs: files, folders, globs → filtered, sorted, de-duplicated, sharded. The output
+        // folder and this batch's own earlier outputs are not inputs (a re-run must not take them).
+        let output = { (f: BatchInputs.File) in
+            outRoot.appendingPathComponent(f.relativeFolder).appendingPathComponent(Batch.outputName(name, input: f.path))
+                .standardized.path
+        }
+        var found = try BatchInputs.resolve(inputs, outDir: outRoot.path)
+        found = BatchInputs.filter(found, include: include, exclude: exclude)
+        found = BatchInputs.droppingOutputs(found, output: output)
+        if found.isEmpty {
+            let filtered = include.isEmpty && exclude.isEmpty ? "" : " that --include/--exclude keep"
+            throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(filtered)")
+        }
         let shardSpec = try shard.map(Batch.parseShard)
+        let total = found.count
         found = Batch.select(found, path: \.path, shard: shardSpec)
-        if found.isEmpty { throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(shard.map { " for shard \($0)" } ?? "")") }
+        if found.isEmpty, let shard {
+            // A scheduler runs every shard it was told to: one with nothing to do has succeeded.
+            Stderr.write("cropzoom: note: shard \(shard) has no files (\(total) file\(total == 1 ? "" : "s") in all): nothing to do\n")
+        }
 
-        // 2. Each file: media? its output path; conflicts refused before any work.
+        // 2. Each file: media? its output path; conflicts refused before any work. A file found by
+        // scanning that is not media (or has no video) is skipped; one named directly fails.
         var items: [BatchItem] = []
         for f in found {
-            var item = BatchItem(input: f.path, output: outRoot.appendingPathComponent(f.relativeFolder)
-                .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path)
+            var item = BatchItem(input: f.path, output: output(f))
             do {
                 let info = try MediaProbe.probe(f.path, frameRate: false)
-                if !info.hasVideo { item.result = .failed; item.error = "\(f.path): no video stream"; item.exitCode = 3 }
+                if !info.hasVideo && f.scanned {
+                    item.result = .skipped
+                    item.reason = "no video stream"
+                } else if !info.hasVideo {
+                    item.result = .failed; item.error = "\(f.path): no video stream"; item.exitCode = 3
+                }
+            } catch where f.scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
+                item.result = .skipped
+                item.reason = "not a media file"
             } catch {
                 item.result = .failed; item.error = error.description; item.exitCode = error.exitCode
             }
@@ -202,6 +231,7 @@ struct Batch: ParsableCommand {
 
     static func describe(_ item: BatchItem, base: TranscodeConfiguration, skipExisting: Bool) -> String {
         if item.result == .failed { return "\(item.input): would fail: \(item.error ?? "")" }
+        if item.result == .skipped { return "\(item.input): skip (\(item.reason ?? ""))" }
         if skipExisting && FileManager.default.fileExists(atPath: item.output) {
             return "\(item.input): skip (\(item.output) exists)"
         }
@@ -237,7 +267,7 @@ struct Batch: ParsableCommand {
         var rows = [["file", "result", "frames", "fps", "size", "output / error"]]
         for i in items {
             rows.append([i.input, i.result.rawValue, i.frames.map(String.init) ?? "", i.fps.map { String(format: "%.1f", $0) } ?? "",
-                         size(i.outputBytes), i.result == .ok || i.result == .skipped ? i.output : (i.error ?? "")])
+                         size(i.outputBytes), i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? ""))])
         }
         var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
@@ -284,6 +314,8 @@ struct BatchItem: Codable, Sendable, Equatable {
     var outputBytes: Int? = nil
     var error: String? = nil
     var exitCode: Int32? = nil
+    /// Why a file found by scanning was skipped without running ("not a media file …", "no video stream").
+    var reason: String? = nil
 }
 
 /// Turns INPUT arguments into files.
@@ -292,25 +324,32 @@ enum BatchInputs {
         var path: String
         /// Sub-folder to keep under --out-dir ("" for files named directly).
         var relativeFolder: String
+        /// Found by scanning a folder or expanding a glob (not named directly).
+        var scanned = false
     }
 
     static func hasGlob(_ s: String) -> Bool { s.contains("*") || s.contains("?") || s.contains("[") }
 
-    static func resolve(_ arguments: [String]) throws -> [File] {
+    /// The files `arguments` name. A folder scan does not enter `outDir` (a batch's output folder
+    /// inside the scanned one), unless it is the scanned folder itself.
+    static func resolve(_ arguments: [String], outDir: String? = nil) throws -> [File] {
         var files: [File] = []
         var seen = Set<String>()
-        func add(_ path: String, _ rel: String) {
+        func add(_ path: String, _ rel: String, scanned: Bool) {
             let key = URL(fileURLWithPath: path).standardized.resolvingSymlinksInPath().path
-            if seen.insert(key).inserted { files.append(File(path: path, relativeFolder: rel)) }
+            if seen.insert(key).inserted { files.append(File(path: path, relativeFolder: rel, scanned: scanned)) }
         }
+        let skip = outDir.map { URL(fileURLWithPath: $0).standardized.resolvingSymlinksInPath().path }
         let fm = FileManager.default
         for arg in arguments {
             var isDir: ObjCBool = false
             var paths: [String]
+            var globbed = false
             if fm.fileExists(atPath: arg) {
                 paths = [arg]
             } else if hasGlob(arg) {
                 paths = glob(arg)
+                globbed = true
                 if paths.isEmpty { throw CommandError.usage("\(arg): no file matches") }
             } else {
                 throw CommandError.usage("\(arg): no such file or folder")
@@ -319,13 +358,18 @@ enum BatchInputs {
                 guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
                 if isDir.boolValue {
                     let root = URL(fileURLWithPath: path).standardized
-                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
+                    let keys: [URLResourceKey] = [.isRegularFileKey, .isSymbolicLinkKey, .isDirectoryKey]
+                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: keys,
                                                 options: [.skipsHiddenFiles]) else { continue }
                     var inside: [URL] = []
                     // Regular files, and links to files (a folder of links to clips is a common
                     // way to pick them); links to folders are not descended (no loops).
                     for case let url as URL in e {
-                        let v = try? url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
+                        let v = try? url.resourceValues(forKeys: Set(keys))
+                        if v?.isDirectory == true, let skip, url.standardized.resolvingSymlinksInPath().path == skip {
+                            e.skipDescendants()
+                            continue
+                        }
                         var linkedDir: ObjCBool = false
                         let isFile = v?.isRegularFile == true
                             || (v?.isSymbolicLink == true && fm.fileExists(atPath: url.path, isDirectory: &linkedDir) && !linkedDir.boolValue)
@@ -334,14 +378,42 @@ enum BatchInputs {
                     for url in inside.sorted(by: { $0.path < $1.path }) {
                         let folder = url.deletingLastPathComponent().path
                         let rel = folder.count > root.path.count ? String(folder.dropFirst(root.path.count + 1)) : ""
-                        add(url.path, rel)
+                        add(url.path, rel, scanned: true)
                     }
                 } else {
-                    add(path, "")
+                    add(path, "", scanned: globbed)
                 }
             }
         }
         return files
+    }
+
+    /// The files `--include`/`--exclude` keep: with includes, those matching one; never one matching
+    /// an exclude. A pattern with "/" is matched against the path under the scanned folder (the
+    /// name for a file named directly), one without against the file name; fnmatch(3) with
+    /// FNM_PATHNAME ("*" stops at "/") and FNM_CASEFOLD.
+    static func filter(_ files: [File], include: [String], exclude: [String]) -> [File] {
+        func matches(_ f: File, _ pattern: String) -> Bool {
+            let name = (f.path as NSString).lastPathComponent
+            let subject = pattern.contains("/") && !f.relativeFolder.isEmpty ? f.relativeFolder + "/" + name : name
+            // FNM_CASEFOLD (1 << 4, a GNU extension Glibc's module does not export).
+            return fnmatch(pattern, subject, FNM_PATHNAME | 1 << 4) == 0
+        }
+        return files.filter { f in
+            (include.isEmpty || include.contains { matches(f, $0) }) && !exclude.contains { matches(f, $0) }
+        }
+    }
+
+    /// `files` without the scanned ones that are another file's output (`output`): a batch writing
+    /// beside its inputs must not take its earlier outputs as inputs on a re-run.
+    static func droppingOutputs(_ files: [File], output: (File) -> String) -> [File] {
+        let key = { (p: String) in URL(fileURLWithPath: p).standardized.resolvingSymlinksInPath().path }
+        let outputs = Dictionary(files.map { (key(output($0)), key($0.path)) }, uniquingKeysWith: { a, _ in a })
+        return files.filter { f in
+            let k = key(f.path)
+            guard f.scanned, let source = outputs[k] else { return true }
+            return source == k
+        }
     }
 
     /// glob(3), sorted.
