@@ -244,16 +244,20 @@ struct Batch: ParsableCommand {
     /// One `--dry-run` line: what `cfg` would do (`Pipeline.plan`), or why it would fail.
     static func planLine(_ cfg: TranscodeConfiguration) -> String {
         do {
-            let p = try Pipeline(configuration: cfg).plan()
-            var line = "\(cfg.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
-            line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
-            if !p.motion.isEmpty { line += ", moving: \(p.motion.joined(separator: ", ")) (window of the first frame)" }
-            line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
-            line += " → \(cfg.output) (\(p.container))"
-            return line
+            return planLine(cfg, plan: try Pipeline(configuration: cfg).plan())
         } catch {
             return "\(cfg.input): would fail: \(error.description)"
         }
+    }
+
+    /// The `--dry-run` line of `p`, the plan of `cfg`.
+    static func planLine(_ cfg: TranscodeConfiguration, plan p: JobPlan) -> String {
+        var line = "\(cfg.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
+        line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
+        if !p.motion.isEmpty { line += ", moving: \(p.motion.joined(separator: ", ")) (window of the first frame)" }
+        line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
+        line += " → \(cfg.output) (\(p.container))"
+        return line
     }
 
     static func size(_ bytes: Int?) -> String {

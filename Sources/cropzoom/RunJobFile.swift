@@ -21,8 +21,14 @@ struct RunJobFile: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
     var report: String?
 
-    @Flag(name: .customLong("dry-run"), help: "Validate and print what each clip would do; run nothing.")
+    @Flag(name: .customLong("dry-run"), help: "Validate and print what each clip would do; run nothing (exit 2 when a clip would fail).")
     var dryRun = false
+
+    @Flag(name: .customLong("skip-existing"), help: "Leave clips whose output exists (a re-run resumes an interrupted job).")
+    var skipExisting = false
+
+    @Flag(name: [.customShort("y"), .long], help: "Replace existing outputs, as `overwrite: true` on every clip.")
+    var overwrite = false
 
     @Option(help: "auto (a status line on a terminal, else none), bar, lines, none.")
     var progress: StatusStyle = .auto
@@ -40,6 +46,8 @@ struct RunJobFile: ParsableCommand {
     /// One clip, validated: its input, output, `transcode` arguments and the configuration
     /// they make (what `--dry-run` describes).
     struct Clip {
+        /// `clips[I] (INPUT)`, as messages name the clip.
+        var label: String
         var input: String
         var output: String
         var arguments: [String]
@@ -126,18 +134,24 @@ struct RunJobFile: ParsableCommand {
                 configuration = try Transcode.parse([resolve(input), "-o", resolve(output)] + args).configuration()
             } catch {
                 let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
-                // The field is the option the message names first.
-                let field = settings.compactMap { k, v in message.range(of: v + " ").map { (k, $0.lowerBound) } ?? message.range(of: v).map { (k, $0.lowerBound) } }
-                    .min { $0.1 < $1.1 }?.0
-                throw fail(field ?? "settings", message)
+                throw fail(field(of: message), message)
             }
-            clips.append(Clip(input: resolve(input), output: resolve(output), arguments: args, overwrite: overwrite,
-                              configuration: configuration))
+            clips.append(Clip(label: label, input: resolve(input), output: resolve(output), arguments: args,
+                              overwrite: overwrite, configuration: configuration))
         }
         return clips
     }
 
+    /// The field a `transcode` message is about: the setting whose option it names first.
+    static func field(of message: String) -> String {
+        let named = settings.compactMap { k, v in
+            message.range(of: v + " ").map { (k, $0.lowerBound) } ?? message.range(of: v).map { (k, $0.lowerBound) }
+        }
+        return named.min { $0.1 < $1.1 }?.0 ?? "settings"
+    }
+
     func validate() throws {
+        if skipExisting && overwrite { throw ValidationError("--skip-existing and -y contradict each other: choose one") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
         if let report, FileManager.default.fileExists(atPath: report) {
             throw ValidationError("--report \(report) exists (choose another name)")
@@ -152,22 +166,48 @@ struct RunJobFile: ParsableCommand {
             items[k].error = "\(clip.input): No such file or directory"
             items[k].exitCode = 3
         }
-        // Conflicts, as batch refuses them (a clip's `overwrite: true` allows replacing its output).
+        // Conflicts, as batch refuses them (a clip's `overwrite: true` or -y allows replacing its output).
         var pending = items
         for k in pending.indices { pending[k].result = .pending }
-        try Batch.checkConflicts(pending, inputs: clips.map(\.input), mayReplace: { clips[$0].overwrite }, prefix: "\(jobFile): ",
-                                 renameHint: "change an output", existsHint: "set overwrite: true for that clip")
+        let mayReplace = { (k: Int) in clips[k].overwrite || overwrite || skipExisting }
+        try Batch.checkConflicts(pending, inputs: clips.map(\.input), mayReplace: mayReplace, prefix: "\(jobFile): ",
+                                 renameHint: "change an output", existsHint: "set overwrite: true for that clip, or -y")
+        // Every clip planned before the first runs: what transcode would refuse (a preset the
+        // encoder does not know, a crop larger than the picture, a start past the end) stops the
+        // job; an unreadable input fails its clip only.
+        var plans: [String?] = Array(repeating: nil, count: clips.count)
+        for (k, clip) in clips.enumerated() where items[k].result == .pending {
+            if skipExisting && FileManager.default.fileExists(atPath: clip.output) {
+                plans[k] = "\(clip.input): skip (\(clip.output) exists)"
+                continue
+            }
+            do {
+                plans[k] = Batch.planLine(clip.configuration, plan: try Pipeline(configuration: clip.configuration).plan())
+            } catch {
+                let message = "\(jobFile): \(clip.label): \(RunJobFile.field(of: error.description)): \(error.description)"
+                if error.kind == .usage && !dryRun { throw CommandError.usage(message) }
+                items[k].result = .failed
+                items[k].error = error.kind == .usage ? message : error.description
+                items[k].exitCode = error.exitCode
+            }
+        }
         if dryRun {
             for (k, clip) in clips.enumerated() {
-                if items[k].result == .failed { print("\(clip.input): would fail: \(items[k].error ?? "")"); continue }
-                print(Batch.planLine(clip.configuration))
+                print(plans[k] ?? "\(clip.input): would fail: \(items[k].error ?? "")")
             }
+            let failing = items.filter { $0.result == .failed }.count
+            if failing > 0 { throw CommandError.usage("\(jobFile): \(failing) of \(clips.count) clips would fail") }
             return
+        }
+        for (k, clip) in clips.enumerated() where items[k].result == .pending {
+            let dir = URL(fileURLWithPath: clip.output).deletingLastPathComponent()
+            do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
         }
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: threadsPerJob,
-                                 jobs: jobCount, skipExisting: false, overwrite: false, style: progress.resolved,
-                                 perItemArguments: clips.map { $0.arguments + ($0.overwrite ? ["-y"] : []) })
+                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved,
+                                 perItemArguments: clips.map { $0.arguments + ($0.overwrite && !overwrite ? ["-y"] : []) })
         try Batch.execute(items, runner: runner, report: report, outDir: "", shard: nil)
     }
 }
