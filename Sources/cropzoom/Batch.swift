@@ -55,7 +55,8 @@ struct Batch: ParsableCommand {
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
 
-    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+    /// The CPUs this process may use (affinity, cgroup quota).
+    static var cores: Int { UsableCPUs.count }
 
     /// "I/N" → (I, N), 1 ≤ I ≤ N.
     static func parseShard(_ text: String) throws -> (index: Int, count: Int) {
