@@ -224,7 +224,7 @@ struct OutputOptions: ParsableArguments {
     var stats = false
 
     func validate() throws {
-        if output == nil && !null { throw ValidationError("missing -o OUTPUT") }
+        // A missing -o is refused by Transcode.validate, which can see a stray OUTPUT argument.
         if output == "-" && format == nil && !null {
             throw ValidationError("-o - (standard output) needs --format (matroska, mpegts, mp4, …): there is no extension to go by")
         }

@@ -7,6 +7,8 @@ final class Reporter {
     enum Style { case none, bar, json }
     let style: Style
     let quiet: Bool
+    /// `--null`: the summary says nothing was written instead of naming an output.
+    var null = false
     private var barShown = false
 
     init(mode: TranscodeConfiguration.ProgressMode, quiet: Bool) {
@@ -81,7 +83,8 @@ final class Reporter {
         if s.audioStreamsCopied > 0 { audio.append("\(s.audioStreamsCopied) audio copied") }
         if s.audioStreamsReencoded > 0 { audio.append("\(s.audioStreamsReencoded) audio re-encoded") }
         if audio.isEmpty { audio.append("no audio") }
-        var line = "cropzoom: wrote \(s.output): \(s.outputWidth)x\(s.outputHeight) \(s.videoCodec) \(s.pixelFormat), "
+        let wrote = null ? "nothing written (--null)" : "wrote \(s.output)"
+        var line = "cropzoom: \(wrote): \(s.outputWidth)x\(s.outputHeight) \(s.videoCodec) \(s.pixelFormat), "
         line += "\(s.framesOut) frames, \(audio.joined(separator: ", ")), "
         line += String(format: "%.2f s (%.0f fps, %.1fx)", s.seconds, s.fps, s.speed)
         if s.corruptSkipped > 0 { line += ", \(s.corruptSkipped) damaged packets skipped" }

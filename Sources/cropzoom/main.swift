@@ -4,7 +4,13 @@ import Foundation
 // A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
 // every error is one line: `cropzoom: error: <path>: <reason>`.
 do {
-    var command = try CropZoom.parseAsRoot(Bench.normalize(Array(CommandLine.arguments.dropFirst())))
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    // `cropzoom help NAME`: ArgumentParser shows the overview for a NAME it does not know, and exits 0.
+    let names: [String] = CropZoom.configuration.subcommands.map { $0._commandName } + ["help"]
+    if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
+        throw CommandError.usage("help: unknown command '\(arguments[1])' (commands: \(names.joined(separator: ", ")))")
+    }
+    var command = try CropZoom.parseAsRoot(Bench.normalize(arguments))
     try command.run()
 } catch let code as ExitCode {
     exit(code.rawValue)
