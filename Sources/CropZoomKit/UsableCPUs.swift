@@ -39,9 +39,8 @@ public enum UsableCPUs {
             let base = v2 ? root : root + "/" + f[1]
             var dir = String(f[2])
             while true {
-                if v2, let q = (try? String(contentsOfFile: base + dir + "/cpu.max", encoding: .utf8)).flatMap(quota(cpuMax:)) {
-                    quotas.append(q)
-                }
+                let cpuMax = v2 ? try? String(contentsOfFile: base + dir + "/cpu.max", encoding: .utf8) : nil
+                if let q = cpuMax.flatMap(quota(cpuMax:)) { quotas.append(q) }
                 if v1, let q = v1Quota(base + dir) { quotas.append(q) }
                 if dir == "/" || dir.isEmpty { break }
                 dir = (dir as NSString).deletingLastPathComponent

@@ -44,10 +44,14 @@ struct Batch: ParsableCommand {
     @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
     var progress: StatusStyle = .auto
 
-    @Option(help: ArgumentHelp("Take only files that match (repeatable; fnmatch, case-insensitive): a pattern with '/' matches the path under the scanned folder, one without matches the file name.", valueName: "GLOB"))
+    @Option(help: ArgumentHelp("""
+        Take only files that match (repeatable; fnmatch, case-insensitive): a pattern with '/' matches the path \
+        under the scanned folder, one without matches the file name.
+        """, valueName: "GLOB"))
     var include: [String] = []
 
-    @Option(help: ArgumentHelp("Leave out files that match (repeatable; same matching as --include).", valueName: "GLOB"))
+    @Option(help: ArgumentHelp("Leave out files that match (repeatable; same matching as --include).",
+                               valueName: "GLOB"))
     var exclude: [String] = []
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
@@ -113,8 +117,8 @@ struct Batch: ParsableCommand {
         // 1. Inputs: files, folders, globs → filtered, sorted, de-duplicated, sharded. The output
         // folder and this batch's own earlier outputs are not inputs (a re-run must not take them).
         let output = { (f: BatchInputs.File) in
-            outRoot.appendingPathComponent(f.relativeFolder).appendingPathComponent(Batch.outputName(name, input: f.path))
-                .standardized.path
+            outRoot.appendingPathComponent(f.relativeFolder)
+                .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path
         }
         var found = try BatchInputs.resolve(inputs, outDir: outRoot.path)
         found = BatchInputs.filter(found, include: include, exclude: exclude)
@@ -128,7 +132,8 @@ struct Batch: ParsableCommand {
         found = Batch.select(found, path: \.path, shard: shardSpec)
         if found.isEmpty, let shard {
             // A scheduler runs every shard it was told to: one with nothing to do has succeeded.
-            Stderr.write("cropzoom: note: shard \(shard) has no files (\(total) file\(total == 1 ? "" : "s") in all): nothing to do\n")
+            let files = "\(total) file\(total == 1 ? "" : "s")"
+            Stderr.write("cropzoom: note: shard \(shard) has no files (\(files) in all): nothing to do\n")
         }
 
         // 2. Each file: media? its output path; conflicts refused before any work. A file found by
@@ -142,7 +147,9 @@ struct Batch: ParsableCommand {
                     item.result = .skipped
                     item.reason = "no video stream"
                 } else if !info.hasVideo {
-                    item.result = .failed; item.error = "\(f.path): no video stream"; item.exitCode = 3
+                    item.result = .failed
+                    item.error = "\(f.path): no video stream"
+                    item.exitCode = 3
                 }
             } catch where f.scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
                 item.result = .skipped
@@ -272,7 +279,8 @@ struct Batch: ParsableCommand {
         var rows = [["file", "result", "frames", "fps", "size", "output / error"]]
         for i in items {
             rows.append([i.input, i.result.rawValue, i.frames.map(String.init) ?? "", i.fps.map { String(format: "%.1f", $0) } ?? "",
-                         size(i.outputBytes), i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? ""))])
+                         size(i.outputBytes),
+                         i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? ""))])
         }
         var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }

@@ -293,7 +293,10 @@ struct TrimOptions: ParsableArguments {
 
 /// How many cores to use.
 struct EngineOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). 1 runs every stage, codecs included, on one thread.", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("""
+        Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). \
+        1 runs every stage, codecs included, on one thread.
+        """, valueName: "N"))
     var threads: Int?
 
     @Option(name: .customLong("decoder-threads"), parsing: .unconditional, help: ArgumentHelp("Frame threads of the video decoder (default: the measured plan, see the README).", valueName: "N"))

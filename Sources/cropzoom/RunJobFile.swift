@@ -24,10 +24,12 @@ struct RunJobFile: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
     var report: String?
 
-    @Flag(name: .customLong("dry-run"), help: "Validate and print what each clip would do; run nothing (exit 2 when a clip would fail).")
+    @Flag(name: .customLong("dry-run"),
+          help: "Validate and print what each clip would do; run nothing (exit 2 when a clip would fail).")
     var dryRun = false
 
-    @Flag(name: .customLong("skip-existing"), help: "Leave clips whose output exists (a re-run resumes an interrupted job).")
+    @Flag(name: .customLong("skip-existing"),
+          help: "Leave clips whose output exists (a re-run resumes an interrupted job).")
     var skipExisting = false
 
     @Flag(name: [.customShort("y"), .long], help: "Replace existing outputs, as `overwrite: true` on every clip.")
@@ -154,7 +156,9 @@ struct RunJobFile: ParsableCommand {
     }
 
     func validate() throws {
-        if skipExisting && overwrite { throw ValidationError("--skip-existing and -y contradict each other: choose one") }
+        if skipExisting && overwrite {
+            throw ValidationError("--skip-existing and -y contradict each other: choose one")
+        }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
         if let report, FileManager.default.fileExists(atPath: report) {
             throw ValidationError("--report \(report) exists (choose another name)")
@@ -185,9 +189,11 @@ struct RunJobFile: ParsableCommand {
                 continue
             }
             do {
-                plans[k] = Batch.planLine(clip.configuration, plan: try Pipeline(configuration: clip.configuration).plan())
+                let plan = try Pipeline(configuration: clip.configuration).plan()
+                plans[k] = Batch.planLine(clip.configuration, plan: plan)
             } catch {
-                let message = "\(jobFile): \(clip.label): \(RunJobFile.field(of: error.description)): \(error.description)"
+                let field = RunJobFile.field(of: error.description)
+                let message = "\(jobFile): \(clip.label): \(field): \(error.description)"
                 if error.kind == .usage && !dryRun { throw CommandError.usage(message) }
                 items[k].result = .failed
                 items[k].error = error.kind == .usage ? message : error.description
@@ -205,12 +211,15 @@ struct RunJobFile: ParsableCommand {
         for (k, clip) in clips.enumerated() where items[k].result == .pending {
             let dir = URL(fileURLWithPath: clip.output).deletingLastPathComponent()
             do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
-            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
+            catch {
+                throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)")
+            }
         }
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
+        let perClip = clips.map { $0.arguments + ($0.overwrite && !overwrite ? ["-y"] : []) }
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: threadsPerJob,
-                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved,
-                                 perItemArguments: clips.map { $0.arguments + ($0.overwrite && !overwrite ? ["-y"] : []) })
+                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite,
+                                 style: progress.resolved, perItemArguments: perClip)
         try Batch.execute(items, runner: runner, report: report, outDir: "", shard: nil)
     }
 }

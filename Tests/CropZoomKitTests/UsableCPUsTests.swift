@@ -9,7 +9,8 @@ struct UsableCPUsTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("cz-cgroup-\(UUID().uuidString)").path
         for (path, text) in files {
             let full = root + path
-            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
             try text.write(toFile: full, atomically: true, encoding: .utf8)
         }
         try cgroup.write(toFile: root + "/self-cgroup", atomically: true, encoding: .utf8)
@@ -28,8 +29,8 @@ struct UsableCPUsTests {
 
     @Test("cgroup v2: the smallest quota from the process's cgroup up to the root")
     func cgroupV2() throws {
-        let t = try Self.tree(["/cpu.max": "max 100000\n", "/a/cpu.max": "250000 100000\n", "/a/b/cpu.max": "max 100000\n"],
-                              self: "0::/a/b\n")
+        let files = ["/cpu.max": "max 100000\n", "/a/cpu.max": "250000 100000\n", "/a/b/cpu.max": "max 100000\n"]
+        let t = try Self.tree(files, self: "0::/a/b\n")
         defer { try? FileManager.default.removeItem(atPath: t.root) }
         #expect(UsableCPUs.cgroupQuota(root: t.root, procCgroup: t.proc) == 3)
         #expect(UsableCPUs.compute(cgroupRoot: t.root, procCgroup: t.proc) == min(3, UsableCPUs.affinityCount()!))
@@ -40,7 +41,8 @@ struct UsableCPUsTests {
 
     @Test("cgroup v1: cpu.cfs_quota_us over cpu.cfs_period_us in the cpu controller's hierarchy")
     func cgroupV1() throws {
-        let t = try Self.tree(["/cpu,cpuacct/job/cpu.cfs_quota_us": "50000\n", "/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
+        let t = try Self.tree(["/cpu,cpuacct/job/cpu.cfs_quota_us": "50000\n",
+                               "/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
                                "/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "/cpu,cpuacct/cpu.cfs_period_us": "100000\n"],
                               self: "4:memory:/x\n3:cpu,cpuacct:/job\n0::/\n")
         defer { try? FileManager.default.removeItem(atPath: t.root) }

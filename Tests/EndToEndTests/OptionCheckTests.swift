@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Option checks")
 struct OptionCheckTests {
-    @Test("--crf outside the encoder's range, --crf with --bitrate, --bitrate for a lossless encoder: exit 2, nothing written")
+    @Test("--crf outside the encoder's range, --crf with --bitrate, --bitrate when lossless: exit 2, nothing written")
     func rateSettings() throws {
         let scratch = try Scratch()
         let input = try Files.sample("std-h264-aac.mp4").path
@@ -49,7 +49,8 @@ struct OptionCheckTests {
     @Test("--null: the summary says nothing was written")
     func nullSummary() throws {
         let run = try CLI.cropzoom([try Files.sample("one-frame.mp4").path, "--null", "--progress", "none"])
-        #expect(run.status == 0 && run.stderr.hasPrefix("cropzoom: nothing written (--null): 320x240 libx264"), "\(run)")
+        #expect(run.status == 0 && run.stderr.hasPrefix("cropzoom: nothing written (--null): 320x240 libx264"),
+                "\(run)")
         #expect(!run.stderr.contains("(null)"), "\(run)")
     }
 

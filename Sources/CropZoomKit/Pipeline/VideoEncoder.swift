@@ -145,7 +145,8 @@ final class VideoEncoder: @unchecked Sendable {
         }
         if let crf, let range = crfRange(codec), !range.contains(crf) {
             let f = { (v: Double) in String(format: "%g", v) }
-            throw CropZoomError(.usage, reason: "--crf \(f(crf)): \(name) takes \(f(range.lowerBound))–\(f(range.upperBound))")
+            let takes = "\(f(range.lowerBound))–\(f(range.upperBound))"
+            throw CropZoomError(.usage, reason: "--crf \(f(crf)): \(name) takes \(takes)")
         }
         if crf != nil && bitrate != nil && !constrainedQuality.contains(name) {
             throw CropZoomError(.usage, reason: "use one of --crf or --bitrate: \(name) would ignore one of them")
