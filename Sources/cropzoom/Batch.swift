@@ -165,15 +165,15 @@ struct Batch: ParsableCommand {
         // 3. Dry run: the plan of each file.
         let base = try transcodeConfiguration()
         if dryRun {
-            for item in items { print(Batch.describe(item, base: base, skipExisting: skipExisting)) }
+            for item in items { Stdout.write(Batch.describe(item, base: base, skipExisting: skipExisting) + "\n") }
             return
         }
 
         // 4. Run.
         for item in items where item.result == .pending {
             let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent()
-            do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
-            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
+            do { try RawPath.makeDirectories(dir.path) }
+            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)") }
         }
         let args = geometry.arguments() + trim.arguments() + encoding.arguments() + streams.arguments()
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
@@ -201,7 +201,7 @@ struct Batch: ParsableCommand {
         let done = runner.run(items)
         let seconds = monotonicSeconds() - started
         let signal = Pipeline.pendingSignal
-        print(table(done), terminator: "")
+        Stdout.write(table(done))
         if let report {
             try Bench.writeAtomically(try reportJSON(done, outDir: outDir, jobs: runner.jobs, threadsPerJob: runner.threadsPerJob,
                                                      shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
@@ -231,7 +231,7 @@ struct Batch: ParsableCommand {
             if inputs.contains(where: { FileIdentity.same($0, item.output) }) {
                 throw CommandError.usage("\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
             }
-            if !mayReplace(k) && FileManager.default.fileExists(atPath: item.output) {
+            if !mayReplace(k) && RawPath.exists(item.output) {
                 throw CommandError.usage("\(prefix)\(item.output) already exists (\(existsHint))")
             }
         }
@@ -240,7 +240,7 @@ struct Batch: ParsableCommand {
     static func describe(_ item: BatchItem, base: TranscodeConfiguration, skipExisting: Bool) -> String {
         if item.result == .failed { return "\(item.input): would fail: \(item.error ?? "")" }
         if item.result == .skipped { return "\(item.input): skip (\(item.reason ?? ""))" }
-        if skipExisting && FileManager.default.fileExists(atPath: item.output) {
+        if skipExisting && RawPath.exists(item.output) {
             return "\(item.input): skip (\(item.output) exists)"
         }
         var cfg = base
@@ -348,17 +348,17 @@ enum BatchInputs {
     static func resolve(_ arguments: [String], outDir: String? = nil) throws -> [File] {
         var files: [File] = []
         var seen = Set<String>()
+        // Paths go to the system as the bytes they stand for (RawPath): a name that is not UTF-8 is found and kept.
+        func identity(_ st: stat) -> String { "\(st.st_dev):\(st.st_ino)" }
         func add(_ path: String, _ rel: String, scanned: Bool) {
-            let key = URL(fileURLWithPath: path).standardized.resolvingSymlinksInPath().path
+            let key = RawPath.status(path).map(identity) ?? URL(fileURLWithPath: path).standardized.path
             if seen.insert(key).inserted { files.append(File(path: path, relativeFolder: rel, scanned: scanned)) }
         }
-        let skip = outDir.map { URL(fileURLWithPath: $0).standardized.resolvingSymlinksInPath().path }
-        let fm = FileManager.default
+        let skip = outDir.flatMap(RawPath.status).map(identity)
         for arg in arguments {
-            var isDir: ObjCBool = false
             var paths: [String]
             var globbed = false
-            if fm.fileExists(atPath: arg) {
+            if RawPath.exists(arg) {
                 paths = [arg]
             } else if hasGlob(arg) {
                 paths = glob(arg)
@@ -368,31 +368,32 @@ enum BatchInputs {
                 throw CommandError.usage("\(arg): no such file or folder")
             }
             for path in paths {
-                guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
-                if isDir.boolValue {
-                    let root = URL(fileURLWithPath: path).standardized
-                    let keys: [URLResourceKey] = [.isRegularFileKey, .isSymbolicLinkKey, .isDirectoryKey]
-                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: keys,
-                                                options: [.skipsHiddenFiles]) else { continue }
-                    var inside: [URL] = []
+                guard RawPath.exists(path) else { continue }
+                if RawPath.isDirectory(path) {
+                    let root = URL(fileURLWithPath: path).standardized.path
+                    var inside: [(path: String, rel: String)] = []
                     // Regular files, and links to files (a folder of links to clips is a common
-                    // way to pick them); links to folders are not descended (no loops).
-                    for case let url as URL in e {
-                        let v = try? url.resourceValues(forKeys: Set(keys))
-                        if v?.isDirectory == true, let skip, url.standardized.resolvingSymlinksInPath().path == skip {
-                            e.skipDescendants()
-                            continue
+                    // way to pick them); links to folders are not descended (no loops). Hidden
+                    // files and folders are skipped, and so is the output folder.
+                    func walk(_ dir: String, _ rel: String) {
+                        for name in RawPath.contents(ofDirectory: dir) ?? [] where !name.hasPrefix(".") {
+                            let full = dir == "/" ? "/" + name : dir + "/" + name
+                            var st = stat()
+                            guard RawPath.withCString(full, { lstat($0, &st) }) == 0 else { continue }
+                            switch st.st_mode & S_IFMT {
+                            case S_IFDIR where skip != identity(st):
+                                walk(full, rel.isEmpty ? name : rel + "/" + name)
+                            case S_IFREG:
+                                inside.append((full, rel))
+                            case S_IFLNK where RawPath.status(full).map { $0.st_mode & S_IFMT == S_IFREG } == true:
+                                inside.append((full, rel))
+                            default:
+                                break
+                            }
                         }
-                        var linkedDir: ObjCBool = false
-                        let isFile = v?.isRegularFile == true
-                            || (v?.isSymbolicLink == true && fm.fileExists(atPath: url.path, isDirectory: &linkedDir) && !linkedDir.boolValue)
-                        if isFile { inside.append(url.standardized) }
                     }
-                    for url in inside.sorted(by: { $0.path < $1.path }) {
-                        let folder = url.deletingLastPathComponent().path
-                        let rel = folder.count > root.path.count ? String(folder.dropFirst(root.path.count + 1)) : ""
-                        add(url.path, rel, scanned: true)
-                    }
+                    walk(root, "")
+                    for f in inside.sorted(by: { $0.path < $1.path }) { add(f.path, f.rel, scanned: true) }
                 } else {
                     add(path, "", scanned: globbed)
                 }
@@ -433,8 +434,8 @@ enum BatchInputs {
     static func glob(_ pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
-        guard Glibc.glob(pattern, 0, nil, &g) == 0 else { return [] }
-        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }.sorted()
+        guard RawPath.withCString(pattern, { Glibc.glob($0, 0, nil, &g) }) == 0 else { return [] }
+        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { RawPath.string(cString: $0) } }.sorted()
     }
 }
 
@@ -510,9 +511,9 @@ struct BatchRunner {
     }
 
     private func process(_ item: inout BatchItem, slot: Int, state: State) {
-        if skipExisting && FileManager.default.fileExists(atPath: item.output) {
+        if skipExisting && RawPath.exists(item.output) {
             item.result = .skipped
-            item.outputBytes = (try? FileManager.default.attributesOfItem(atPath: item.output)[.size] as? Int) ?? nil
+            item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }
             return
         }
         var args = ["transcode", item.input, "-o", item.output, "--threads", "\(threadsPerJob)", "--progress", "json"] + arguments
@@ -543,7 +544,7 @@ struct BatchRunner {
             item.result = .ok
             item.frames = done["frames_out"] as? Int
             item.fps = (done["fps"] as? Double).map { ($0 * 10).rounded() / 10 }
-            item.outputBytes = (try? FileManager.default.attributesOfItem(atPath: item.output)[.size] as? Int) ?? nil
+            item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }
             return
         }
         let code = child.signaled ? 128 + child.status : child.status

@@ -122,7 +122,8 @@ final class Reporter {
 
     private func json(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        write(String(decoding: data, as: UTF8.self) + "\n")
+        // As UTF-8 (a path's non-UTF-8 byte stays U+10FF00 + byte): NDJSON must be valid UTF-8.
+        Stderr.write(data + Data("\n".utf8))
     }
 }
 
@@ -142,7 +143,8 @@ enum Stderr {
 }
 
 extension Stderr {
-    static func write(_ text: String) { write(Data(text.utf8)) }
+    /// `text`, a byte of a path that is not UTF-8 written as that byte again (`RawPath`).
+    static func write(_ text: String) { write(RawPath.data(text)) }
 }
 
 /// `--progress` of the commands that supervise other runs (`batch`, `run`, `bench`): a status

@@ -62,15 +62,19 @@ struct RunJobFile: ParsableCommand {
 
     /// Reads and validates a job file. Relative paths are relative to the job file's folder.
     static func load(_ path: String) throws -> [Clip] {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        if RawPath.isDirectory(path) { throw CommandError.usage("\(path): cannot read the job file (it is a folder)") }
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY) }
+        guard fd >= 0 else {
             throw CommandError.usage("\(path): cannot read the job file (\(String(cString: strerror(errno))))")
         }
-        let text = String(decoding: data, as: UTF8.self)
+        let data = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
+        // A path that is not UTF-8 written in the file is kept as RawPath keeps it (not replaced by U+FFFD).
+        let text = RawPath.string(fromBytes: data)
         let ext = (path as NSString).pathExtension.lowercased()
         let root: Any?
         do {
             if ext == "json" {
-                root = try JSONSerialization.jsonObject(with: data)
+                root = try JSONSerialization.jsonObject(with: Data(text.utf8))
             } else if ext == "yaml" || ext == "yml" {
                 root = try Yams.load(yaml: text)
             } else {
@@ -168,7 +172,7 @@ struct RunJobFile: ParsableCommand {
     func run() throws {
         let clips = try RunJobFile.load(jobFile)
         var items = clips.map { BatchItem(input: $0.input, output: $0.output) }
-        for (k, clip) in clips.enumerated() where !FileManager.default.fileExists(atPath: clip.input) {
+        for (k, clip) in clips.enumerated() where !RawPath.exists(clip.input) {
             items[k].result = .failed
             items[k].error = "\(clip.input): No such file or directory"
             items[k].exitCode = 3
@@ -184,7 +188,7 @@ struct RunJobFile: ParsableCommand {
         // job; an unreadable input fails its clip only.
         var plans: [String?] = Array(repeating: nil, count: clips.count)
         for (k, clip) in clips.enumerated() where items[k].result == .pending {
-            if skipExisting && FileManager.default.fileExists(atPath: clip.output) {
+            if skipExisting && RawPath.exists(clip.output) {
                 plans[k] = "\(clip.input): skip (\(clip.output) exists)"
                 continue
             }
@@ -202,7 +206,7 @@ struct RunJobFile: ParsableCommand {
         }
         if dryRun {
             for (k, clip) in clips.enumerated() {
-                print(plans[k] ?? "\(clip.input): would fail: \(items[k].error ?? "")")
+                Stdout.write((plans[k] ?? "\(clip.input): would fail: \(items[k].error ?? "")") + "\n")
             }
             let failing = items.filter { $0.result == .failed }.count
             if failing > 0 { throw CommandError.usage("\(jobFile): \(failing) of \(clips.count) clips would fail") }
@@ -210,10 +214,8 @@ struct RunJobFile: ParsableCommand {
         }
         for (k, clip) in clips.enumerated() where items[k].result == .pending {
             let dir = URL(fileURLWithPath: clip.output).deletingLastPathComponent()
-            do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
-            catch {
-                throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)")
-            }
+            do { try RawPath.makeDirectories(dir.path) }
+            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)") }
         }
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let perClip = clips.map { $0.arguments + ($0.overwrite && !overwrite ? ["-y"] : []) }

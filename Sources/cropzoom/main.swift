@@ -1,10 +1,13 @@
 import ArgumentParser
+import CropZoomKit
 import Foundation
 
 // A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
 // every error is one line: `cropzoom: error: <path>: <reason>`.
 do {
-    let arguments = Array(CommandLine.arguments.dropFirst())
+    // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly (`RawPath`);
+    // CommandLine.arguments would have replaced its bytes with U+FFFD.
+    let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
     // `cropzoom help NAME`: ArgumentParser shows the overview for a NAME it does not know, and exits 0.
     let names: [String] = CropZoom.configuration.subcommands.map { $0._commandName } + ["help"]
     if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {

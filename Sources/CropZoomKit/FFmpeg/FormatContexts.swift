@@ -18,7 +18,7 @@ final class InputFormat: @unchecked Sendable {
             throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
         }
         ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
-        let r = avformat_open_input(&ctx, url, nil, nil)
+        let r = RawPath.withCString(url) { avformat_open_input(&ctx, $0, nil, nil) }
         if r < 0 {
             var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
             if r == AVCode.invalidData {
@@ -92,14 +92,14 @@ final class OutputFormat: @unchecked Sendable {
         self.path = path
         self.displayPath = displayPath
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = avformat_alloc_output_context2(&ctx, nil, formatName, displayPath)
+        let r = RawPath.withCString(displayPath) { avformat_alloc_output_context2(&ctx, nil, formatName, $0) }
         guard r >= 0, let c = ctx else {
             throw CropZoomError(.usage, path: displayPath,
                                 reason: "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, .mkv, .webm, .ts)")
         }
         // The muxer reopens `url` (faststart rewrites the file): point it at the temporary file.
         av_freep(&c.pointee.url)
-        c.pointee.url = av_strdup(path)
+        c.pointee.url = RawPath.withCString(path) { av_strdup($0) }
         pointer = c
     }
 
@@ -134,7 +134,8 @@ final class OutputFormat: @unchecked Sendable {
     func writeHeader(options: [String: String]) throws(CropZoomError) {
         var cb = AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil)
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
-            try check(avio_open2(&pointer.pointee.pb, path, AVIO_FLAG_WRITE, &cb, nil), .processing,
+            let opened = RawPath.withCString(path) { avio_open2(&pointer.pointee.pb, $0, AVIO_FLAG_WRITE, &cb, nil) }
+            try check(opened, .processing,
                       "creating the output file", path: displayPath)
             ioOpen = true
         }

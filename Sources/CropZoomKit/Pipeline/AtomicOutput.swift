@@ -16,18 +16,16 @@ final class AtomicOutput: @unchecked Sendable {
     init(target: String, input: String, overwrite: Bool) throws(CropZoomError) {
         self.target = target
         self.overwrite = overwrite
-        let fm = FileManager.default
         let url = URL(fileURLWithPath: target)
         let dir = url.deletingLastPathComponent().path
-        var isDir: ObjCBool = false
-        guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+        guard RawPath.isDirectory(dir) else {
             throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
         }
         if FileIdentity.same(target, input) {
             throw CropZoomError(.usage, path: target, reason: "the output is the input file; choose another name")
         }
-        if fm.fileExists(atPath: target, isDirectory: &isDir) {
-            if isDir.boolValue {
+        if RawPath.exists(target) {
+            if RawPath.isDirectory(target) {
                 throw CropZoomError(.usage, path: target, reason: "is a directory")
             }
             if !overwrite {
@@ -43,7 +41,11 @@ final class AtomicOutput: @unchecked Sendable {
     /// Moves the finished temporary file into place (`rename`, or `renameat2(RENAME_NOREPLACE)`
     /// when overwriting is not allowed, so a file created meanwhile is not clobbered).
     func commit() throws(CropZoomError) {
-        let r: Int32 = overwrite ? (rename(temporary, target) == 0 ? 0 : -errno) : cz_rename_noreplace(temporary, target)
+        let r: Int32 = RawPath.withCString(temporary) { from in
+            RawPath.withCString(target) { to in
+                overwrite ? (rename(from, to) == 0 ? 0 : -errno) : cz_rename_noreplace(from, to)
+            }
+        }
         if r != 0 {
             discard()
             let reason = r == -EEXIST ? "already exists (use -y to overwrite)" : String(cString: strerror(-r))
@@ -54,7 +56,7 @@ final class AtomicOutput: @unchecked Sendable {
 
     /// Removes the temporary file (if any).
     func discard() {
-        if !committed { unlink(temporary) }
+        if !committed { _ = RawPath.withCString(temporary) { unlink($0) } }
     }
 
     deinit { discard() }
@@ -64,8 +66,7 @@ final class AtomicOutput: @unchecked Sendable {
 /// yet — the same path once symlinks are resolved. (Outputs are checked against inputs with it.)
 public enum FileIdentity {
     public static func same(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        if stat(a, &sa) == 0 && stat(b, &sb) == 0 {
+        if let sa = RawPath.status(a), let sb = RawPath.status(b) {
             return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
         }
         let ra = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
