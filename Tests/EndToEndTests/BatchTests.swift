@@ -1,6 +1,7 @@
 // `cropzoom batch`: a folder with good, damaged and non-media files; the report; resuming an
 // interrupted batch with --skip-existing; shards; conflicts refused before any work; dry runs.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -68,7 +69,7 @@ struct BatchTests {
         }
         #expect((report["summary"] as? [String: Int])
                 == ["total": 6, "ok": 3, "failed": 1, "skipped": 2, "interrupted": 0, "not_started": 0])
-        #expect(report["jobs"] as? Int == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        #expect(report["jobs"] as? Int == max(1, UsableCPUs.count / 2))
         // Nothing else in the output folder: no partial or temporary files.
         #expect(Set(try FileManager.default.subpathsOfDirectory(atPath: out.path)) == ["a-zoom.mp4", "c-zoom.mov", "sub", "sub/b-zoom.mp4"])
         #expect(run.stdout.contains("6 files: 3 ok, 1 failed, 2 skipped"), "\(run.stdout)")
@@ -196,7 +197,7 @@ struct BatchTests {
     func jobsShareTheCores() throws {
         let scratch = try Scratch()
         let input = try Self.mixedFolder(scratch)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = UsableCPUs.count
         let run = try CLI.cropzoom(["batch", "\(input.path)/a.mp4", "--out-dir", scratch.file("out").path, "--jobs", "\(cores * 2)",
                                     "--report", scratch.file("r.json").path, "--progress", "none"])
         #expect(run.status == 0 && run.stderr.contains("more than the \(cores) cores"), "\(run)")
