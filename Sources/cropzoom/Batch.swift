@@ -122,7 +122,11 @@ struct Batch: ParsableCommand {
         }
         var found = try BatchInputs.resolve(inputs, outDir: outRoot.path)
         found = BatchInputs.filter(found, include: include, exclude: exclude)
+        let scanned = found
         found = BatchInputs.droppingOutputs(found, output: output)
+        // With -y an output that the scan found may be an original that happens to have that
+        // name: it stays an input for the conflict check, so it is refused, never replaced.
+        let protected = overwrite ? scanned.map(\.path) : found.map(\.path)
         if found.isEmpty {
             let filtered = include.isEmpty && exclude.isEmpty ? "" : " that --include/--exclude keep"
             throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(filtered)")
@@ -159,7 +163,7 @@ struct Batch: ParsableCommand {
             }
             items.append(item)
         }
-        try Batch.checkConflicts(items, inputs: found.map(\.path), mayReplace: { _ in skipExisting || overwrite },
+        try Batch.checkConflicts(items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
                                  renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
 
         // 3. Dry run: the plan of each file.

@@ -228,6 +228,13 @@ struct BatchTests {
         }
         let left = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
         #expect(left == ["a.mp4", "sub", "sub/b.mp4", "zoomed", "zoomed/sub"], "no output of an output: \(left)")
+        // With -y, a file the scan found is never replaced, even when it looks like an earlier output.
+        let original = dir.appendingPathComponent("a-zoom.mp4")
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: original)
+        let before = try Data(contentsOf: original)
+        let replace = try CLI.cropzoom(["batch", dir.path, "--out-dir", dir.path, "-y", "--progress", "none"])
+        #expect(replace.status == 2 && replace.stderr.contains("a-zoom.mp4 is an input"), "\(replace)")
+        #expect(try Data(contentsOf: original) == before)
     }
 
     @Test("an empty shard (more shards than files) succeeds with a note and an empty report")
