@@ -80,8 +80,7 @@ public enum RawPath {
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectories(parent) }
         if withCString(path, { mkdir($0, 0o777) }) != 0 && errno != EEXIST {
-            let reason = String(cString: strerror(errno))
-            throw CropZoomError(.usage, path: path, reason: "cannot create the folder: \(reason)")
+            throw CropZoomError(.usage, what: "creating the folder", path: path, reason: String(cString: strerror(errno)))
         }
     }
 
