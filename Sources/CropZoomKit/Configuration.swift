@@ -48,7 +48,7 @@ public struct TranscodeConfiguration: Sendable {
         case cover
     }
     public var background: Background = .color(red: 0, green: 0, blue: 0)
-    /// Threads for the whole job: nil = one per processor (`activeProcessorCount`). 1 runs every
+    /// Threads for the whole job: nil = one per CPU the process may use (`UsableCPUs.count`). 1 runs every
     /// stage, codecs included, on the calling thread.
     public var threads: Int? = nil
     /// Overrides of the thread plan (nil = the measured default; see `ThreadPlan`): the video

@@ -44,12 +44,23 @@ struct Batch: ParsableCommand {
     @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
     var progress: StatusStyle = .auto
 
+    @Option(help: ArgumentHelp("""
+        Take only files that match (repeatable; fnmatch, case-insensitive): a pattern with '/' matches the path \
+        under the scanned folder, one without matches the file name.
+        """, valueName: "GLOB"))
+    var include: [String] = []
+
+    @Option(help: ArgumentHelp("Leave out files that match (repeatable; same matching as --include).",
+                               valueName: "GLOB"))
+    var exclude: [String] = []
+
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
 
-    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+    /// The CPUs this process may use (affinity, cgroup quota).
+    static var cores: Int { UsableCPUs.count }
 
     /// "I/N" → (I, N), 1 ≤ I ≤ N.
     static func parseShard(_ text: String) throws -> (index: Int, count: Int) {
@@ -103,40 +114,70 @@ struct Batch: ParsableCommand {
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let outRoot = URL(fileURLWithPath: outDir!).standardized
 
-        // 1. Inputs: files, folders, globs → sorted, de-duplicated, sharded.
-        var found = try BatchInputs.resolve(inputs)
+        // 1. Inputs: files, folders, globs → filtered, sorted, de-duplicated, sharded. The output
+        // folder and this batch's own earlier outputs are not inputs (a re-run must not take them).
+        let output = { (f: BatchInputs.File) in
+            outRoot.appendingPathComponent(f.relativeFolder)
+                .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path
+        }
+        var found = try BatchInputs.resolve(inputs, outDir: outRoot.path)
+        found = BatchInputs.filter(found, include: include, exclude: exclude)
+        let scanned = found
+        found = BatchInputs.droppingOutputs(found, output: output)
+        // With -y an output that the scan found may be an original that happens to have that
+        // name: it stays an input for the conflict check, so it is refused, never replaced.
+        let protected = overwrite ? scanned.map(\.path) : found.map(\.path)
+        if found.isEmpty {
+            let filtered = include.isEmpty && exclude.isEmpty ? "" : " that --include/--exclude keep"
+            throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(filtered)")
+        }
         let shardSpec = try shard.map(Batch.parseShard)
+        let total = found.count
         found = Batch.select(found, path: \.path, shard: shardSpec)
-        if found.isEmpty { throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(shard.map { " for shard \($0)" } ?? "")") }
+        if found.isEmpty, let shard {
+            // A scheduler runs every shard it was told to: one with nothing to do has succeeded.
+            let files = "\(total) file\(total == 1 ? "" : "s")"
+            Stderr.write("cropzoom: note: shard \(shard) has no files (\(files) in all): nothing to do\n")
+        }
 
-        // 2. Each file: media? its output path; conflicts refused before any work.
+        // 2. Each file: media? its output path; conflicts refused before any work. A file found by
+        // scanning that is not media (or has no video) is skipped; one named directly fails.
         var items: [BatchItem] = []
         for f in found {
-            var item = BatchItem(input: f.path, output: outRoot.appendingPathComponent(f.relativeFolder)
-                .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path)
+            var item = BatchItem(input: f.path, output: output(f))
             do {
                 let info = try MediaProbe.probe(f.path, frameRate: false)
-                if !info.hasVideo { item.result = .failed; item.error = "\(f.path): no video stream"; item.exitCode = 3 }
+                if !info.hasVideo && f.scanned {
+                    item.result = .skipped
+                    item.reason = "no video stream"
+                } else if !info.hasVideo {
+                    item.result = .failed
+                    item.error = "\(f.path): no video stream"
+                    item.exitCode = 3
+                }
+            } catch where f.scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
+                item.result = .skipped
+                item.reason = "not a media file"
             } catch {
                 item.result = .failed; item.error = error.description; item.exitCode = error.exitCode
             }
             items.append(item)
         }
-        try Batch.checkConflicts(items, inputs: found.map(\.path), mayReplace: { _ in skipExisting || overwrite },
+        try Batch.checkConflicts(items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
                                  renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
 
         // 3. Dry run: the plan of each file.
         let base = try transcodeConfiguration()
         if dryRun {
-            for item in items { print(Batch.describe(item, base: base, skipExisting: skipExisting)) }
+            for item in items { Stdout.write(Batch.describe(item, base: base, skipExisting: skipExisting) + "\n") }
             return
         }
 
         // 4. Run.
         for item in items where item.result == .pending {
             let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent()
-            do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
-            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.localizedDescription)") }
+            do { try RawPath.makeDirectories(dir.path) }
+            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)") }
         }
         let args = geometry.arguments() + trim.arguments() + encoding.arguments() + streams.arguments()
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
@@ -164,7 +205,7 @@ struct Batch: ParsableCommand {
         let done = runner.run(items)
         let seconds = monotonicSeconds() - started
         let signal = Pipeline.pendingSignal
-        print(table(done), terminator: "")
+        Stdout.write(table(done))
         if let report {
             try Bench.writeAtomically(try reportJSON(done, outDir: outDir, jobs: runner.jobs, threadsPerJob: runner.threadsPerJob,
                                                      shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
@@ -194,7 +235,7 @@ struct Batch: ParsableCommand {
             if inputs.contains(where: { FileIdentity.same($0, item.output) }) {
                 throw CommandError.usage("\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
             }
-            if !mayReplace(k) && FileManager.default.fileExists(atPath: item.output) {
+            if !mayReplace(k) && RawPath.exists(item.output) {
                 throw CommandError.usage("\(prefix)\(item.output) already exists (\(existsHint))")
             }
         }
@@ -202,7 +243,8 @@ struct Batch: ParsableCommand {
 
     static func describe(_ item: BatchItem, base: TranscodeConfiguration, skipExisting: Bool) -> String {
         if item.result == .failed { return "\(item.input): would fail: \(item.error ?? "")" }
-        if skipExisting && FileManager.default.fileExists(atPath: item.output) {
+        if item.result == .skipped { return "\(item.input): skip (\(item.reason ?? ""))" }
+        if skipExisting && RawPath.exists(item.output) {
             return "\(item.input): skip (\(item.output) exists)"
         }
         var cfg = base
@@ -214,16 +256,20 @@ struct Batch: ParsableCommand {
     /// One `--dry-run` line: what `cfg` would do (`Pipeline.plan`), or why it would fail.
     static func planLine(_ cfg: TranscodeConfiguration) -> String {
         do {
-            let p = try Pipeline(configuration: cfg).plan()
-            var line = "\(cfg.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
-            line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
-            if !p.motion.isEmpty { line += ", moving: \(p.motion.joined(separator: ", ")) (window of the first frame)" }
-            line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
-            line += " → \(cfg.output) (\(p.container))"
-            return line
+            return planLine(cfg, plan: try Pipeline(configuration: cfg).plan())
         } catch {
             return "\(cfg.input): would fail: \(error.description)"
         }
+    }
+
+    /// The `--dry-run` line of `p`, the plan of `cfg`.
+    static func planLine(_ cfg: TranscodeConfiguration, plan p: JobPlan) -> String {
+        var line = "\(cfg.input): window \(p.window.width)x\(p.window.height) at (\(p.window.x), \(p.window.y)) → "
+        line += "\(p.outputWidth)x\(p.outputHeight), orientation \(p.orientation), \(p.videoCodec) \(p.pixelFormat)"
+        if !p.motion.isEmpty { line += ", moving: \(p.motion.joined(separator: ", ")) (window of the first frame)" }
+        line += p.audio.isEmpty ? ", no audio" : ", audio \(p.audio.joined(separator: ", "))"
+        line += " → \(cfg.output) (\(p.container))"
+        return line
     }
 
     static func size(_ bytes: Int?) -> String {
@@ -237,7 +283,8 @@ struct Batch: ParsableCommand {
         var rows = [["file", "result", "frames", "fps", "size", "output / error"]]
         for i in items {
             rows.append([i.input, i.result.rawValue, i.frames.map(String.init) ?? "", i.fps.map { String(format: "%.1f", $0) } ?? "",
-                         size(i.outputBytes), i.result == .ok || i.result == .skipped ? i.output : (i.error ?? "")])
+                         size(i.outputBytes),
+                         i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? ""))])
         }
         var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
@@ -284,6 +331,8 @@ struct BatchItem: Codable, Sendable, Equatable {
     var outputBytes: Int? = nil
     var error: String? = nil
     var exitCode: Int32? = nil
+    /// Why a file found by scanning was skipped without running ("not a media file …", "no video stream").
+    var reason: String? = nil
 }
 
 /// Turns INPUT arguments into files.
@@ -292,64 +341,105 @@ enum BatchInputs {
         var path: String
         /// Sub-folder to keep under --out-dir ("" for files named directly).
         var relativeFolder: String
+        /// Found by scanning a folder or expanding a glob (not named directly).
+        var scanned = false
     }
 
     static func hasGlob(_ s: String) -> Bool { s.contains("*") || s.contains("?") || s.contains("[") }
 
-    static func resolve(_ arguments: [String]) throws -> [File] {
+    /// The files `arguments` name. A folder scan does not enter `outDir` (a batch's output folder
+    /// inside the scanned one), unless it is the scanned folder itself.
+    static func resolve(_ arguments: [String], outDir: String? = nil) throws -> [File] {
         var files: [File] = []
         var seen = Set<String>()
-        func add(_ path: String, _ rel: String) {
-            let key = URL(fileURLWithPath: path).standardized.resolvingSymlinksInPath().path
-            if seen.insert(key).inserted { files.append(File(path: path, relativeFolder: rel)) }
+        // Paths go to the system as the bytes they stand for (RawPath): a name that is not UTF-8 is found and kept.
+        func identity(_ st: stat) -> String { "\(st.st_dev):\(st.st_ino)" }
+        func add(_ path: String, _ rel: String, scanned: Bool) {
+            let key = RawPath.status(path).map(identity) ?? URL(fileURLWithPath: path).standardized.path
+            if seen.insert(key).inserted { files.append(File(path: path, relativeFolder: rel, scanned: scanned)) }
         }
-        let fm = FileManager.default
+        let skip = outDir.flatMap(RawPath.status).map(identity)
         for arg in arguments {
-            var isDir: ObjCBool = false
             var paths: [String]
-            if fm.fileExists(atPath: arg) {
+            var globbed = false
+            if RawPath.exists(arg) {
                 paths = [arg]
             } else if hasGlob(arg) {
                 paths = glob(arg)
+                globbed = true
                 if paths.isEmpty { throw CommandError.usage("\(arg): no file matches") }
             } else {
                 throw CommandError.usage("\(arg): no such file or folder")
             }
             for path in paths {
-                guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
-                if isDir.boolValue {
-                    let root = URL(fileURLWithPath: path).standardized
-                    guard let e = fm.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
-                                                options: [.skipsHiddenFiles]) else { continue }
-                    var inside: [URL] = []
+                guard RawPath.exists(path) else { continue }
+                if RawPath.isDirectory(path) {
+                    let root = URL(fileURLWithPath: path).standardized.path
+                    var inside: [(path: String, rel: String)] = []
                     // Regular files, and links to files (a folder of links to clips is a common
-                    // way to pick them); links to folders are not descended (no loops).
-                    for case let url as URL in e {
-                        let v = try? url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
-                        var linkedDir: ObjCBool = false
-                        let isFile = v?.isRegularFile == true
-                            || (v?.isSymbolicLink == true && fm.fileExists(atPath: url.path, isDirectory: &linkedDir) && !linkedDir.boolValue)
-                        if isFile { inside.append(url.standardized) }
+                    // way to pick them); links to folders are not descended (no loops). Hidden
+                    // files and folders are skipped, and so is the output folder.
+                    func walk(_ dir: String, _ rel: String) {
+                        for name in RawPath.contents(ofDirectory: dir) ?? [] where !name.hasPrefix(".") {
+                            let full = dir == "/" ? "/" + name : dir + "/" + name
+                            var st = stat()
+                            guard RawPath.withCString(full, { lstat($0, &st) }) == 0 else { continue }
+                            switch st.st_mode & S_IFMT {
+                            case S_IFDIR where skip != identity(st):
+                                walk(full, rel.isEmpty ? name : rel + "/" + name)
+                            case S_IFREG:
+                                inside.append((full, rel))
+                            case S_IFLNK where RawPath.status(full).map { $0.st_mode & S_IFMT == S_IFREG } == true:
+                                inside.append((full, rel))
+                            default:
+                                break
+                            }
+                        }
                     }
-                    for url in inside.sorted(by: { $0.path < $1.path }) {
-                        let folder = url.deletingLastPathComponent().path
-                        let rel = folder.count > root.path.count ? String(folder.dropFirst(root.path.count + 1)) : ""
-                        add(url.path, rel)
-                    }
+                    walk(root, "")
+                    for f in inside.sorted(by: { $0.path < $1.path }) { add(f.path, f.rel, scanned: true) }
                 } else {
-                    add(path, "")
+                    add(path, "", scanned: globbed)
                 }
             }
         }
         return files
     }
 
+    /// The files `--include`/`--exclude` keep: with includes, those matching one; never one matching
+    /// an exclude. A pattern with "/" is matched against the path under the scanned folder (the
+    /// name for a file named directly), one without against the file name; fnmatch(3) with
+    /// FNM_PATHNAME ("*" stops at "/") and FNM_CASEFOLD.
+    static func filter(_ files: [File], include: [String], exclude: [String]) -> [File] {
+        func matches(_ f: File, _ pattern: String) -> Bool {
+            let name = (f.path as NSString).lastPathComponent
+            let subject = pattern.contains("/") && !f.relativeFolder.isEmpty ? f.relativeFolder + "/" + name : name
+            // FNM_CASEFOLD (1 << 4, a GNU extension Glibc's module does not export).
+            return fnmatch(pattern, subject, FNM_PATHNAME | 1 << 4) == 0
+        }
+        return files.filter { f in
+            (include.isEmpty || include.contains { matches(f, $0) }) && !exclude.contains { matches(f, $0) }
+        }
+    }
+
+    /// `files` without the scanned ones that are another file's output (`output`): a batch writing
+    /// beside its inputs must not take its earlier outputs as inputs on a re-run.
+    static func droppingOutputs(_ files: [File], output: (File) -> String) -> [File] {
+        let key = { (p: String) in URL(fileURLWithPath: p).standardized.resolvingSymlinksInPath().path }
+        let outputs = Dictionary(files.map { (key(output($0)), key($0.path)) }, uniquingKeysWith: { a, _ in a })
+        return files.filter { f in
+            let k = key(f.path)
+            guard f.scanned, let source = outputs[k] else { return true }
+            return source == k
+        }
+    }
+
     /// glob(3), sorted.
     static func glob(_ pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
-        guard Glibc.glob(pattern, 0, nil, &g) == 0 else { return [] }
-        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }.sorted()
+        guard RawPath.withCString(pattern, { Glibc.glob($0, 0, nil, &g) }) == 0 else { return [] }
+        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { RawPath.string(cString: $0) } }.sorted()
     }
 }
 
@@ -425,9 +515,9 @@ struct BatchRunner {
     }
 
     private func process(_ item: inout BatchItem, slot: Int, state: State) {
-        if skipExisting && FileManager.default.fileExists(atPath: item.output) {
+        if skipExisting && RawPath.exists(item.output) {
             item.result = .skipped
-            item.outputBytes = (try? FileManager.default.attributesOfItem(atPath: item.output)[.size] as? Int) ?? nil
+            item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }
             return
         }
         var args = ["transcode", item.input, "-o", item.output, "--threads", "\(threadsPerJob)", "--progress", "json"] + arguments
@@ -458,7 +548,7 @@ struct BatchRunner {
             item.result = .ok
             item.frames = done["frames_out"] as? Int
             item.fps = (done["fps"] as? Double).map { ($0 * 10).rounded() / 10 }
-            item.outputBytes = (try? FileManager.default.attributesOfItem(atPath: item.output)[.size] as? Int) ?? nil
+            item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }
             return
         }
         let code = child.signaled ? 128 + child.status : child.status

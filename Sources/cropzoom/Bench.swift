@@ -59,7 +59,7 @@ struct Bench: ParsableCommand {
     var overwrite = false
 
     /// The cores this machine gives the process.
-    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+    static var cores: Int { UsableCPUs.count }
 
     /// Parses `--threads`: "1,2,4", "2..8", "1..N" (N = cores) or one number. Sorted, no repeats.
     static func parseThreads(_ text: String, cores: Int) throws -> [Int] {

@@ -59,7 +59,7 @@ struct MeasuredChild {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let command = [executable] + args
-        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { RawPath.withCString($0) { strdup($0) } } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         let start = monotonicSeconds()
@@ -97,7 +97,7 @@ struct MeasuredChild {
             if n <= 0 { break }
             pending.append(contentsOf: buffer[0..<n])
             while let nl = pending.firstIndex(of: 10) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
+                let line = RawPath.string(fromBytes: pending[..<nl])
                 pending.removeSubrange(...nl)
                 lines.append(line)
                 onLine(line)

@@ -22,6 +22,10 @@ struct Transcode: ParsableCommand {
     @Argument(help: "The clip to read (any file FFmpeg can read; - reads standard input).")
     var input: String
 
+    /// Words after INPUT that no option takes: refused, with a hint when one looks like OUTPUT.
+    @Argument(help: .hidden)
+    var extra: [String] = []
+
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
@@ -30,6 +34,11 @@ struct Transcode: ParsableCommand {
     @OptionGroup(title: "Engine") var engine: EngineOptions
 
     func validate() throws {
+        if out.output == nil && !out.null {
+            let hint = extra.count == 1 ? " (did you mean: cropzoom \(input) -o \(extra[0])?)" : ""
+            throw ValidationError("missing -o OUTPUT\(hint)")
+        }
+        if let word = extra.first { throw ValidationError("unexpected argument '\(word)' (OUTPUT goes after -o)") }
         if encoding.codec == "none" && !out.null {
             throw ValidationError("--codec none needs --null (there is nothing to write without an encoder)")
         }
@@ -55,6 +64,7 @@ struct Transcode: ParsableCommand {
     func run() throws {
         let config = try configuration()
         let reporter = Reporter(mode: out.quiet ? .none : out.progress, quiet: out.quiet)
+        reporter.null = out.null
         Pipeline.installSignalHandlers()
         let pipeline = Pipeline(configuration: config)
         pipeline.onNotice = { reporter.notice($0) }

@@ -227,7 +227,7 @@ struct OutputOptions: ParsableArguments {
     var stats = false
 
     func validate() throws {
-        if output == nil && !null { throw ValidationError("missing -o OUTPUT") }
+        // A missing -o is refused by Transcode.validate, which can see a stray OUTPUT argument.
         if output == "-" && format == nil && !null {
             throw ValidationError("-o - (standard output) needs --format (matroska, mpegts, mp4, …): there is no extension to go by")
         }
@@ -300,7 +300,10 @@ struct TrimOptions: ParsableArguments {
 
 /// How many cores to use.
 struct EngineOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("Threads for the whole job (default: one per processor). 1 runs every stage, codecs included, on one thread.", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("""
+        Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). \
+        1 runs every stage, codecs included, on one thread.
+        """, valueName: "N"))
     var threads: Int?
 
     @Option(name: .customLong("decoder-threads"), parsing: .unconditional, help: ArgumentHelp("Frame threads of the video decoder (default: the measured plan, see the README).", valueName: "N"))

@@ -7,6 +7,8 @@ final class Reporter {
     enum Style { case none, bar, json }
     let style: Style
     let quiet: Bool
+    /// `--null`: the summary says nothing was written instead of naming an output.
+    var null = false
     private var barShown = false
 
     init(mode: TranscodeConfiguration.ProgressMode, quiet: Bool) {
@@ -90,7 +92,8 @@ final class Reporter {
         if s.audioStreamsCopied > 0 { audio.append("\(s.audioStreamsCopied) audio copied") }
         if s.audioStreamsReencoded > 0 { audio.append("\(s.audioStreamsReencoded) audio re-encoded") }
         if audio.isEmpty { audio.append("no audio") }
-        var line = "cropzoom: wrote \(s.output): \(s.outputWidth)x\(s.outputHeight) \(s.videoCodec) \(s.pixelFormat), "
+        let wrote = null ? "nothing written (--null)" : "wrote \(s.output)"
+        var line = "cropzoom: \(wrote): \(s.outputWidth)x\(s.outputHeight) \(s.videoCodec) \(s.pixelFormat), "
         line += "\(s.framesOut) frames, \(audio.joined(separator: ", ")), "
         line += String(format: "%.2f s (%.0f fps, %.1fx)", s.seconds, s.fps, s.speed)
         if s.corruptSkipped > 0 { line += ", \(s.corruptSkipped) damaged packets skipped" }
@@ -129,7 +132,8 @@ final class Reporter {
 
     private func json(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        write(String(decoding: data, as: UTF8.self) + "\n")
+        // As UTF-8 (a path's non-UTF-8 byte stays U+10FF00 + byte): NDJSON must be valid UTF-8.
+        Stderr.write(data + Data("\n".utf8))
     }
 }
 
@@ -149,7 +153,8 @@ enum Stderr {
 }
 
 extension Stderr {
-    static func write(_ text: String) { write(Data(text.utf8)) }
+    /// `text`, a byte of a path that is not UTF-8 written as that byte again (`RawPath`).
+    static func write(_ text: String) { write(RawPath.data(text)) }
 }
 
 /// `--progress` of the commands that supervise other runs (`batch`, `run`, `bench`): a status

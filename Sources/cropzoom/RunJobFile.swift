@@ -10,7 +10,10 @@ struct RunJobFile: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run a job file (JSON or YAML): defaults plus a list of clips, each with its own input, output and settings.",
-        discussion: "Exit codes as for batch: 0 all succeeded, 1 some clip failed, 2 the job file is invalid (nothing started), 130 interrupted.")
+        discussion: """
+            Exit codes as for batch: 0 all succeeded, 1 some clip failed, 2 the job file or a clip's settings \
+            are invalid (nothing started) or --dry-run found a clip that would fail, 130 interrupted.
+            """)
 
     @Argument(help: ArgumentHelp("The job file (.json, .yaml or .yml; README, \"Job files\").", valueName: "job-file"))
     var jobFile: String
@@ -21,8 +24,16 @@ struct RunJobFile: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
     var report: String?
 
-    @Flag(name: .customLong("dry-run"), help: "Validate and print what each clip would do; run nothing.")
+    @Flag(name: .customLong("dry-run"),
+          help: "Validate and print what each clip would do; run nothing (exit 2 when a clip would fail).")
     var dryRun = false
+
+    @Flag(name: .customLong("skip-existing"),
+          help: "Leave clips whose output exists (a re-run resumes an interrupted job).")
+    var skipExisting = false
+
+    @Flag(name: [.customShort("y"), .long], help: "Replace existing outputs, as `overwrite: true` on every clip.")
+    var overwrite = false
 
     @Option(help: "auto (a status line on a terminal, else none), bar, lines, none.")
     var progress: StatusStyle = .auto
@@ -42,6 +53,8 @@ struct RunJobFile: ParsableCommand {
     /// One clip, validated: its input, output, `transcode` arguments and the configuration
     /// they make (what `--dry-run` describes).
     struct Clip {
+        /// `clips[I] (INPUT)`, as messages name the clip.
+        var label: String
         var input: String
         var output: String
         var arguments: [String]
@@ -51,15 +64,19 @@ struct RunJobFile: ParsableCommand {
 
     /// Reads and validates a job file. Relative paths are relative to the job file's folder.
     static func load(_ path: String) throws -> [Clip] {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        if RawPath.isDirectory(path) { throw CommandError.usage("\(path): cannot read the job file (it is a folder)") }
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY) }
+        guard fd >= 0 else {
             throw CommandError.usage("\(path): cannot read the job file (\(String(cString: strerror(errno))))")
         }
-        let text = String(decoding: data, as: UTF8.self)
+        let data = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
+        // A path that is not UTF-8 written in the file is kept as RawPath keeps it (not replaced by U+FFFD).
+        let text = RawPath.string(fromBytes: data)
         let ext = (path as NSString).pathExtension.lowercased()
         let root: Any?
         do {
             if ext == "json" {
-                root = try JSONSerialization.jsonObject(with: data)
+                root = try JSONSerialization.jsonObject(with: Data(text.utf8))
             } else if ext == "yaml" || ext == "yml" {
                 root = try Yams.load(yaml: text)
             } else {
@@ -133,18 +150,26 @@ struct RunJobFile: ParsableCommand {
                 configuration = try Transcode.parse([resolve(input), "-o", resolve(output)] + args).configuration()
             } catch {
                 let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
-                // The field is the option the message names first.
-                let field = settings.compactMap { k, v in message.range(of: v + " ").map { (k, $0.lowerBound) } ?? message.range(of: v).map { (k, $0.lowerBound) } }
-                    .min { $0.1 < $1.1 }?.0
-                throw fail(field ?? "settings", message)
+                throw fail(field(of: message), message)
             }
-            clips.append(Clip(input: resolve(input), output: resolve(output), arguments: args, overwrite: overwrite,
-                              configuration: configuration))
+            clips.append(Clip(label: label, input: resolve(input), output: resolve(output), arguments: args,
+                              overwrite: overwrite, configuration: configuration))
         }
         return clips
     }
 
+    /// The field a `transcode` message is about: the setting whose option it names first.
+    static func field(of message: String) -> String {
+        let named = settings.compactMap { k, v in
+            message.range(of: v + " ").map { (k, $0.lowerBound) } ?? message.range(of: v).map { (k, $0.lowerBound) }
+        }
+        return named.min { $0.1 < $1.1 }?.0 ?? "settings"
+    }
+
     func validate() throws {
+        if skipExisting && overwrite {
+            throw ValidationError("--skip-existing and -y contradict each other: choose one")
+        }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
         if let report, FileManager.default.fileExists(atPath: report) {
             throw ValidationError("--report \(report) exists (choose another name)")
@@ -154,27 +179,56 @@ struct RunJobFile: ParsableCommand {
     func run() throws {
         let clips = try RunJobFile.load(jobFile)
         var items = clips.map { BatchItem(input: $0.input, output: $0.output) }
-        for (k, clip) in clips.enumerated() where !FileManager.default.fileExists(atPath: clip.input) {
+        for (k, clip) in clips.enumerated() where !RawPath.exists(clip.input) {
             items[k].result = .failed
             items[k].error = "\(clip.input): No such file or directory"
             items[k].exitCode = 3
         }
-        // Conflicts, as batch refuses them (a clip's `overwrite: true` allows replacing its output).
+        // Conflicts, as batch refuses them (a clip's `overwrite: true` or -y allows replacing its output).
         var pending = items
         for k in pending.indices { pending[k].result = .pending }
-        try Batch.checkConflicts(pending, inputs: clips.map(\.input), mayReplace: { clips[$0].overwrite }, prefix: "\(jobFile): ",
-                                 renameHint: "change an output", existsHint: "set overwrite: true for that clip")
+        let mayReplace = { (k: Int) in clips[k].overwrite || overwrite || skipExisting }
+        try Batch.checkConflicts(pending, inputs: clips.map(\.input), mayReplace: mayReplace, prefix: "\(jobFile): ",
+                                 renameHint: "change an output", existsHint: "set overwrite: true for that clip, or -y")
+        // Every clip planned before the first runs: what transcode would refuse (a preset the
+        // encoder does not know, a crop larger than the picture, a start past the end) stops the
+        // job; an unreadable input fails its clip only.
+        var plans: [String?] = Array(repeating: nil, count: clips.count)
+        for (k, clip) in clips.enumerated() where items[k].result == .pending {
+            if skipExisting && RawPath.exists(clip.output) {
+                plans[k] = "\(clip.input): skip (\(clip.output) exists)"
+                continue
+            }
+            do {
+                let plan = try Pipeline(configuration: clip.configuration).plan()
+                plans[k] = Batch.planLine(clip.configuration, plan: plan)
+            } catch {
+                let field = RunJobFile.field(of: error.description)
+                let message = "\(jobFile): \(clip.label): \(field): \(error.description)"
+                if error.kind == .usage && !dryRun { throw CommandError.usage(message) }
+                items[k].result = .failed
+                items[k].error = error.kind == .usage ? message : error.description
+                items[k].exitCode = error.exitCode
+            }
+        }
         if dryRun {
             for (k, clip) in clips.enumerated() {
-                if items[k].result == .failed { print("\(clip.input): would fail: \(items[k].error ?? "")"); continue }
-                print(Batch.planLine(clip.configuration))
+                Stdout.write((plans[k] ?? "\(clip.input): would fail: \(items[k].error ?? "")") + "\n")
             }
+            let failing = items.filter { $0.result == .failed }.count
+            if failing > 0 { throw CommandError.usage("\(jobFile): \(failing) of \(clips.count) clips would fail") }
             return
         }
+        for (k, clip) in clips.enumerated() where items[k].result == .pending {
+            let dir = URL(fileURLWithPath: clip.output).deletingLastPathComponent()
+            do { try RawPath.makeDirectories(dir.path) }
+            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)") }
+        }
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
+        let perClip = clips.map { $0.arguments + ($0.overwrite && !overwrite ? ["-y"] : []) }
         let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: threadsPerJob,
-                                 jobs: jobCount, skipExisting: false, overwrite: false, style: progress.resolved,
-                                 perItemArguments: clips.map { $0.arguments + ($0.overwrite ? ["-y"] : []) })
+                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite,
+                                 style: progress.resolved, perItemArguments: perClip)
         try Batch.execute(items, runner: runner, report: report, outDir: "", shard: nil)
     }
 }

@@ -10,7 +10,15 @@ if let parent = ProcessInfo.processInfo.environment[Pipeline.parentVariable].fla
     Pipeline.endWithParent(parent)
 }
 do {
-    var command = try CropZoom.parseAsRoot(Bench.normalize(Array(CommandLine.arguments.dropFirst())))
+    // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly (`RawPath`);
+    // CommandLine.arguments would have replaced its bytes with U+FFFD.
+    let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
+    // `cropzoom help NAME`: ArgumentParser shows the overview for a NAME it does not know, and exits 0.
+    let names: [String] = CropZoom.configuration.subcommands.map { $0._commandName } + ["help"]
+    if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
+        throw CommandError.usage("help: unknown command '\(arguments[1])' (commands: \(names.joined(separator: ", ")))")
+    }
+    var command = try CropZoom.parseAsRoot(Bench.normalize(arguments))
     try command.run()
 } catch let code as ExitCode {
     exit(code.rawValue)

@@ -1,6 +1,7 @@
 // `cropzoom batch`: a folder with good, damaged and non-media files; the report; resuming an
 // interrupted batch with --skip-existing; shards; conflicts refused before any work; dry runs.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -18,6 +19,7 @@ struct BatchTests {
         try fm.copyItem(at: try Files.sample("unknown-codec.mkv"), to: dir.appendingPathComponent("broken.mp4"))
         try fm.copyItem(at: try Files.sample("not-media.mp4"), to: dir.appendingPathComponent("notes.mp4"))
         try fm.copyItem(at: try Files.sample("vfr-h264.mp4"), to: dir.appendingPathComponent("c.mov"))
+        try "not a clip\n".write(to: dir.appendingPathComponent("readme.txt"), atomically: true, encoding: .utf8)
         return dir
     }
 
@@ -25,7 +27,7 @@ struct BatchTests {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
     }
 
-    @Test("a folder: good files succeed (sub-folders kept), bad ones are reported, exit 1, the JSON report says the same")
+    @Test("a folder: good files succeed (sub-folders kept), bad ones fail, non-media is skipped; the report agrees")
     func mixedFolderAndReport() throws {
         let scratch = try Scratch()
         let input = try Self.mixedFolder(scratch)
@@ -36,7 +38,7 @@ struct BatchTests {
         #expect(run.status == 1, "\(run)")
         let expected: [String: (result: String, output: String?)] = [
             "a.mp4": ("ok", "a-zoom.mp4"), "sub/b.mp4": ("ok", "sub/b-zoom.mp4"), "c.mov": ("ok", "c-zoom.mov"),
-            "broken.mp4": ("failed", nil), "notes.mp4": ("failed", nil),
+            "broken.mp4": ("failed", nil), "notes.mp4": ("skipped", nil), "readme.txt": ("skipped", nil),
         ]
         let report = try Self.report(reportPath)
         #expect(report["schema"] as? String == "cropzoom-batch" && report["version"] as? Int == 1)
@@ -54,18 +56,26 @@ struct BatchTests {
                 let frames = try Oracle.decodedFrameHashes(output.path).count
                 #expect(frames > 0 && f["frames"] as? Int == frames, "\(rel): \(frames) frames in the file, report \(f["frames"] ?? "-")")
                 #expect(run.stdout.contains(inputPath) && run.stdout.contains(output.path))
+            } else if want.result == "skipped" {
+                // Not media: skipped with the reason, not failed (it must not make the batch exit 1).
+                #expect(f["reason"] as? String == "not a media file" && f["error"] == nil && f["exit_code"] == nil,
+                        "\(rel): \(f)")
+                let row = run.stdout.split(separator: "\n").first { $0.hasPrefix(inputPath) }
+                #expect(row?.contains("skipped") == true && row?.contains("not a media file") == true, "\(run.stdout)")
             } else {
                 let error = try #require(f["error"] as? String)
                 #expect(error.contains(rel.split(separator: "/").last!), "\(rel): \(error)")
                 #expect(f["exit_code"] as? Int == 3 && run.stdout.contains(error))
             }
         }
-        #expect((report["summary"] as? [String: Int]) == ["total": 5, "ok": 3, "failed": 2, "skipped": 0, "interrupted": 0, "not_started": 0])
-        #expect(report["jobs"] as? Int == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        #expect((report["summary"] as? [String: Int])
+                == ["total": 6, "ok": 3, "failed": 1, "skipped": 2, "interrupted": 0, "not_started": 0])
+        #expect(report["jobs"] as? Int == max(1, UsableCPUs.count / 2))
         // Nothing else in the output folder: no partial or temporary files.
         #expect(Set(try FileManager.default.subpathsOfDirectory(atPath: out.path)) == ["a-zoom.mp4", "c-zoom.mov", "sub", "sub/b-zoom.mp4"])
-        #expect(run.stdout.contains("5 files: 3 ok, 2 failed, 0 skipped"), "\(run.stdout)")
-        #expect(run.stderrLines.filter { $0.hasPrefix("batch: [") }.count == 4, "one progress line per file run (notes.mp4 is refused at probing): \(run.stderr)")
+        #expect(run.stdout.contains("6 files: 3 ok, 1 failed, 2 skipped"), "\(run.stdout)")
+        #expect(run.stderrLines.filter { $0.hasPrefix("batch: [") }.count == 4,
+                "one progress line per file run (notes.mp4 and readme.txt are skipped at probing): \(run.stderr)")
     }
 
     @Test("Ctrl-C: running files stop and leave nothing, no new file starts, exit 130; --skip-existing then finishes the rest")
@@ -160,7 +170,7 @@ struct BatchTests {
                 && a.hasSuffix("\(out.path)/a-zoom.mp4 (mp4)"), "\(a)")
         let b = try #require(lines.first { $0.contains("b.mp4") })
         #expect(b.contains("240x320") && b.contains("orientation rotate 90") && b.contains("\(out.path)/b-zoom.mp4"), "\(b)")
-        #expect(lines.contains { $0.contains("notes.mp4: would fail") })
+        #expect(lines.contains { $0.hasSuffix("notes.mp4: skip (not a media file)") }, "\(lines)")
         #expect(!Files.exists(out))
     }
 
@@ -188,11 +198,83 @@ struct BatchTests {
     func jobsShareTheCores() throws {
         let scratch = try Scratch()
         let input = try Self.mixedFolder(scratch)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = UsableCPUs.count
         let run = try CLI.cropzoom(["batch", "\(input.path)/a.mp4", "--out-dir", scratch.file("out").path, "--jobs", "\(cores * 2)",
                                     "--report", scratch.file("r.json").path, "--progress", "none"])
         #expect(run.status == 0 && run.stderr.contains("more than the \(cores) cores"), "\(run)")
         let report = try Self.report(scratch.file("r.json"))
         #expect(report["jobs"] as? Int == cores && report["threads_per_job"] as? Int == 1)
+    }
+
+    @Test("a re-run does not take the batch's own outputs as inputs: --out-dir inside the scanned folder, or itself")
+    func ownOutputsAreNotInputs() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        let sub = try scratch.folder("in/sub")
+        try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent("a.mp4"))
+        try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: sub.appendingPathComponent("b.mp4"))
+        let cz = Oracle.shellQuoted([try CLI.binary()])
+        let cases = [("zoomed", ["zoomed/a-zoom.mp4", "zoomed/sub/b-zoom.mp4"]),
+                     (".", ["a-zoom.mp4", "sub/b-zoom.mp4"])]
+        for (outDir, written) in cases {
+            let batch = "cd \(Oracle.shellQuoted([dir.path])) && \(cz) batch . --out-dir \(outDir) --progress none"
+            let first = try CLI.bash(batch)
+            #expect(first.status == 0 && first.stdout.contains("2 files: 2 ok"), "\(outDir): \(first)")
+            let again = try CLI.bash(batch + " --skip-existing")
+            #expect(again.status == 0 && again.stdout.contains("2 files: 0 ok, 0 failed, 2 skipped"),
+                    "\(outDir): \(again)")
+            for w in written { #expect(Files.exists(dir.appendingPathComponent(w)), "\(outDir): \(w)") }
+            try FileManager.default.removeItem(at: dir.appendingPathComponent(written[0]))
+            try FileManager.default.removeItem(at: dir.appendingPathComponent(written[1]))
+        }
+        let left = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
+        #expect(left == ["a.mp4", "sub", "sub/b.mp4", "zoomed", "zoomed/sub"], "no output of an output: \(left)")
+        // With -y, a file the scan found is never replaced, even when it looks like an earlier output.
+        let original = dir.appendingPathComponent("a-zoom.mp4")
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: original)
+        let before = try Data(contentsOf: original)
+        let replace = try CLI.cropzoom(["batch", dir.path, "--out-dir", dir.path, "-y", "--progress", "none"])
+        #expect(replace.status == 2 && replace.stderr.contains("a-zoom.mp4 is an input"), "\(replace)")
+        #expect(try Data(contentsOf: original) == before)
+    }
+
+    @Test("an empty shard (more shards than files) succeeds with a note and an empty report")
+    func emptyShard() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        for i in 1...2 {
+            let name = dir.appendingPathComponent("f\(i).mp4")
+            try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: name)
+        }
+        let report = scratch.file("r.json")
+        let out = scratch.file("out").path
+        let run = try CLI.cropzoom(["batch", dir.path, "--out-dir", out, "--shard", "3/3", "--report", report.path])
+        #expect(run.status == 0 && run.stderr.contains("note: shard 3/3 has no files (2 files in all)"), "\(run)")
+        #expect(run.stdout.contains("0 files: 0 ok, 0 failed, 0 skipped"), "\(run)")
+        #expect((try Self.report(report)["summary"] as? [String: Int])?["total"] == 0)
+        let dry = try CLI.cropzoom(["batch", dir.path, "--out-dir", out, "--shard", "3/3", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout.isEmpty, "\(dry)")
+        // No files at all is still bad usage.
+        let none = try CLI.cropzoom(["batch", try scratch.folder("empty").path, "--out-dir", out, "--shard", "1/2"])
+        #expect(none.status == 2 && none.stderr.contains("no files in"), "\(none)")
+    }
+
+    @Test("--include/--exclude: a pattern with / matches the path under the folder, one without the name; any case")
+    func includeExclude() throws {
+        let scratch = try Scratch()
+        let input = try Self.mixedFolder(scratch)
+        let out = scratch.file("out").path
+        func picked(_ args: [String]) throws -> [String] {
+            let run = try CLI.cropzoom(["batch", input.path, "--out-dir", out, "--dry-run"] + args)
+            try #require(run.status == 0, "\(args): \(run)")
+            let inputs = run.stdout.split(separator: "\n").map { $0.prefix { $0 != ":" } }
+            return inputs.map { String($0.dropFirst(input.path.count + 1)) }
+        }
+        #expect(try picked(["--include", "*.MP4"]) == ["a.mp4", "broken.mp4", "notes.mp4", "sub/b.mp4"])
+        #expect(try picked(["--include", "sub/*"]) == ["sub/b.mp4"])
+        #expect(try picked(["--include", "*.mp4", "--include", "*.mov", "--exclude", "sub/*", "--exclude", "no*"])
+                == ["a.mp4", "broken.mp4", "c.mov"])
+        let none = try CLI.cropzoom(["batch", input.path, "--out-dir", out, "--include", "*.avi"])
+        #expect(none.status == 2 && none.stderr.contains("that --include/--exclude keep"), "\(none)")
     }
 }

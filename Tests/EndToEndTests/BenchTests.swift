@@ -1,12 +1,13 @@
 // `cropzoom bench`: the JSON, CSV and SVG it writes, its arithmetic against the runs it reports,
 // thread counts beyond the machine, the ffmpeg comparison and the frame limit its runs use.
 
+import CropZoomKit
 import Foundation
 import Testing
 
 @Suite("Bench")
 struct BenchTests {
-    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+    static var cores: Int { UsableCPUs.count }
 
     static func json(_ run: CLIResult) throws -> [String: Any] {
         try #require(run.status == 0, "\(run)")

@@ -155,4 +155,80 @@ struct JobFileTests {
         #expect(bad.status == 2 && bad.errorLines.first?.contains("keep_start_time: must be true or false") == true,
                 "\(bad)")
     }
+
+    @Test("the README's job.yaml runs as written: output folders are created")
+    func readmeExample() throws {
+        let scratch = try Scratch()
+        let root = try #require(Oracle.packageRoot)
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "```yaml\n# job.yaml"))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let yaml = String(readme[readme.index(start.lowerBound, offsetBy: 8)..<end.lowerBound])
+        try yaml.write(to: scratch.file("job.yaml"), atomically: true, encoding: .utf8)
+        _ = try scratch.folder("raw")
+        // Inputs the example fits: an interview longer than its end (01:05.250), a phone clip the crop fits.
+        for (size, seconds, name) in [("320x180", "66", "interview.mov"), ("1920x1080", "1", "phone.mp4")] {
+            _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=2",
+                                                 "-t", seconds, "-c:v", "libx264", "-preset", "ultrafast",
+                                                 scratch.file("raw/\(name)").path])
+        }
+        let run = try CLI.cropzoom(["run", scratch.file("job.yaml").path, "--progress", "none"])
+        #expect(run.status == 0, "\(run)")
+        #expect(try Self.size(scratch.file("out/interview-face.mp4").path) == "1280,720")
+        #expect(try Self.size(scratch.file("out/phone-wide.mkv").path) == "1280,2276")
+    }
+
+    @Test("values transcode refuses stop the job before any clip runs (exit 2, clip and field named), and --dry-run")
+    func refusedBeforeTheFirstClip() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
+        let cases: [(String, String)] = [
+            ("preset: superslow", "clips[1] (a.mp4): preset: --preset superslow: libx264 presets are"),
+            ("crop: '5000:100'", "clips[1] (a.mp4): crop: --crop 5000:100 does not fit the 640x360 picture"),
+            ("start: 100", "clips[1] (a.mp4): start: "),
+        ]
+        for (setting, needle) in cases {
+            let job = scratch.file("job.yaml")
+            try "clips:\n  - {input: a.mp4, output: out/o1.mp4}\n  - {input: a.mp4, output: out/o2.mp4, \(setting)}\n"
+                .write(to: job, atomically: true, encoding: .utf8)
+            let run = try CLI.cropzoom(["run", job.path, "--progress", "none"])
+            #expect(run.status == 2 && run.stderrLines.count == 1 && run.stderr.contains(needle), "\(setting): \(run)")
+            #expect(!Files.exists(scratch.file("out")), "\(setting): a clip ran")
+            let dry = try CLI.cropzoom(["run", job.path, "--dry-run"])
+            #expect(dry.status == 2 && dry.stdout.contains("would fail: ") && dry.stdout.contains(needle),
+                    "\(setting): \(dry)")
+            #expect(dry.stderr.contains("1 of 2 clips would fail"), "\(setting): \(dry)")
+        }
+        do {
+            let job = scratch.file("missing.yaml")
+            try "clips:\n  - {input: missing.mp4, output: out/o.mp4}\n"
+                .write(to: job, atomically: true, encoding: .utf8)
+            let dry = try CLI.cropzoom(["run", job.path, "--dry-run"])
+            #expect(dry.status == 2 && dry.stdout.contains("missing.mp4: would fail"), "\(dry)")
+        }
+    }
+
+    @Test("-y replaces every clip's output, --skip-existing leaves them; together they are refused")
+    func overwriteAndSkipExisting() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: scratch.file("a.mp4"))
+        let job = scratch.file("job.yaml")
+        let text = "defaults: {preset: ultrafast}\nclips:\n"
+            + "  - {input: a.mp4, output: o/a1.mp4}\n  - {input: a.mp4, output: o/a2.mkv}\n"
+        try text.write(to: job, atomically: true, encoding: .utf8)
+        let first = try CLI.cropzoom(["run", job.path, "--progress", "none"])
+        #expect(first.status == 0 && first.stdout.contains("2 ok"), "\(first)")
+        let again = try CLI.cropzoom(["run", job.path])
+        #expect(again.status == 2 && again.stderr.contains("already exists"), "\(again)")
+        let skip = try CLI.cropzoom(["run", job.path, "--skip-existing", "--progress", "none"])
+        #expect(skip.status == 0 && skip.stdout.contains("0 ok, 0 failed, 2 skipped"), "\(skip)")
+        let marker = Data("x".utf8)
+        try marker.write(to: scratch.file("o/a1.mp4"))
+        let replace = try CLI.cropzoom(["run", job.path, "-y", "--progress", "none"])
+        #expect(replace.status == 0 && replace.stdout.contains("2 ok"), "\(replace)")
+        #expect(try Data(contentsOf: scratch.file("o/a1.mp4")) != marker)
+        #expect(try Oracle.decodedFrameHashes(scratch.file("o/a1.mp4").path).count == 1)
+        let both = try CLI.cropzoom(["run", job.path, "-y", "--skip-existing"])
+        #expect(both.status == 2 && both.stderrLines.count == 1 && both.stderr.contains("contradict"), "\(both)")
+    }
 }

@@ -190,4 +190,7 @@ void cz_warp_set_simd(cz_warp *w, int enabled);
 /// to a Gaussian); `tmp` holds max(w, h) ints.
 void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int radius, int passes, int *tmp);
 
+/// CPUs in the calling thread's affinity mask (`sched_getaffinity`, `CPU_COUNT_S`), 0 when unknown.
+int cz_affinity_cpu_count(void);
+
 #endif

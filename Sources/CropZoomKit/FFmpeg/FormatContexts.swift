@@ -19,7 +19,7 @@ final class InputFormat: @unchecked Sendable {
             throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
         }
         ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
-        let r = avformat_open_input(&ctx, url, nil, nil)
+        let r = RawPath.withCString(url) { avformat_open_input(&ctx, $0, nil, nil) }
         if r < 0 {
             var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
             if r == AVCode.invalidData && InputFormat.looksLikeISOMedia(url) {
@@ -44,9 +44,11 @@ final class InputFormat: @unchecked Sendable {
     /// True when the file starts with an MP4/MOV box (`ftyp`, `mdat`, `moov`, `free`, `wide`,
     /// `skip`): FFmpeg's mov demuxer refuses such a file only when it finds no `moov`.
     static func looksLikeISOMedia(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 8), head.count == 8 else { return false }
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 8)
+        guard head.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, 8) }) == 8 else { return false }
         let type = String(decoding: head[4..<8], as: UTF8.self)
         return ["ftyp", "mdat", "moov", "free", "wide", "skip"].contains(type)
     }
@@ -119,14 +121,14 @@ final class OutputFormat: @unchecked Sendable {
         self.displayPath = displayPath
         self.streaming = streaming
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = avformat_alloc_output_context2(&ctx, nil, formatName, displayPath)
+        let r = RawPath.withCString(displayPath) { avformat_alloc_output_context2(&ctx, nil, formatName, $0) }
         guard r >= 0, let c = ctx else {
             throw CropZoomError(.usage, path: displayPath,
                                 reason: "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, .mkv, .webm, .ts)")
         }
         // The muxer reopens `url` (faststart rewrites the file): point it at the temporary file.
         av_freep(&c.pointee.url)
-        c.pointee.url = av_strdup(path)
+        c.pointee.url = RawPath.withCString(path) { av_strdup($0) }
         pointer = c
     }
 
@@ -194,7 +196,8 @@ final class OutputFormat: @unchecked Sendable {
     func writeHeader(options: [String: String]) throws(CropZoomError) {
         var cb = AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil)
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
-            try check(avio_open2(&pointer.pointee.pb, path, AVIO_FLAG_WRITE, &cb, nil), .processing,
+            let opened = RawPath.withCString(path) { avio_open2(&pointer.pointee.pb, $0, AVIO_FLAG_WRITE, &cb, nil) }
+            try check(opened, .processing,
                       "creating the output file", path: displayPath)
             ioOpen = true
         }

@@ -59,10 +59,11 @@ final class AtomicOutput: @unchecked Sendable {
         self.target = target
         self.overwrite = overwrite || force
         var link = stat()
-        var info = stat()
-        let exists = lstat(target, &link) == 0
+        let exists = RawPath.withCString(target) { lstat($0, &link) } == 0
         let isLink = exists && link.st_mode & S_IFMT == S_IFLNK
-        let resolves = stat(target, &info) == 0
+        let status = RawPath.status(target)
+        let resolves = status != nil
+        let info = status ?? stat()
         if isLink && !resolves {
             throw CropZoomError(.usage, path: target, reason: "is a symbolic link to a file that does not exist")
         }
@@ -92,7 +93,7 @@ final class AtomicOutput: @unchecked Sendable {
             if !self.overwrite {
                 throw CropZoomError(.usage, path: target, reason: "already exists (use -y to overwrite)")
             }
-            if info.st_mode & 0o222 == 0 || access(target, W_OK) != 0, !force {
+            if info.st_mode & 0o222 == 0 || RawPath.withCString(target, { access($0, W_OK) }) != 0, !force {
                 throw CropZoomError(.usage, path: target, reason: "is read-only (use --force to replace it)")
             }
         }
@@ -102,8 +103,7 @@ final class AtomicOutput: @unchecked Sendable {
         keep = resolves ? (info.st_mode & 0o7777, info.st_uid, info.st_gid) : nil
         let url = URL(fileURLWithPath: real)
         let dir = url.deletingLastPathComponent().path
-        var dirInfo = stat()
-        guard stat(dir, &dirInfo) == 0, dirInfo.st_mode & S_IFMT == S_IFDIR else {
+        guard RawPath.isDirectory(dir) else {
             throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
         }
         let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent)
@@ -115,15 +115,15 @@ final class AtomicOutput: @unchecked Sendable {
             if !self.overwrite, let clash = AtomicOutput.existingFiles(matching: url.lastPathComponent, in: dir).first {
                 throw CropZoomError(.usage, path: target, reason: "\(clash) already exists (use -y to overwrite)")
             }
-            guard mkdir(temporary, 0o777) == 0 else {
+            guard RawPath.withCString(temporary, { mkdir($0, 0o777) }) == 0 else {
                 throw CropZoomError(.processing, what: "creating a temporary folder", path: temporary,
                                     reason: String(cString: strerror(errno)))
             }
-            lockDescriptor = open(temporary, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            lockDescriptor = RawPath.withCString(temporary) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         } else {
             kind = .file
             writePath = temporary
-            lockDescriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            lockDescriptor = RawPath.withCString(temporary) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
             if lockDescriptor < 0 {
                 throw CropZoomError(.processing, what: "creating the output file", path: target,
                                     reason: String(cString: strerror(errno)))
@@ -151,33 +151,33 @@ final class AtomicOutput: @unchecked Sendable {
 
     /// `realpath(3)`.
     private static func realPath(_ path: String) -> String? {
-        guard let p = realpath(path, nil) else { return nil }
+        guard let p = RawPath.withCString(path, { realpath($0, nil) }) else { return nil }
         defer { free(p) }
-        return String(cString: p)
+        return RawPath.string(cString: p)
     }
 
     /// Removes temporaries named `prefix` + PID in `dir` whose lock no process holds (their run
     /// was killed), and says so.
     static func removeStale(in dir: String, prefix: String, notice: (String) -> Void) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
+        guard let names = RawPath.contents(ofDirectory: dir) else { return }
         for name in names where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
             // A live process keeps it (an older cropzoom did not lock its temporaries).
             if kill(pid, 0) == 0 || errno != ESRCH { continue }
             let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
             guard fd >= 0 else { continue }
             let free = flock(fd, LOCK_EX | LOCK_NB) == 0
             close(fd)
             guard free else { continue }
-            guard (try? FileManager.default.removeItem(atPath: path)) != nil else { continue }
+            guard removeTree(path) else { continue }
             notice("removed \(path), left by an earlier run (process \(pid)) that did not finish")
         }
     }
 
     /// Files in `dir` an image2/segment pattern (`%d`, `%03d`) or a playlist name would write.
     static func existingFiles(matching pattern: String, in dir: String) -> [String] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        guard let names = RawPath.contents(ofDirectory: dir) else { return [] }
         guard let regex = patternExpression(pattern) else {
             return names.contains(pattern) ? [pattern] : []
         }
@@ -220,18 +220,18 @@ final class AtomicOutput: @unchecked Sendable {
             return
         case .file:
             if let keep {
-                _ = chmod(temporary, keep.mode)
-                _ = chown(temporary, keep.uid, keep.gid)
+                _ = RawPath.withCString(temporary) { chmod($0, keep.mode) }
+                _ = RawPath.withCString(temporary) { chown($0, keep.uid, keep.gid) }
             }
             try move(temporary, to: destination)
         case .folder:
             let dir = URL(fileURLWithPath: destination).deletingLastPathComponent()
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+            let names = RawPath.contents(ofDirectory: temporary) ?? []
             // Segments first, the playlist (the name the user gave) last.
             let ordered = names.filter { $0 != URL(fileURLWithPath: destination).lastPathComponent }.sorted()
                 + names.filter { $0 == URL(fileURLWithPath: destination).lastPathComponent }
             if !overwrite {
-                for name in ordered where access(dir.appendingPathComponent(name).path, F_OK) == 0 {
+                for name in ordered where RawPath.exists(dir.appendingPathComponent(name).path) {
                     discard()
                     throw CropZoomError(.usage, path: dir.appendingPathComponent(name).path,
                                         reason: "already exists (use -y to overwrite)")
@@ -241,14 +241,16 @@ final class AtomicOutput: @unchecked Sendable {
                 let from = URL(fileURLWithPath: temporary).appendingPathComponent(name).path
                 try move(from, to: dir.appendingPathComponent(name).path)
             }
-            rmdir(temporary)
+            _ = RawPath.withCString(temporary) { rmdir($0) }
         }
         committed = true
         releaseLock()
     }
 
     private func move(_ from: String, to: String) throws(CropZoomError) {
-        let r: Int32 = overwrite ? (rename(from, to) == 0 ? 0 : -errno) : cz_rename_noreplace(from, to)
+        let r: Int32 = RawPath.withCString(from) { f in
+            RawPath.withCString(to) { t in overwrite ? (rename(f, t) == 0 ? 0 : -errno) : cz_rename_noreplace(f, t) }
+        }
         if r != 0 {
             discard()
             let reason = r == -EEXIST ? "already exists (use -y to overwrite)" : String(cString: strerror(-r))
@@ -263,14 +265,20 @@ final class AtomicOutput: @unchecked Sendable {
         }
     }
 
+    /// Removes a file, or a folder with the files in it (`unlink`, `rmdir`); true when it is gone.
+    @discardableResult
+    static func removeTree(_ path: String) -> Bool {
+        if RawPath.withCString(path, { unlink($0) }) == 0 { return true }
+        for name in RawPath.contents(ofDirectory: path) ?? [] {
+            _ = RawPath.withCString(URL(fileURLWithPath: path).appendingPathComponent(name).path) { unlink($0) }
+        }
+        return RawPath.withCString(path) { rmdir($0) } == 0
+    }
+
     /// Removes the temporary file or folder (if any); a stream is left as it is.
     func discard() {
         if !committed && kind != .stream {
-            if kind == .folder {
-                try? FileManager.default.removeItem(atPath: temporary)
-            } else {
-                unlink(temporary)
-            }
+            _ = AtomicOutput.removeTree(temporary)
         }
         releaseLock()
     }
@@ -282,9 +290,7 @@ final class AtomicOutput: @unchecked Sendable {
 /// yet — the same path once symlinks are resolved. (Outputs are checked against inputs with it.)
 public enum FileIdentity {
     public static func same(_ a: String, _ b: String) -> Bool {
-        var sa = stat()
-        var sb = stat()
-        if stat(a, &sa) == 0 && stat(b, &sb) == 0 {
+        if let sa = RawPath.status(a), let sb = RawPath.status(b) {
             return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
         }
         let ra = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path

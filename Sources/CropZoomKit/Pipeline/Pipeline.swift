@@ -162,7 +162,7 @@ public final class Pipeline {
     /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
     static func checkInput(_ path: String) throws(CropZoomError) {
         var st = stat()
-        guard stat(path, &st) == 0 else {
+        guard RawPath.withCString(path, { stat($0, &st) }) == 0 else {
             throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
         }
         if st.st_mode & S_IFMT == S_IFDIR {
@@ -171,7 +171,7 @@ public final class Pipeline {
         if st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 {
             throw CropZoomError(.inputUnreadable, path: path, reason: "empty file (0 bytes)")
         }
-        guard access(path, R_OK) == 0 else {
+        guard RawPath.withCString(path, { access($0, R_OK) }) == 0 else {
             throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
         }
     }

@@ -131,6 +131,40 @@ final class VideoEncoder: @unchecked Sendable {
         return n >= 2 ? n : nil
     }
 
+    /// The `--crf` values `codec` takes: its "crf" AVOption's range where that is bounded (libvpx,
+    /// libaom, SVT-AV1: 0–63; the option's -1 means "unset"), else the encoder's own (x264/x265
+    /// declare -1…FLT_MAX and clamp to 51); nil for an encoder without a known range.
+    static func crfRange(_ codec: UnsafePointer<AVCodec>) -> ClosedRange<Double>? {
+        var cls = codec.pointee.priv_class
+        let option = cls == nil ? nil : withUnsafeMutablePointer(to: &cls) {
+            av_opt_find(UnsafeMutableRawPointer($0), "crf", nil, 0, AV_OPT_SEARCH_FAKE_OBJ)
+        }
+        if let option, option.pointee.max < 1000 { return max(0, option.pointee.min)...option.pointee.max }
+        return ["libx264", "libx264rgb", "libx265"].contains(String(cString: codec.pointee.name)) ? 0...51 : nil
+    }
+
+    /// Encoders that use `--crf` and `--bitrate` together (constrained quality: the quality,
+    /// capped at the bit rate); every other encoder would ignore one of them.
+    static let constrainedQuality: Set<String> = ["libvpx", "libvpx-vp9", "libaom-av1"]
+
+    /// Refuses rate settings `codec` would clamp or ignore: a `--crf` outside its range, `--crf`
+    /// with `--bitrate` (but for constrained quality), `--bitrate` for a lossless-only encoder.
+    static func checkRateControl(codec: UnsafePointer<AVCodec>, crf: Double?, bitrate: Int?) throws(CropZoomError) {
+        let name = String(cString: codec.pointee.name)
+        let props = avcodec_descriptor_get(codec.pointee.id)?.pointee.props ?? 0
+        if bitrate != nil && props & AV_CODEC_PROP_LOSSLESS != 0 && props & AV_CODEC_PROP_LOSSY == 0 {
+            throw CropZoomError(.usage, reason: "--bitrate: \(name) is lossless and has no bit rate to set")
+        }
+        if let crf, let range = crfRange(codec), !range.contains(crf) {
+            let f = { (v: Double) in String(format: "%g", v) }
+            let takes = "\(f(range.lowerBound))–\(f(range.upperBound))"
+            throw CropZoomError(.usage, reason: "--crf \(f(crf)): \(name) takes \(takes)")
+        }
+        if crf != nil && bitrate != nil && !constrainedQuality.contains(name) {
+            throw CropZoomError(.usage, reason: "use one of --crf or --bitrate: \(name) would ignore one of them")
+        }
+    }
+
     /// The presets x264 and x265 know (`x264_preset_names`, `x265_preset_names`).
     static let x26xPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
@@ -160,6 +194,7 @@ final class VideoEncoder: @unchecked Sendable {
         if let preset = s.preset, name == "libx264" || name == "libx265", !VideoEncoder.x26xPresets.contains(preset) {
             throw CropZoomError(.usage, reason: "--preset \(preset): \(name) presets are \(VideoEncoder.x26xPresets.joined(separator: ", "))")
         }
+        try VideoEncoder.checkRateControl(codec: s.codec, crf: s.crf, bitrate: s.bitrate)
         var options: [String: String] = [:]
         if let crf = s.crf { options["crf"] = String(crf) }
         if let preset = s.preset { options["preset"] = preset }

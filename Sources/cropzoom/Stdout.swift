@@ -1,0 +1,23 @@
+import CropZoomKit
+import Foundation
+
+/// Standard output for text that may hold paths: written with write(2), each byte a path kept
+/// as U+10FF00 + byte (`RawPath`) written as that byte again, so a name that is not UTF-8 reads
+/// as it is on disk.
+enum Stdout {
+    static func write(_ text: String) {
+        RawPath.data(text).withUnsafeBytes { (b: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < b.count {
+                let n = Foundation.write(1, b.baseAddress! + offset, b.count - offset)
+                if n > 0 {
+                    offset += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+// Options that were accepted and then clamped or ignored are refused (exit 2, one line, nothing
+// written); the messages of a forgotten -o, --null and `help` with an unknown command.
+
+import Foundation
+import Testing
+
+@Suite("Option checks")
+struct OptionCheckTests {
+    @Test("--crf outside the encoder's range, --crf with --bitrate, --bitrate when lossless: exit 2, nothing written")
+    func rateSettings() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let cases: [([String], String, String)] = [
+            (["--crf", "60"], "x.mp4", "--crf 60: libx264 takes 0–51"),
+            (["--codec", "libx265", "--crf", "52"], "x.mkv", "--crf 52: libx265 takes 0–51"),
+            (["--crf", "20", "--bitrate", "1M"], "x.mp4", "use one of --crf or --bitrate"),
+            (["--codec", "ffv1", "--bitrate", "4M"], "x.mkv", "--bitrate: ffv1 is lossless"),
+            (["--codec", "huffyuv", "--bitrate", "4M"], "x.avi", "--bitrate: huffyuv is lossless"),
+            (["--codec", "utvideo", "--bitrate", "4M"], "x.avi", "--bitrate: utvideo is lossless"),
+            (["--codec", "png", "--bitrate", "4M"], "x.avi", "--bitrate: png is lossless"),
+            (["--codec", "rawvideo", "--bitrate", "4M"], "x.nut", "--bitrate: rawvideo is lossless"),
+        ]
+        for (args, name, needle) in cases {
+            let run = try CLI.cropzoom([input, "-o", scratch.file(name).path, "--progress", "none"] + args)
+            #expect(run.status == 2 && run.errorLines.count == 1 && run.stderr.contains(needle), "\(args): \(run)")
+            #expect(Files.names(in: scratch.url).isEmpty, "\(args): something was written")
+        }
+        // VP9 uses both (constrained quality: the crf's quality, capped at the bit rate).
+        let vp9 = try CLI.cropzoom([input, "-o", scratch.file("cq.webm").path, "--crf", "30", "--bitrate", "300k",
+                                    "--duration", "0.5", "--progress", "none"])
+        #expect(vp9.status == 0 && Files.exists(scratch.file("cq.webm")), "\(vp9)")
+    }
+
+    @Test("cropzoom IN OUT: the missing -o is named with the command meant; a stray word is refused")
+    func missingOutputHint() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("one-frame.mp4").path
+        let out = scratch.file("out.mp4").path
+        let run = try CLI.cropzoom([input, out])
+        #expect(run.status == 2 && run.errorLines.count == 1
+                && run.stderr.contains("missing -o OUTPUT (did you mean: cropzoom \(input) -o \(out)?)"), "\(run)")
+        let stray = try CLI.cropzoom([input, "-o", out, "extra.mp4"])
+        #expect(stray.status == 2 && stray.stderr.contains("unexpected argument 'extra.mp4'"), "\(stray)")
+        #expect(!Files.exists(scratch.file("out.mp4")) && !Files.exists(scratch.file("extra.mp4")))
+        let plain = try CLI.cropzoom([input])
+        #expect(plain.status == 2 && plain.stderr.contains("missing -o OUTPUT (see"), "\(plain)")
+    }
+
+    @Test("--null: the summary says nothing was written")
+    func nullSummary() throws {
+        let run = try CLI.cropzoom([try Files.sample("one-frame.mp4").path, "--null", "--progress", "none"])
+        #expect(run.status == 0 && run.stderr.hasPrefix("cropzoom: nothing written (--null): 320x240 libx264"),
+                "\(run)")
+        #expect(!run.stderr.contains("(null)"), "\(run)")
+    }
+
+    @Test("help with an unknown command: exit 2 naming it; help with a known one: exit 0")
+    func helpUnknownCommand() throws {
+        let bad = try CLI.cropzoom(["help", "nonsense"])
+        #expect(bad.status == 2 && bad.errorLines.count == 1 && bad.stderr.contains("unknown command 'nonsense'")
+                && bad.stdout.isEmpty, "\(bad)")
+        let good = try CLI.cropzoom(["help", "batch"])
+        #expect(good.status == 0 && good.stdout.contains("--out-dir"), "\(good)")
+        #expect(try CLI.cropzoom(["help"]).status == 0)
+    }
+}
