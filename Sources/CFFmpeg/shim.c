@@ -108,19 +108,31 @@ void cz_counter_free(void *counter) { free(counter); }
 
 // MARK: - Muxing
 
-int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in) {
+int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in, int64_t from, int64_t to, int64_t shift) {
     if (in->nb_chapters == 0) return 0;
     AVChapter **list = av_realloc_array(out->chapters, out->nb_chapters + in->nb_chapters, sizeof(*list));
     if (!list) return AVERROR(ENOMEM);
     out->chapters = list;
     for (unsigned i = 0; i < in->nb_chapters; i++) {
         const AVChapter *c = in->chapters[i];
+        int64_t start = c->start, end = c->end;
+        if (from != INT64_MIN) {
+            int64_t f = av_rescale_q(from, AV_TIME_BASE_Q, c->time_base);
+            if (end <= f) continue;
+            if (start < f) start = f;
+        }
+        if (to != INT64_MAX) {
+            int64_t t = av_rescale_q(to, AV_TIME_BASE_Q, c->time_base);
+            if (start >= t) continue;
+            if (end > t) end = t;
+        }
+        int64_t s = av_rescale_q(shift, AV_TIME_BASE_Q, c->time_base);
         AVChapter *n = av_mallocz(sizeof(*n));
         if (!n) return AVERROR(ENOMEM);
         n->id = c->id;
         n->time_base = c->time_base;
-        n->start = c->start;
-        n->end = c->end;
+        n->start = start - s;
+        n->end = end - s;
         if (av_dict_copy(&n->metadata, c->metadata, 0) < 0) { av_free(n); return AVERROR(ENOMEM); }
         out->chapters[out->nb_chapters++] = n;
     }

@@ -105,4 +105,28 @@ struct TrimTests {
         // 0.5–2.5 s becomes 0–1.5 s of the output; 3.0–4.0 s becomes 2.0–2.5 s.
         #expect(shown == [[0, 1.5], [2, 0.5]], "subtitle (start, duration) in the output: \(shown)")
     }
+
+    @Test("chapters are cut to the range and moved with the streams")
+    func chaptersCut() throws {
+        let scratch = try Scratch()
+        let metadata = scratch.file("chapters.txt")
+        var text = ";FFMETADATA1\n"
+        for (start, end, title) in [(0, 1000, "one"), (1000, 3000, "two"), (3000, 5000, "three")] {
+            text += "[CHAPTER]\nTIMEBASE=1/1000\nSTART=\(start)\nEND=\(end)\ntitle=\(title)\n"
+        }
+        try Data(text.utf8).write(to: metadata)
+        let input = scratch.file("chapters.mkv").path
+        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                                         "testsrc=size=160x120:rate=25:duration=5", "-i", metadata.path,
+                                         "-map_metadata", "1", "-map_chapters", "1", "-c:v", "libx264", input])
+        let output = scratch.file("out.mkv").path
+        let run = try CLI.cropzoom([input, "-o", output, "--start", "1.5", "--end", "3.5"])
+        try #require(run.status == 0, "\(run)")
+        let lines = try Oracle.runChecked("ffprobe", ["-v", "error", "-show_entries",
+                                                     "chapter=start_time,end_time:chapter_tags=title", "-of", "csv=p=0",
+                                                     output]).stdout
+            .split(separator: "\n").map(String.init)
+        // "two" (1–3 s) becomes 0–1.5 s, "three" (3–5 s) 1.5–2 s; "one" (0–1 s) is outside.
+        #expect(lines == ["0.000000,1.500000,two", "1.500000,2.000000,three"], "\(lines)")
+    }
 }

@@ -91,8 +91,10 @@ void cz_counter_free(void *counter);
 // MARK: - Muxing
 
 /// Copies the input's chapters (times, ids, metadata) to the output, as the ffmpeg CLI does;
-/// there is no public libavformat call for it. Returns 0 or a negative AVERROR.
-int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in);
+/// there is no public libavformat call for it. Only chapters overlapping [from, to) are kept,
+/// cut to it and moved back by `shift` (all three in AV_TIME_BASE units; INT64_MIN / INT64_MAX
+/// for no limit). Returns 0 or a negative AVERROR.
+int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in, int64_t from, int64_t to, int64_t shift);
 
 // MARK: - Plane kernels
 

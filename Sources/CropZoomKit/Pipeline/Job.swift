@@ -353,7 +353,6 @@ final class Job: @unchecked Sendable {
         self.audioCopied = audioCopied; self.audioReencoded = audioReencoded
         self.otherCopied = otherCopied; self.dropped = dropped
         av_dict_copy(&output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
-        try check(cz_copy_chapters(output.pointer, input.pointer), "copying chapters", path: cfg.output)
         // Trim: every stream's window, then a seek to a key frame before it (a second early, so
         // frames a B-frame delay before a key frame's decode time are not skipped).
         let subtitles = (0..<input.streamCount).map {
@@ -403,6 +402,17 @@ final class Job: @unchecked Sendable {
             startTime = videoStream.pointee.start_time != AVCode.noPTS
                 ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) - shift : 0
         }
+        // Chapters: cut to the trim and moved with the streams.
+        let second = Double(AV_TIME_BASE)
+        let window = trimRange.map { r -> (Int64, Int64, Int64) in
+            let fileStart = input.pointer.pointee.start_time != AVCode.noPTS
+                ? Double(input.pointer.pointee.start_time) / second : 0
+            let from = Int64(((fileStart + r.start) * second).rounded())
+            let to = r.end.map { Int64(((fileStart + $0) * second).rounded()) } ?? .max
+            return (from, to, cfg.keepStartTime ? 0 : from)
+        } ?? (.min, .max, 0)
+        try check(cz_copy_chapters(output.pointer, input.pointer, window.0, window.1, window.2), "copying chapters",
+                  path: cfg.output)
         try muxer.writeHeader()
     }
 
