@@ -25,10 +25,8 @@ struct InputStreamTests {
         let scratch = try Scratch()
         let input = scratch.file("late.ts").path
         // The audio's first packet comes at 10 s, after the 7 s FFmpeg probes an MPEG-TS for.
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y",
-                                         "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=12",
-                                         "-itsoffset", "10", "-f", "lavfi", "-i", "sine=duration=2",
-                                         "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", input])
+        try Oracle.makeClip(input, seconds: 12, extra: ["-itsoffset", "10", "-f", "lavfi", "-i", "sine=duration=2",
+                                                        "-preset", "ultrafast", "-c:a", "aac"])
         let audio = try #require(try Oracle.streams(input).first { $0.codecType == "audio" })
         try #require(audio.sampleRate == nil || audio.sampleRate == 0, "the sample's audio should look unknown")
         let output = scratch.file("out.mp4").path

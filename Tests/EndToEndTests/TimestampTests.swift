@@ -52,9 +52,7 @@ struct TimestampTests {
     func mp4StartKept() throws {
         let scratch = try Scratch()
         let input = scratch.file("offset.mp4").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=160x120:rate=30:duration=2", "-c:v", "libx264",
-                                         "-output_ts_offset", "10", input])
+        try Oracle.makeClip(input, seconds: 2, rate: 30, extra: ["-output_ts_offset", "10"])
         let output = scratch.file("out.mp4").path
         let run = try CLI.cropzoom([input, "-o", output])
         try #require(run.status == 0, "\(run)")
@@ -65,8 +63,7 @@ struct TimestampTests {
     func coarseContainerTimes() throws {
         let scratch = try Scratch()
         let input = scratch.file("fast.mp4").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=160x120:rate=2000:duration=0.1", "-c:v", "libx264", input])
+        try Oracle.makeClip(input, seconds: 0.1, rate: 2000)
         let mkv = scratch.file("out.mkv").path
         let run = try CLI.cropzoom([input, "-o", mkv])
         try #require(run.status == 0, "\(run)")
@@ -84,9 +81,7 @@ struct TimestampTests {
     func startPastEnd() throws {
         let scratch = try Scratch()
         let input = scratch.file("offset.mp4").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=160x120:rate=30:duration=4", "-c:v", "libx264",
-                                         "-output_ts_offset", "10", input])
+        try Oracle.makeClip(input, seconds: 4, rate: 30, extra: ["-output_ts_offset", "10"])
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "10"])
         #expect(run.status == 2, "\(run)")
         #expect(run.errorLines.count == 1 && run.errorLines[0].contains("past the end of the file (4.000 s"),
@@ -98,9 +93,7 @@ struct TimestampTests {
     func rangeWithoutVideo() throws {
         let scratch = try Scratch()
         let input = scratch.file("av.mp4").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=160x120:rate=30:duration=2", "-f", "lavfi", "-i",
-                                         "sine=duration=5", "-c:v", "libx264", "-c:a", "aac", input])
+        try Oracle.makeClip(input, seconds: 2, rate: 30, extra: ["-f", "lavfi", "-i", "sine=duration=5", "-c:a", "aac"])
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "3", "--end", "4"])
         #expect(run.status == 2, "\(run)")
         #expect(run.errorLines.count == 1

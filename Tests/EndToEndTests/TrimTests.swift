@@ -94,9 +94,7 @@ struct TrimTests {
         let srt = scratch.file("s.srt")
         try Data("1\n00:00:00,500 --> 00:00:02,500\nhello\n\n2\n00:00:03,000 --> 00:00:04,000\nlater\n".utf8).write(to: srt)
         let input = scratch.file("sub.mkv").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=160x120:rate=25:duration=5", "-i", srt.path,
-                                         "-c:v", "libx264", "-c:s", "srt", input])
+        try Oracle.makeClip(input, seconds: 5, extra: ["-i", srt.path, "-c:s", "srt"])
         let output = scratch.file("out.mkv").path
         let run = try CLI.cropzoom([input, "-o", output, "--start", "1", "--end", "3.5", "--threads", threads])
         try #require(run.status == 0, "\(run)")
@@ -116,9 +114,7 @@ struct TrimTests {
         }
         try Data(text.utf8).write(to: metadata)
         let input = scratch.file("chapters.mkv").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=160x120:rate=25:duration=5", "-i", metadata.path,
-                                         "-map_metadata", "1", "-map_chapters", "1", "-c:v", "libx264", input])
+        try Oracle.makeClip(input, seconds: 5, extra: ["-i", metadata.path, "-map_metadata", "1", "-map_chapters", "1"])
         let output = scratch.file("out.mkv").path
         let run = try CLI.cropzoom([input, "-o", output, "--start", "1.5", "--end", "3.5"])
         try #require(run.status == 0, "\(run)")
