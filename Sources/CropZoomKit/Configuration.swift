@@ -16,12 +16,17 @@ public struct TranscodeConfiguration: Sendable {
     /// YUV or grey, same range, not the area filter) and swscale for the rest (`auto`); only zimg
     /// (an error where it cannot); only swscale.
     public enum Kernel: String, Sendable, CaseIterable { case auto, zimg, swscale }
+    /// Deinterlacing: `auto` frames the decoder flags interlaced, `on` every frame, `off` none.
+    public enum Deinterlace: String, Sendable, CaseIterable { case auto, on, off }
 
     public var input: String
     public var output: String
     public var geometry = GeometryRequest()
     public var scaler: Scaler = .bicubic
     public var kernel: Kernel = .auto
+    /// Interlaced frames are deinterlaced before scaling (one field kept, the other rebuilt from
+    /// it); see ``Deinterlace``.
+    public var deinterlace: Deinterlace = .auto
 
     /// Encoder name (`libx264`, `libvpx-vp9`, …); nil = from the output container.
     public var codec: String? = nil

@@ -76,6 +76,9 @@ struct GeometryOptions: ParsableArguments {
     @Option(help: "Scaling library: auto (zimg for planar YUV and grey above 8 bits, swscale for 8-bit pictures and the rest), zimg (fail where it cannot), swscale.")
     var kernel: TranscodeConfiguration.Kernel = .auto
 
+    @Option(help: "auto: deinterlace the frames the decoder flags interlaced (one field kept, the other rebuilt from it); on: every frame; off: none.")
+    var deinterlace: TranscodeConfiguration.Deinterlace = .auto
+
     @Option(help: "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); ignore: work on the coded pixels and keep the input's display matrix and aspect.")
     var orientation: GeometryRequest.OrientationMode = .auto
 
@@ -337,6 +340,7 @@ extension GeometryRequest.Flip: ExpressibleByArgument {}
 extension GeometryRequest.OrientationMode: ExpressibleByArgument {}
 extension TranscodeConfiguration.Scaler: ExpressibleByArgument {}
 extension TranscodeConfiguration.Kernel: ExpressibleByArgument {}
+extension TranscodeConfiguration.Deinterlace: ExpressibleByArgument {}
 extension TranscodeConfiguration.AudioMode: ExpressibleByArgument {}
 extension TranscodeConfiguration.ProgressMode: ExpressibleByArgument {}
 extension Track.Ease: ExpressibleByArgument {}
@@ -357,6 +361,7 @@ extension GeometryOptions {
         if let flip { a += ["--flip", flip.rawValue] }
         if scaler != .bicubic { a += ["--scaler", scaler.rawValue] }
         if kernel != .auto { a += ["--kernel", kernel.rawValue] }
+        if deinterlace != .auto { a += ["--deinterlace", deinterlace.rawValue] }
         if orientation != .auto { a += ["--orientation", orientation.rawValue] }
         return a
     }
@@ -386,6 +391,7 @@ extension TranscodeConfiguration {
         background = GeometryOptions.parseBackground(geometry.background) ?? .color(red: 0, green: 0, blue: 0)
         scaler = geometry.scaler
         kernel = geometry.kernel
+        deinterlace = geometry.deinterlace
         (start, end) = trim.range
         keepStartTime = trim.keepStartTime
         codec = encoding.codec

@@ -41,7 +41,7 @@ struct RunJobFile: ParsableCommand {
     /// The settings a clip (or `defaults`) may give, and the transcode option each becomes.
     static let settings: [String: String] = [
         "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop", "size": "--size", "rotate": "--rotate", "transform": "--transform",
-        "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel",
+        "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel", "deinterlace": "--deinterlace",
         "start": "--start", "end": "--end", "duration": "--duration", "keep_start_time": "--keep-start-time",
         "codec": "--codec", "crf": "--crf", "preset": "--preset", "bitrate": "--bitrate", "pix_fmt": "--pix-fmt",
         "audio": "--audio",

@@ -62,6 +62,7 @@ struct BenchOptionTests {
         "kernel": "zimg", "orientation": "ignore", "start": "1.5", "end": "4", "duration": "2", "codec": "libx265",
         "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
         "keep-start-time": "",   // a flag: no value
+        "deinterlace": "off",
     ]
 
     @Test("every option of the groups passed on (Geometry, Trim, Encoding, Streams) survives arguments() and is a job-file setting")

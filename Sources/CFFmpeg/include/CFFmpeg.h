@@ -103,6 +103,12 @@ int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in, int64_t fr
 ///   (sx, sy) = (ox + xx * x + xy * y, oy + yx * x + yy * y)
 /// where (xx, xy, yx, yy) are -1, 0 or 1 and (ox, oy) is the source start. `elem` is the size of
 /// one element in bytes (1, 2 for 16-bit samples, 2 or 4 for interleaved chroma, 3/4 for RGB).
+/// Deinterlaces one plane (`bytes` 1 or 2 per sample): the lines of parity `keep` (0: the top
+/// field's, 1: the bottom field's) are copied, the others rebuilt from their neighbours by an
+/// edge-directed average (directions -2…+2, as yadif's spatial check).
+void cz_deinterlace_plane(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst, ptrdiff_t dst_stride,
+                          int width, int height, int bytes, int keep);
+
 void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride,
                          int dst_w, int dst_h, int elem,
                          int ox, int oy, int xx, int xy, int yx, int yy);

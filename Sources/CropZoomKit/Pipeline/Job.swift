@@ -466,7 +466,8 @@ final class Job: @unchecked Sendable {
         return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
                            scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
                            frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start },
-                           background: configuration.background)
+                           background: configuration.background, deinterlace: configuration.deinterlace,
+                           topFieldFirst: ![AV_FIELD_BB, AV_FIELD_BT].contains(decoder.context.pointer.pointee.field_order))
     }
 
     /// Moves a rendered frame's timestamps into the encoder's time base when they differ.

@@ -52,12 +52,22 @@ final class Transformer: @unchecked Sendable {
     /// The YUV matrix of an RGB ↔ YUV conversion (`Scaler.Key.matrix`).
     let matrix: AVColorSpace
 
+    /// Which frames are deinterlaced, and the field order when a frame does not say (`on` with a
+    /// progressive-flagged frame): the stream's, top first by default.
+    let deinterlace: TranscodeConfiguration.Deinterlace
+    let topFieldFirst: Bool
+    /// The deinterlaced picture (made once per size and format).
+    private var fields: Frame?
+
     init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
          matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED,
          scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
          frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
-         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0)) {
+         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0),
+         deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true) {
         self.plan = plan
+        self.deinterlace = deinterlace
+        self.topFieldFirst = topFieldFirst
         self.frameTime = frameTime
         self.background = background
         self.filter = scaler
@@ -110,7 +120,8 @@ final class Transformer: @unchecked Sendable {
         out.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
     }
 
-    private func draw(_ input: Frame, into out: Frame) throws(CropZoomError) {
+    private func draw(_ decoded: Frame, into out: Frame) throws(CropZoomError) {
+        let input = try deinterlaced(decoded)
         let inFormat = input.pixelFormat
         guard let inInfo = PixelFormatInfo(inFormat), !inInfo.isHardware, !inInfo.isBitstream else {
             throw CropZoomError(.processing, what: "transforming",
@@ -173,6 +184,53 @@ final class Transformer: @unchecked Sendable {
     /// Crops `window` out of `input` and scales it into `dst`: zimg when it takes the
     /// conversion (and `kernel` allows it), else swscale from the window's plane pointers
     /// (`srcPlanes`, set by `draw`).
+    /// Whether `frame` is deinterlaced (`--deinterlace`), and which field is kept: the first in
+    /// time (`top_field_first`), so the picture shows the frame's first instant.
+    func keptField(_ frame: Frame) -> Int32? {
+        let f = frame.pointer.pointee
+        switch deinterlace {
+        case .off: return nil
+        case .auto where f.interlaced_frame == 0: return nil
+        default:
+            let top = f.interlaced_frame != 0 ? f.top_field_first != 0 : topFieldFirst
+            return top ? 0 : 1
+        }
+    }
+
+    /// `input` with one field kept and the other rebuilt from it (`cz_deinterlace_plane`) in a
+    /// picture made once; `input` itself when it is not deinterlaced, or not planar YUV/grey.
+    private func deinterlaced(_ input: Frame) throws(CropZoomError) -> Frame {
+        guard let keep = keptField(input), let info = PixelFormatInfo(input.pixelFormat), info.isZimgPlanar else {
+            return input
+        }
+        if fields == nil || fields!.width != input.width || fields!.height != input.height
+            || fields!.pixelFormat != input.pixelFormat {
+            fields = try Frame(width: input.width, height: input.height, format: input.pixelFormat)
+        }
+        let target = fields!
+        let bytes = Int32((info.bitDepth + 7) / 8)
+        for i in 0..<info.planeCount {
+            let (w, h) = info.planeSize(i, width: input.width, height: input.height)
+            guard let src = input.pointer.pointee.dataPlane(i), let dst = target.pointer.pointee.dataPlane(i) else {
+                continue
+            }
+            cz_deinterlace_plane(src, Int(input.pointer.pointee.linesizePlane(i)), dst,
+                                 Int(target.pointer.pointee.linesizePlane(i)), Int32(w), Int32(h), bytes, keep)
+        }
+        let from = input.pointer
+        let to = target.pointer
+        to.pointee.pts = from.pointee.pts
+        to.pointee.best_effort_timestamp = from.pointee.best_effort_timestamp
+        to.pointee.pkt_duration = from.pointee.pkt_duration
+        to.pointee.color_range = from.pointee.color_range
+        to.pointee.colorspace = from.pointee.colorspace
+        to.pointee.color_primaries = from.pointee.color_primaries
+        to.pointee.color_trc = from.pointee.color_trc
+        to.pointee.chroma_location = from.pointee.chroma_location
+        to.pointee.sample_aspect_ratio = from.pointee.sample_aspect_ratio
+        return target
+    }
+
     private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
                        format dstFormat: AVPixelFormat, chroma: (h: Int64, v: Int64)? = nil,
                        fallback: Bool = false) throws(CropZoomError) {
