@@ -331,3 +331,53 @@ extension StreamRoutingTests {
                 "\(notes.count) notes: \(notes.prefix(3))")
     }
 }
+
+extension StreamRoutingTests {
+    /// The HDR10 values of a side-data list (mastering display fields as numbers, MaxCLL, MaxFALL).
+    static func hdrValues(_ object: [String: Any]) -> [String: Double] {
+        var values: [String: Double] = [:]
+        for sd in object["side_data_list"] as? [[String: Any]] ?? [] {
+            for (k, v) in sd where k != "side_data_type" {
+                if let n = v as? Int { values[k] = Double(n) }
+                if let s = v as? String {
+                    let q = s.split(separator: "/").compactMap { Double($0) }
+                    if q.count == 2 && q[1] != 0 { values[k] = q[0] / q[1] }
+                }
+            }
+        }
+        return values
+    }
+
+    /// Item 8: HDR10 static metadata (here only in the input's first frame, as the ffmpeg 5.1 CLI
+    /// writes it) reaches the output container (Matroska colour elements, MP4 mdcv/clli, read
+    /// back as stream side data) and, with x265, the bitstream (frame side data).
+    @Test(arguments: [("mkv", "libx265"), ("mp4", "libx265"), ("mkv", "libx264"), ("mp4", "libx264")])
+    func hdr10MetadataIsCarried(_ ext: String, _ codec: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("hdr.mkv")
+        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
+                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
+                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", input.path])
+        func firstFrame(_ path: String) throws -> [String: Any] {
+            let r = try Media.probe(path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
+            return (r["frames"] as? [[String: Any]])?.first ?? [:]
+        }
+        let expected = Self.hdrValues(try firstFrame(input.path))
+        try #require(expected["max_luminance"] == 1000 && expected["max_content"] == 1000 && expected.count == 12,
+                     "the sample has no HDR10 metadata: \(expected)")
+        let output = scratch.file("out.\(ext)")
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--codec", codec, "--zoom", "1.5"])
+        try #require(run.status == 0, "\(run)")
+        let stream = Self.hdrValues(try #require(try Media.streams(output.path).first))
+        #expect(stream.count == 12, "container: \(stream)")
+        for (k, v) in expected {
+            #expect(abs((stream[k] ?? -1) - v) <= 1e-4 * max(1, v), "container \(k): \(stream[k] ?? -1) != \(v)")
+        }
+        if codec == "libx265" {
+            let frame = Self.hdrValues(try firstFrame(output.path))
+            #expect(frame == expected, "bitstream: \(frame)")
+        }
+    }
+}

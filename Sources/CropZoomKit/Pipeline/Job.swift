@@ -186,6 +186,7 @@ final class Job: @unchecked Sendable {
         try decoder.open(threads: threads.decoder)
 
         var encoder: VideoEncoder? = nil
+        let hdr = HDRMetadata.read(videoStream, index: videoIndex, path: cfg.input == "-" ? nil : cfg.input)
         if let codec {
             let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
             var frameRate = videoStream.pointee.avg_frame_rate
@@ -195,7 +196,7 @@ final class Job: @unchecked Sendable {
                 pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
                 frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
                 globalHeader: output.needsGlobalHeader, threads: threads.encoder,
-                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output))
+                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr))
         }
         self.encoder = encoder
         let decoderTimeBase = decoder.timeBase
@@ -227,6 +228,7 @@ final class Job: @unchecked Sendable {
             if i == videoIndex {
                 if let encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
+                    hdr?.attach(to: muxer.output.stream(out))
                     if plan.keepsInputAspectAndMatrix {
                         if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
                             notice("video stream #\(i): \(containerName) cannot store its display matrix "

@@ -24,6 +24,8 @@ final class VideoEncoder: @unchecked Sendable {
         var preset: String?
         var bitrate: Int?
         var path: String
+        /// HDR10 static metadata for the encoder (x265's `master-display`/`max-cll`).
+        var hdr: HDRMetadata? = nil
     }
 
     /// Picks the encoder: the one named, or the container's natural choice (H.264 for
@@ -171,7 +173,9 @@ final class VideoEncoder: @unchecked Sendable {
             options["deadline"] = options["deadline"] ?? "good"
             options["cpu-used"] = "4"
         }
-        if name == "libx265" { options["x265-params"] = "log-level=error" }
+        if name == "libx265" {
+            options["x265-params"] = (["log-level=error"] + (s.hdr?.x265Params ?? [])).joined(separator: ":")
+        }
         if name == "libx264", let lookahead = VideoEncoder.x264LookaheadThreads(threads: s.threads, height: s.height) {
             options["x264-params"] = "lookahead-threads=\(lookahead)"
         }
