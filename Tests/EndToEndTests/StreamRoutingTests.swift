@@ -381,3 +381,25 @@ extension StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 23: codec libraries that print their own log (SVT-AV1's banner, x265's) print nothing
+    /// under `--quiet` and nothing but JSON lines with `--progress json`; `--verbose` lets them through.
+    @Test(arguments: [("libsvtav1", "Svt[info]"), ("libx265", "x265 [info]")])
+    func codecLibraryLogsFollowVerbosity(_ codec: String, _ banner: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("in.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264", input.path])
+        let output = scratch.file("out.mkv")
+        let quiet = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--quiet"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "--quiet printed: \(quiet.stderr.prefix(300))")
+        let json = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--progress", "json"])
+        #expect(json.status == 0)
+        let notJSON = json.stderrLines.filter { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] == nil
+        }
+        #expect(notJSON.isEmpty, "--progress json printed other lines: \(notJSON.prefix(3))")
+        let verbose = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--verbose"])
+        #expect(verbose.status == 0 && verbose.stderr.contains(banner), "--verbose: \(verbose.stderr.prefix(300))")
+    }
+}

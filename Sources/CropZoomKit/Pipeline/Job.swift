@@ -196,7 +196,8 @@ final class Job: @unchecked Sendable {
                 pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
                 frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
                 globalHeader: output.needsGlobalHeader, threads: threads.encoder,
-                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr))
+                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
+                verbose: cfg.verbose))
         }
         self.encoder = encoder
         let decoderTimeBase = decoder.timeBase

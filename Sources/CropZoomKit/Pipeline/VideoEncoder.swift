@@ -26,6 +26,25 @@ final class VideoEncoder: @unchecked Sendable {
         var path: String
         /// HDR10 static metadata for the encoder (x265's `master-display`/`max-cll`).
         var hdr: HDRMetadata? = nil
+        /// Let codec libraries that print their own log (x265, SVT-AV1) print it (`--verbose`).
+        var verbose = false
+    }
+
+    /// SVT_LOG as the user set it, read before cropzoom sets it.
+    private static let userSVTLog: String? = getenv("SVT_LOG").map { String(cString: $0) }
+
+    /// SVT-AV1 writes its log (a banner on every open) straight to stderr at the level in the
+    /// SVT_LOG environment variable, read when an encoder is made: -1 silences it (`setenv`);
+    /// `verbose` restores what the user had. (x265's is its `log-level` parameter.)
+    static func setSVTLog(verbose: Bool) {
+        let user = userSVTLog
+        if !verbose {
+            setenv("SVT_LOG", "-1", 1)
+        } else if let user {
+            setenv("SVT_LOG", user, 1)
+        } else {
+            unsetenv("SVT_LOG")
+        }
     }
 
     /// Picks the encoder: the one named, or the container's natural choice (H.264 for
@@ -174,8 +193,10 @@ final class VideoEncoder: @unchecked Sendable {
             options["cpu-used"] = "4"
         }
         if name == "libx265" {
-            options["x265-params"] = (["log-level=error"] + (s.hdr?.x265Params ?? [])).joined(separator: ":")
+            let log = s.verbose ? "log-level=info" : "log-level=none"
+            options["x265-params"] = ([log] + (s.hdr?.x265Params ?? [])).joined(separator: ":")
         }
+        if name == "libsvtav1" { VideoEncoder.setSVTLog(verbose: s.verbose) }
         if name == "libx264", let lookahead = VideoEncoder.x264LookaheadThreads(threads: s.threads, height: s.height) {
             options["x264-params"] = "lookahead-threads=\(lookahead)"
         }
