@@ -403,3 +403,30 @@ extension StreamRoutingTests {
         #expect(verbose.status == 0 && verbose.stderr.contains(banner), "--verbose: \(verbose.stderr.prefix(300))")
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 12: interlaced input is noted in one line when transcoded, and `probe` shows the
+    /// field order (text and JSON, as ffprobe names it).
+    @Test func interlacedInputIsNotedAndProbed() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("interlaced.mpg")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=0.4", "-c:v", "mpeg2video",
+                        "-flags", "+ildct+ilme", "-top", "1", input.path])
+        let peer = try #require(try Media.streams(input.path).first)["field_order"] as? String
+        try #require(peer == "tt", "the sample is not interlaced: \(peer ?? "-")")
+        let run = try CLI.cropzoom([input.path, "-o", scratch.file("out.mp4").path])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderrLines.filter { $0.contains("is interlaced (top field first)") }.count == 1, "\(run.stderr)")
+        let json = try CLI.cropzoom(["probe", "--json", input.path])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let streams = object?["streams"] as? [[String: Any]] ?? []
+        #expect(streams.first?["field_order"] as? String == peer, "\(json.stdout)")
+        let text = try CLI.cropzoom(["probe", input.path])
+        #expect(text.stdout.contains("interlaced (tt)"), "\(text.stdout)")
+
+        let progressive = scratch.file("progressive.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.2", "-c:v", "libx264", progressive.path])
+        let r2 = try CLI.cropzoom([progressive.path, "-o", scratch.file("p.mp4").path])
+        #expect(r2.status == 0 && !r2.stderr.contains("interlaced"), "\(r2)")
+    }
+}

@@ -246,6 +246,10 @@ final class Job: @unchecked Sendable {
                     } else if alphaMode == "1" && !inInfo.hasAlpha {
                         notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
                     }
+                    if let f = MediaProbe.fieldOrder(par.pointee.field_order), f.name != "progressive" {
+                        notice("video stream #\(i) is interlaced (\(f.meaning)); it is scaled as progressive frames, "
+                               + "which smears the fields together (deinterlace it first, e.g. ffmpeg -vf bwdif)")
+                    }
                     videoOutput = out
                     routes[i] = .video(output: out)
                 } else {
