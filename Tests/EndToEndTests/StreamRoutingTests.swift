@@ -430,3 +430,21 @@ extension StreamRoutingTests {
         #expect(r2.status == 0 && !r2.stderr.contains("interlaced"), "\(r2)")
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 17 (continued): codecs the MP4/MOV muxer lists but refuses at the header (FLAC in
+    /// MP4 is experimental in FFmpeg 5.1; Opus only in MP4) are re-encoded, not copied into a failure.
+    @Test(arguments: [("flac", "mp4"), ("libopus", "mov")])
+    func audioTheMuxerRefusesIsReencoded(_ codec: String, _ ext: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("in.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-f", "lavfi", "-i", "sine=d=0.4",
+                        "-c:v", "libx264", "-c:a", codec, input.path])
+        let output = scratch.file("out.\(ext)")
+        let run = try CLI.cropzoom([input.path, "-o", output.path])
+        try #require(run.status == 0, "\(run)")
+        let audio = try Media.streams(output.path).filter { $0["codec_type"] as? String == "audio" }
+        #expect(audio.map { $0["codec_name"] as? String } == ["aac"], "\(audio)")
+        #expect(run.stderr.contains("re-encoding it to AAC"), "\(run.stderr)")
+    }
+}
