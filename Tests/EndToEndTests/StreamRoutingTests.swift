@@ -121,7 +121,9 @@ extension StreamRoutingTests {
         let scratch = try Scratch()
         let input = try Self.clipWithAudioAndSubtitles(in: scratch)
         func types(_ url: URL) throws -> [String] {
-            try Media.streams(url.path).map { "\($0["codec_type"] as? String ?? "?"):\($0["codec_name"] as? String ?? "?")" }
+            try Media.streams(url.path).map {
+                "\($0["codec_type"] as? String ?? "?"):\($0["codec_name"] as? String ?? "?")"
+            }
         }
 
         let mpg = scratch.file("out.mpg")
@@ -129,7 +131,8 @@ extension StreamRoutingTests {
         #expect(r1.status == 0, "\(r1)")
         if r1.status == 0 {
             #expect(try types(mpg) == ["video:h264", "audio:mp2"])
-            #expect(r1.stderr.contains("audio stream #1 (aac) cannot go in mpeg; re-encoding it to MP2"), "\(r1.stderr)")
+            let note = "audio stream #1 (aac) cannot go in mpeg; re-encoding it to MP2"
+            #expect(r1.stderr.contains(note), "\(r1.stderr)")
         }
 
         let ts = scratch.file("out.ts")
@@ -199,7 +202,8 @@ extension StreamRoutingTests {
         for (x, rgb) in expected {
             let i = (16 * 96 + x) * 3
             let got = (0..<3).map { Int(pixels[i + $0]) }
-            #expect(zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 }, "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
+            #expect(zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 },
+                    "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
         }
     }
 }
@@ -282,8 +286,9 @@ extension StreamRoutingTests {
 extension StreamRoutingTests {
     /// Per-channel RMS levels (dB) of the first audio stream (ffmpeg's astats).
     static func channelLevels(_ path: String) throws -> [Double] {
-        let r = try Oracle.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-vn", "-af",
-                                          "astats=measure_overall=none:measure_perchannel=RMS_level", "-f", "null", "-"])
+        let filter = "astats=measure_overall=none:measure_perchannel=RMS_level"
+        let r = try Oracle.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-vn", "-af", filter,
+                                          "-f", "null", "-"])
         return r.stderr.split(separator: "\n").filter { $0.contains("RMS level dB:") }
             .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
     }

@@ -166,8 +166,9 @@ final class VideoEncoder: @unchecked Sendable {
         c.pointee.sample_aspect_ratio = s.sampleAspect
         let cp = s.colorSource.pointee
         c.pointee.color_range = s.fullRange ? AVCOL_RANGE_JPEG : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
-        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space,
-                                                   inputFormat: AVPixelFormat(rawValue: cp.format), output: s.pixelFormat)
+        let inputFormat = AVPixelFormat(rawValue: cp.format)
+        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space, inputFormat: inputFormat,
+                                                   output: s.pixelFormat)
         c.pointee.color_primaries = cp.color_primaries
         c.pointee.color_trc = cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
