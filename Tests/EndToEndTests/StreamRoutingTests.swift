@@ -453,3 +453,18 @@ extension StreamRoutingTests {
         #expect(run.stderr.contains("re-encoding it to AAC"), "\(run.stderr)")
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 18 (continued): where the container's own codec cannot take the input (MPEG-2 for MXF
+    /// needs an MPEG frame rate; vfr-h264.mp4 averages 675/44 fps) the job is refused with exit 2
+    /// before anything is written.
+    @Test func containerCodecThatCannotFitIsRefusedUpFront() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("vfr-h264.mp4").path
+        let output = scratch.file("out.mxf")
+        let run = try CLI.cropzoom([input, "-o", output.path])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.errorLines.count == 1 && run.stderr.contains("MPEG frame rates"), "\(run.stderr)")
+        #expect(Files.names(in: scratch.url).isEmpty, "left: \(Files.names(in: scratch.url))")
+    }
+}

@@ -136,6 +136,23 @@ final class VideoEncoder: @unchecked Sendable {
         }
     }
 
+    /// Whether MPEG-1 (`mpeg2` false) or MPEG-2 video can signal `rate` exactly, as FFmpeg's encoder
+    /// requires: one of the eight MPEG rates (23.976 … 60), for MPEG-2 times (n+1)/(d+1) with n < 4,
+    /// d < 32 (its frame_rate_extension).
+    static func mpegFrameRateFits(_ rate: AVRational, mpeg2: Bool) -> Bool {
+        let table: [(num: Int64, den: Int64)] = [(24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
+                                                 (50, 1), (60000, 1001), (60, 1)]
+        guard rate.num > 0 && rate.den > 0 else { return false }
+        for t in table {
+            for n in 1...(mpeg2 ? 4 : 1) {
+                for d in 1...(mpeg2 ? 32 : 1) {
+                    if Int64(rate.num) * t.den * Int64(d) == Int64(rate.den) * t.num * Int64(n) { return true }
+                }
+            }
+        }
+        return false
+    }
+
     /// x264's lookahead threads for `threads` encoder threads on pictures `height` pixels high,
     /// where cropzoom overrides x264's own choice; nil keeps x264's.
     ///
@@ -156,6 +173,15 @@ final class VideoEncoder: @unchecked Sendable {
     static let x26xPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
     init(_ s: Settings) throws(CropZoomError) {
+        let id = s.codec.pointee.id
+        if id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO,
+           !VideoEncoder.mpegFrameRateFits(s.frameRate, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO) {
+            let name = String(cString: s.codec.pointee.name)
+            let fps = String(format: "%.3f", av_q2d(s.frameRate))
+            throw CropZoomError(.usage, path: s.path,
+                                reason: "\(name) video takes only the MPEG frame rates (23.976, 24, 25, 29.97, 30, "
+                                    + "50, 59.94, 60); the input's is \(fps) fps (choose another container or --codec)")
+        }
         context = try CodecContext(codec: s.codec, path: s.path)
         let c = context.pointer
         c.pointee.width = Int32(s.width)
