@@ -468,3 +468,34 @@ extension StreamRoutingTests {
         #expect(Files.names(in: scratch.url).isEmpty, "left: \(Files.names(in: scratch.url))")
     }
 }
+
+extension StreamRoutingTests {
+    /// Item 8 (the container's copy as the source): HDR10 metadata held only in the input
+    /// container (Matroska colour elements, read as stream side data; x264 writes no SEI)
+    /// reaches the next output too.
+    @Test func hdr10MetadataFromTheContainerIsCarried() throws {
+        let scratch = try Scratch()
+        let source = scratch.file("hdr.mkv")
+        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
+                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
+                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", source.path])
+        let frame = try Media.probe(source.path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
+        let expected = Self.hdrValues((frame["frames"] as? [[String: Any]])?.first ?? [:])
+        try #require(expected.count == 12, "\(expected)")
+        // An H.264 Matroska file whose only HDR10 metadata is its colour elements.
+        let input = scratch.file("container-only.mkv")
+        let first = try CLI.cropzoom([source.path, "-o", input.path, "--codec", "libx264"])
+        try #require(first.status == 0, "\(first)")
+        let inStream = try #require(try Media.streams(input.path).first)
+        try #require(Self.hdrValues(inStream).count == 12, "the intermediate file has no colour elements")
+        let output = scratch.file("out.mp4")
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.2"])
+        try #require(run.status == 0, "\(run)")
+        let stream = Self.hdrValues(try #require(try Media.streams(output.path).first))
+        for (k, v) in expected {
+            #expect(abs((stream[k] ?? -1) - v) <= 1e-4 * max(1, v), "\(k): \(stream[k] ?? -1) != \(v)")
+        }
+    }
+}
