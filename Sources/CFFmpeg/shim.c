@@ -139,6 +139,57 @@ int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in, int64_t fr
     return 0;
 }
 
+// MARK: - HDR metadata
+
+int cz_first_frame_hdr(const char *url, int stream_index, int max_packets,
+                       AVMasteringDisplayMetadata *md, AVContentLightMetadata *cll) {
+    AVFormatContext *fmt = avformat_alloc_context();
+    AVCodecContext *dec = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    AVFrame *frame = av_frame_alloc();
+    int r = AVERROR(ENOMEM);
+    if (!fmt || !pkt || !frame) goto end;
+    fmt->interrupt_callback.callback = cz_interrupt_callback;
+    if ((r = avformat_open_input(&fmt, url, NULL, NULL)) < 0) goto end;   // frees fmt on failure
+    if ((r = avformat_find_stream_info(fmt, NULL)) < 0) goto end;
+    r = AVERROR_STREAM_NOT_FOUND;
+    if (stream_index < 0 || (unsigned)stream_index >= fmt->nb_streams) goto end;
+    for (unsigned i = 0; i < fmt->nb_streams; i++)
+        if ((int)i != stream_index) fmt->streams[i]->discard = AVDISCARD_ALL;
+    const AVCodecParameters *par = fmt->streams[stream_index]->codecpar;
+    const AVCodec *codec = avcodec_find_decoder(par->codec_id);
+    r = AVERROR_DECODER_NOT_FOUND;
+    if (!codec) goto end;
+    r = AVERROR(ENOMEM);
+    if (!(dec = avcodec_alloc_context3(codec))) goto end;
+    if ((r = avcodec_parameters_to_context(dec, par)) < 0) goto end;
+    dec->thread_count = 1;
+    if ((r = avcodec_open2(dec, codec, NULL)) < 0) goto end;
+    r = 0;
+    int got = 0;
+    for (int n = 0; n < max_packets && !got; ) {
+        int e = av_read_frame(fmt, pkt);
+        if (e >= 0 && pkt->stream_index != stream_index) { av_packet_unref(pkt); continue; }
+        n++;
+        avcodec_send_packet(dec, e >= 0 ? pkt : NULL);
+        av_packet_unref(pkt);
+        if (avcodec_receive_frame(dec, frame) >= 0) got = 1;
+        else if (e < 0) break;
+    }
+    if (got) {
+        AVFrameSideData *sd = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
+        if (sd && sd->size >= sizeof(*md)) { memcpy(md, sd->data, sizeof(*md)); r |= 1; }
+        sd = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
+        if (sd && sd->size >= sizeof(*cll)) { memcpy(cll, sd->data, sizeof(*cll)); r |= 2; }
+    }
+end:
+    av_frame_free(&frame);
+    av_packet_free(&pkt);
+    avcodec_free_context(&dec);
+    if (fmt) avformat_close_input(&fmt);
+    return r;
+}
+
 // MARK: - Plane kernels
 
 void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride,

@@ -63,6 +63,9 @@ public struct StreamInfo: Codable, Sendable, Equatable {
     public var variableFrameRate: Bool?
     /// How many frames that was decided on (the first `MediaProbe.rateWindow` or all).
     public var frameRateCheckedFrames: Int?
+    /// ffprobe's `field_order`: "progressive", or interlaced "tt", "bb", "tb", "bt"; nil when
+    /// the stream does not say.
+    public var fieldOrder: String?
 
     // Audio.
     public var sampleRate: Int?
@@ -72,6 +75,18 @@ public struct StreamInfo: Codable, Sendable, Equatable {
 }
 
 public enum MediaProbe {
+    /// ffprobe's name for a field order and what it means; nil when unknown.
+    static func fieldOrder(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
+        switch f {
+        case AV_FIELD_PROGRESSIVE: return ("progressive", "progressive")
+        case AV_FIELD_TT: return ("tt", "top field first")
+        case AV_FIELD_BB: return ("bb", "bottom field first")
+        case AV_FIELD_TB: return ("tb", "top field coded first, bottom shown first")
+        case AV_FIELD_BT: return ("bt", "bottom field coded first, top shown first")
+        default: return nil
+        }
+    }
+
     /// Video packets read to decide whether the frame rate varies (≈ 30 s at 30 fps).
     public static let rateWindow = 900
 
@@ -161,6 +176,7 @@ public enum MediaProbe {
                 s.pixelFormat = info.name
                 s.bitDepth = info.bitDepth
             }
+            s.fieldOrder = MediaProbe.fieldOrder(par.field_order)?.name
             s.rFrameRate = rational(st.pointee.r_frame_rate)
             s.avgFrameRate = rational(st.pointee.avg_frame_rate)
             if st.pointee.avg_frame_rate.num > 0 && st.pointee.avg_frame_rate.den > 0 {

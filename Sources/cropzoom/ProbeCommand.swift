@@ -37,6 +37,7 @@ struct ProbeCommand: ParsableCommand {
                 if s.mirrored == true { line += ", then mirrored left-right" }
                 if let sar = s.sampleAspectRatio, sar != "1:1" { line += ", SAR \(sar)" }
                 if let pf = s.pixelFormat { line += ", \(pf)" }
+                if let f = s.fieldOrder, f != "progressive" { line += ", interlaced (\(f))" }
                 if let fps = s.fps { line += String(format: ", %.3g fps", fps) }
                 line += " (r \(s.rFrameRate ?? "?"), avg \(s.avgFrameRate ?? "?"))"
                 if let v = s.variableFrameRate { line += v ? ", variable rate" : ", constant rate" }

@@ -121,7 +121,9 @@ extension StreamRoutingTests {
         let scratch = try Scratch()
         let input = try Self.clipWithAudioAndSubtitles(in: scratch)
         func types(_ url: URL) throws -> [String] {
-            try Media.streams(url.path).map { "\($0["codec_type"] as? String ?? "?"):\($0["codec_name"] as? String ?? "?")" }
+            try Media.streams(url.path).map {
+                "\($0["codec_type"] as? String ?? "?"):\($0["codec_name"] as? String ?? "?")"
+            }
         }
 
         let mpg = scratch.file("out.mpg")
@@ -129,7 +131,8 @@ extension StreamRoutingTests {
         #expect(r1.status == 0, "\(r1)")
         if r1.status == 0 {
             #expect(try types(mpg) == ["video:h264", "audio:mp2"])
-            #expect(r1.stderr.contains("audio stream #1 (aac) cannot go in mpeg; re-encoding it to MP2"), "\(r1.stderr)")
+            let note = "audio stream #1 (aac) cannot go in mpeg; re-encoding it to MP2"
+            #expect(r1.stderr.contains(note), "\(r1.stderr)")
         }
 
         let ts = scratch.file("out.ts")
@@ -199,7 +202,8 @@ extension StreamRoutingTests {
         for (x, rgb) in expected {
             let i = (16 * 96 + x) * 3
             let got = (0..<3).map { Int(pixels[i + $0]) }
-            #expect(zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 }, "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
+            #expect(zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 },
+                    "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
         }
     }
 }
@@ -282,8 +286,9 @@ extension StreamRoutingTests {
 extension StreamRoutingTests {
     /// Per-channel RMS levels (dB) of the first audio stream (ffmpeg's astats).
     static func channelLevels(_ path: String) throws -> [Double] {
-        let r = try Oracle.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-vn", "-af",
-                                          "astats=measure_overall=none:measure_perchannel=RMS_level", "-f", "null", "-"])
+        let filter = "astats=measure_overall=none:measure_perchannel=RMS_level"
+        let r = try Oracle.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-vn", "-af", filter,
+                                          "-f", "null", "-"])
         return r.stderr.split(separator: "\n").filter { $0.contains("RMS level dB:") }
             .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
     }
@@ -329,5 +334,168 @@ extension StreamRoutingTests {
         let notes = run.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
         #expect(notes == ["cropzoom: note: 100 subtitle streams (#1–#100: subrip) dropped: mp4 cannot hold them"],
                 "\(notes.count) notes: \(notes.prefix(3))")
+    }
+}
+
+extension StreamRoutingTests {
+    /// The HDR10 values of a side-data list (mastering display fields as numbers, MaxCLL, MaxFALL).
+    static func hdrValues(_ object: [String: Any]) -> [String: Double] {
+        var values: [String: Double] = [:]
+        for sd in object["side_data_list"] as? [[String: Any]] ?? [] {
+            for (k, v) in sd where k != "side_data_type" {
+                if let n = v as? Int { values[k] = Double(n) }
+                if let s = v as? String {
+                    let q = s.split(separator: "/").compactMap { Double($0) }
+                    if q.count == 2 && q[1] != 0 { values[k] = q[0] / q[1] }
+                }
+            }
+        }
+        return values
+    }
+
+    /// Item 8: HDR10 static metadata (here only in the input's first frame, as the ffmpeg 5.1 CLI
+    /// writes it) reaches the output container (Matroska colour elements, MP4 mdcv/clli, read
+    /// back as stream side data) and, with x265, the bitstream (frame side data).
+    @Test(arguments: [("mkv", "libx265"), ("mp4", "libx265"), ("mkv", "libx264"), ("mp4", "libx264")])
+    func hdr10MetadataIsCarried(_ ext: String, _ codec: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("hdr.mkv")
+        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
+                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
+                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", input.path])
+        func firstFrame(_ path: String) throws -> [String: Any] {
+            let r = try Media.probe(path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
+            return (r["frames"] as? [[String: Any]])?.first ?? [:]
+        }
+        let expected = Self.hdrValues(try firstFrame(input.path))
+        try #require(expected["max_luminance"] == 1000 && expected["max_content"] == 1000 && expected.count == 12,
+                     "the sample has no HDR10 metadata: \(expected)")
+        let output = scratch.file("out.\(ext)")
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--codec", codec, "--zoom", "1.5"])
+        try #require(run.status == 0, "\(run)")
+        let stream = Self.hdrValues(try #require(try Media.streams(output.path).first))
+        #expect(stream.count == 12, "container: \(stream)")
+        for (k, v) in expected {
+            #expect(abs((stream[k] ?? -1) - v) <= 1e-4 * max(1, v), "container \(k): \(stream[k] ?? -1) != \(v)")
+        }
+        if codec == "libx265" {
+            let frame = Self.hdrValues(try firstFrame(output.path))
+            #expect(frame == expected, "bitstream: \(frame)")
+        }
+    }
+}
+
+extension StreamRoutingTests {
+    /// Item 23: codec libraries that print their own log (SVT-AV1's banner, x265's) print nothing
+    /// under `--quiet` and nothing but JSON lines with `--progress json`; `--verbose` lets them through.
+    @Test(arguments: [("libsvtav1", "Svt[info]"), ("libx265", "x265 [info]")])
+    func codecLibraryLogsFollowVerbosity(_ codec: String, _ banner: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("in.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264", input.path])
+        let output = scratch.file("out.mkv")
+        let quiet = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--quiet"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "--quiet printed: \(quiet.stderr.prefix(300))")
+        let json = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--progress", "json"])
+        #expect(json.status == 0)
+        let notJSON = json.stderrLines.filter { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] == nil
+        }
+        #expect(notJSON.isEmpty, "--progress json printed other lines: \(notJSON.prefix(3))")
+        let verbose = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--verbose"])
+        #expect(verbose.status == 0 && verbose.stderr.contains(banner), "--verbose: \(verbose.stderr.prefix(300))")
+    }
+}
+
+extension StreamRoutingTests {
+    /// Item 12: interlaced input is noted in one line when transcoded, and `probe` shows the
+    /// field order (text and JSON, as ffprobe names it).
+    @Test func interlacedInputIsNotedAndProbed() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("interlaced.mpg")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=0.4", "-c:v", "mpeg2video",
+                        "-flags", "+ildct+ilme", "-top", "1", input.path])
+        let peer = try #require(try Media.streams(input.path).first)["field_order"] as? String
+        try #require(peer == "tt", "the sample is not interlaced: \(peer ?? "-")")
+        let run = try CLI.cropzoom([input.path, "-o", scratch.file("out.mp4").path])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderrLines.filter { $0.contains("is interlaced (top field first)") }.count == 1, "\(run.stderr)")
+        let json = try CLI.cropzoom(["probe", "--json", input.path])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let streams = object?["streams"] as? [[String: Any]] ?? []
+        #expect(streams.first?["field_order"] as? String == peer, "\(json.stdout)")
+        let text = try CLI.cropzoom(["probe", input.path])
+        #expect(text.stdout.contains("interlaced (tt)"), "\(text.stdout)")
+
+        let progressive = scratch.file("progressive.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.2", "-c:v", "libx264", progressive.path])
+        let r2 = try CLI.cropzoom([progressive.path, "-o", scratch.file("p.mp4").path])
+        #expect(r2.status == 0 && !r2.stderr.contains("interlaced"), "\(r2)")
+    }
+}
+
+extension StreamRoutingTests {
+    /// Item 17 (continued): codecs the MP4/MOV muxer lists but refuses at the header (FLAC in
+    /// MP4 is experimental in FFmpeg 5.1; Opus only in MP4) are re-encoded, not copied into a failure.
+    @Test(arguments: [("flac", "mp4"), ("libopus", "mov")])
+    func audioTheMuxerRefusesIsReencoded(_ codec: String, _ ext: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("in.mkv")
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-f", "lavfi", "-i", "sine=d=0.4",
+                        "-c:v", "libx264", "-c:a", codec, input.path])
+        let output = scratch.file("out.\(ext)")
+        let run = try CLI.cropzoom([input.path, "-o", output.path])
+        try #require(run.status == 0, "\(run)")
+        let audio = try Media.streams(output.path).filter { $0["codec_type"] as? String == "audio" }
+        #expect(audio.map { $0["codec_name"] as? String } == ["aac"], "\(audio)")
+        #expect(run.stderr.contains("re-encoding it to AAC"), "\(run.stderr)")
+    }
+}
+
+extension StreamRoutingTests {
+    /// Item 18 (continued): where the container's own codec cannot take the input (MPEG-2 for MXF
+    /// needs an MPEG frame rate; vfr-h264.mp4 averages 675/44 fps) the job is refused with exit 2
+    /// before anything is written.
+    @Test func containerCodecThatCannotFitIsRefusedUpFront() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("vfr-h264.mp4").path
+        let output = scratch.file("out.mxf")
+        let run = try CLI.cropzoom([input, "-o", output.path])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.errorLines.count == 1 && run.stderr.contains("MPEG frame rates"), "\(run.stderr)")
+        #expect(Files.names(in: scratch.url).isEmpty, "left: \(Files.names(in: scratch.url))")
+    }
+}
+
+extension StreamRoutingTests {
+    /// Item 8 (the container's copy as the source): HDR10 metadata held only in the input
+    /// container (Matroska colour elements, read as stream side data; x264 writes no SEI)
+    /// reaches the next output too.
+    @Test func hdr10MetadataFromTheContainerIsCarried() throws {
+        let scratch = try Scratch()
+        let source = scratch.file("hdr.mkv")
+        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
+                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
+                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", source.path])
+        let frame = try Media.probe(source.path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
+        let expected = Self.hdrValues((frame["frames"] as? [[String: Any]])?.first ?? [:])
+        try #require(expected.count == 12, "\(expected)")
+        // An H.264 Matroska file whose only HDR10 metadata is its colour elements.
+        let input = scratch.file("container-only.mkv")
+        let first = try CLI.cropzoom([source.path, "-o", input.path, "--codec", "libx264"])
+        try #require(first.status == 0, "\(first)")
+        let inStream = try #require(try Media.streams(input.path).first)
+        try #require(Self.hdrValues(inStream).count == 12, "the intermediate file has no colour elements")
+        let output = scratch.file("out.mp4")
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.2"])
+        try #require(run.status == 0, "\(run)")
+        let stream = Self.hdrValues(try #require(try Media.streams(output.path).first))
+        for (k, v) in expected {
+            #expect(abs((stream[k] ?? -1) - v) <= 1e-4 * max(1, v), "\(k): \(stream[k] ?? -1) != \(v)")
+        }
     }
 }

@@ -20,6 +20,7 @@
 #include <libavutil/display.h>
 #include <libavutil/error.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/mastering_display_metadata.h>
 #include <libavutil/mathematics.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
@@ -95,6 +96,13 @@ void cz_counter_free(void *counter);
 /// cut to it and moved back by `shift` (all three in AV_TIME_BASE units; INT64_MIN / INT64_MAX
 /// for no limit). Returns 0 or a negative AVERROR.
 int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in, int64_t from, int64_t to, int64_t shift);
+
+/// HDR10 static metadata of the first decoded frame of stream `stream_index` of `url`
+/// (`AV_FRAME_DATA_MASTERING_DISPLAY_METADATA`, `AV_FRAME_DATA_CONTENT_LIGHT_LEVEL`): opens the
+/// file on its own, decodes up to `max_packets` packets of that stream, closes everything.
+/// Returns a mask (1: `md` set, 2: `cll` set; 0: the first frame has neither) or a negative AVERROR.
+int cz_first_frame_hdr(const char *url, int stream_index, int max_packets,
+                       AVMasteringDisplayMetadata *md, AVContentLightMetadata *cll);
 
 // MARK: - Plane kernels
 

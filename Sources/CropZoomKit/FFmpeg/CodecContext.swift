@@ -115,7 +115,10 @@ extension UnsafePointer where Pointee == AVCodec {
     var supportedChannelLayouts: [AVChannelLayout] {
         var result: [AVChannelLayout] = []
         guard var p = pointee.ch_layouts else { return result }
-        while p.pointee.nb_channels != 0 { result.append(p.pointee); p += 1 }
+        while p.pointee.nb_channels != 0 {
+            result.append(p.pointee)
+            p += 1
+        }
         return result
     }
 }

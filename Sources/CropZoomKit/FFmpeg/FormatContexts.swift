@@ -144,6 +144,7 @@ final class OutputFormat: @unchecked Sendable {
     /// it cannot (AVERROR_PATCHWELCOME: it has no codec list) what is known of that muxer
     /// (`OutputFormat.knownCodecs`), else nothing but its default codecs (which the call accepts).
     func canStore(_ codec: AVCodecID) -> Bool {
+        if OutputFormat.refusedAtHeader[formatName]?.contains(codec) == true { return false }
         let r = avformat_query_codec(outputFormat, codec, FF_COMPLIANCE_NORMAL)
         if r >= 0 { return r != 0 }
         return OutputFormat.knownCodecs[formatName]?.contains(codec) ?? false
@@ -166,6 +167,16 @@ final class OutputFormat: @unchecked Sendable {
             AV_CODEC_ID_DVD_SUBTITLE,
         ]
         return ["mpegts": ts, "mpeg": ps, "vob": ps, "dvd": ps, "svcd": ps, "vcd": ps]
+    }()
+
+    /// Codecs FFmpeg 5.1's MP4/MOV muxer lists but refuses when writing the header (`mov_init`):
+    /// FLAC and TrueHD in MP4 are experimental; those and Opus, VP9 and AV1 are MP4-only.
+    static let refusedAtHeader: [String: Set<AVCodecID>] = {
+        let experimental: Set<AVCodecID> = [AV_CODEC_ID_FLAC, AV_CODEC_ID_TRUEHD]
+        let mp4Only = experimental.union([AV_CODEC_ID_OPUS, AV_CODEC_ID_VP9, AV_CODEC_ID_AV1])
+        var table: [String: Set<AVCodecID>] = ["mp4": experimental]
+        for name in ["mov", "ismv", "3gp", "3g2", "psp", "ipod", "f4v"] { table[name] = mp4Only }
+        return table
     }()
 
     /// The container's own codec for `type` (`AVOutputFormat.video_codec`/`audio_codec`/

@@ -187,7 +187,8 @@ final class Job: @unchecked Sendable {
         let outInfo = PixelFormatInfo(outputFormat)!
         fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
         let inSpace = videoStream.pointee.codecpar.pointee.color_space
-        matrix = outInfo.isRGB ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
+        matrix = outInfo.isRGB
+            ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
 
         // Geometry.
         let source = SourcePicture(
@@ -223,6 +224,7 @@ final class Job: @unchecked Sendable {
         try decoder.open(threads: threads.decoder)
 
         var encoder: VideoEncoder? = nil
+        let hdr = HDRMetadata.read(videoStream, index: videoIndex, path: cfg.input == "-" ? nil : cfg.input)
         if let codec {
             let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
             var frameRate = videoStream.pointee.avg_frame_rate
@@ -232,7 +234,8 @@ final class Job: @unchecked Sendable {
                 pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
                 frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
                 globalHeader: output.needsGlobalHeader, threads: threads.encoder,
-                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output))
+                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
+                verbose: cfg.verbose))
         }
         self.encoder = encoder
         let decoderTimeBase = decoder.timeBase
@@ -264,10 +267,12 @@ final class Job: @unchecked Sendable {
             if i == videoIndex {
                 if let encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
+                    hdr?.attach(to: muxer.output.stream(out))
                     if plan.keepsInputAspectAndMatrix {
                         if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
+                            let turn = Pipeline.displayOrientation(st)
                             notice("video stream #\(i): \(containerName) cannot store its display matrix "
-                                   + "(\(Pipeline.displayOrientation(st))); the output shows the coded picture unturned")
+                                   + "(\(turn)); the output shows the coded picture unturned")
                         }
                     } else {
                         muxer.dropHTCRotation(out)
@@ -276,9 +281,19 @@ final class Job: @unchecked Sendable {
                     let alphaMode = av_dict_get(st.pointee.metadata, "alpha_mode", nil, 0)
                         .map { String(cString: $0.pointee.value) }
                     if inInfo.hasAlpha && !outInfo.hasAlpha {
-                        notice("video stream #\(i): its alpha channel is dropped (\(encoder.context.name) \(outInfo.name) has none)")
+                        let what = "\(encoder.context.name) \(outInfo.name)"
+                        notice("video stream #\(i): its alpha channel is dropped (\(what) has none)")
                     } else if alphaMode == "1" && !inInfo.hasAlpha {
                         notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
+                    }
+                    if let f = MediaProbe.fieldOrder(par.pointee.field_order), f.name != "progressive" {
+                        if cfg.deinterlace == .off {
+                            notice("video stream #\(i) is interlaced (\(f.meaning)); --deinterlace off: its fields "
+                                   + "are scaled woven together")
+                        } else {
+                            notice("video stream #\(i) is interlaced (\(f.meaning)); its interlaced frames are "
+                                   + "deinterlaced (the first field kept, the second rebuilt from it)")
+                        }
                     }
                     videoOutput = out
                     routes[i] = .video(output: out)
@@ -300,7 +315,8 @@ final class Job: @unchecked Sendable {
                 }
                 let canCopy = container.canStore(par.pointee.codec_id)
                 if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
-                    throw CropZoomError(.usage, path: cfg.output, reason: "--audio aac: \(containerName) cannot hold AAC")
+                    throw CropZoomError(.usage, path: cfg.output,
+                                        reason: "--audio aac: \(containerName) cannot hold AAC")
                 }
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
                     guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
@@ -316,8 +332,10 @@ final class Job: @unchecked Sendable {
                     audioReencoded += 1
                     if cfg.audio == .auto {
                         let id = t.encoder.pointer.pointee.codec_id
-                        let targetName = id == AV_CODEC_ID_OPUS ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
-                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); re-encoding it to \(targetName)")
+                        let targetName = id == AV_CODEC_ID_OPUS
+                            ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
+                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); "
+                               + "re-encoding it to \(targetName)")
                     }
                 } else if canCopy {
                     let mkvIn = input.formatName.hasPrefix("matroska")
@@ -525,7 +543,10 @@ struct DropGroup {
         var ranges: [String] = []
         var start = streams[0].index, last = start
         for s in streams.dropFirst() {
-            if s.index == last + 1 { last = s.index; continue }
+            if s.index == last + 1 {
+                last = s.index
+                continue
+            }
             ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
             start = s.index
             last = s.index

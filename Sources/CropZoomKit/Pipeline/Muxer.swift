@@ -53,7 +53,8 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Copies the entries of `source` for which `drop` is false (`av_dict_get` / `av_dict_set`).
-    static func copyTags(from source: OpaquePointer?, to target: inout OpaquePointer?, dropping drop: (String) -> Bool) {
+    static func copyTags(from source: OpaquePointer?, to target: inout OpaquePointer?,
+                         dropping drop: (String) -> Bool) {
         var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
         while let e = av_dict_get(source, "", entry, AV_DICT_IGNORE_SUFFIX) {
             entry = e
@@ -94,7 +95,9 @@ final class Muxer: @unchecked Sendable {
     /// Matroska muxer has no display matrix).
     func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int, container: String) -> Bool {
         var size: Int = 0
-        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return true }
+        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
+            return true
+        }
         if let dst = av_stream_new_side_data(output.stream(index), AV_PKT_DATA_DISPLAYMATRIX, size) {
             dst.update(from: data, count: size)
         }

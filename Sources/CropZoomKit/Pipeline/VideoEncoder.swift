@@ -24,6 +24,27 @@ final class VideoEncoder: @unchecked Sendable {
         var preset: String?
         var bitrate: Int?
         var path: String
+        /// HDR10 static metadata for the encoder (x265's `master-display`/`max-cll`).
+        var hdr: HDRMetadata? = nil
+        /// Let codec libraries that print their own log (x265, SVT-AV1) print it (`--verbose`).
+        var verbose = false
+    }
+
+    /// SVT_LOG as the user set it, read before cropzoom sets it.
+    private static let userSVTLog: String? = getenv("SVT_LOG").map { String(cString: $0) }
+
+    /// SVT-AV1 writes its log (a banner on every open) straight to stderr at the level in the
+    /// SVT_LOG environment variable, read when an encoder is made: -1 silences it (`setenv`);
+    /// `verbose` restores what the user had. (x265's is its `log-level` parameter.)
+    static func setSVTLog(verbose: Bool) {
+        let user = userSVTLog
+        if !verbose {
+            setenv("SVT_LOG", "-1", 1)
+        } else if let user {
+            setenv("SVT_LOG", user, 1)
+        } else {
+            unsetenv("SVT_LOG")
+        }
     }
 
     /// Picks the encoder: the one named, or the container's natural choice (H.264 for
@@ -115,6 +136,23 @@ final class VideoEncoder: @unchecked Sendable {
         }
     }
 
+    /// Whether MPEG-1 (`mpeg2` false) or MPEG-2 video can signal `rate` exactly, as FFmpeg's encoder
+    /// requires: one of the eight MPEG rates (23.976 … 60), for MPEG-2 times (n+1)/(d+1) with n < 4,
+    /// d < 32 (its frame_rate_extension).
+    static func mpegFrameRateFits(_ rate: AVRational, mpeg2: Bool) -> Bool {
+        let table: [(num: Int64, den: Int64)] = [(24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
+                                                 (50, 1), (60000, 1001), (60, 1)]
+        guard rate.num > 0 && rate.den > 0 else { return false }
+        for t in table {
+            for n in 1...(mpeg2 ? 4 : 1) {
+                for d in 1...(mpeg2 ? 32 : 1) {
+                    if Int64(rate.num) * t.den * Int64(d) == Int64(rate.den) * t.num * Int64(n) { return true }
+                }
+            }
+        }
+        return false
+    }
+
     /// x264's lookahead threads for `threads` encoder threads on pictures `height` pixels high,
     /// where cropzoom overrides x264's own choice; nil keeps x264's.
     ///
@@ -169,6 +207,15 @@ final class VideoEncoder: @unchecked Sendable {
     static let x26xPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
     init(_ s: Settings) throws(CropZoomError) {
+        let id = s.codec.pointee.id
+        if id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO,
+           !VideoEncoder.mpegFrameRateFits(s.frameRate, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO) {
+            let name = String(cString: s.codec.pointee.name)
+            let fps = String(format: "%.3f", av_q2d(s.frameRate))
+            throw CropZoomError(.usage, path: s.path,
+                                reason: "\(name) video takes only the MPEG frame rates (23.976, 24, 25, 29.97, 30, "
+                                    + "50, 59.94, 60); the input's is \(fps) fps (choose another container or --codec)")
+        }
         context = try CodecContext(codec: s.codec, path: s.path)
         let c = context.pointer
         c.pointee.width = Int32(s.width)
@@ -179,8 +226,9 @@ final class VideoEncoder: @unchecked Sendable {
         c.pointee.sample_aspect_ratio = s.sampleAspect
         let cp = s.colorSource.pointee
         c.pointee.color_range = s.fullRange ? AVCOL_RANGE_JPEG : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
-        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space,
-                                                   inputFormat: AVPixelFormat(rawValue: cp.format), output: s.pixelFormat)
+        let inputFormat = AVPixelFormat(rawValue: cp.format)
+        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space, inputFormat: inputFormat,
+                                                   output: s.pixelFormat)
         c.pointee.color_primaries = cp.color_primaries
         c.pointee.color_trc = cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
@@ -206,7 +254,11 @@ final class VideoEncoder: @unchecked Sendable {
             options["deadline"] = options["deadline"] ?? "good"
             options["cpu-used"] = "4"
         }
-        if name == "libx265" { options["x265-params"] = "log-level=error" }
+        if name == "libx265" {
+            let log = s.verbose ? "log-level=info" : "log-level=none"
+            options["x265-params"] = ([log] + (s.hdr?.x265Params ?? [])).joined(separator: ":")
+        }
+        if name == "libsvtav1" { VideoEncoder.setSVTLog(verbose: s.verbose) }
         if name == "libx264", let lookahead = VideoEncoder.x264LookaheadThreads(threads: s.threads, height: s.height) {
             options["x264-params"] = "lookahead-threads=\(lookahead)"
         }
