@@ -104,7 +104,7 @@ struct Batch: ParsableCommand {
         if (Batch.outputName(name, input: "x.mp4") as NSString).pathExtension.isEmpty || name.contains("/") {
             throw ValidationError("--name \(name) must give a file name with an extension (it picks the container), without folders")
         }
-        if let report, FileManager.default.fileExists(atPath: report) && !overwrite {
+        if let report, RawPath.exists(report) && !overwrite {
             throw ValidationError("--report \(report) exists (add -y to replace it)")
         }
         if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }

@@ -163,7 +163,7 @@ struct Bench: ParsableCommand {
             throw ValidationError("--codec none writes nothing: drop --write, or name an encoder")
         }
         if let chart {
-            if FileManager.default.fileExists(atPath: chart) && !overwrite {
+            if RawPath.exists(chart) && !overwrite {
                 throw ValidationError("--chart \(chart) exists (add -y to replace it)")
             }
             let dir = URL(fileURLWithPath: chart).deletingLastPathComponent().path
@@ -275,16 +275,28 @@ struct Bench: ParsableCommand {
 
     /// Writes through a temporary file in the same folder and a rename, so a chart or a report
     /// is whole or absent.
+    /// The path goes to the system as the bytes it stands for (`RawPath`), so a report or chart
+    /// may have a name that is not UTF-8.
     static func writeAtomically(_ text: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).cropzoom-tmp-\(getpid())")
-        do {
-            try Data(text.utf8).write(to: tmp)
-            // rename(2) replaces the old file (with -y) in one step: whole or untouched.
-            guard rename(tmp.path, url.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        } catch {
-            try? FileManager.default.removeItem(at: tmp)
-            throw CommandError.failure("\(path): cannot write it: \(error.localizedDescription)")
+            .path
+        let bytes = [UInt8](text.utf8)
+        let fd = RawPath.withCString(tmp) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        var failure = fd < 0 ? errno : 0
+        var done = 0
+        while failure == 0 && done < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { failure = n < 0 ? errno : EIO }
+        }
+        if fd >= 0 && close(fd) != 0 && failure == 0 { failure = errno }
+        // rename(2) replaces the old file (with -y) in one step: whole or untouched.
+        if failure == 0 && RawPath.withCString(tmp, { t in RawPath.withCString(path) { rename(t, $0) } }) != 0 {
+            failure = errno
+        }
+        if failure != 0 {
+            _ = RawPath.withCString(tmp) { unlink($0) }
+            throw CommandError.failure("\(path): cannot write it: \(String(cString: strerror(failure)))")
         }
     }
 

@@ -171,7 +171,7 @@ struct RunJobFile: ParsableCommand {
             throw ValidationError("--skip-existing and -y contradict each other: choose one")
         }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
-        if let report, FileManager.default.fileExists(atPath: report) {
+        if let report, RawPath.exists(report) {
             throw ValidationError("--report \(report) exists (choose another name)")
         }
     }

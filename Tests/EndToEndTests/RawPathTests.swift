@@ -52,4 +52,16 @@ struct RawFileNameTests {
         #expect(run.status == 0 && run.stdout.contains("1 file: 1 ok"), "\(run)")
         #expect(try Self.frames("$'o/\\xfe.mkv'", in: scratch.url) == "1")
     }
+
+    @Test("a --report file named with bytes that are not UTF-8 is written under those bytes")
+    func reportName() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent("a.mp4"))
+        let read = "python3 -c 'import json,sys; print(json.load(open(sys.argv[1], \"rb\"))[\"summary\"][\"ok\"])'"
+        let run = try Self.bash("cz batch in --out-dir out --progress none --report $'r\\xfe.json' && "
+                                + read + " $'r\\xfe.json'", in: scratch.url)
+        // Python opens the file by the very bytes bash gives it ($'r\xfe.json') and reads the report.
+        #expect(run.status == 0 && run.stdout.hasSuffix("1\n"), "\(run)")
+    }
 }
