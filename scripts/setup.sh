@@ -13,6 +13,9 @@ done
 pkg-config --exists zimg 2>/dev/null || need+=(libzimg-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
+# The tests watch processes (pgrep: batch children end with their parent) and pin CPUs (taskset).
+command -v pgrep >/dev/null 2>&1 || need+=(procps)
+command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 
 if ((${#need[@]})); then
     echo "setup: installing ${need[*]}" >&2
