@@ -101,4 +101,19 @@ struct TimestampTests {
                     && run.errorLines[0].contains("the video runs from 0.000 s to 2.000 s"), "\(run.stderr)")
         #expect(Files.names(in: scratch.url) == ["av.mp4"])
     }
+
+    @Test("a Matroska file whose times start at 10 s: complete (no truncation warning); its 4 s are the range")
+    func matroskaStartingLate() throws {
+        let scratch = try Scratch()
+        let input = scratch.file("late.mkv").path
+        // Matroska's Duration counts from 0 (14 s here), not from the first timestamp.
+        try Oracle.makeClip(input, seconds: 4, extra: ["-output_ts_offset", "10"])
+        let run = try CLI.cropzoom([input, "-o", scratch.file("out.mkv").path])
+        #expect(run.status == 0 && !run.stderr.contains("truncated"), "\(run)")
+        let strict = try CLI.cropzoom([input, "-o", scratch.file("strict.mkv").path, "--strict", "-y"])
+        #expect(strict.status == 0, "\(strict)")
+        let past = try CLI.cropzoom([input, "-o", scratch.file("past.mkv").path, "--start", "4.5"])
+        #expect(past.status == 2 && past.errorLines.first?.contains("past the end of the file (4.000 s") == true,
+                "\(past)")
+    }
 }

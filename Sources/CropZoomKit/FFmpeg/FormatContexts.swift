@@ -78,6 +78,17 @@ final class InputFormat: @unchecked Sendable {
         return d > 0 && d != AVCode.noPTS ? Double(d) / Double(AV_TIME_BASE) : nil
     }
 
+    /// Where the media ends, in seconds of the timestamps' clock, by the container's duration. A
+    /// duration the header states (`AVFMT_DURATION_FROM_STREAM`: MP4's movie duration, Matroska's
+    /// segment duration) is measured from 0 — an MP4 with a 10 s empty edit and 4 s of video says
+    /// 14 s; one FFmpeg estimates (MPEG-TS from its timestamps) from the first timestamp.
+    var declaredEnd: Double? {
+        guard let d = duration else { return nil }
+        let s = pointer.pointee.start_time != AVCode.noPTS ? Double(pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
+        if pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM { return d + min(0, s) }
+        return s + d
+    }
+
     /// `av_find_best_stream` for video; nil when there is none. An attached picture (the cover
     /// art of an MP3 or M4A) is not video: another video stream, or nil.
     func bestVideoStream() -> Int? {

@@ -47,11 +47,7 @@ final class Demuxer: @unchecked Sendable {
             let tb = av_q2d(st.pointee.time_base)
             end = max(end ?? 0, Double(st.pointee.start_time + st.pointee.duration) * tb)
         }
-        if end == nil, let d = input.duration {
-            let start = input.pointer.pointee.start_time
-            end = (start != AVCode.noPTS ? Double(start) / Double(AV_TIME_BASE) : 0) + d
-        }
-        return end
+        return end ?? input.declaredEnd
     }
 
     /// Why the input looks cut short ("the data ends at 0.87 s of 2.00 s"), when it does; set

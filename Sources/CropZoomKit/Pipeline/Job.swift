@@ -435,8 +435,7 @@ final class Job: @unchecked Sendable {
     }
 
     /// Where `stream` (or the whole input) starts and ends, in seconds from `fileStart`: each
-    /// stream's start plus its duration, else the container's duration (an MP4's movie duration
-    /// counts from 0 and includes an empty edit, so the streams' own ends are preferred).
+    /// stream's start plus its duration, else the container's (`InputFormat.declaredEnd`).
     static func span(_ input: InputFormat, from fileStart: Double, stream: Int? = nil) -> (start: Double?, end: Double?) {
         var start: Double? = nil
         var end: Double? = nil
@@ -448,7 +447,7 @@ final class Job: @unchecked Sendable {
             start = min(start ?? s, s)
             if st.pointee.duration > 0 { end = max(end ?? 0, s + Double(st.pointee.duration) * tb) }
         }
-        if end == nil && stream == nil { end = input.duration }
+        if end == nil && stream == nil { end = input.declaredEnd.map { $0 - fileStart } }
         return (start, end)
     }
 
