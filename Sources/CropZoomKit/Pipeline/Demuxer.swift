@@ -98,8 +98,12 @@ final class Demuxer: @unchecked Sendable {
                 }
                 let pastEnd = indexPointsPastEnd()
                 // The data ran out before the file's own index or header says it should (half a
-                // second of slack, or 2 %, for headers that round their durations).
-                let short = declaredEnd.map { reached > 0 && reached < $0 - max(0.5, 0.02 * $0) } ?? false
+                // second of slack, or 2 %, for headers that round their durations). Only Matroska's
+                // duration is trusted for this: it has no sample index to check, and its muxers
+                // write the duration they saw; a fragmented MP4's can be anything (143165 s in the
+                // corpus), and an MP4's sample table is checked instead (indexPointsPastEnd).
+                let matroska = input.formatName.hasPrefix("matroska")
+                let short = matroska && declaredEnd.map { reached > 0 && reached < $0 - max(0.5, 0.02 * $0) } ?? false
                 if consecutiveErrors > 0 || lastWasPartial || pastEnd || short {
                     let reason = truncationReason(indexPastEnd: pastEnd)
                     if strict { throw CropZoomError(.inputUnreadable, path: path, reason: reason + " (--strict)") }
