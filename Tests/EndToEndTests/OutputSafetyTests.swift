@@ -138,6 +138,23 @@ struct OutputSafetyTests {
         #expect(Files.names(in: folder) == names, "left behind: \(Files.names(in: folder))")
     }
 
+    @Test("an image sequence is encoded as its extension says (PNG, JPEG); one image name for every frame is refused")
+    func imageSequenceCodec() throws {
+        let scratch = try Scratch()
+        let folder = try scratch.folder("frames")
+        let input = try Files.sample("std-h264-aac.mp4").path
+        for (ext, codec) in [("png", "png"), ("jpg", "mjpeg")] {
+            let run = try CLI.cropzoom([input, "-o", folder.appendingPathComponent("f_%03d.\(ext)").path, "--end", "0.2"])
+            #expect(run.status == 0, "\(run)")
+            let first = folder.appendingPathComponent("f_001.\(ext)").path
+            #expect(try Oracle.streams(first).first?.codecName == codec, "f_001.\(ext)")
+        }
+        let single = folder.appendingPathComponent("still.png").path
+        let refused = try CLI.cropzoom([input, "-o", single, "--end", "0.2"])
+        #expect(refused.status == 2 && refused.errorLines.first?.contains("still_%04d.png") == true, "\(refused)")
+        #expect(!Files.exists(URL(fileURLWithPath: single)) && Files.temporaryLeftovers(in: folder).isEmpty)
+    }
+
     @Test("an HLS playlist names segments that exist under their own names")
     func hlsSegments() throws {
         let scratch = try Scratch()

@@ -140,6 +140,14 @@ final class Job: @unchecked Sendable {
             atomic = nil
         } else {
             let muxerName = av_guess_format(cfg.format, cfg.output, nil).map { String(cString: $0.pointee.name) }
+            // One image file cannot hold every frame (image2 fails at the second one).
+            if muxerName == "image2", RawPath.withCString(cfg.output, { av_filename_number_test($0) }) == 0 {
+                let name = URL(fileURLWithPath: cfg.output).deletingPathExtension().lastPathComponent
+                let ext = URL(fileURLWithPath: cfg.output).pathExtension
+                throw CropZoomError(.usage, path: cfg.output,
+                                    reason: "names one image, but every frame is written: use a pattern such as "
+                                        + "\(name)_%04d.\(ext) (one image per frame)")
+            }
             atomic = try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
                                       multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false,
                                       notice: { earlyNotices.append($0); onNotice($0) })

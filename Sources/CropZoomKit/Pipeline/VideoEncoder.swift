@@ -63,6 +63,14 @@ final class VideoEncoder: @unchecked Sendable {
             }
             return c
         }
+        // An image sequence takes the codec its extension names (`av_guess_codec`: PNG for .png,
+        // MJPEG for .jpg …); image2 would also store MPEG-4 frames under a .png name.
+        if output.formatName.hasPrefix("image2") {
+            let id = RawPath.withCString(output.displayPath) {
+                av_guess_codec(output.outputFormat, nil, $0, nil, AVMEDIA_TYPE_VIDEO)
+            }
+            if id != AV_CODEC_ID_NONE, let c = avcodec_find_encoder(id) { return c }
+        }
         let preferred: [String] = output.formatName == "webm" ? ["libvpx-vp9", "libaom-av1"] : ["libx264", "libx265", "mpeg4"]
         for n in preferred {
             if let c = avcodec_find_encoder_by_name(n), output.canStore(c.pointee.id) { return c }
