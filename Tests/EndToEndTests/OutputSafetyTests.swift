@@ -155,6 +155,15 @@ struct OutputSafetyTests {
         #expect(!Files.exists(URL(fileURLWithPath: single)) && Files.temporaryLeftovers(in: folder).isEmpty)
     }
 
+    @Test("a container whose own codec refuses the picture (DV at 640x360): exit 2, one line, nothing written")
+    func containerCodecRefusesPicture() throws {
+        let scratch = try Scratch()
+        let run = try CLI.cropzoom([try Files.sample("std-h264-aac.mp4").path, "-o", scratch.file("out.dv").path])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("dvvideo cannot encode 640x360"), "\(run.stderr)")
+        #expect(Files.names(in: scratch.url).isEmpty)
+    }
+
     @Test("an HLS playlist names segments that exist under their own names")
     func hlsSegments() throws {
         let scratch = try Scratch()

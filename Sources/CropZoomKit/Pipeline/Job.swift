@@ -237,13 +237,24 @@ final class Job: @unchecked Sendable {
             let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
             var frameRate = videoStream.pointee.avg_frame_rate
             if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.pointee.r_frame_rate }
-            encoder = try VideoEncoder(.init(
-                codec: codec, width: plan.output.width, height: plan.output.height,
-                pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
-                frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
-                globalHeader: output.needsGlobalHeader, threads: threads.encoder,
-                crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
-                verbose: cfg.verbose))
+            do {
+                encoder = try VideoEncoder(.init(
+                    codec: codec, width: plan.output.width, height: plan.output.height,
+                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
+                    frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
+                    globalHeader: output.needsGlobalHeader, threads: threads.encoder,
+                    crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
+                    verbose: cfg.verbose))
+            } catch where cfg.codec == nil && error.kind == .processing && error.code == AVCode.invalidArgument {
+                // The container's own codec (DV's, for one, takes 720x480 at 29.97 fps or 720x576
+                // at 25 fps only) refuses this picture: a usage error, before anything is written.
+                let name = String(cString: codec.pointee.name)
+                let fps = frameRate.den > 0 ? String(format: "%.4g", av_q2d(frameRate)) : "?"
+                throw CropZoomError(.usage, path: cfg.output,
+                                    reason: "\(containerName)'s own codec \(name) cannot encode "
+                                        + "\(plan.output.width)x\(plan.output.height) at \(fps) fps "
+                                        + "(use a size and rate it takes, --codec, or another container)")
+            }
         }
         self.encoder = encoder
         let decoderTimeBase = decoder.timeBase
