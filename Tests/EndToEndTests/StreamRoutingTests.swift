@@ -360,11 +360,7 @@ extension StreamRoutingTests {
     func hdr10MetadataIsCarried(_ ext: String, _ codec: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("hdr.mkv")
-        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
-            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
-                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
-                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", input.path])
+        try Self.makeHDR10(input.path)
         func firstFrame(_ path: String) throws -> [String: Any] {
             let r = try Media.probe(path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
             return (r["frames"] as? [[String: Any]])?.first ?? [:]
@@ -470,17 +466,23 @@ extension StreamRoutingTests {
 }
 
 extension StreamRoutingTests {
+    /// A 0.4 s 10-bit HEVC clip with HDR10 static metadata (mastering display, content light
+    /// level) written by x265 into its first frame, PQ/BT.2020-tagged, made with the ffmpeg CLI.
+    static func makeHDR10(_ path: String) throws {
+        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
+                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
+                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", path])
+    }
+
     /// Item 8 (the container's copy as the source): HDR10 metadata held only in the input
     /// container (Matroska colour elements, read as stream side data; x264 writes no SEI)
     /// reaches the next output too.
     @Test func hdr10MetadataFromTheContainerIsCarried() throws {
         let scratch = try Scratch()
         let source = scratch.file("hdr.mkv")
-        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
-            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
-                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
-                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", source.path])
+        try Self.makeHDR10(source.path)
         let frame = try Media.probe(source.path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
         let expected = Self.hdrValues((frame["frames"] as? [[String: Any]])?.first ?? [:])
         try #require(expected.count == 12, "\(expected)")
