@@ -55,7 +55,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["cropzoom", "CropZoomKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "cropzoom", "CropZoomKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

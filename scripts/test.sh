@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# The checked-in style (.swift-format: 4 spaces, 120 columns), as swift format applies it.
+swift format lint --strict --recursive Sources Tests Examples Benchmarks/Sources Package.swift
 swift build --build-tests
 swift test --skip-build "$@"

@@ -29,11 +29,15 @@ func readCSV(_ path: String) -> [Row] {
     var rows: [Row] = []
     let lines = text.split(whereSeparator: \.isNewline).map(String.init)
     guard let header = lines.first?.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }),
-          header == ["input", "output", "center_x", "center_y", "zoom"] else {
+        header == ["input", "output", "center_x", "center_y", "zoom"]
+    else {
         fail("\(path): the first line must be: input,output,center_x,center_y,zoom", 2)
     }
-    for (n, line) in lines.enumerated().dropFirst() where !line.hasPrefix("#") && !line.trimmingCharacters(in: .whitespaces).isEmpty {
-        let f = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+    for (n, line) in lines.enumerated().dropFirst()
+    where !line.hasPrefix("#") && !line.trimmingCharacters(in: .whitespaces).isEmpty {
+        let f = line.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         guard f.count == 5, let x = Double(f[2]), let y = Double(f[3]), let z = Double(f[4]) else {
             fail("\(path):\(n + 1): expected input,output,center_x,center_y,zoom with numbers, got '\(line)'", 2)
         }
@@ -71,19 +75,24 @@ for (i, row) in rows.enumerated() {
     }
     let guardian = Task {
         while !Task.isCancelled {
-            if Pipeline.pendingSignal != 0 { job.cancel(); return }
+            if Pipeline.pendingSignal != 0 {
+                job.cancel()
+                return
+            }
             try? await Task.sleep(nanoseconds: 50_000_000)
         }
     }
     do {
         let summary = try await job.run()
-        print("[\(i + 1)/\(rows.count)] done: \(summary.output), \(summary.framesOut) frames, \(String(format: "%.1f", summary.fps)) fps")
+        print(
+            "[\(i + 1)/\(rows.count)] done: \(summary.output), \(summary.framesOut) frames, \(String(format: "%.1f", summary.fps)) fps"
+        )
     } catch {
         if error.kind == .cancelled || Pipeline.pendingSignal != 0 {
             print("[\(i + 1)/\(rows.count)] cancelled: \(row.input) (nothing written)")
             guardian.cancel()
             let signal = Pipeline.pendingSignal
-            exit(signal != 0 ? 128 + signal : 130)   // SIGTERM → 143, Ctrl-C → 130
+            exit(signal != 0 ? 128 + signal : 130)  // SIGTERM → 143, Ctrl-C → 130
         }
         print("[\(i + 1)/\(rows.count)] failed: \(error.description)")
         failures += 1

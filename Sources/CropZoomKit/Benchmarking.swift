@@ -16,15 +16,19 @@ public final class TransformBench {
     /// `zoom` to 1.1 × `zoom` over 10 s: a new sub-pixel window every frame), a rotation by any
     /// angle (the 2-D warp), or a zoom below 1 over the blurred picture.
     public enum Motion: Sendable {
-        case still, zoomRamp, rotate(Double), blurredZoomOut
+        case still, zoomRamp
+        case rotate(Double)
+        case blurredZoomOut
     }
 
     private var frameIndex: Int64 = 0
 
-    public init(sourceWidth: Int, sourceHeight: Int, pixelFormat: String = "yuv420p", zoom: Double,
-                outputSize: (width: Int, height: Int)? = nil,
-                scaler: TranscodeConfiguration.Scaler = .bicubic, kernel: TranscodeConfiguration.Kernel = .auto,
-                motion: Motion = .still) throws {
+    public init(
+        sourceWidth: Int, sourceHeight: Int, pixelFormat: String = "yuv420p", zoom: Double,
+        outputSize: (width: Int, height: Int)? = nil,
+        scaler: TranscodeConfiguration.Scaler = .bicubic, kernel: TranscodeConfiguration.Kernel = .auto,
+        motion: Motion = .still
+    ) throws {
         guard let info = PixelFormatInfo(name: pixelFormat), !info.isHardware, !info.isBitstream else {
             throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
         }
@@ -33,13 +37,18 @@ public final class TransformBench {
         var background = TranscodeConfiguration.Background.color(red: 0, green: 0, blue: 0)
         switch motion {
         case .still: break
-        case .zoomRamp: request.zoomTrack = Track(keys: [.init(time: 0, value: [zoom]), .init(time: 10, value: [zoom * 1.1])])
+        case .zoomRamp:
+            request.zoomTrack = Track(keys: [.init(time: 0, value: [zoom]), .init(time: 10, value: [zoom * 1.1])])
         case .rotate(let degrees): request.angle = Track(constant: [degrees])
-        case .blurredZoomOut: request.zoom = min(zoom, 0.9); background = .blur
+        case .blurredZoomOut:
+            request.zoom = min(zoom, 0.9)
+            background = .blur
         }
         if let outputSize { request.size = .init(width: outputSize.width, height: outputSize.height) }
-        let plan = try GeometryPlan.make(request, source: SourcePicture(
-            width: sourceWidth, height: sourceHeight, alignX: info.alignment.x, alignY: info.alignment.y),
+        let plan = try GeometryPlan.make(
+            request,
+            source: SourcePicture(
+                width: sourceWidth, height: sourceHeight, alignX: info.alignment.x, alignY: info.alignment.y),
             outputAlign: info.alignment)
         window = (plan.source.x, plan.source.y, plan.source.width, plan.source.height)
         output = plan.output
@@ -48,15 +57,16 @@ public final class TransformBench {
         Self.fill(source, info)
         let pool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
         // Frame n is shown at n / 30 s.
-        transformer = Transformer(plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
-                                  scaler: scaler, kernel: kernel, pool: pool,
-                                  frameTime: { Double($0) / 30 }, background: background)
-        try runOnce() // builds the scaler and the pool's first frame outside the measurement
+        transformer = Transformer(
+            plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
+            scaler: scaler, kernel: kernel, pool: pool,
+            frameTime: { Double($0) / 30 }, background: background)
+        try runOnce()  // builds the scaler and the pool's first frame outside the measurement
     }
 
     /// Transforms the source frame into a pooled frame and gives it back to the pool.
     public func runOnce() throws {
-        source.pts = frameIndex % 300   // the next frame (a moving window moves), within 10 s
+        source.pts = frameIndex % 300  // the next frame (a moving window moves), within 10 s
         frameIndex += 1
         let out = try transformer.transform(source)
         transformer.pool?.release(out)
@@ -80,10 +90,11 @@ public final class TransformBench {
                 let row = base + y * linesize
                 for x in stride(from: 0, to: w, by: wide ? 2 : 1) {
                     seed = seed &* 1_664_525 &+ 1_013_904_223
-                    let v = 32 + (x * 3 + y * 5 + p * 40) % 160 + Int(seed >> 28) // 32...207
+                    let v = 32 + (x * 3 + y * 5 + p * 40) % 160 + Int(seed >> 28)  // 32...207
                     if wide {
                         let s = UInt16(v << (info.bitDepth - 8))
-                        row[x] = UInt8(s & 0xff); row[x + 1] = UInt8(s >> 8)
+                        row[x] = UInt8(s & 0xff)
+                        row[x + 1] = UInt8(s >> 8)
                     } else {
                         row[x] = UInt8(v)
                     }
@@ -102,7 +113,7 @@ public final class PoolBench {
             throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
         }
         pool = FramePool(width: width, height: height, format: info.format, capacity: capacity)
-        try acquireRelease() // the first acquire allocates; later ones reuse
+        try acquireRelease()  // the first acquire allocates; later ones reuse
     }
 
     public func acquireRelease() throws {

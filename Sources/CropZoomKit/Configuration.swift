@@ -173,13 +173,19 @@ public struct EngineReport: Sendable {
     public var cpuSeconds: Double
     /// Nice value the stages before the encoder ran at (0: the same priority as the encoder).
     public var upstreamNice = 0
-    public init(threads: Int, transformWorkers: Int, decoderThreads: Int, encoderThreads: Int,
-                busy: [String: Double] = [:], waits: [String: Double] = [:], cpuSeconds: Double = 0,
-                upstreamNice: Int = 0) {
+    public init(
+        threads: Int, transformWorkers: Int, decoderThreads: Int, encoderThreads: Int,
+        busy: [String: Double] = [:], waits: [String: Double] = [:], cpuSeconds: Double = 0,
+        upstreamNice: Int = 0
+    ) {
         self.upstreamNice = upstreamNice
-        self.threads = threads; self.transformWorkers = transformWorkers
-        self.decoderThreads = decoderThreads; self.encoderThreads = encoderThreads
-        self.busy = busy; self.waits = waits; self.cpuSeconds = cpuSeconds
+        self.threads = threads
+        self.transformWorkers = transformWorkers
+        self.decoderThreads = decoderThreads
+        self.encoderThreads = encoderThreads
+        self.busy = busy
+        self.waits = waits
+        self.cpuSeconds = cpuSeconds
     }
 }
 

@@ -37,7 +37,9 @@ public enum MotionAnalysis {
         var frames = 0
         func take(_ frame: Frame) throws(CropZoomError) {
             guard let luma = Luma(frame) else {
-                throw CropZoomError(.inputUnreadable, path: path, reason: "analyze-motion reads planar YUV or grey video, not \(pixelFormatName(frame.pixelFormat))")
+                throw CropZoomError(
+                    .inputUnreadable, path: path,
+                    reason: "analyze-motion reads planar YUV or grey video, not \(pixelFormatName(frame.pixelFormat))")
             }
             frames += 1
             if let previous { velocities.append(previous.shift(to: luma)) }
@@ -52,7 +54,8 @@ public enum MotionAnalysis {
         }
         try decoder.decode(nil, strict: false, take)
         guard frames >= 3 else {
-            throw CropZoomError(.inputUnreadable, path: path, reason: "analyze-motion needs at least 3 frames (found \(frames))")
+            throw CropZoomError(
+                .inputUnreadable, path: path, reason: "analyze-motion needs at least 3 frames (found \(frames))")
         }
         let n = Double(velocities.count)
         let mean = [velocities.reduce(0) { $0 + $1[0] } / n, velocities.reduce(0) { $0 + $1[1] } / n]
@@ -62,8 +65,9 @@ public enum MotionAnalysis {
             ((b[0] - a[0]) * (b[0] - a[0]) + (b[1] - a[1]) * (b[1] - a[1])).squareRoot()
         }
         let backward = velocities.filter { $0[0] * dir[0] + $0[1] * dir[1] < -0.05 * speed }.count
-        return MotionReport(frames: frames, velocityMean: mean, jitterMean: jitter.reduce(0, +) / Double(max(1, jitter.count)),
-                            jitterMax: jitter.max() ?? 0, backwardSteps: backward, velocities: velocities)
+        return MotionReport(
+            frames: frames, velocityMean: mean, jitterMean: jitter.reduce(0, +) / Double(max(1, jitter.count)),
+            jitterMax: jitter.max() ?? 0, backwardSteps: backward, velocities: velocities)
     }
 
     /// One frame's luma, averaged down to at most 640 px wide and blurred (σ 1.5).
@@ -74,11 +78,13 @@ public enum MotionAnalysis {
 
         init?(_ frame: Frame) {
             guard let info = PixelFormatInfo(frame.pixelFormat), info.isZimgPlanar,
-                  let base = frame.pointer.pointee.dataPlane(0) else { return nil }
+                let base = frame.pointer.pointee.dataPlane(0)
+            else { return nil }
             let ls = Int(frame.pointer.pointee.linesizePlane(0))
             let f = max(1, (frame.width + 639) / 640)
             factor = f
-            w = frame.width / f; h = frame.height / f
+            w = frame.width / f
+            h = frame.height / f
             let scale = 1 / Double(1 << (info.bitDepth - 8)) / Double(f * f)
             var a = [Double](repeating: 0, count: w * h)
             for y in 0..<h {
@@ -87,7 +93,8 @@ public enum MotionAnalysis {
                     for dy in 0..<f {
                         let row = base + (y * f + dy) * ls
                         for dx in 0..<f {
-                            s += info.bitDepth > 8
+                            s +=
+                                info.bitDepth > 8
                                 ? Double(UnsafeRawPointer(row).load(fromByteOffset: 2 * (x * f + dx), as: UInt16.self))
                                 : Double(row[x * f + dx])
                         }
@@ -103,7 +110,8 @@ public enum MotionAnalysis {
             var k = (-r...r).map { exp(-0.5 * Double($0 * $0) / (sigma * sigma)) }
             let sum = k.reduce(0, +)
             k = k.map { $0 / sum }
-            var tmp = [Double](repeating: 0, count: w * h), out = tmp
+            var tmp = [Double](repeating: 0, count: w * h)
+            var out = tmp
             for y in 0..<h {
                 for x in 0..<w {
                     var s = 0.0
@@ -124,20 +132,35 @@ public enum MotionAnalysis {
         /// (dx, dy) moving this picture's content onto `next`'s, in full-size pixels.
         func shift(to next: Luma, margin: Int = 16) -> [Double] {
             guard next.w == w, next.h == h, w > 2 * margin + 2, h > 2 * margin + 2 else { return [0, 0] }
-            var dx = 0.0, dy = 0.0
+            var dx = 0.0
+            var dy = 0.0
             for _ in 0..<3 {
-                var a11 = 0.0, a12 = 0.0, a22 = 0.0, b1 = 0.0, b2 = 0.0
+                var a11 = 0.0
+                var a12 = 0.0
+                var a22 = 0.0
+                var b1 = 0.0
+                var b2 = 0.0
                 for y in margin..<(h - margin) {
                     for x in margin..<(w - margin) {
                         // next, warped back by the estimate (bilinear).
-                        let sx = min(max(Double(x) + dx, 0), Double(w) - 1.001), sy = min(max(Double(y) + dy, 0), Double(h) - 1.001)
-                        let x0 = Int(sx), y0 = Int(sy), fx = sx - Double(x0), fy = sy - Double(y0)
-                        let warped = next.v[y0 * w + x0] * (1 - fx) * (1 - fy) + next.v[y0 * w + x0 + 1] * fx * (1 - fy)
+                        let sx = min(max(Double(x) + dx, 0), Double(w) - 1.001)
+                        let sy = min(max(Double(y) + dy, 0), Double(h) - 1.001)
+                        let x0 = Int(sx)
+                        let y0 = Int(sy)
+                        let fx = sx - Double(x0)
+                        let fy = sy - Double(y0)
+                        let warped =
+                            next.v[y0 * w + x0] * (1 - fx) * (1 - fy) + next.v[y0 * w + x0 + 1] * fx * (1 - fy)
                             + next.v[(y0 + 1) * w + x0] * (1 - fx) * fy + next.v[(y0 + 1) * w + x0 + 1] * fx * fy
                         let here = v[y * w + x]
-                        let gx = (v[y * w + x + 1] - v[y * w + x - 1]) / 2, gy = (v[(y + 1) * w + x] - v[(y - 1) * w + x]) / 2
+                        let gx = (v[y * w + x + 1] - v[y * w + x - 1]) / 2
+                        let gy = (v[(y + 1) * w + x] - v[(y - 1) * w + x]) / 2
                         let gt = warped - here
-                        a11 += gx * gx; a12 += gx * gy; a22 += gy * gy; b1 -= gx * gt; b2 -= gy * gt
+                        a11 += gx * gx
+                        a12 += gx * gy
+                        a22 += gy * gy
+                        b1 -= gx * gt
+                        b2 -= gy * gt
                     }
                 }
                 let det = a11 * a22 - a12 * a12

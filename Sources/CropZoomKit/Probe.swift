@@ -94,12 +94,15 @@ public enum MediaProbe {
     /// `frameRate: false` skips reading the first `rateWindow` video packets (the variable frame
     /// rate check) when only the streams are wanted, as `batch` wants them.
     public static func probe(_ path: String, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
-        cz_log_install(AV_LOG_QUIET)   // FFmpeg's own messages would break the one-line errors
+        cz_log_install(AV_LOG_QUIET)  // FFmpeg's own messages would break the one-line errors
         try Pipeline.checkInput(path)
         let input = try InputFormat(path: path)
         let ctx = input.pointer
         var size: Int? = nil
-        if let pb = ctx.pointee.pb { let s = avio_size(pb); if s >= 0 { size = Int(s) } }
+        if let pb = ctx.pointee.pb {
+            let s = avio_size(pb)
+            if s >= 0 { size = Int(s) }
+        }
         let start = ctx.pointee.start_time
         var info = MediaInfo(
             path: path, format: input.formatName,
@@ -188,7 +191,8 @@ public enum MediaProbe {
             var layout = par.ch_layout
             var buffer = [CChar](repeating: 0, count: 128)
             if av_channel_layout_describe(&layout, &buffer, buffer.count) > 0 {
-                s.channelLayout = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                s.channelLayout = String(
+                    decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             }
             if let name = av_get_sample_fmt_name(AVSampleFormat(rawValue: par.format)) {
                 s.sampleFormat = String(cString: name)
@@ -201,12 +205,16 @@ public enum MediaProbe {
     private static func presentationTimes(_ input: InputFormat, streams: Set<Int>, limit: Int) -> [Int: [Int64]] {
         var times: [Int: [Int64]] = [:]
         guard let packet = try? Packet() else { return times }
-        var read = 0, failures = 0
+        var read = 0
+        var failures = 0
         while read < limit * max(1, streams.count) && failures < 16 {
             let r = input.read(into: packet)
             if r == AVCode.again { continue }
             if r == AVCode.eof { break }
-            if r < 0 { failures += 1; continue }
+            if r < 0 {
+                failures += 1
+                continue
+            }
             defer { packet.unref() }
             let i = packet.streamIndex
             guard streams.contains(i), (times[i]?.count ?? 0) < limit else { continue }
@@ -224,11 +232,13 @@ public enum MediaProbe {
         var t = raw.sorted()
         if t.count >= 40 { t.removeLast(8) }
         guard t.count >= 3 else { return (false, t.count) }
-        var lo = Int64.max, hi = Int64.min
+        var lo = Int64.max
+        var hi = Int64.min
         for k in 1..<t.count {
             let d = t[k] - t[k - 1]
             guard d > 0 else { continue }
-            lo = min(lo, d); hi = max(hi, d)
+            lo = min(lo, d)
+            hi = max(hi, d)
         }
         guard lo != Int64.max else { return (false, t.count) }
         let variable = hi - lo > 1 && Double(hi - lo) > 0.01 * Double(lo)

@@ -80,7 +80,8 @@ public enum RawPath {
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectories(parent) }
         if withCString(path, { mkdir($0, 0o777) }) != 0 && errno != EEXIST {
-            throw CropZoomError(.usage, what: "creating the folder", path: path, reason: String(cString: strerror(errno)))
+            throw CropZoomError(
+                .usage, what: "creating the folder", path: path, reason: String(cString: strerror(errno)))
         }
     }
 

@@ -57,7 +57,9 @@ public final class TranscodeJob: @unchecked Sendable {
             defer { started = true }
             return started
         }
-        if again { throw CropZoomError(.usage, path: configuration.output, reason: "a TranscodeJob runs once; make a new one") }
+        if again {
+            throw CropZoomError(.usage, path: configuration.output, reason: "a TranscodeJob runs once; make a new one")
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (done: CheckedContinuation<TranscodeSummary, Error>) in

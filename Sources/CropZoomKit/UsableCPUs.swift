@@ -61,7 +61,8 @@ public enum UsableCPUs {
     /// cgroup v1 `cpu.cfs_quota_us` (-1: none) over `cpu.cfs_period_us`, rounded up.
     private static func v1Quota(_ dir: String) -> Int? {
         guard let q = try? String(contentsOfFile: dir + "/cpu.cfs_quota_us", encoding: .utf8),
-              let p = try? String(contentsOfFile: dir + "/cpu.cfs_period_us", encoding: .utf8) else { return nil }
+            let p = try? String(contentsOfFile: dir + "/cpu.cfs_period_us", encoding: .utf8)
+        else { return nil }
         return quota(cpuMax: q.trimmingCharacters(in: .whitespacesAndNewlines) + " " + p)
     }
 }

@@ -14,44 +14,71 @@ struct Batch: ParsableCommand {
             and leave nothing behind, no new file starts, the table so far is printed.
             """)
 
-    @Argument(help: ArgumentHelp("Files, folders (searched recursively; hidden files skipped; links to files followed) or globs ('clips/*.mov').", valueName: "input"))
+    @Argument(
+        help: ArgumentHelp(
+            "Files, folders (searched recursively; hidden files skipped; links to files followed) or globs ('clips/*.mov').",
+            valueName: "input"))
     var inputs: [String] = []
 
-    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Folder for the outputs (created if missing); folder inputs keep their sub-folders under it.", valueName: "DIR"))
+    @Option(
+        name: .customLong("out-dir"),
+        help: ArgumentHelp(
+            "Folder for the outputs (created if missing); folder inputs keep their sub-folders under it.",
+            valueName: "DIR"))
     var outDir: String?
 
-    @Option(help: ArgumentHelp("Output file name: {stem} (input name without extension), {ext} (its extension), {name} (whole input name). The extension picks the container.", valueName: "TEMPLATE"))
+    @Option(
+        help: ArgumentHelp(
+            "Output file name: {stem} (input name without extension), {ext} (its extension), {name} (whole input name). The extension picks the container.",
+            valueName: "TEMPLATE"))
     var name = "{stem}-zoom.{ext}"
 
-    @Option(help: ArgumentHelp("Files processed at once (default: one per two cores); the machine's threads are shared between them.", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "Files processed at once (default: one per two cores); the machine's threads are shared between them.",
+            valueName: "N"))
     var jobs: Int?
 
-    @Flag(name: .customLong("skip-existing"), help: "Leave files whose output exists (a re-run resumes an interrupted batch).")
+    @Flag(
+        name: .customLong("skip-existing"),
+        help: "Leave files whose output exists (a re-run resumes an interrupted batch).")
     var skipExisting = false
 
-    @Flag(name: [.customShort("y"), .long], help: "Replace existing outputs (each only once its new file is complete).")
+    @Flag(
+        name: [.customShort("y"), .long], help: "Replace existing outputs (each only once its new file is complete).")
     var overwrite = false
 
     @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
     var report: String?
 
-    @Flag(name: .customLong("dry-run"), help: "Print what would be done for each file (window, output size, rotation, codecs, output path) and do nothing.")
+    @Flag(
+        name: .customLong("dry-run"),
+        help:
+            "Print what would be done for each file (window, output size, rotation, codecs, output path) and do nothing."
+    )
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Process only shard I of N (1 ≤ I ≤ N): every N-th input by sorted path, starting at the I-th. Shards 1…N together cover every input once.", valueName: "I/N"))
+    @Option(
+        help: ArgumentHelp(
+            "Process only shard I of N (1 ≤ I ≤ N): every N-th input by sorted path, starting at the I-th. Shards 1…N together cover every input once.",
+            valueName: "I/N"))
     var shard: String?
 
     @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
     var progress: StatusStyle = .auto
 
-    @Option(help: ArgumentHelp("""
-        Take only files that match (repeatable; fnmatch, case-insensitive): a pattern with '/' matches the path \
-        under the scanned folder, one without matches the file name.
-        """, valueName: "GLOB"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Take only files that match (repeatable; fnmatch, case-insensitive): a pattern with '/' matches the path \
+            under the scanned folder, one without matches the file name.
+            """, valueName: "GLOB"))
     var include: [String] = []
 
-    @Option(help: ArgumentHelp("Leave out files that match (repeatable; same matching as --include).",
-                               valueName: "GLOB"))
+    @Option(
+        help: ArgumentHelp(
+            "Leave out files that match (repeatable; same matching as --include).",
+            valueName: "GLOB"))
     var exclude: [String] = []
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
@@ -95,14 +122,19 @@ struct Batch: ParsableCommand {
     func validate() throws {
         if inputs.isEmpty { throw ValidationError("no INPUT: name files, folders or globs") }
         if outDir == nil { throw ValidationError("missing --out-dir DIR") }
-        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
+        if let jobs, !(1...256).contains(jobs) {
+            throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))")
+        }
         if let shard { _ = try Batch.parseShard(shard) }
-        if skipExisting && overwrite { throw ValidationError("--skip-existing and -y contradict each other: choose one") }
+        if skipExisting && overwrite {
+            throw ValidationError("--skip-existing and -y contradict each other: choose one")
+        }
         if !name.contains("{stem}") && !name.contains("{name}") {
             throw ValidationError("--name \(name) has neither {stem} nor {name}: every file would get the same output")
         }
         if (Batch.outputName(name, input: "x.mp4") as NSString).pathExtension.isEmpty || name.contains("/") {
-            throw ValidationError("--name \(name) must give a file name with an extension (it picks the container), without folders")
+            throw ValidationError(
+                "--name \(name) must give a file name with an extension (it picks the container), without folders")
         }
         if let report, RawPath.exists(report) && !overwrite {
             throw ValidationError("--report \(report) exists (add -y to replace it)")
@@ -155,16 +187,19 @@ struct Batch: ParsableCommand {
                     item.error = "\(f.path): no video stream"
                     item.exitCode = 3
                 }
-            } catch where f.scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
+            } catch  where f.scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
                 item.result = .skipped
                 item.reason = "not a media file"
             } catch {
-                item.result = .failed; item.error = error.description; item.exitCode = error.exitCode
+                item.result = .failed
+                item.error = error.description
+                item.exitCode = error.exitCode
             }
             items.append(item)
         }
-        try Batch.checkConflicts(items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
-                                 renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
+        try Batch.checkConflicts(
+            items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
+            renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
 
         // 3. Dry run: the plan of each file.
         let base = try transcodeConfiguration()
@@ -176,12 +211,14 @@ struct Batch: ParsableCommand {
         // 4. Run.
         for item in items where item.result == .pending {
             let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent()
-            do { try RawPath.makeDirectories(dir.path) }
-            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)") }
+            do { try RawPath.makeDirectories(dir.path) } catch {
+                throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)")
+            }
         }
         let args = geometry.arguments() + trim.arguments() + encoding.arguments() + streams.arguments()
-        let runner = BatchRunner(executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
-                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
+        let runner = BatchRunner(
+            executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
+            jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
         try Batch.execute(items, runner: runner, report: report, outDir: outRoot.path, shard: shard)
     }
 
@@ -199,7 +236,9 @@ struct Batch: ParsableCommand {
     /// What `batch` and `run` share once the items are known: runs the pending ones (signals
     /// passed on to running files), prints the table, writes the report; exits 128+signal when
     /// interrupted, 1 when an item failed.
-    static func execute(_ items: [BatchItem], runner: BatchRunner, report: String?, outDir: String, shard: String?) throws {
+    static func execute(_ items: [BatchItem], runner: BatchRunner, report: String?, outDir: String, shard: String?)
+        throws
+    {
         Pipeline.installSignalHandlers()
         let started = monotonicSeconds()
         let done = runner.run(items)
@@ -207,8 +246,10 @@ struct Batch: ParsableCommand {
         let signal = Pipeline.pendingSignal
         Stdout.write(table(done))
         if let report {
-            try Bench.writeAtomically(try reportJSON(done, outDir: outDir, jobs: runner.jobs, threadsPerJob: runner.threadsPerJob,
-                                                     shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
+            try Bench.writeAtomically(
+                try reportJSON(
+                    done, outDir: outDir, jobs: runner.jobs, threadsPerJob: runner.threadsPerJob,
+                    shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
         }
         if signal != 0 { throw ExitCode(128 + signal) }
         if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
@@ -224,16 +265,20 @@ struct Batch: ParsableCommand {
     /// Refuses, before any work (batch and job files alike): two inputs with one output, an
     /// output that is an input, an existing output the item may not replace (`mayReplace`).
     /// Messages start with `prefix` and end with the hints that say how to resolve them.
-    static func checkConflicts(_ items: [BatchItem], inputs: [String], mayReplace: (Int) -> Bool, prefix: String = "",
-                               renameHint: String, existsHint: String) throws {
+    static func checkConflicts(
+        _ items: [BatchItem], inputs: [String], mayReplace: (Int) -> Bool, prefix: String = "",
+        renameHint: String, existsHint: String
+    ) throws {
         var owner: [String: String] = [:]
         for (k, item) in items.enumerated() where item.result == .pending {
             if let other = owner[item.output] {
-                throw CommandError.usage("\(prefix)\(other) and \(item.input) would both be written to \(item.output) (\(renameHint))")
+                throw CommandError.usage(
+                    "\(prefix)\(other) and \(item.input) would both be written to \(item.output) (\(renameHint))")
             }
             owner[item.output] = item.input
             if inputs.contains(where: { FileIdentity.same($0, item.output) }) {
-                throw CommandError.usage("\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
+                throw CommandError.usage(
+                    "\(prefix)\(item.output) is an input: an output never replaces an input (\(renameHint))")
             }
             if !mayReplace(k) && RawPath.exists(item.output) {
                 throw CommandError.usage("\(prefix)\(item.output) already exists (\(existsHint))")
@@ -282,14 +327,20 @@ struct Batch: ParsableCommand {
     static func table(_ items: [BatchItem]) -> String {
         var rows = [["file", "result", "frames", "fps", "size", "output / error"]]
         for i in items {
-            rows.append([i.input, i.result.rawValue, i.frames.map(String.init) ?? "", i.fps.map { String(format: "%.1f", $0) } ?? "",
-                         size(i.outputBytes),
-                         i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? ""))])
+            rows.append([
+                i.input, i.result.rawValue, i.frames.map(String.init) ?? "",
+                i.fps.map { String(format: "%.1f", $0) } ?? "",
+                size(i.outputBytes),
+                i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? "")),
+            ])
         }
         var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
-        out += "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, \(count(.skipped)) skipped"
-        if count(.interrupted) + count(.notRun) > 0 { out += ", \(count(.interrupted)) interrupted, \(count(.notRun)) not started" }
+        out +=
+            "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, \(count(.skipped)) skipped"
+        if count(.interrupted) + count(.notRun) > 0 {
+            out += ", \(count(.interrupted)) interrupted, \(count(.notRun)) not started"
+        }
         return out + "\n"
     }
 
@@ -306,12 +357,17 @@ struct Batch: ParsableCommand {
         var files: [BatchItem]
     }
 
-    static func reportJSON(_ items: [BatchItem], outDir: String, jobs: Int, threadsPerJob: Int, shard: String?,
-                           seconds: Double, interrupted: Bool) throws -> String {
+    static func reportJSON(
+        _ items: [BatchItem], outDir: String, jobs: Int, threadsPerJob: Int, shard: String?,
+        seconds: Double, interrupted: Bool
+    ) throws -> String {
         var summary: [String: Int] = ["total": items.count]
-        for r in BatchItem.Result.allCases where r != .pending { summary[r.rawValue.replacingOccurrences(of: " ", with: "_")] = items.filter { $0.result == r }.count }
-        let report = Report(outDir: outDir, jobs: jobs, threadsPerJob: threadsPerJob, shard: shard,
-                            seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted, summary: summary, files: items)
+        for r in BatchItem.Result.allCases where r != .pending {
+            summary[r.rawValue.replacingOccurrences(of: " ", with: "_")] = items.filter { $0.result == r }.count
+        }
+        let report = Report(
+            outDir: outDir, jobs: jobs, threadsPerJob: threadsPerJob, shard: shard,
+            seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted, summary: summary, files: items)
         return try snakeCaseJSON(report)
     }
 }
@@ -479,8 +535,13 @@ struct BatchRunner {
                 defer { group.leave() }
                 while true {
                     state.lock.lock()
-                    while state.next < state.items.count && state.items[state.next].result != .pending { state.next += 1 }
-                    guard state.next < state.items.count, Pipeline.pendingSignal == 0 else { state.lock.unlock(); return }
+                    while state.next < state.items.count && state.items[state.next].result != .pending {
+                        state.next += 1
+                    }
+                    guard state.next < state.items.count, Pipeline.pendingSignal == 0 else {
+                        state.lock.unlock()
+                        return
+                    }
                     let k = state.next
                     state.next += 1
                     var item = state.items[k]
@@ -491,7 +552,9 @@ struct BatchRunner {
                     state.done += 1
                     let done = state.done
                     state.lock.unlock()
-                    say("[\(done)/\(total)] \(item.result.rawValue) \(item.input)\(item.result == .failed ? ": \(item.error ?? "")" : "")")
+                    say(
+                        "[\(done)/\(total)] \(item.result.rawValue) \(item.input)\(item.result == .failed ? ": \(item.error ?? "")" : "")"
+                    )
                 }
             }
             worker.start()
@@ -520,29 +583,40 @@ struct BatchRunner {
             item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }
             return
         }
-        var args = ["transcode", item.input, "-o", item.output, "--threads", "\(threadsPerJob)", "--progress", "json"] + arguments
+        var args =
+            ["transcode", item.input, "-o", item.output, "--threads", "\(threadsPerJob)", "--progress", "json"]
+            + arguments
         if slot < perItemArguments.count { args += perItemArguments[slot] }
         if overwrite { args.append("-y") }
         var done: [String: Any]? = nil
         var errorEvent: [String: Any]? = nil
         let child: MeasuredChild
         do {
-            child = try MeasuredChild.run(executable, args, onStart: { pid in
-                state.lock.lock(); state.running[slot] = pid; state.lock.unlock()
-                // A signal that came between the check and the start: pass it on now.
-                let s = Pipeline.pendingSignal
-                if s != 0 { kill(pid, s) }
-            }, onLine: { line in
-                guard line.hasPrefix("{"), let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return }
-                if o["event"] as? String == "done" { done = o }
-                if o["event"] as? String == "error" { errorEvent = o }
-            })
+            child = try MeasuredChild.run(
+                executable, args,
+                onStart: { pid in
+                    state.lock.lock()
+                    state.running[slot] = pid
+                    state.lock.unlock()
+                    // A signal that came between the check and the start: pass it on now.
+                    let s = Pipeline.pendingSignal
+                    if s != 0 { kill(pid, s) }
+                },
+                onLine: { line in
+                    guard line.hasPrefix("{"),
+                        let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    else { return }
+                    if o["event"] as? String == "done" { done = o }
+                    if o["event"] as? String == "error" { errorEvent = o }
+                })
         } catch {
             item.result = .failed
             item.error = "\(item.input): \(error)"
             return
         }
-        state.lock.lock(); state.running[slot] = nil; state.lock.unlock()
+        state.lock.lock()
+        state.running[slot] = nil
+        state.lock.unlock()
         item.seconds = (child.wallSeconds * 1000).rounded() / 1000
         if child.succeeded, let done {
             item.result = .ok
@@ -554,7 +628,8 @@ struct BatchRunner {
         let code = child.signaled ? 128 + child.status : child.status
         item.exitCode = code
         item.result = code == 130 || code == 143 ? .interrupted : .failed
-        item.error = (errorEvent?["message"] as? String) ?? child.lines.last { !$0.hasPrefix("{") }
+        item.error =
+            (errorEvent?["message"] as? String) ?? child.lines.last { !$0.hasPrefix("{") }
             ?? (item.result == .interrupted ? "interrupted; nothing written" : "exit \(code)")
     }
 }

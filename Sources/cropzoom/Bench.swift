@@ -21,32 +21,48 @@ struct Bench: ParsableCommand {
     /// The clip `bench` measures when no INPUT is given.
     static let bundledSample = "bench-720p.mp4"
 
-    @Argument(help: ArgumentHelp("The clip to measure (default: the bundled sample samples/\(Bench.bundledSample)).", valueName: "input"))
+    @Argument(
+        help: ArgumentHelp(
+            "The clip to measure (default: the bundled sample samples/\(Bench.bundledSample)).", valueName: "input"))
     var input: String?
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
 
-    @Option(name: .customLong("threads"), help: ArgumentHelp("Thread counts to measure: a list (1,2,4), a range (1..8) or 1..N (N: this machine's cores). Default: 1, powers of two, and all cores.", valueName: "LIST"))
+    @Option(
+        name: .customLong("threads"),
+        help: ArgumentHelp(
+            "Thread counts to measure: a list (1,2,4), a range (1..8) or 1..N (N: this machine's cores). Default: 1, powers of two, and all cores.",
+            valueName: "LIST"))
     var threadList: String?
 
     @Option(help: ArgumentHelp("Video frames per run (default: the whole clip).", valueName: "N"))
     var frames: Int?
 
-    @Option(name: .customLong("repeat"), help: ArgumentHelp("Runs per thread count (median, min and max are reported).", valueName: "K"))
+    @Option(
+        name: .customLong("repeat"),
+        help: ArgumentHelp("Runs per thread count (median, min and max are reported).", valueName: "K"))
     var repeats: Int = 3
 
     @Option(help: "Output on stdout: table (for people), json or csv (for scripts; schema in the README).")
     var format: Format = .table
 
-    @Option(help: ArgumentHelp("Also write an SVG chart of fps and efficiency against the thread count.", valueName: "FILE.svg"))
+    @Option(
+        help: ArgumentHelp(
+            "Also write an SVG chart of fps and efficiency against the thread count.", valueName: "FILE.svg"))
     var chart: String?
 
-    @Flag(name: .customLong("compare-ffmpeg"), help: ArgumentHelp("Run the equivalent ffmpeg command (printed) in alternation with cropzoom; --compare-ffmpeg=PATH or --ffmpeg PATH picks the binary."))
+    @Flag(
+        name: .customLong("compare-ffmpeg"),
+        help: ArgumentHelp(
+            "Run the equivalent ffmpeg command (printed) in alternation with cropzoom; --compare-ffmpeg=PATH or --ffmpeg PATH picks the binary."
+        ))
     var compareFFmpeg = false
 
-    @Option(name: .customLong("ffmpeg"), help: ArgumentHelp("The ffmpeg binary to compare with (default: ffmpeg on PATH).", valueName: "PATH"))
+    @Option(
+        name: .customLong("ffmpeg"),
+        help: ArgumentHelp("The ffmpeg binary to compare with (default: ffmpeg on PATH).", valueName: "PATH"))
     var ffmpegPath: String?
 
     @Flag(help: "Write each run's output to a temporary file (removed after the run) instead of the null sink.")
@@ -66,14 +82,17 @@ struct Bench: ParsableCommand {
         func number(_ s: Substring) throws -> Int {
             let t = s.trimmingCharacters(in: .whitespaces)
             if t == "N" || t == "n" { return cores }
-            guard let v = Int(t) else { throw ValidationError("--threads: '\(t)' is not a number (use a list like 1,2,4 or a range like 1..N)") }
+            guard let v = Int(t) else {
+                throw ValidationError("--threads: '\(t)' is not a number (use a list like 1,2,4 or a range like 1..N)")
+            }
             guard (1...256).contains(v) else { throw ValidationError("--threads: \(v) is outside 1...256") }
             return v
         }
         var values: [Int] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             if let r = part.range(of: "..") {
-                let lo = try number(part[..<r.lowerBound]), hi = try number(part[r.upperBound...])
+                let lo = try number(part[..<r.lowerBound])
+                let hi = try number(part[r.upperBound...])
                 guard lo <= hi else { throw ValidationError("--threads: the range \(part) is empty") }
                 values += Array(lo...hi)
             } else {
@@ -88,7 +107,10 @@ struct Bench: ParsableCommand {
     static func defaultThreads(cores: Int) -> [Int] {
         var v = [1]
         var p = 2
-        while p < cores { v.append(p); p *= 2 }
+        while p < cores {
+            v.append(p)
+            p *= 2
+        }
         if cores > 1 { v.append(cores) }
         return v
     }
@@ -103,7 +125,8 @@ struct Bench: ParsableCommand {
             if a.hasPrefix("--compare-ffmpeg=") {
                 out += ["--compare-ffmpeg", "--ffmpeg", String(a.dropFirst("--compare-ffmpeg=".count))]
             } else if a == "--compare-ffmpeg", i + 1 < arguments.count, isExecutableFile(arguments[i + 1]),
-                      (arguments[i + 1] as NSString).lastPathComponent.lowercased().contains("ffmpeg") {
+                (arguments[i + 1] as NSString).lastPathComponent.lowercased().contains("ffmpeg")
+            {
                 // Only a binary named like ffmpeg: an INPUT that happens to be executable stays the input.
                 out += ["--compare-ffmpeg", "--ffmpeg", arguments[i + 1]]
                 i += 1
@@ -155,9 +178,13 @@ struct Bench: ParsableCommand {
     }
 
     func validate() throws {
-        if input == "-" { throw ValidationError("bench reads its input once per run: name a file, not - (standard input)") }
+        if input == "-" {
+            throw ValidationError("bench reads its input once per run: name a file, not - (standard input)")
+        }
         if let frames, frames < 1 { throw ValidationError("--frames takes a positive number (got \(frames))") }
-        guard (1...100).contains(repeats) else { throw ValidationError("--repeat takes a number from 1 to 100 (got \(repeats))") }
+        guard (1...100).contains(repeats) else {
+            throw ValidationError("--repeat takes a number from 1 to 100 (got \(repeats))")
+        }
         if let threadList { _ = try Bench.parseThreads(threadList, cores: Bench.cores) }
         if write && encoding.codec == "none" {
             throw ValidationError("--codec none writes nothing: drop --write, or name an encoder")
@@ -174,25 +201,37 @@ struct Bench: ParsableCommand {
         }
         if ffmpegPath != nil && !compareFFmpeg { throw ValidationError("--ffmpeg needs --compare-ffmpeg") }
         if compareFFmpeg, let g = try? geometry.request(), g.movesWindow || g.warps {
-            throw ValidationError("--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, rotation by any angle or --transform")
+            throw ValidationError(
+                "--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, rotation by any angle or --transform"
+            )
         }
         if compareFFmpeg && Bench.which(ffmpegPath ?? "ffmpeg") == nil {
-            throw ValidationError("--compare-ffmpeg: \(ffmpegPath ?? "ffmpeg") \(ffmpegPath == nil ? "is not on PATH" : "is not an executable file")")
+            throw ValidationError(
+                "--compare-ffmpeg: \(ffmpegPath ?? "ffmpeg") \(ffmpegPath == nil ? "is not on PATH" : "is not an executable file")"
+            )
         }
     }
 
     /// ffmpeg's command for the job cropzoom ran (from the warm-up's report) at `threads`:
     /// the same coded window, scale and orientation (`-noautorotate` + the plan's filter chain),
     /// the same encoder and settings, audio copied as cropzoom copied it, the same sink.
-    static func ffmpegCommand(binary: String, input: String, report: ChildReport, threads: Int, frames: Int?,
-                              encoding: EncodingOptions, writeTo file: String?) -> [String] {
-        var c = [binary, "-hide_banner", "-nostdin", "-v", "error", "-nostats", "-progress", "pipe:2",
-                 "-threads", "\(threads)", "-noautorotate", "-i", input]
+    static func ffmpegCommand(
+        binary: String, input: String, report: ChildReport, threads: Int, frames: Int?,
+        encoding: EncodingOptions, writeTo file: String?
+    ) -> [String] {
+        var c = [
+            binary, "-hide_banner", "-nostdin", "-v", "error", "-nostats", "-progress", "pipe:2",
+            "-threads", "\(threads)", "-noautorotate", "-i", input,
+        ]
         if let frames { c += ["-frames:v", "\(frames)"] }
         c += ["-map", "0:v:0"]
-        if report.audioReencoded > 0 { c += ["-map", "0:a?", "-c:a", "aac"] }
-        else if report.audioCopied > 0 { c += ["-map", "0:a?", "-c:a", "copy"] }
-        else { c += ["-an"] }
+        if report.audioReencoded > 0 {
+            c += ["-map", "0:a?", "-c:a", "aac"]
+        } else if report.audioCopied > 0 {
+            c += ["-map", "0:a?", "-c:a", "copy"]
+        } else {
+            c += ["-an"]
+        }
         c += ["-vf", report.ffmpegFilter]
         if report.codec != "none" {
             c += ["-c:v", report.codec, "-pix_fmt", report.pixelFormat]
@@ -208,22 +247,28 @@ struct Bench: ParsableCommand {
     func run() throws {
         Pipeline.installSignalHandlers()
         let cores = Bench.cores
-        let threads = try threadList.map { try Bench.parseThreads($0, cores: cores) } ?? Bench.defaultThreads(cores: cores)
+        let threads =
+            try threadList.map { try Bench.parseThreads($0, cores: cores) } ?? Bench.defaultThreads(cores: cores)
         var path = input ?? ""
         if input == nil {
             guard let found = Bench.findBundledSample() else {
-                throw CommandError.usage("no INPUT given and the bundled sample \(Bench.bundledSample) is not in samples/ (name a clip)")
+                throw CommandError.usage(
+                    "no INPUT given and the bundled sample \(Bench.bundledSample) is not in samples/ (name a clip)")
             }
             path = found
         }
         var warnings: [String] = []
         if let top = threads.last, top > cores {
-            warnings.append("asked for \(top) threads on a machine with \(cores) core\(cores == 1 ? "" : "s"): rows above \(cores) are oversubscribed (marked *); per-core figures and efficiency divide by \(cores)")
+            warnings.append(
+                "asked for \(top) threads on a machine with \(cores) core\(cores == 1 ? "" : "s"): rows above \(cores) are oversubscribed (marked *); per-core figures and efficiency divide by \(cores)"
+            )
         }
         for w in warnings { warn(w) }
 
         let exe = Bench.executablePath()
-        let scratch = write ? FileManager.default.temporaryDirectory.appendingPathComponent("cropzoom-bench-\(getpid()).mkv").path : nil
+        let scratch =
+            write
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("cropzoom-bench-\(getpid()).mkv").path : nil
         var args = ["transcode", path] + geometry.arguments() + encoding.arguments() + streams.arguments()
         args += scratch.map { ["-o", $0, "-y"] } ?? ["--null"]
         args += ["--progress", "json", "--stats"]
@@ -233,10 +278,13 @@ struct Bench: ParsableCommand {
         let ffmpeg = compareFFmpeg ? Bench.which(ffmpegPath ?? "ffmpeg") : nil
         let runner = BenchRunner(
             executable: exe, arguments: args, threadCounts: threads, repeats: repeats,
-            ffmpegCommand: ffmpeg.map { bin in { report, t in
-                Bench.ffmpegCommand(binary: bin, input: path, report: report, threads: t, frames: frames,
-                                    encoding: encoding, writeTo: scratch)
-            } },
+            ffmpegCommand: ffmpeg.map { bin in
+                { report, t in
+                    Bench.ffmpegCommand(
+                        binary: bin, input: path, report: report, threads: t, frames: frames,
+                        encoding: encoding, writeTo: scratch)
+                }
+            },
             progress: { text in style.say("bench", text) },
             writtenFile: scratch)
         let measured: (points: [BenchPoint], report: ChildReport)
@@ -252,7 +300,8 @@ struct Bench: ParsableCommand {
         style.clear()
 
         var results = BenchResults(
-            cores: cores, cpuName: Bench.cpuName(), system: Bench.systemName(), input: path, bundledSample: input == nil,
+            cores: cores, cpuName: Bench.cpuName(), system: Bench.systemName(), input: path,
+            bundledSample: input == nil,
             command: [exe] + args, codec: measured.report.codec, outputSize: measured.report.outputSize,
             window: measured.report.window, sinkIsFile: write, repeats: repeats,
             ffmpegVersion: ffmpeg.flatMap(Bench.ffmpegVersion), points: measured.points, warnings: warnings)
@@ -279,8 +328,10 @@ struct Bench: ParsableCommand {
     /// may have a name that is not UTF-8.
     static func writeAtomically(_ text: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
-        let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).cropzoom-tmp-\(getpid())")
-            .path
+        let tmp = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).cropzoom-tmp-\(getpid())"
+        )
+        .path
         let bytes = [UInt8](text.utf8)
         let fd = RawPath.withCString(tmp) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         var failure = fd < 0 ? errno : 0
@@ -304,7 +355,9 @@ struct Bench: ParsableCommand {
     static func cpuName() -> String {
         guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown CPU" }
         for line in text.split(separator: "\n") where line.hasPrefix("model name") {
-            if let colon = line.firstIndex(of: ":") { return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+            if let colon = line.firstIndex(of: ":") {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
         }
         return "unknown CPU"
     }
@@ -312,7 +365,9 @@ struct Bench: ParsableCommand {
     static func systemName() -> String {
         var u = utsname()
         uname(&u)
-        func field<T>(_ t: T) -> String { withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        func field<T>(_ t: T) -> String {
+            withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
         return "\(field(u.sysname)) \(field(u.release)) \(field(u.machine))"
     }
 

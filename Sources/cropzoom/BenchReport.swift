@@ -194,10 +194,13 @@ struct BenchResults: Sendable {
             var ff: BenchDocument.FFmpegResult? = nil
             if !p.ffmpegRuns.isEmpty {
                 let ffps = Spread(p.ffmpegRuns.map(\.fps))
-                ff = .init(command: p.ffmpegCommand, fps: round(ffps), wallSeconds: round(Spread(p.ffmpegRuns.map(\.wallSeconds)), 4),
-                           cpuCores: Self.r(Spread(p.ffmpegRuns.map { $0.wallSeconds > 0 ? $0.cpuSeconds / $0.wallSeconds : 0 }).median, 3),
-                           peakRssMib: Self.r(Spread(p.ffmpegRuns.map { Double($0.peakRSSBytes) / Self.mib }).median, 1),
-                           speedRatio: Self.r(ffps.median > 0 ? fps.median / ffps.median : 0, 3))
+                ff = .init(
+                    command: p.ffmpegCommand, fps: round(ffps),
+                    wallSeconds: round(Spread(p.ffmpegRuns.map(\.wallSeconds)), 4),
+                    cpuCores: Self.r(
+                        Spread(p.ffmpegRuns.map { $0.wallSeconds > 0 ? $0.cpuSeconds / $0.wallSeconds : 0 }).median, 3),
+                    peakRssMib: Self.r(Spread(p.ffmpegRuns.map { Double($0.peakRSSBytes) / Self.mib }).median, 1),
+                    speedRatio: Self.r(ffps.median > 0 ? fps.median / ffps.median : 0, 3))
             }
             return .init(
                 threads: p.threads, coresUsed: used, oversubscribed: p.threads > cores, frames: frames,
@@ -208,16 +211,21 @@ struct BenchResults: Sendable {
                 stageMsPerFrame: stages, waitMsPerFrame: waits,
                 poolHighWater: p.runs.compactMap(\.poolHighWater).max() ?? 0,
                 peakRssMib: Self.r(Spread(p.runs.map { Double($0.peakRSSBytes) / Self.mib }).median, 1),
-                runs: p.runs.map { .init(wallSeconds: Self.r($0.wallSeconds, 6), cpuSeconds: Self.r($0.cpuSeconds, 4),
-                                         frames: $0.frames, fps: Self.r($0.fps, 3),
-                                         peakRssMib: Self.r(Double($0.peakRSSBytes) / Self.mib, 1)) },
+                runs: p.runs.map {
+                    .init(
+                        wallSeconds: Self.r($0.wallSeconds, 6), cpuSeconds: Self.r($0.cpuSeconds, 4),
+                        frames: $0.frames, fps: Self.r($0.fps, 3),
+                        peakRssMib: Self.r(Double($0.peakRSSBytes) / Self.mib, 1))
+                },
                 ffmpeg: ff)
         }
     }
 
     private func round(_ s: Spread, _ digits: Int = 2) -> Spread {
         var t = s
-        t.median = Self.r(s.median, digits); t.min = Self.r(s.min, digits); t.max = Self.r(s.max, digits)
+        t.median = Self.r(s.median, digits)
+        t.min = Self.r(s.min, digits)
+        t.max = Self.r(s.max, digits)
         return t
     }
 
@@ -228,8 +236,9 @@ struct BenchResults: Sendable {
             cropzoomVersion: CropZoom.configuration.version, date: iso.string(from: date),
             machine: .init(cores: cores, cpu: cpuName, system: system),
             input: .init(path: input, bundledSample: bundledSample),
-            job: .init(command: command, codec: codec, outputSize: outputSize, window: window,
-                       sink: sinkIsFile ? "file" : "null", framesPerRun: rows.first?.frames ?? 0, repeats: repeats),
+            job: .init(
+                command: command, codec: codec, outputSize: outputSize, window: window,
+                sink: sinkIsFile ? "file" : "null", framesPerRun: rows.first?.frames ?? 0, repeats: repeats),
             baselineThreads: baseline?.threads ?? 0, ffmpegVersion: ffmpegVersion, warnings: warnings, results: rows)
     }
 
@@ -240,13 +249,20 @@ struct BenchResults: Sendable {
         var out: [String] = []
         let rows = rows()
         for row in rows where row.runs.count > 1 && row.fps.relativeRange > 0.10 {
-            out.append(String(format: "runs at %d thread%@ varied by %.0f %% (min %.1f, max %.1f fps): the machine is busy or noisy; close other programs or raise --repeat",
-                              row.threads, row.threads == 1 ? "" : "s", row.fps.relativeRange * 100, row.fps.min, row.fps.max))
+            out.append(
+                String(
+                    format:
+                        "runs at %d thread%@ varied by %.0f %% (min %.1f, max %.1f fps): the machine is busy or noisy; close other programs or raise --repeat",
+                    row.threads, row.threads == 1 ? "" : "s", row.fps.relativeRange * 100, row.fps.min, row.fps.max))
         }
         if let fastest = rows.min(by: { $0.wallSeconds.median < $1.wallSeconds.median }),
-           fastest.frames < 30 || fastest.wallSeconds.median < 0.5 {
-            out.append(String(format: "the input is too short to measure well: %d frames in %.2f s at %d thread%@ (start-up dominates; use a clip that takes at least 1 s)",
-                              fastest.frames, fastest.wallSeconds.median, fastest.threads, fastest.threads == 1 ? "" : "s"))
+            fastest.frames < 30 || fastest.wallSeconds.median < 0.5
+        {
+            out.append(
+                String(
+                    format:
+                        "the input is too short to measure well: %d frames in %.2f s at %d thread%@ (start-up dominates; use a clip that takes at least 1 s)",
+                    fastest.frames, fastest.wallSeconds.median, fastest.threads, fastest.threads == 1 ? "" : "s"))
         }
         return out
     }
@@ -259,9 +275,12 @@ struct BenchResults: Sendable {
         let compared = rows.contains { $0.ffmpeg != nil }
         var out = "cropzoom bench: \(input)\(bundledSample ? " (bundled sample)" : "")\n"
         out += "job: \(codec == "none" ? "decode + transform, no encoder" : codec), \(window) → \(outputSize), "
-        out += "\(rows.first?.frames ?? 0) frames a run, \(sinkIsFile ? "written to a file" : "nothing written (null sink)")\n"
-        out += "machine: \(cores) core\(cores == 1 ? "" : "s"), \(cpuName); \(repeats) run\(repeats == 1 ? "" : "s") per thread count "
-        out += "(median, min–max); efficiency against \(baseline?.threads ?? 1) thread\(baseline?.threads == 1 ? "" : "s")\n\n"
+        out +=
+            "\(rows.first?.frames ?? 0) frames a run, \(sinkIsFile ? "written to a file" : "nothing written (null sink)")\n"
+        out +=
+            "machine: \(cores) core\(cores == 1 ? "" : "s"), \(cpuName); \(repeats) run\(repeats == 1 ? "" : "s") per thread count "
+        out +=
+            "(median, min–max); efficiency against \(baseline?.threads ?? 1) thread\(baseline?.threads == 1 ? "" : "s")\n\n"
 
         var header = ["threads", "fps (min–max)", "fps/core", "efficiency", "CPU cores"]
         header += benchStages.filter { s in rows.contains { $0.stageMsPerFrame[s] != nil } }.map { "\($0) ms/f" }
@@ -270,22 +289,28 @@ struct BenchResults: Sendable {
         let stageColumns = benchStages.filter { s in rows.contains { $0.stageMsPerFrame[s] != nil } }
         var lines: [[String]] = [header]
         for r in rows {
-            var line = ["\(r.threads)\(r.oversubscribed ? "*" : "")",
-                        String(format: "%.1f (%.1f–%.1f)", r.fps.median, r.fps.min, r.fps.max),
-                        String(format: "%.1f", r.fpsPerCore),
-                        String(format: "%.0f %%", r.efficiency * 100),
-                        String(format: "%.2f", r.cpuCores)]
+            var line = [
+                "\(r.threads)\(r.oversubscribed ? "*" : "")",
+                String(format: "%.1f (%.1f–%.1f)", r.fps.median, r.fps.min, r.fps.max),
+                String(format: "%.1f", r.fpsPerCore),
+                String(format: "%.0f %%", r.efficiency * 100),
+                String(format: "%.2f", r.cpuCores),
+            ]
             line += stageColumns.map { s in r.stageMsPerFrame[s].map { String(format: "%.2f", $0) } ?? "–" }
-            line += [String(format: "%.2f", r.waitMsPerFrame.values.reduce(0, +)), "\(r.poolHighWater)",
-                     String(format: "%.0f MiB", r.peakRssMib)]
+            line += [
+                String(format: "%.2f", r.waitMsPerFrame.values.reduce(0, +)), "\(r.poolHighWater)",
+                String(format: "%.0f MiB", r.peakRssMib),
+            ]
             if compared {
                 if let f = r.ffmpeg {
                     line += [String(format: "%.1f", f.fps.median), String(format: "%.2fx", f.speedRatio)]
-                } else { line += ["–", "–"] }
+                } else {
+                    line += ["–", "–"]
+                }
             }
             lines.append(line)
         }
-        out += textColumns(lines) { row, column in column == 0 || row > 0 }   // numbers right-aligned
+        out += textColumns(lines) { row, column in column == 0 || row > 0 }  // numbers right-aligned
         if rows.contains(where: \.oversubscribed) {
             out += "* more threads than the machine's \(cores) cores: per core and efficiency use \(cores).\n"
         }
@@ -300,9 +325,12 @@ struct BenchResults: Sendable {
 
     // MARK: CSV
 
-    static let csvHeader = ["version", "threads", "cores_used", "oversubscribed", "frames", "runs",
-                            "fps_median", "fps_min", "fps_max", "fps_per_core", "efficiency",
-                            "wall_median_s", "cpu_median_s", "cpu_cores", "cpu_utilisation"]
+    static let csvHeader =
+        [
+            "version", "threads", "cores_used", "oversubscribed", "frames", "runs",
+            "fps_median", "fps_min", "fps_max", "fps_per_core", "efficiency",
+            "wall_median_s", "cpu_median_s", "cpu_cores", "cpu_utilisation",
+        ]
         + benchStages.map { "\($0)_ms_per_frame" }
         + ["wait_ms_per_frame", "pool_high_water", "peak_rss_mib", "ffmpeg_fps_median", "speed_ratio_vs_ffmpeg"]
 
@@ -310,13 +338,17 @@ struct BenchResults: Sendable {
     func csv() -> String {
         var out = Self.csvHeader.joined(separator: ",") + "\n"
         for r in rows() {
-            var cells: [String] = ["1", "\(r.threads)", "\(r.coresUsed)", r.oversubscribed ? "true" : "false", "\(r.frames)",
-                                   "\(r.runs.count)", "\(r.fps.median)", "\(r.fps.min)", "\(r.fps.max)", "\(r.fpsPerCore)",
-                                   "\(r.efficiency)", "\(r.wallSeconds.median)", "\(r.cpuSeconds)", "\(r.cpuCores)",
-                                   "\(r.cpuUtilisation)"]
+            var cells: [String] = [
+                "1", "\(r.threads)", "\(r.coresUsed)", r.oversubscribed ? "true" : "false", "\(r.frames)",
+                "\(r.runs.count)", "\(r.fps.median)", "\(r.fps.min)", "\(r.fps.max)", "\(r.fpsPerCore)",
+                "\(r.efficiency)", "\(r.wallSeconds.median)", "\(r.cpuSeconds)", "\(r.cpuCores)",
+                "\(r.cpuUtilisation)",
+            ]
             cells += benchStages.map { s in r.stageMsPerFrame[s].map { "\($0)" } ?? "" }
-            cells += ["\(Self.r(r.waitMsPerFrame.values.reduce(0, +)))", "\(r.poolHighWater)", "\(r.peakRssMib)",
-                      r.ffmpeg.map { "\($0.fps.median)" } ?? "", r.ffmpeg.map { "\($0.speedRatio)" } ?? ""]
+            cells += [
+                "\(Self.r(r.waitMsPerFrame.values.reduce(0, +)))", "\(r.poolHighWater)", "\(r.peakRssMib)",
+                r.ffmpeg.map { "\($0.fps.median)" } ?? "", r.ffmpeg.map { "\($0.speedRatio)" } ?? "",
+            ]
             out += cells.joined(separator: ",") + "\n"
         }
         return out
@@ -328,8 +360,14 @@ struct BenchResults: Sendable {
     /// thread count; ffmpeg's fps too when compared. Plain SVG 1.1 that any browser opens.
     func svg() -> String {
         let rows = rows()
-        let w = 720.0, h = 430.0, left = 70.0, right = 70.0, top = 76.0, bottom = 56.0
-        let plotW = w - left - right, plotH = h - top - bottom
+        let w = 720.0
+        let h = 430.0
+        let left = 70.0
+        let right = 70.0
+        let top = 76.0
+        let bottom = 56.0
+        let plotW = w - left - right
+        let plotH = h - top - bottom
         // Axes end on round numbers: four steps of 1, 2, 2.5 or 5 × a power of ten.
         func niceTop(_ v: Double) -> Double {
             let raw = max(v, 1e-9) / 4
@@ -339,7 +377,9 @@ struct BenchResults: Sendable {
         }
         let maxFPS = niceTop(max(1, rows.map { max($0.fps.max, $0.ffmpeg?.fps.max ?? 0) }.max() ?? 1) * 1.05)
         let maxEff = niceTop(max(1.0, rows.map(\.efficiency).max() ?? 1) * 1.05)
-        func x(_ i: Int) -> Double { rows.count == 1 ? left + plotW / 2 : left + plotW * Double(i) / Double(rows.count - 1) }
+        func x(_ i: Int) -> Double {
+            rows.count == 1 ? left + plotW / 2 : left + plotW * Double(i) / Double(rows.count - 1)
+        }
         func yFPS(_ v: Double) -> Double { top + plotH * (1 - v / maxFPS) }
         func yEff(_ v: Double) -> Double { top + plotH * (1 - v / maxEff) }
         func f(_ v: Double) -> String { String(format: "%.1f", v) }
@@ -357,35 +397,48 @@ struct BenchResults: Sendable {
 
             """
         for k in 0...4 {
-            let v = maxFPS * Double(k) / 4, e = maxEff * Double(k) / 4
-            s += "<line x1=\"\(f(left))\" y1=\"\(f(yFPS(v)))\" x2=\"\(f(left + plotW))\" y2=\"\(f(yFPS(v)))\" stroke=\"#eee\"/>\n"
-            s += "<text x=\"\(f(left - 6))\" y=\"\(f(yFPS(v) + 4))\" text-anchor=\"end\" fill=\"#1f77b4\">\(String(format: v > 0 && v < 10 ? "%.1f" : "%.0f", v))</text>\n"
-            s += "<text x=\"\(f(left + plotW + 6))\" y=\"\(f(yEff(e) + 4))\" fill=\"#d62728\">\(String(format: "%.0f%%", e * 100))</text>\n"
+            let v = maxFPS * Double(k) / 4
+            let e = maxEff * Double(k) / 4
+            s +=
+                "<line x1=\"\(f(left))\" y1=\"\(f(yFPS(v)))\" x2=\"\(f(left + plotW))\" y2=\"\(f(yFPS(v)))\" stroke=\"#eee\"/>\n"
+            s +=
+                "<text x=\"\(f(left - 6))\" y=\"\(f(yFPS(v) + 4))\" text-anchor=\"end\" fill=\"#1f77b4\">\(String(format: v > 0 && v < 10 ? "%.1f" : "%.0f", v))</text>\n"
+            s +=
+                "<text x=\"\(f(left + plotW + 6))\" y=\"\(f(yEff(e) + 4))\" fill=\"#d62728\">\(String(format: "%.0f%%", e * 100))</text>\n"
         }
-        s += "<text x=\"18\" y=\"\(f(top + plotH / 2))\" transform=\"rotate(-90 18 \(f(top + plotH / 2)))\" text-anchor=\"middle\" fill=\"#1f77b4\">frames per second</text>\n"
-        s += "<text x=\"\(f(w - 14))\" y=\"\(f(top + plotH / 2))\" transform=\"rotate(90 \(f(w - 14)) \(f(top + plotH / 2)))\" text-anchor=\"middle\" fill=\"#d62728\">efficiency</text>\n"
+        s +=
+            "<text x=\"18\" y=\"\(f(top + plotH / 2))\" transform=\"rotate(-90 18 \(f(top + plotH / 2)))\" text-anchor=\"middle\" fill=\"#1f77b4\">frames per second</text>\n"
+        s +=
+            "<text x=\"\(f(w - 14))\" y=\"\(f(top + plotH / 2))\" transform=\"rotate(90 \(f(w - 14)) \(f(top + plotH / 2)))\" text-anchor=\"middle\" fill=\"#d62728\">efficiency</text>\n"
         s += "<text x=\"\(f(left + plotW / 2))\" y=\"\(f(h - 14))\" text-anchor=\"middle\">threads</text>\n"
         for (i, r) in rows.enumerated() {
-            s += "<text x=\"\(f(x(i)))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(r.threads)\(r.oversubscribed ? "*" : "")</text>\n"
+            s +=
+                "<text x=\"\(f(x(i)))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(r.threads)\(r.oversubscribed ? "*" : "")</text>\n"
         }
         func polyline(_ cls: String, _ color: String, _ dash: String, _ ys: [Double]) -> String {
             let pts = ys.enumerated().map { "\(f(x($0.offset))),\(f($0.element))" }.joined(separator: " ")
-            return "<polyline class=\"\(cls)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\"")/>\n"
+            return
+                "<polyline class=\"\(cls)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\"")/>\n"
         }
         s += polyline("fps", "#1f77b4", "", rows.map { yFPS($0.fps.median) })
         s += polyline("efficiency", "#d62728", "6 4", rows.map { yEff($0.efficiency) })
         if rows.contains(where: { $0.ffmpeg != nil }) {
             let ff = rows.enumerated().compactMap { i, r in r.ffmpeg.map { (i, $0) } }
             let pts = ff.map { "\(f(x($0.0))),\(f(yFPS($0.1.fps.median)))" }.joined(separator: " ")
-            s += "<polyline class=\"ffmpeg\" points=\"\(pts)\" fill=\"none\" stroke=\"#7f7f7f\" stroke-width=\"2\" stroke-dasharray=\"2 3\"/>\n"
+            s +=
+                "<polyline class=\"ffmpeg\" points=\"\(pts)\" fill=\"none\" stroke=\"#7f7f7f\" stroke-width=\"2\" stroke-dasharray=\"2 3\"/>\n"
             for (i, fr) in ff {
-                s += "<circle class=\"ffmpeg-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yFPS(fr.fps.median)))\" r=\"3.5\" fill=\"#7f7f7f\"><title>ffmpeg, \(rows[i].threads) threads: \(String(format: "%.1f", fr.fps.median)) fps</title></circle>\n"
+                s +=
+                    "<circle class=\"ffmpeg-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yFPS(fr.fps.median)))\" r=\"3.5\" fill=\"#7f7f7f\"><title>ffmpeg, \(rows[i].threads) threads: \(String(format: "%.1f", fr.fps.median)) fps</title></circle>\n"
             }
         }
         for (i, r) in rows.enumerated() {
-            s += "<line class=\"fps-range\" x1=\"\(f(x(i)))\" y1=\"\(f(yFPS(r.fps.min)))\" x2=\"\(f(x(i)))\" y2=\"\(f(yFPS(r.fps.max)))\" stroke=\"#1f77b4\"/>\n"
-            s += "<circle class=\"fps-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yFPS(r.fps.median)))\" r=\"4.5\" fill=\"#1f77b4\"><title>\(r.threads) threads: \(String(format: "%.1f", r.fps.median)) fps (\(String(format: "%.1f", r.fps.min))–\(String(format: "%.1f", r.fps.max)))</title></circle>\n"
-            s += "<circle class=\"efficiency-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yEff(r.efficiency)))\" r=\"4\" fill=\"white\" stroke=\"#d62728\" stroke-width=\"2\"><title>\(r.threads) threads: efficiency \(String(format: "%.0f", r.efficiency * 100)) %</title></circle>\n"
+            s +=
+                "<line class=\"fps-range\" x1=\"\(f(x(i)))\" y1=\"\(f(yFPS(r.fps.min)))\" x2=\"\(f(x(i)))\" y2=\"\(f(yFPS(r.fps.max)))\" stroke=\"#1f77b4\"/>\n"
+            s +=
+                "<circle class=\"fps-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yFPS(r.fps.median)))\" r=\"4.5\" fill=\"#1f77b4\"><title>\(r.threads) threads: \(String(format: "%.1f", r.fps.median)) fps (\(String(format: "%.1f", r.fps.min))–\(String(format: "%.1f", r.fps.max)))</title></circle>\n"
+            s +=
+                "<circle class=\"efficiency-point\" cx=\"\(f(x(i)))\" cy=\"\(f(yEff(r.efficiency)))\" r=\"4\" fill=\"white\" stroke=\"#d62728\" stroke-width=\"2\"><title>\(r.threads) threads: efficiency \(String(format: "%.0f", r.efficiency * 100)) %</title></circle>\n"
         }
         let legendY = top - 14
         s += "<text x=\"\(f(left))\" y=\"\(f(legendY))\" fill=\"#1f77b4\">● cropzoom fps</text>\n"

@@ -1,7 +1,8 @@
 import CropZoomKit
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process measured the way `/usr/bin/time -v` measures it: wall time from the parent,
@@ -22,8 +23,10 @@ struct MeasuredChild {
     /// as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
     /// receives meanwhile (with `Pipeline.installSignalHandlers`) is passed on to the child.
     /// `reading` is the child's descriptor that is read (2, stderr, or 1, stdout).
-    static func run(_ executable: String, _ args: [String], reading: Int32 = 2, onStart: (pid_t) -> Void = { _ in },
-                    onLine: (String) -> Void = { _ in }) throws -> MeasuredChild {
+    static func run(
+        _ executable: String, _ args: [String], reading: Int32 = 2, onStart: (pid_t) -> Void = { _ in },
+        onLine: (String) -> Void = { _ in }
+    ) throws -> MeasuredChild {
         var fds: [Int32] = [0, 0]
         // Close-on-exec, and made under one lock with the spawn: batch starts children from
         // several threads, and a child must not inherit another child's pipe (that reader would
@@ -91,7 +94,10 @@ struct MeasuredChild {
             let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR {
                 let signal = Pipeline.pendingSignal
-                if signal != 0 && !forwarded { kill(pid, signal); forwarded = true }
+                if signal != 0 && !forwarded {
+                    kill(pid, signal)
+                    forwarded = true
+                }
                 continue
             }
             if n <= 0 { break }
@@ -104,7 +110,11 @@ struct MeasuredChild {
             }
         }
         close(readEnd)
-        if !pending.isEmpty { let line = String(decoding: pending, as: UTF8.self); lines.append(line); onLine(line) }
+        if !pending.isEmpty {
+            let line = String(decoding: pending, as: UTF8.self)
+            lines.append(line)
+            onLine(line)
+        }
 
         var status: Int32 = 0
         var usage = rusage()
@@ -112,18 +122,19 @@ struct MeasuredChild {
             guard errno == EINTR else { throw CommandError.failure("wait4: \(String(cString: strerror(errno)))") }
         }
         let wall = monotonicSeconds() - start
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
+        let cpu =
+            Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
         let termSignal = status & 0x7F
-        return MeasuredChild(status: termSignal == 0 ? (status >> 8) & 0xFF : termSignal, signaled: termSignal != 0,
-                             wallSeconds: wall, cpuSeconds: cpu, peakRSSBytes: Int(usage.ru_maxrss) * 1024,
-                             lines: lines)
+        return MeasuredChild(
+            status: termSignal == 0 ? (status >> 8) & 0xFF : termSignal, signaled: termSignal != 0,
+            wallSeconds: wall, cpuSeconds: cpu, peakRSSBytes: Int(usage.ru_maxrss) * 1024,
+            lines: lines)
     }
 }
 
 /// Serialises pipe creation and spawning (see `MeasuredChild.run`).
 private let spawnLock = NSLock()
-
 
 /// What one cropzoom run reported on stderr (`--progress json --stats`).
 struct ChildReport {
@@ -145,8 +156,9 @@ struct ChildReport {
     /// Folds one NDJSON event line into the report (other lines are ignored).
     mutating func read(_ line: String) {
         guard line.hasPrefix("{"),
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let event = object["event"] as? String else { return }
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let event = object["event"] as? String
+        else { return }
         switch event {
         case "done":
             frames = object["frames_out"] as? Int ?? 0
@@ -154,7 +166,10 @@ struct ChildReport {
             pixelFormat = object["pix_fmt"] as? String ?? ""
             if let w = object["width"] as? Int, let h = object["height"] as? Int { outputSize = "\(w)x\(h)" }
             if let win = object["window"] as? [String: Int], let w = win["width"], let h = win["height"],
-               let x = win["x"], let y = win["y"] { window = "\(w)x\(h)+\(x)+\(y)" }
+                let x = win["x"], let y = win["y"]
+            {
+                window = "\(w)x\(h)+\(x)+\(y)"
+            }
             ffmpegFilter = object["ffmpeg_filter"] as? String ?? ""
             audioCopied = object["audio_streams_copied"] as? Int ?? 0
             audioReencoded = object["audio_streams_reencoded"] as? Int ?? 0
@@ -162,7 +177,9 @@ struct ChildReport {
         case "stats":
             busy = (object["busy_seconds"] as? [String: Double]) ?? [:]
             var w: [String: Double] = [:]
-            for (k, v) in (object["wait_seconds"] as? [String: Double]) ?? [:] { w[benchWaitingStage(k), default: 0] += v }
+            for (k, v) in (object["wait_seconds"] as? [String: Double]) ?? [:] {
+                w[benchWaitingStage(k), default: 0] += v
+            }
             waits = w
         case "error":
             error = object["message"] as? String
@@ -191,35 +208,47 @@ struct BenchRunner {
     func cropzoomRun(threads: Int, label: String) throws -> (BenchRun, ChildReport) {
         var report = ChildReport()
         var lastFrames = 0
-        let child = try MeasuredChild.run(executable, arguments + ["--threads", "\(threads)"], onLine: { line in
-            report.read(line)
-            if let p = report.progress, p.frames != lastFrames {
-                lastFrames = p.frames
-                progress("\(label): frame \(p.frames), \(String(format: "%.0f", p.fps)) fps")
-            }
-        })
+        let child = try MeasuredChild.run(
+            executable, arguments + ["--threads", "\(threads)"],
+            onLine: { line in
+                report.read(line)
+                if let p = report.progress, p.frames != lastFrames {
+                    lastFrames = p.frames
+                    progress("\(label): frame \(p.frames), \(String(format: "%.0f", p.fps)) fps")
+                }
+            })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
         guard child.succeeded else {
-            let message = report.error ?? child.lines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
+            let message =
+                report.error ?? child.lines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
             throw CommandError.failure(message, exitCode: child.signaled ? 128 + child.status : child.status)
         }
-        let run = BenchRun(wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes,
-                           frames: report.frames, busySeconds: report.busy, waitSeconds: report.waits,
-                           poolHighWater: report.poolHighWater)
+        let run = BenchRun(
+            wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes,
+            frames: report.frames, busySeconds: report.busy, waitSeconds: report.waits,
+            poolHighWater: report.poolHighWater)
         return (run, report)
     }
 
     func ffmpegRun(_ command: [String]) throws -> BenchRun {
         var frames = 0
-        let child = try MeasuredChild.run(command[0], Array(command.dropFirst()), onLine: { line in
-            if line.hasPrefix("frame="), let f = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)) { frames = f }
-        })
+        let child = try MeasuredChild.run(
+            command[0], Array(command.dropFirst()),
+            onLine: { line in
+                if line.hasPrefix("frame="), let f = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)) {
+                    frames = f
+                }
+            })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
         guard child.succeeded else {
             let last = child.lines.last { !$0.contains("=") } ?? ""
-            throw CommandError.failure("ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: \(shellQuoted(command))")
+            throw CommandError.failure(
+                "ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: \(shellQuoted(command))"
+            )
         }
-        return BenchRun(wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes, frames: frames)
+        return BenchRun(
+            wallSeconds: child.wallSeconds, cpuSeconds: child.cpuSeconds, peakRSSBytes: child.peakRSSBytes,
+            frames: frames)
     }
 
     /// Returns the points (one per thread count, in the order given) and the warm-up's report.
@@ -229,7 +258,8 @@ struct BenchRunner {
         var points = threadCounts.map { BenchPoint(threads: $0, runs: []) }
         for round in 1...repeats {
             for (i, t) in threadCounts.enumerated() {
-                let (run, _) = try cropzoomRun(threads: t, label: "run \(round)/\(repeats), \(t) thread\(t == 1 ? "" : "s")")
+                let (run, _) = try cropzoomRun(
+                    threads: t, label: "run \(round)/\(repeats), \(t) thread\(t == 1 ? "" : "s")")
                 points[i].runs.append(run)
                 if let make = ffmpegCommand {
                     let command = make(warm, t)

@@ -6,7 +6,8 @@ import Foundation
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Describe a media file: container, duration, and each stream (codec, sizes, rotation, rates, audio layout).",
+        abstract:
+            "Describe a media file: container, duration, and each stream (codec, sizes, rotation, rates, audio layout).",
         discussion: "Exit codes: 0 ok, 2 bad usage, 3 input unreadable.")
 
     @Argument(help: "The file to describe.")
@@ -22,7 +23,8 @@ struct ProbeCommand: ParsableCommand {
 
     static func text(_ info: MediaInfo) -> String {
         func secs(_ v: Double?) -> String { v.map { String(format: "%.3f s", $0) } ?? "unknown" }
-        var out = "\(info.path): \(info.format) (\(info.formatLongName)), duration \(secs(info.duration)), start \(secs(info.startTime))"
+        var out =
+            "\(info.path): \(info.format) (\(info.formatLongName)), duration \(secs(info.duration)), start \(secs(info.startTime))"
         if let size = info.sizeBytes { out += ", \(size) bytes" }
         if let rate = info.bitRate { out += String(format: ", %.0f kb/s", Double(rate) / 1000) }
         out += "\n"
@@ -69,6 +71,7 @@ func reportingErrors<T>(_ body: () throws(CropZoomError) -> T) throws -> T {
 func snakeCaseJSON<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
     let encoder = JSONEncoder()
     encoder.keyEncodingStrategy = .convertToSnakeCase
-    encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+    encoder.outputFormatting =
+        pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
     return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
 }

@@ -24,18 +24,27 @@ final class Reporter {
     private func write(_ s: String) { Stderr.write(s) }
 
     private func clearBar() {
-        if barShown { write("\r\u{1B}[K"); barShown = false }
+        if barShown {
+            write("\r\u{1B}[K")
+            barShown = false
+        }
     }
 
     func notice(_ text: String) {
-        if style == .json { json(["event": "notice", "message": text]); return }
+        if style == .json {
+            json(["event": "notice", "message": text])
+            return
+        }
         guard !quiet else { return }
         clearBar()
         write("cropzoom: note: \(text)\n")
     }
 
     func warning(_ text: String) {
-        if style == .json { json(["event": "warning", "message": text]); return }
+        if style == .json {
+            json(["event": "warning", "message": text])
+            return
+        }
         guard !quiet else { return }
         clearBar()
         write("cropzoom: warning: \(text)\n")
@@ -47,8 +56,10 @@ final class Reporter {
         switch style {
         case .none: return
         case .json:
-            var e: [String: Any] = ["event": "progress", "frames": p.frames, "time": round3(p.time),
-                                    "elapsed": round3(p.elapsed), "fps": round3(fps), "speed": round3(speed)]
+            var e: [String: Any] = [
+                "event": "progress", "frames": p.frames, "time": round3(p.time),
+                "elapsed": round3(p.elapsed), "fps": round3(fps), "speed": round3(speed),
+            ]
             if let f = p.fraction { e["percent"] = round3(f * 100) }
             if let d = p.duration { e["duration"] = round3(d) }
             json(e)
@@ -57,7 +68,8 @@ final class Reporter {
             var line = ""
             if let f = p.fraction {
                 let filled = Int(f * Double(width))
-                line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+                line +=
+                    "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
                 line += String(format: "%3.0f%%", f * 100)
             }
             line += String(format: "  frame %d  %.0f fps  %.2fx", p.frames, fps, speed)
@@ -73,16 +85,20 @@ final class Reporter {
     func finished(_ s: TranscodeSummary) {
         clearBar()
         if style == .json {
-            var done: [String: Any] = ["event": "done", "output": s.output, "width": s.outputWidth, "height": s.outputHeight,
-                  "codec": s.videoCodec, "pix_fmt": s.pixelFormat, "frames_in": s.framesIn, "frames_out": s.framesOut,
-                  "corrupt_skipped": s.corruptSkipped, "duplicate_timestamps_dropped": s.duplicateTimestampsDropped,
-                  "audio_streams_copied": s.audioStreamsCopied, "audio_streams_reencoded": s.audioStreamsReencoded,
-                  "audio_packets": s.audioPackets, "seconds": round3(s.seconds), "fps": round3(s.fps),
-                  "speed": round3(s.speed),
-                  "window": ["x": s.window.x, "y": s.window.y, "width": s.window.width, "height": s.window.height],
-                  "ffmpeg_filter": s.ffmpegFilter,
-                  "pool": ["allocations": s.pool.allocations, "reuses": s.pool.reuses,
-                           "high_water": s.pool.highWater, "capacity": s.pool.capacity]]
+            var done: [String: Any] = [
+                "event": "done", "output": s.output, "width": s.outputWidth, "height": s.outputHeight,
+                "codec": s.videoCodec, "pix_fmt": s.pixelFormat, "frames_in": s.framesIn, "frames_out": s.framesOut,
+                "corrupt_skipped": s.corruptSkipped, "duplicate_timestamps_dropped": s.duplicateTimestampsDropped,
+                "audio_streams_copied": s.audioStreamsCopied, "audio_streams_reencoded": s.audioStreamsReencoded,
+                "audio_packets": s.audioPackets, "seconds": round3(s.seconds), "fps": round3(s.fps),
+                "speed": round3(s.speed),
+                "window": ["x": s.window.x, "y": s.window.y, "width": s.window.width, "height": s.window.height],
+                "ffmpeg_filter": s.ffmpegFilter,
+                "pool": [
+                    "allocations": s.pool.allocations, "reuses": s.pool.reuses,
+                    "high_water": s.pool.highWater, "capacity": s.pool.capacity,
+                ],
+            ]
             if let t = s.truncated { done["truncated"] = t }
             json(done)
             return
@@ -98,25 +114,38 @@ final class Reporter {
         line += String(format: "%.2f s (%.0f fps, %.1fx)", s.seconds, s.fps, s.speed)
         if s.corruptSkipped > 0 { line += ", \(s.corruptSkipped) damaged packets skipped" }
         if s.truncated != nil { line += ", input truncated" }
-        if s.duplicateTimestampsDropped > 0 { line += ", \(s.duplicateTimestampsDropped) frames with repeated timestamps dropped" }
+        if s.duplicateTimestampsDropped > 0 {
+            line += ", \(s.duplicateTimestampsDropped) frames with repeated timestamps dropped"
+        }
         write(line + "\n")
     }
 
     /// `--stats`: the engine's own account of the run, on stderr.
     func statistics(_ s: TranscodeSummary) {
         let e = s.engine
-        var lines = ["cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), transform workers \(e.transformWorkers)\(e.upstreamNice != 0 ? ", demux/decode/transform at nice \(e.upstreamNice)" : "")); cpu \(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall (\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"]
+        var lines = [
+            "cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), transform workers \(e.transformWorkers)\(e.upstreamNice != 0 ? ", demux/decode/transform at nice \(e.upstreamNice)" : "")); cpu \(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall (\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"
+        ]
         let order = ["demux", "decode", "transform", "encode", "mux", "audio"]
-        let busy = order.compactMap { k in e.busy[k].map { String(format: "%@ %.3f s (%.2f ms/frame)", k, $0, $0 * 1000 / Double(max(1, s.framesOut))) } }
+        let busy = order.compactMap { k in
+            e.busy[k].map {
+                String(format: "%@ %.3f s (%.2f ms/frame)", k, $0, $0 * 1000 / Double(max(1, s.framesOut)))
+            }
+        }
         lines.append("cropzoom: stats: busy: " + busy.joined(separator: ", "))
         let waits = e.waits.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }
         if !waits.isEmpty { lines.append("cropzoom: stats: waits: " + waits.joined(separator: ", ")) }
-        lines.append("cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses \(s.pool.reuses), high-water \(s.pool.highWater)")
+        lines.append(
+            "cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses \(s.pool.reuses), high-water \(s.pool.highWater)"
+        )
         if style == .json {
-            json(["event": "stats", "threads": e.threads, "decoder_threads": e.decoderThreads,
-                  "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers, "upstream_nice": e.upstreamNice,
-                  "cpu_seconds": round3(e.cpuSeconds), "busy_seconds": e.busy.mapValues(round3),
-                  "wait_seconds": e.waits.mapValues(round3)])
+            json([
+                "event": "stats", "threads": e.threads, "decoder_threads": e.decoderThreads,
+                "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers,
+                "upstream_nice": e.upstreamNice,
+                "cpu_seconds": round3(e.cpuSeconds), "busy_seconds": e.busy.mapValues(round3),
+                "wait_seconds": e.waits.mapValues(round3),
+            ])
             return
         }
         write(lines.joined(separator: "\n") + "\n")
@@ -131,7 +160,10 @@ final class Reporter {
     private func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
 
     private func json(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return }
         // As UTF-8 (a path's non-UTF-8 byte stays U+10FF00 + byte): NDJSON must be valid UTF-8.
         Stderr.write(data + Data("\n".utf8))
     }

@@ -9,7 +9,8 @@ import Yams
 struct RunJobFile: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run a job file (JSON or YAML): defaults plus a list of clips, each with its own input, output and settings.",
+        abstract:
+            "Run a job file (JSON or YAML): defaults plus a list of clips, each with its own input, output and settings.",
         discussion: """
             Exit codes as for batch: 0 all succeeded, 1 some clip failed, 2 the job file or a clip's settings \
             are invalid (nothing started) or --dry-run found a clip that would fail, 130 interrupted.
@@ -24,12 +25,14 @@ struct RunJobFile: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the results as JSON.", valueName: "FILE.json"))
     var report: String?
 
-    @Flag(name: .customLong("dry-run"),
-          help: "Validate and print what each clip would do; run nothing (exit 2 when a clip would fail).")
+    @Flag(
+        name: .customLong("dry-run"),
+        help: "Validate and print what each clip would do; run nothing (exit 2 when a clip would fail).")
     var dryRun = false
 
-    @Flag(name: .customLong("skip-existing"),
-          help: "Leave clips whose output exists (a re-run resumes an interrupted job).")
+    @Flag(
+        name: .customLong("skip-existing"),
+        help: "Leave clips whose output exists (a re-run resumes an interrupted job).")
     var skipExisting = false
 
     @Flag(name: [.customShort("y"), .long], help: "Replace existing outputs, as `overwrite: true` on every clip.")
@@ -40,8 +43,10 @@ struct RunJobFile: ParsableCommand {
 
     /// The settings a clip (or `defaults`) may give, and the transcode option each becomes.
     static let settings: [String: String] = [
-        "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop", "size": "--size", "rotate": "--rotate", "transform": "--transform",
-        "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel", "deinterlace": "--deinterlace",
+        "zoom": "--zoom", "center": "--center", "ease": "--ease", "background": "--background", "crop": "--crop",
+        "size": "--size", "rotate": "--rotate", "transform": "--transform",
+        "flip": "--flip", "orientation": "--orientation", "scaler": "--scaler", "kernel": "--kernel",
+        "deinterlace": "--deinterlace",
         "start": "--start", "end": "--end", "duration": "--duration", "keep_start_time": "--keep-start-time",
         "codec": "--codec", "crf": "--crf", "preset": "--preset", "bitrate": "--bitrate", "pix_fmt": "--pix-fmt",
         "audio": "--audio",
@@ -94,29 +99,42 @@ struct RunJobFile: ParsableCommand {
         for key in top.keys where !["defaults", "clips"].contains(key) {
             throw CommandError.usage("\(path): unknown top-level field '\(key)' (expected defaults, clips)")
         }
-        let defaults = try (top["defaults"]).map { value -> [String: Any] in
-            guard let d = value as? [String: Any] else { throw CommandError.usage("\(path): defaults: must be a mapping") }
-            return d
-        } ?? [:]
+        let defaults =
+            try (top["defaults"]).map { value -> [String: Any] in
+                guard let d = value as? [String: Any] else {
+                    throw CommandError.usage("\(path): defaults: must be a mapping")
+                }
+                return d
+            } ?? [:]
         for key in defaults.keys where settings[key] == nil {
-            throw CommandError.usage("\(path): defaults: unknown field '\(key)'\(clipOnly.contains(key) ? " (only a clip can give it)" : "")")
+            throw CommandError.usage(
+                "\(path): defaults: unknown field '\(key)'\(clipOnly.contains(key) ? " (only a clip can give it)" : "")"
+            )
         }
         guard let list = top["clips"] as? [Any], !list.isEmpty else {
             throw CommandError.usage("\(path): clips: must be a non-empty list")
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        func resolve(_ p: String) -> String { p.hasPrefix("/") || p == "-" ? p : folder.appendingPathComponent(p).standardized.path }
+        func resolve(_ p: String) -> String {
+            p.hasPrefix("/") || p == "-" ? p : folder.appendingPathComponent(p).standardized.path
+        }
 
         var clips: [Clip] = []
         for (i, item) in list.enumerated() {
-            guard let clip = item as? [String: Any] else { throw CommandError.usage("\(path): clips[\(i)]: must be a mapping") }
+            guard let clip = item as? [String: Any] else {
+                throw CommandError.usage("\(path): clips[\(i)]: must be a mapping")
+            }
             let label = "clips[\(i)]\((clip["input"] as? String).map { " (\($0))" } ?? "")"
-            func fail(_ field: String, _ why: String) -> CommandError { CommandError.usage("\(path): \(label): \(field): \(why)") }
+            func fail(_ field: String, _ why: String) -> CommandError {
+                CommandError.usage("\(path): \(label): \(field): \(why)")
+            }
             for key in clip.keys where settings[key] == nil && !clipOnly.contains(key) {
                 throw fail(key, "unknown field")
             }
             guard let input = clip["input"] as? String, !input.isEmpty else { throw fail("input", "missing (a path)") }
-            guard let output = clip["output"] as? String, !output.isEmpty else { throw fail("output", "missing (a path)") }
+            guard let output = clip["output"] as? String, !output.isEmpty else {
+                throw fail("output", "missing (a path)")
+            }
             var overwrite = false
             if let o = clip["overwrite"] {
                 guard let b = o as? Bool else { throw fail("overwrite", "must be true or false") }
@@ -152,8 +170,10 @@ struct RunJobFile: ParsableCommand {
                 let message = Transcode.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid"
                 throw fail(field(of: message), message)
             }
-            clips.append(Clip(label: label, input: resolve(input), output: resolve(output), arguments: args,
-                              overwrite: overwrite, configuration: configuration))
+            clips.append(
+                Clip(
+                    label: label, input: resolve(input), output: resolve(output), arguments: args,
+                    overwrite: overwrite, configuration: configuration))
         }
         return clips
     }
@@ -170,7 +190,9 @@ struct RunJobFile: ParsableCommand {
         if skipExisting && overwrite {
             throw ValidationError("--skip-existing and -y contradict each other: choose one")
         }
-        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))") }
+        if let jobs, !(1...256).contains(jobs) {
+            throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))")
+        }
         if let report, RawPath.exists(report) {
             throw ValidationError("--report \(report) exists (choose another name)")
         }
@@ -188,8 +210,9 @@ struct RunJobFile: ParsableCommand {
         var pending = items
         for k in pending.indices { pending[k].result = .pending }
         let mayReplace = { (k: Int) in clips[k].overwrite || overwrite || skipExisting }
-        try Batch.checkConflicts(pending, inputs: clips.map(\.input), mayReplace: mayReplace, prefix: "\(jobFile): ",
-                                 renameHint: "change an output", existsHint: "set overwrite: true for that clip, or -y")
+        try Batch.checkConflicts(
+            pending, inputs: clips.map(\.input), mayReplace: mayReplace, prefix: "\(jobFile): ",
+            renameHint: "change an output", existsHint: "set overwrite: true for that clip, or -y")
         // Every clip planned before the first runs: what transcode would refuse (a preset the
         // encoder does not know, a crop larger than the picture, a start past the end) stops the
         // job; an unreadable input fails its clip only.
@@ -221,14 +244,16 @@ struct RunJobFile: ParsableCommand {
         }
         for (k, clip) in clips.enumerated() where items[k].result == .pending {
             let dir = URL(fileURLWithPath: clip.output).deletingLastPathComponent()
-            do { try RawPath.makeDirectories(dir.path) }
-            catch { throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)") }
+            do { try RawPath.makeDirectories(dir.path) } catch {
+                throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)")
+            }
         }
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let perClip = clips.map { $0.arguments + ($0.overwrite && !overwrite ? ["-y"] : []) }
-        let runner = BatchRunner(executable: Bench.executablePath(), arguments: [], threadsPerJob: threadsPerJob,
-                                 jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite,
-                                 style: progress.resolved, perItemArguments: perClip)
+        let runner = BatchRunner(
+            executable: Bench.executablePath(), arguments: [], threadsPerJob: threadsPerJob,
+            jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite,
+            style: progress.resolved, perItemArguments: perClip)
         try Batch.execute(items, runner: runner, report: report, outDir: "", shard: nil)
     }
 }

@@ -1,5 +1,6 @@
-import Testing
 import CFFmpeg
+import Testing
+
 @testable import CropZoomKit
 
 @Suite("Frame pool")
@@ -37,9 +38,11 @@ struct FramePoolTests {
 
     @Test func isBounded() throws {
         let pool = FramePool(width: 16, height: 16, format: AV_PIX_FMT_YUV420P, capacity: 2)
-        let a = try pool.acquire(), b = try pool.acquire()
+        let a = try pool.acquire()
+        let b = try pool.acquire()
         #expect(throws: CropZoomError.self) { _ = try pool.acquire() }
-        pool.release(a); pool.release(b)
+        pool.release(a)
+        pool.release(b)
     }
 }
 
@@ -51,14 +54,19 @@ struct PlaneKernelTests {
     func orthogonalKernelMatchesTheDefinition(_ o: Orientation) throws {
         let (w, h) = (4, 3)
         let src = try Frame(width: w, height: h, format: AV_PIX_FMT_GRAY8)
-        for y in 0..<h { for x in 0..<w { src.pointer.pointee.data.0![y * Int(src.pointer.pointee.linesize.0) + x] = UInt8(10 * y + x) } }
+        for y in 0..<h {
+            for x in 0..<w {
+                src.pointer.pointee.data.0![y * Int(src.pointer.pointee.linesize.0) + x] = UInt8(10 * y + x)
+            }
+        }
         let (dw, dh) = o.apply(width: w, height: h)
         let dst = try Frame(width: dw, height: dh, format: AV_PIX_FMT_GRAY8)
         Transformer.orient(src, into: dst, o)
         for y in 0..<h {
             for x in 0..<w {
                 // Centre of source pixel (x, y) relative to the picture centre, mapped by M.
-                let cx = Double(x) + 0.5 - Double(w) / 2, cy = Double(y) + 0.5 - Double(h) / 2
+                let cx = Double(x) + 0.5 - Double(w) / 2
+                let cy = Double(y) + 0.5 - Double(h) / 2
                 let dx = Int(Double(o.a) * cx + Double(o.b) * cy + Double(dw) / 2 - 0.5)
                 let dy = Int(Double(o.c) * cx + Double(o.d) * cy + Double(dh) / 2 - 0.5)
                 let v = dst.pointer.pointee.data.0![dy * Int(dst.pointer.pointee.linesize.0) + dx]

@@ -1,12 +1,15 @@
 import Foundation
 import Testing
+
 @testable import CropZoomKit
 
 @Suite("Orientation (D4)")
 struct OrientationTests {
-    static let all: [Orientation] = [.identity, .rotate90, .rotate180, .rotate270,
-                                     .flipHorizontal, .flipVertical,
-                                     Orientation.rotate90.then(.flipHorizontal), Orientation.rotate90.then(.flipVertical)]
+    static let all: [Orientation] = [
+        .identity, .rotate90, .rotate180, .rotate270,
+        .flipHorizontal, .flipVertical,
+        Orientation.rotate90.then(.flipHorizontal), Orientation.rotate90.then(.flipVertical),
+    ]
 
     @Test func groupIsClosedAndHasInverses() {
         #expect(Set(Self.all).count == 8)
@@ -116,7 +119,9 @@ struct GeometryPlanTests {
         }
     }
 
-    @Test("zoom below 1 zooms out: the same output size, a window larger than the picture centred on the centre; below 0.1 refused")
+    @Test(
+        "zoom below 1 zooms out: the same output size, a window larger than the picture centred on the centre; below 0.1 refused"
+    )
     func zoomOut() throws {
         var r = GeometryRequest()
         r.zoom = 0.5
@@ -131,7 +136,9 @@ struct GeometryPlanTests {
         r.crop = .init(width: 640, height: 360, x: 100, y: 200)
         let c = try GeometryPlan.make(r, source: hd)
         #expect(c.output == (640, 360))
-        #expect(try #require(c.animation).window(at: 0) == Rect(x: 100 + 320 - 640, y: 200 + 180 - 360, width: 1280, height: 720))
+        #expect(
+            try #require(c.animation).window(at: 0)
+                == Rect(x: 100 + 320 - 640, y: 200 + 180 - 360, width: 1280, height: 720))
     }
 
     @Test("rotation by any angle and --transform: one map from output pixels to coded input pixels")
@@ -143,21 +150,23 @@ struct GeometryPlanTests {
         let m = try #require(p.warpMap(at: 0))
         // The output's centre shows the picture's centre; a point right of centre on screen came
         // from above the centre (the picture turned clockwise).
-        let c = m.apply(960, 540), q = m.apply(1060, 540)
+        let c = m.apply(960, 540)
+        let q = m.apply(1060, 540)
         #expect(abs(c.x - 960) < 1e-9 && abs(c.y - 540) < 1e-9)
         #expect(abs(q.x - 960) < 1e-9 && abs(q.y - 440) < 1e-9)
         // A matrix: the picture at half size moved to (100, 50): output (100, 50) shows input (0, 0).
         var t = GeometryRequest()
         t.transform = Track(constant: [0.5, 0, 0, 0.5, 100, 50])
         let n = try #require(try GeometryPlan.make(t, source: hd).warpMap(at: 0))
-        let o = n.apply(100, 50), e = n.apply(100 + 960, 50 + 540)
+        let o = n.apply(100, 50)
+        let e = n.apply(100 + 960, 50 + 540)
         #expect(abs(o.x) < 1e-9 && abs(o.y) < 1e-9 && abs(e.x - 1920) < 1e-9 && abs(e.y - 1080) < 1e-9)
         // With a display rotation (a phone clip), the map starts from the coded picture.
         var phone = hd
         phone.display = .rotation(clockwise: 90)!
         let u = try #require(try GeometryPlan.make(t, source: phone).warpMap(at: 0))
         #expect(try GeometryPlan.make(t, source: phone).output == (1080, 1920))
-        let corner = u.apply(100, 50)   // the upright picture's top-left = the coded picture's bottom-left
+        let corner = u.apply(100, 50)  // the upright picture's top-left = the coded picture's bottom-left
         #expect(abs(corner.x) < 1e-9 && abs(corner.y - 1080) < 1e-9, "\(corner)")
         // --background cover: zoomed in just enough that the frame's corners show the picture;
         // for 10° on 16:9 that is cos 10° + (16/9) sin 10° = 1.2935.
@@ -167,8 +176,12 @@ struct GeometryPlanTests {
         covered.warp?.cover = true
         let cm = try #require(covered.warpMap(at: 0))
         let corners = [cm.apply(0, 0), cm.apply(1920, 0), cm.apply(0, 1080), cm.apply(1920, 1080)]
-        func inside(_ p: (x: Double, y: Double)) -> Bool { p.x >= -1e-6 && p.y >= -1e-6 && p.x <= 1920 + 1e-6 && p.y <= 1080 + 1e-6 }
-        func onEdge(_ p: (x: Double, y: Double)) -> Bool { abs(p.x) < 1e-6 || abs(p.y) < 1e-6 || abs(p.x - 1920) < 1e-6 || abs(p.y - 1080) < 1e-6 }
+        func inside(_ p: (x: Double, y: Double)) -> Bool {
+            p.x >= -1e-6 && p.y >= -1e-6 && p.x <= 1920 + 1e-6 && p.y <= 1080 + 1e-6
+        }
+        func onEdge(_ p: (x: Double, y: Double)) -> Bool {
+            abs(p.x) < 1e-6 || abs(p.y) < 1e-6 || abs(p.x - 1920) < 1e-6 || abs(p.y - 1080) < 1e-6
+        }
         #expect(corners.allSatisfy(inside), "\(corners)")
         #expect(corners.contains(where: onEdge), "tight: \(corners)")
         let scale: Double = 1 / (cm.a * cm.a + cm.b * cm.b).squareRoot()
@@ -203,7 +216,7 @@ struct GeometryPlanTests {
         // A phone's 1920x1080 coded picture shown rotated 90° clockwise is 1080x1920 upright.
         let phone = SourcePicture(width: 1920, height: 1080, display: .rotate90, alignX: 2, alignY: 2)
         var r = GeometryRequest()
-        r.crop = .init(width: 540, height: 960, x: 0, y: 0)   // top-left of the upright picture
+        r.crop = .init(width: 540, height: 960, x: 0, y: 0)  // top-left of the upright picture
         let p = try GeometryPlan.make(r, source: phone)
         #expect(p.output == (540, 960))
         #expect(p.orientation == .rotate90)

@@ -1,6 +1,7 @@
+import CFFmpeg
 import Foundation
 import Testing
-import CFFmpeg
+
 @testable import CropZoomKit
 
 /// cropzoom's own resampler on pictures whose exact answer is known.
@@ -10,7 +11,8 @@ struct PlaneResamplerTests {
         let f = try Frame(width: w, height: h, format: AV_PIX_FMT_YUV420P)
         for i in 0..<3 {
             let (pw, ph) = i == 0 ? (w, h) : (w / 2, h / 2)
-            let base = f.pointer.pointee.dataPlane(i)!, ls = Int(f.pointer.pointee.linesizePlane(i))
+            let base = f.pointer.pointee.dataPlane(i)!
+            let ls = Int(f.pointer.pointee.linesizePlane(i))
             for y in 0..<ph { for x in 0..<pw { base[y * ls + x] = UInt8((x * 7 + y * 13 + i * 50) % 200 + 20) } }
         }
         return f
@@ -22,8 +24,10 @@ struct PlaneResamplerTests {
 
     static func run(_ filter: TranscodeConfiguration.Scaler, window: Rect, _ input: Frame) throws -> Frame {
         let out = try Frame(width: input.width, height: input.height, format: AV_PIX_FMT_YUV420P)
-        let r = try PlaneResampler(.init(srcW: input.width, srcH: input.height, srcFormat: AV_PIX_FMT_YUV420P,
-                                         dstW: out.width, dstH: out.height, dstFormat: AV_PIX_FMT_YUV420P, filter: filter))
+        let r = try PlaneResampler(
+            .init(
+                srcW: input.width, srcH: input.height, srcFormat: AV_PIX_FMT_YUV420P,
+                dstW: out.width, dstH: out.height, dstFormat: AV_PIX_FMT_YUV420P, filter: filter))
         try r.scale(input, window: window, into: out)
         return out
     }
@@ -34,7 +38,11 @@ struct PlaneResamplerTests {
         let out = try Self.run(.bicubic, window: Rect(x: 0, y: 0, width: 64, height: 48), input)
         for p in 0..<3 {
             let (w, h) = p == 0 ? (64, 48) : (32, 24)
-            for y in 0..<h { for x in 0..<w { #expect(Self.sample(out, p, x, y) == Self.sample(input, p, x, y), "plane \(p) (\(x), \(y))") } }
+            for y in 0..<h {
+                for x in 0..<w {
+                    #expect(Self.sample(out, p, x, y) == Self.sample(input, p, x, y), "plane \(p) (\(x), \(y))")
+                }
+            }
         }
     }
 
@@ -67,39 +75,51 @@ struct PlaneResamplerSIMDTests {
         var state: UInt32 = 12345
         for i in 0..<3 {
             let (pw, ph) = i == 0 ? (w, h) : (w / 2, h / 2)
-            let base = f.pointer.pointee.dataPlane(i)!, ls = Int(f.pointer.pointee.linesizePlane(i))
-            for y in 0..<ph { for x in 0..<pw {
-                state = state &* 1_664_525 &+ 1_013_904_223
-                base[y * ls + x] = UInt8(truncatingIfNeeded: state >> 24)   // full 0...255: edges saturate both ways
-            } }
+            let base = f.pointer.pointee.dataPlane(i)!
+            let ls = Int(f.pointer.pointee.linesizePlane(i))
+            for y in 0..<ph {
+                for x in 0..<pw {
+                    state = state &* 1_664_525 &+ 1_013_904_223
+                    base[y * ls + x] = UInt8(truncatingIfNeeded: state >> 24)  // full 0...255: edges saturate both ways
+                }
+            }
         }
         return f
     }
 
-    @Test("zoom in (shuffle form), zoom out (general form, background), 1:1 and a sub-pixel shift give the same bytes",
-          arguments: [Rect(x: 301.37, y: 77.2, width: 290.9, height: 163.6),     // zoom 2.2: 4 taps, pshufb
-                      Rect(x: -200.5, y: -120.25, width: 1040, height: 585),       // zoom 0.62: 7 taps, pmaddwd
-                      Rect(x: 0, y: 0, width: 640, height: 360),
-                      Rect(x: 0.3, y: 0.7, width: 640, height: 360)])
+    @Test(
+        "zoom in (shuffle form), zoom out (general form, background), 1:1 and a sub-pixel shift give the same bytes",
+        arguments: [
+            Rect(x: 301.37, y: 77.2, width: 290.9, height: 163.6),  // zoom 2.2: 4 taps, pshufb
+            Rect(x: -200.5, y: -120.25, width: 1040, height: 585),  // zoom 0.62: 7 taps, pmaddwd
+            Rect(x: 0, y: 0, width: 640, height: 360),
+            Rect(x: 0.3, y: 0.7, width: 640, height: 360),
+        ])
     func same(window: Rect) throws {
         let input = try Self.noise(640, 360)
         var outs: [Frame] = []
         for simd in [true, false] {
             let out = try Frame(width: 640, height: 360, format: AV_PIX_FMT_YUV420P)
-            let r = try PlaneResampler(.init(srcW: 640, srcH: 360, srcFormat: AV_PIX_FMT_YUV420P,
-                                             dstW: 640, dstH: 360, dstFormat: AV_PIX_FMT_YUV420P, filter: .bicubic))
+            let r = try PlaneResampler(
+                .init(
+                    srcW: 640, srcH: 360, srcFormat: AV_PIX_FMT_YUV420P,
+                    dstW: 640, dstH: 360, dstFormat: AV_PIX_FMT_YUV420P, filter: .bicubic))
             r.setSIMD(simd)
             try r.scale(input, window: window, into: out, background: [16, 128, 128])
             outs.append(out)
         }
-        var differing = 0, varied = Set<UInt8>()
+        var differing = 0
+        var varied = Set<UInt8>()
         for p in 0..<3 {
             let (w, h) = p == 0 ? (640, 360) : (320, 180)
-            for y in 0..<h { for x in 0..<w {
-                let a = PlaneResamplerTests.sample(outs[0], p, x, y), b = PlaneResamplerTests.sample(outs[1], p, x, y)
-                if a != b { differing += 1 }
-                varied.insert(UInt8(a))
-            } }
+            for y in 0..<h {
+                for x in 0..<w {
+                    let a = PlaneResamplerTests.sample(outs[0], p, x, y)
+                    let b = PlaneResamplerTests.sample(outs[1], p, x, y)
+                    if a != b { differing += 1 }
+                    varied.insert(UInt8(a))
+                }
+            }
         }
         #expect(differing == 0)
         #expect(varied.count > 200, "the output should be a real picture, not a flat fill")
@@ -116,24 +136,35 @@ struct WarpKernelTests {
         var out = [UInt8](repeating: 7, count: w * h)
         src.withUnsafeBufferPointer { s in
             out.withUnsafeMutableBufferPointer { d in
-                _ = cz_warp_plane(warp, s.baseAddress, w, Int32(w), Int32(h), 1, m, d.baseAddress, w, Int32(w), Int32(h), 255, background)
+                _ = cz_warp_plane(
+                    warp, s.baseAddress, w, Int32(w), Int32(h), 1, m, d.baseAddress, w, Int32(w), Int32(h), 255,
+                    background)
             }
         }
         return out
     }
 
-    @Test("a rotation with a zoom, over noise: AVX2 and plain C give the same bytes; the border and background too",
-          arguments: [(11.0, 0.93), (-3.0, 1.0), (40.0, 0.93), (7.0, 5.0)])   // the shuffle form; the gathers (steep, shrinking)
+    @Test(
+        "a rotation with a zoom, over noise: AVX2 and plain C give the same bytes; the border and background too",
+        // The shuffle form; the gathers (steep, shrinking).
+        arguments: [(11.0, 0.93), (-3.0, 1.0), (40.0, 0.93), (7.0, 5.0)])
     func sameBytes(angle: Double, zoom: Double) {
         let (w, h) = (333, 201)
         var state: UInt32 = 99
-        let src = (0..<(w * h)).map { _ in state = state &* 1_664_525 &+ 1_013_904_223; return UInt8(truncatingIfNeeded: state >> 24) }
-        let t: Double = angle * Double.pi / 180, z: Double = zoom
-        let cx: Double = Double(w) / 2 - 0.5, cy: Double = Double(h) / 2 - 0.5
+        let src = (0..<(w * h)).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+        let t: Double = angle * Double.pi / 180
+        let z: Double = zoom
+        let cx: Double = Double(w) / 2 - 0.5
+        let cy: Double = Double(h) / 2 - 0.5
         let (co, si): (Double, Double) = (cos(t) * z, sin(t) * z)
-        let tx: Double = cx - (co * cx + si * cy), ty: Double = cy - (co * cy - si * cx)
+        let tx: Double = cx - (co * cx + si * cy)
+        let ty: Double = cy - (co * cy - si * cx)
         let m: [Double] = [co, -si, si, co, tx, ty]
-        let a = Self.run(m, simd: true, src: src, w: w, h: h), b = Self.run(m, simd: false, src: src, w: w, h: h)
+        let a = Self.run(m, simd: true, src: src, w: w, h: h)
+        let b = Self.run(m, simd: false, src: src, w: w, h: h)
         #expect(a == b)
         #expect(a.filter { $0 == 16 }.count > 200, "corners show the background")
         #expect(Set(a).count > 200, "a real picture")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CropZoomKit
 
 @Suite("Thread plan")
@@ -7,56 +8,74 @@ struct ThreadPlanTests {
 
     @Test("--threads 1 runs everything on one thread, whatever the load")
     func serial() {
-        let plan = ThreadPlan.make(threads: 1, load: .init(inputPixels: Self.p2160, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"),
-                                   decoder: 4, encoder: 4, workers: 4, processors: 8)
+        let plan = ThreadPlan.make(
+            threads: 1,
+            load: .init(inputPixels: Self.p2160, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"),
+            decoder: 4, encoder: 4, workers: 4, processors: 8)
         #expect(plan == ThreadPlan(threads: 1, decoder: 1, encoder: 1, workers: 0))
     }
 
     @Test("no encoder: the decoder gets cores + 1 frame threads, half the cores transform")
     func decodeOnly() {
-        let plan = ThreadPlan.make(threads: nil, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: nil, preset: nil),
-                                   processors: 2)
+        let plan = ThreadPlan.make(
+            threads: nil, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: nil, preset: nil),
+            processors: 2)
         #expect(plan == ThreadPlan(threads: 2, decoder: 3, encoder: 3, workers: 1))
     }
 
     @Test("encoding 1080p to 1080p: one decoder thread, x264 1.5 threads per core (rows A)")
     func encodeSameSize() {
-        let plan = ThreadPlan.make(threads: nil, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"),
-                                   processors: 2)
+        let plan = ThreadPlan.make(
+            threads: nil,
+            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"),
+            processors: 2)
         #expect(plan == ThreadPlan(threads: 2, decoder: 1, encoder: 3, workers: 1))
-        let eight = ThreadPlan.make(threads: 8, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: nil))
+        let eight = ThreadPlan.make(
+            threads: 8, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: nil))
         #expect(eight == ThreadPlan(threads: 8, decoder: 4, encoder: 12, workers: 4))
     }
 
     @Test("4K to 1080p: the decoder gets the input's share of the pixels (row C)")
     func encodeDownscale() {
-        let plan = ThreadPlan.make(threads: 2, load: .init(inputPixels: Self.p2160, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"))
+        let plan = ThreadPlan.make(
+            threads: 2,
+            load: .init(inputPixels: Self.p2160, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"))
         #expect(plan.decoder == 2)
         #expect(plan.encoder == 3)
     }
 
-    @Test("x264 ultrafast/superfast: the encoder gets half the cores, one thread each (row D)", arguments: ["ultrafast", "superfast"])
+    @Test(
+        "x264 ultrafast/superfast: the encoder gets half the cores, one thread each (row D)",
+        arguments: ["ultrafast", "superfast"])
     func fastPresets(preset: String) {
-        let plan = ThreadPlan.make(threads: 2, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: preset))
+        let plan = ThreadPlan.make(
+            threads: 2,
+            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: preset))
         #expect(plan == ThreadPlan(threads: 2, decoder: 1, encoder: 1, workers: 1, upstreamNice: 10))
         // Not for other encoders, whose presets mean something else.
-        let x265 = ThreadPlan.make(threads: 2, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx265", preset: preset))
+        let x265 = ThreadPlan.make(
+            threads: 2,
+            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx265", preset: preset))
         #expect(x265.encoder == 3)
         #expect(x265.upstreamNice == 0, "a threaded encoder keeps the upstream stages at normal priority")
     }
 
     @Test("a warp per frame (rotation by any angle, --transform): a transform worker per core; --workers still wins")
     func heavyTransform() {
-        var load = ThreadPlan.Load(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")
+        var load = ThreadPlan.Load(
+            inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")
         load.heavyTransform = true
-        #expect(ThreadPlan.make(threads: nil, load: load, processors: 2) == ThreadPlan(threads: 2, decoder: 1, encoder: 3, workers: 2))
+        #expect(
+            ThreadPlan.make(threads: nil, load: load, processors: 2)
+                == ThreadPlan(threads: 2, decoder: 1, encoder: 3, workers: 2))
         #expect(ThreadPlan.make(threads: nil, load: load, workers: 1, processors: 2).workers == 1)
         #expect(ThreadPlan.make(threads: 1, load: load, processors: 2).workers == 0)
     }
 
     @Test("overrides win, except that --strict decodes on one thread")
     func overrides() {
-        let load = ThreadPlan.Load(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")
+        let load = ThreadPlan.Load(
+            inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")
         let plan = ThreadPlan.make(threads: 2, load: load, decoder: 3, encoder: 6, workers: 2)
         #expect(plan == ThreadPlan(threads: 2, decoder: 3, encoder: 6, workers: 2))
         var strict = load
@@ -64,14 +83,18 @@ struct ThreadPlanTests {
         #expect(ThreadPlan.make(threads: 2, load: strict, decoder: 3).decoder == 1)
     }
 
-    @Test("x264 gets as many lookahead threads as threads from 2 to 5, one per 128 rows at most; its own choice otherwise")
+    @Test(
+        "x264 gets as many lookahead threads as threads from 2 to 5, one per 128 rows at most; its own choice otherwise"
+    )
     func x264Lookahead() {
         #expect(VideoEncoder.x264LookaheadThreads(threads: 1, height: 1080) == nil)
         #expect(VideoEncoder.x264LookaheadThreads(threads: 2, height: 1080) == 2)
         #expect(VideoEncoder.x264LookaheadThreads(threads: 3, height: 1080) == 3)
         #expect(VideoEncoder.x264LookaheadThreads(threads: 5, height: 2160) == 5)
         #expect(VideoEncoder.x264LookaheadThreads(threads: 3, height: 256) == 2)
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 3, height: 240) == nil, "one slice of 128 rows: x264's own choice")
+        #expect(
+            VideoEncoder.x264LookaheadThreads(threads: 3, height: 240) == nil,
+            "one slice of 128 rows: x264's own choice")
         #expect(VideoEncoder.x264LookaheadThreads(threads: 6, height: 1080) == nil)
         #expect(VideoEncoder.x264LookaheadThreads(threads: 12, height: 2160) == nil)
     }

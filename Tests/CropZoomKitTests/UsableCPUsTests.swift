@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CropZoomKit
 
 @Suite("Usable CPUs")
@@ -9,8 +10,9 @@ struct UsableCPUsTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("cz-cgroup-\(UUID().uuidString)").path
         for (path, text) in files {
             let full = root + path
-            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (full as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true)
             try text.write(toFile: full, atomically: true, encoding: .utf8)
         }
         try cgroup.write(toFile: root + "/self-cgroup", atomically: true, encoding: .utf8)
@@ -41,10 +43,13 @@ struct UsableCPUsTests {
 
     @Test("cgroup v1: cpu.cfs_quota_us over cpu.cfs_period_us in the cpu controller's hierarchy")
     func cgroupV1() throws {
-        let t = try Self.tree(["/cpu,cpuacct/job/cpu.cfs_quota_us": "50000\n",
-                               "/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
-                               "/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "/cpu,cpuacct/cpu.cfs_period_us": "100000\n"],
-                              self: "4:memory:/x\n3:cpu,cpuacct:/job\n0::/\n")
+        let t = try Self.tree(
+            [
+                "/cpu,cpuacct/job/cpu.cfs_quota_us": "50000\n",
+                "/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
+                "/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+            ],
+            self: "4:memory:/x\n3:cpu,cpuacct:/job\n0::/\n")
         defer { try? FileManager.default.removeItem(atPath: t.root) }
         #expect(UsableCPUs.cgroupQuota(root: t.root, procCgroup: t.proc) == 1)
     }

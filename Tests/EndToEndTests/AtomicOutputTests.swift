@@ -11,13 +11,15 @@ struct AtomicOutputTests {
     /// A 20 s 1280x720 testsrc2 clip with AAC (long enough to interrupt), made with the ffmpeg CLI.
     static func longInput(in scratch: Scratch) throws -> URL {
         let url = scratch.file("long.mp4")
-        try Oracle.runChecked("ffmpeg", [
-            "-v", "error", "-nostdin", "-y",
-            "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=20",
-            "-f", "lavfi", "-i", "sine=frequency=440:duration=20",
-            "-c:v", "libx264", "-preset", "ultrafast", "-crf", "23", "-c:a", "aac", "-shortest",
-            url.path,
-        ])
+        try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y",
+                "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=20",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=20",
+                "-c:v", "libx264", "-preset", "ultrafast", "-crf", "23", "-c:a", "aac", "-shortest",
+                url.path,
+            ])
         return url
     }
 
@@ -30,8 +32,9 @@ struct AtomicOutputTests {
         let input = try Files.sample("std-h264-aac.mp4").path
         let run = try CLI.cropzoom([input, "-o", output.path, "--zoom", "2"])
         #expect(run.status == 2, "expected exit 2: \(run)")
-        #expect(run.errorLines.count == 1 && run.errorLines.first?.contains(output.path) == true,
-                "expected one error line naming \(output.path): \(run.stderr)")
+        #expect(
+            run.errorLines.count == 1 && run.errorLines.first?.contains(output.path) == true,
+            "expected one error line naming \(output.path): \(run.stderr)")
         #expect(try Data(contentsOf: output) == original, "the existing OUTPUT was modified")
         #expect(Files.names(in: scratch.url) == ["out.mp4"], "left behind: \(Files.names(in: scratch.url))")
     }
@@ -42,9 +45,11 @@ struct AtomicOutputTests {
         let input = scratch.file("clip.mp4")
         try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: input)
         let before = try Data(contentsOf: input)
-        for (inputArg, outputArg) in [(input.path, input.path),
-                                      (input.path, scratch.url.path + "/./clip.mp4"),
-                                      (input.path, scratch.url.path + "/../" + scratch.url.lastPathComponent + "/clip.mp4")] {
+        for (inputArg, outputArg) in [
+            (input.path, input.path),
+            (input.path, scratch.url.path + "/./clip.mp4"),
+            (input.path, scratch.url.path + "/../" + scratch.url.lastPathComponent + "/clip.mp4"),
+        ] {
             for extra in [[], ["-y"]] {
                 let run = try CLI.cropzoom([inputArg, "-o", outputArg] + extra)
                 #expect(run.status == 2, "OUTPUT \(outputArg) is INPUT \(inputArg) \(extra): \(run)")
@@ -100,9 +105,12 @@ struct AtomicOutputTests {
         var testDescription: String { "\(name) -> exit \(expectedStatus)" }
     }
 
-    @Test("a signal during a long run exits 130/143 and leaves nothing behind",
-          arguments: [SignalCase(signal: SIGINT, name: "SIGINT", expectedStatus: 130),
-                      SignalCase(signal: SIGTERM, name: "SIGTERM", expectedStatus: 143)])
+    @Test(
+        "a signal during a long run exits 130/143 and leaves nothing behind",
+        arguments: [
+            SignalCase(signal: SIGINT, name: "SIGINT", expectedStatus: 130),
+            SignalCase(signal: SIGTERM, name: "SIGTERM", expectedStatus: 143),
+        ])
     func signalLeavesNothing(_ c: SignalCase) throws {
         let scratch = try Scratch()
         let input = try Self.longInput(in: scratch)
@@ -110,8 +118,9 @@ struct AtomicOutputTests {
         let output = outFolder.appendingPathComponent("out.mp4")
         let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"], sending: c.signal, after: 0.5)
         #expect(run.seconds < 15, "cropzoom took \(run.seconds) s; it should stop soon after the signal")
-        #expect(!run.killedBySignal && run.status == c.expectedStatus,
-                "expected exit \(c.expectedStatus) after \(c.name): \(run)")
+        #expect(
+            !run.killedBySignal && run.status == c.expectedStatus,
+            "expected exit \(c.expectedStatus) after \(c.name): \(run)")
         #expect(run.errorLines.count <= 1, "at most one error line: \(run.stderr)")
         #expect(Files.names(in: outFolder).isEmpty, "left behind after \(c.name): \(Files.names(in: outFolder))")
 
@@ -132,14 +141,16 @@ struct AtomicOutputTests {
         let output = outFolder.appendingPathComponent("out.mp4")
         let binary = try CLI.binary()
         // ulimit -f counts 512-byte blocks: 200 = 100 KB.
-        let script = "ulimit -f 200; exec " + Oracle.shellQuoted([binary, input.path, "-o", output.path, "--zoom", "1.5"])
+        let script =
+            "ulimit -f 200; exec " + Oracle.shellQuoted([binary, input.path, "-o", output.path, "--zoom", "1.5"])
         let run = try CLI.bash(script)
         #expect(!run.killedBySignal, "cropzoom was killed (SIGXFSZ not ignored?): \(run)")
         #expect(run.status == 1, "expected exit 1: \(run)")
         let lines = run.stderrLines
         #expect(lines.count == 1, "expected exactly one stderr line: \(run.stderr)")
-        #expect(lines.first?.hasPrefix("cropzoom: error: \(output.path): ") == true,
-                "the error should name the output path: \(run.stderr)")
+        #expect(
+            lines.first?.hasPrefix("cropzoom: error: \(output.path): ") == true,
+            "the error should name the output path: \(run.stderr)")
         #expect(Files.names(in: outFolder).isEmpty, "left behind after a write error: \(Files.names(in: outFolder))")
     }
 
@@ -149,8 +160,9 @@ struct AtomicOutputTests {
         let output = scratch.file("nope/out.mp4")
         let run = try CLI.cropzoom([try Files.sample("std-h264-aac.mp4").path, "-o", output.path])
         #expect(run.status == 2 || run.status == 1, "expected a usage (2) or processing (1) failure: \(run)")
-        #expect(run.errorLines.count == 1 && run.errorLines.first?.contains(output.path) == true,
-                "expected one error line naming \(output.path): \(run.stderr)")
+        #expect(
+            run.errorLines.count == 1 && run.errorLines.first?.contains(output.path) == true,
+            "expected one error line naming \(output.path): \(run.stderr)")
         #expect(Files.names(in: scratch.url).isEmpty, "left behind: \(Files.names(in: scratch.url))")
     }
 }

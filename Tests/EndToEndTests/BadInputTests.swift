@@ -5,7 +5,10 @@ import Foundation
 import Testing
 
 struct BadInput: Sendable, CustomTestStringConvertible {
-    enum Kind: Sendable { case sample(String), missing, directory }
+    enum Kind: Sendable {
+        case sample(String)
+        case missing, directory
+    }
     var kind: Kind
     /// The reason must start with this (lowercased), when set.
     var reasonPrefix: String? = nil
@@ -113,13 +116,17 @@ struct BadInputTests {
         let run = try CLI.cropzoom([input, "-o", output.path])
         #expect(run.status == 0, "\(run)")
         let warnings = run.stderrLines.filter { $0.hasPrefix("cropzoom: warning: ") }
-        #expect(warnings.count == 1 && warnings[0].contains("truncated: the data ends at 0.87 s of 2.00 s"), "\(run.stderr)")
+        #expect(
+            warnings.count == 1 && warnings[0].contains("truncated: the data ends at 0.87 s of 2.00 s"), "\(run.stderr)"
+        )
         let frames = try Oracle.videoFramePTS(output.path)
         #expect(!frames.isEmpty && frames.allSatisfy { $0 < 0.9 }, "frames: \(frames)")
 
         let json = try CLI.cropzoom([input, "-o", scratch.file("j.mp4").path, "--progress", "json"])
-        let done = json.stderrLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .last { $0["event"] as? String == "done" }
+        let done = json.stderrLines.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        .last { $0["event"] as? String == "done" }
         #expect((done?["truncated"] as? String)?.hasPrefix("truncated: the data ends") == true, "\(json.stderr)")
     }
 
@@ -127,15 +134,20 @@ struct BadInputTests {
     func unreadableStreamInformation() throws {
         let scratch = try Scratch()
         let ivf = scratch.file("av1.ivf")
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc=size=64x48:duration=0.2", "-c:v", "libaom-av1", "-cpu-used", "8",
-                                         ivf.path])
+        try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                "testsrc=size=64x48:duration=0.2", "-c:v", "libaom-av1", "-cpu-used", "8",
+                ivf.path,
+            ])
         // Every frame's payload set to 0xFF: no valid OBU, so FFmpeg's extradata extraction (part
         // of avformat_find_stream_info) fails — the failure path that closed the input twice.
         var bytes = [UInt8](try Data(contentsOf: ivf))
         var position = Int(bytes[6]) | Int(bytes[7]) << 8
         while position + 12 <= bytes.count {
-            let size = Int(bytes[position]) | Int(bytes[position + 1]) << 8 | Int(bytes[position + 2]) << 16
+            let size =
+                Int(bytes[position]) | Int(bytes[position + 1]) << 8 | Int(bytes[position + 2]) << 16
                 | Int(bytes[position + 3]) << 24
             for k in (position + 12)..<min(bytes.count, position + 12 + size) { bytes[k] = 0xFF }
             position += 12 + size
@@ -159,8 +171,11 @@ struct BadInputTests {
         try bytes.prefix(bytes.count / 2).write(to: cut)
         let run = try CLI.cropzoom([cut.path, "-o", scratch.file("out.mp4").path])
         #expect(run.status == 3, "\(run)")
-        #expect(run.errorLines == ["cropzoom: error: \(cut.path): no index (moov): the recording was not finished, "
-                                   + "or the file is damaged"], "\(run.stderr)")
+        #expect(
+            run.errorLines == [
+                "cropzoom: error: \(cut.path): no index (moov): the recording was not finished, "
+                    + "or the file is damaged"
+            ], "\(run.stderr)")
     }
 
     // MARK: - Damaged but readable input
@@ -175,16 +190,22 @@ struct BadInputTests {
 
     static func damagedTS(_ damage: Damage, in scratch: Scratch) throws -> URL {
         let clean = scratch.file("clean.ts")
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", try Files.sample("std-h264-aac.mp4").path,
-                                         "-map", "0", "-c", "copy", "-f", "mpegts", clean.path])
+        try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-i", try Files.sample("std-h264-aac.mp4").path,
+                "-map", "0", "-c", "copy", "-f", "mpegts", clean.path,
+            ])
         var bytes = [UInt8](try Data(contentsOf: clean))
-        let videoPID = 0x100, audioPID = 0x101 // the FFmpeg mpegts muxer's defaults
+        let videoPID = 0x100
+        let audioPID = 0x101  // the FFmpeg mpegts muxer's defaults
         var seed: UInt32 = 12345
         func noise() -> UInt8 {
             seed = seed &* 1_103_515_245 &+ 12345
             return UInt8((seed >> 16) & 0xFF)
         }
-        var damaged = 0, audioPES = 0
+        var damaged = 0
+        var audioPES = 0
         var offset = damage == .video ? bytes.count / 3 / 188 * 188 : 0
         while offset + 188 <= bytes.count {
             defer { offset += 188 }
@@ -224,8 +245,12 @@ struct BadInputTests {
     /// The ffmpeg CLI's own view: decoding the whole file reports decoding errors or
     /// concealment (the H.264 decoder logs "concealing … errors" at verbose level only).
     static func ffmpegReportsDamage(_ url: URL) throws -> Bool {
-        let r = try Oracle.run("ffmpeg", ["-hide_banner", "-nostdin", "-nostats", "-v", "verbose", "-i", url.path,
-                                          "-map", "0", "-f", "null", "-"])
+        let r = try Oracle.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-nostdin", "-nostats", "-v", "verbose", "-i", url.path,
+                "-map", "0", "-f", "null", "-",
+            ])
         return r.stderr.split(separator: "\n").contains { line in
             let l = line.lowercased()
             return l.contains("concealing") || l.contains("error while decoding") || l.contains("corrupt")
@@ -241,11 +266,13 @@ struct BadInputTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("damaged packets are skipped and counted (frames and audio still match what decodes); --strict makes them fatal and leaves nothing",
-          arguments: DamagedInput.allCases)
+    @Test(
+        "damaged packets are skipped and counted (frames and audio still match what decodes); --strict makes them fatal and leaves nothing",
+        arguments: DamagedInput.allCases)
     func damagedPackets(_ which: DamagedInput) throws {
         let scratch = try Scratch()
-        let input = which == .sampleCorruptMiddle ? try Files.sample(which.rawValue) : try Self.damagedTS(.video, in: scratch)
+        let input =
+            which == .sampleCorruptMiddle ? try Files.sample(which.rawValue) : try Self.damagedTS(.video, in: scratch)
         try #require(try Self.ffmpegReportsDamage(input), "test set-up: ffmpeg finds no damage in \(input.path)")
 
         // TS -> TS, so that the only timing at stake is cropzoom's own.
@@ -254,8 +281,9 @@ struct BadInputTests {
         // with the default engine the contract (frames, audio) is checked, not the count.
         let counted = try CLI.cropzoom([input.path, "-o", scratch.file("counted.ts").path, "--threads", "1"])
         #expect(counted.status == 0, "\(counted)")
-        #expect(Contract.damagedPacketsSkipped(counted.stderr) > 0,
-                "the summary should count damaged packets skipped: \(counted.stderr)")
+        #expect(
+            Contract.damagedPacketsSkipped(counted.stderr) > 0,
+            "the summary should count damaged packets skipped: \(counted.stderr)")
         let output = scratch.file("out.ts")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         #expect(run.status == 0, "without --strict damaged packets should be skipped: \(run)")
@@ -271,9 +299,13 @@ struct BadInputTests {
         let strictOutput = strictFolder.appendingPathComponent("strict.mp4")
         let strict = try CLI.cropzoom([input.path, "-o", strictOutput.path, "--strict"])
         #expect(strict.status == 1, "--strict should fail (exit 1) on damaged packets: \(strict)")
-        #expect(strict.stderrLines.count == 1 && strict.errorLines.first?.hasPrefix("cropzoom: error: \(input.path): ") == true,
-                "expected one line `cropzoom: error: \(input.path): <reason>`: \(strict.stderr)")
-        #expect(Files.names(in: strictFolder).isEmpty, "left behind after --strict failure: \(Files.names(in: strictFolder))")
+        #expect(
+            strict.stderrLines.count == 1
+                && strict.errorLines.first?.hasPrefix("cropzoom: error: \(input.path): ") == true,
+            "expected one line `cropzoom: error: \(input.path): <reason>`: \(strict.stderr)")
+        #expect(
+            Files.names(in: strictFolder).isEmpty,
+            "left behind after --strict failure: \(Files.names(in: strictFolder))")
     }
 
     @Test("a damaged copied audio packet (bad ADTS header, TS -> MP4) is skipped and counted, not fatal")
@@ -284,12 +316,16 @@ struct BadInputTests {
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         #expect(run.status == 0, "without --strict a damaged audio packet should be skipped and counted: \(run)")
         if run.status == 0 {
-            #expect(Contract.damagedPacketsSkipped(run.stderr) > 0,
-                    "the summary should count the damaged packet: \(run.stderr)")
+            #expect(
+                Contract.damagedPacketsSkipped(run.stderr) > 0,
+                "the summary should count the damaged packet: \(run.stderr)")
             let frames = try Contract.checkFrames(input: input.path, output: output)
-            #expect(frames.problems.isEmpty, "video untouched by the damage, point 1: \(frames.problems.joined(separator: "; "))")
+            #expect(
+                frames.problems.isEmpty,
+                "video untouched by the damage, point 1: \(frames.problems.joined(separator: "; "))")
         }
-        #expect(Files.temporaryLeftovers(in: scratch.url).isEmpty,
-                "temporary files left: \(Files.temporaryLeftovers(in: scratch.url))")
+        #expect(
+            Files.temporaryLeftovers(in: scratch.url).isEmpty,
+            "temporary files left: \(Files.temporaryLeftovers(in: scratch.url))")
     }
 }

@@ -33,8 +33,10 @@ struct BatchTests {
         let input = try Self.mixedFolder(scratch)
         let out = scratch.file("out")
         let reportPath = scratch.file("report.json")
-        let run = try CLI.cropzoom(["batch", input.path, "--out-dir", out.path, "--zoom", "1.4", "--preset", "ultrafast",
-                                    "--report", reportPath.path, "--progress", "lines"])
+        let run = try CLI.cropzoom([
+            "batch", input.path, "--out-dir", out.path, "--zoom", "1.4", "--preset", "ultrafast",
+            "--report", reportPath.path, "--progress", "lines",
+        ])
         #expect(run.status == 1, "\(run)")
         let expected: [String: (result: String, output: String?)] = [
             "a.mp4": ("ok", "a-zoom.mp4"), "sub/b.mp4": ("ok", "sub/b-zoom.mp4"), "c.mov": ("ok", "c-zoom.mov"),
@@ -52,14 +54,19 @@ struct BatchTests {
             if let name = want.output {
                 let output = out.appendingPathComponent(name)
                 #expect(f["output"] as? String == output.path)
-                #expect(f["output_bytes"] as? Int == (try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int))
+                #expect(
+                    f["output_bytes"] as? Int
+                        == (try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int))
                 let frames = try Oracle.decodedFrameHashes(output.path).count
-                #expect(frames > 0 && f["frames"] as? Int == frames, "\(rel): \(frames) frames in the file, report \(f["frames"] ?? "-")")
+                #expect(
+                    frames > 0 && f["frames"] as? Int == frames,
+                    "\(rel): \(frames) frames in the file, report \(f["frames"] ?? "-")")
                 #expect(run.stdout.contains(inputPath) && run.stdout.contains(output.path))
             } else if want.result == "skipped" {
                 // Not media: skipped with the reason, not failed (it must not make the batch exit 1).
-                #expect(f["reason"] as? String == "not a media file" && f["error"] == nil && f["exit_code"] == nil,
-                        "\(rel): \(f)")
+                #expect(
+                    f["reason"] as? String == "not a media file" && f["error"] == nil && f["exit_code"] == nil,
+                    "\(rel): \(f)")
                 let row = run.stdout.split(separator: "\n").first { $0.hasPrefix(inputPath) }
                 #expect(row?.contains("skipped") == true && row?.contains("not a media file") == true, "\(run.stdout)")
             } else {
@@ -68,45 +75,68 @@ struct BatchTests {
                 #expect(f["exit_code"] as? Int == 3 && run.stdout.contains(error))
             }
         }
-        #expect((report["summary"] as? [String: Int])
+        #expect(
+            (report["summary"] as? [String: Int])
                 == ["total": 6, "ok": 3, "failed": 1, "skipped": 2, "interrupted": 0, "not_started": 0])
         #expect(report["jobs"] as? Int == max(1, UsableCPUs.count / 2))
         // Nothing else in the output folder: no partial or temporary files.
-        #expect(Set(try FileManager.default.subpathsOfDirectory(atPath: out.path)) == ["a-zoom.mp4", "c-zoom.mov", "sub", "sub/b-zoom.mp4"])
+        #expect(
+            Set(try FileManager.default.subpathsOfDirectory(atPath: out.path)) == [
+                "a-zoom.mp4", "c-zoom.mov", "sub", "sub/b-zoom.mp4",
+            ])
         #expect(run.stdout.contains("6 files: 3 ok, 1 failed, 2 skipped"), "\(run.stdout)")
-        #expect(run.stderrLines.filter { $0.hasPrefix("batch: [") }.count == 4,
-                "one progress line per file run (notes.mp4 and readme.txt are skipped at probing): \(run.stderr)")
+        #expect(
+            run.stderrLines.filter { $0.hasPrefix("batch: [") }.count == 4,
+            "one progress line per file run (notes.mp4 and readme.txt are skipped at probing): \(run.stderr)")
     }
 
-    @Test("Ctrl-C: running files stop and leave nothing, no new file starts, exit 130; --skip-existing then finishes the rest")
+    @Test(
+        "Ctrl-C: running files stop and leave nothing, no new file starts, exit 130; --skip-existing then finishes the rest"
+    )
     func interruptAndResume() throws {
         let scratch = try Scratch()
         let dir = try scratch.folder("in")
         for i in 1...4 {
-            try FileManager.default.copyItem(at: try Files.sample("bench-720p.mp4"), to: dir.appendingPathComponent("clip\(i).mp4"))
+            try FileManager.default.copyItem(
+                at: try Files.sample("bench-720p.mp4"), to: dir.appendingPathComponent("clip\(i).mp4"))
         }
         let out = scratch.file("out")
-        let args = ["batch", dir.path, "--out-dir", out.path, "--zoom", "1.3", "--jobs", "1", "--report", scratch.file("r1.json").path]
+        let args = [
+            "batch", dir.path, "--out-dir", out.path, "--zoom", "1.3", "--jobs", "1", "--report",
+            scratch.file("r1.json").path,
+        ]
         let first = try CLI.cropzoom(args, sending: SIGINT, after: 1.0)
         #expect(first.status == 130, "\(first)")
         let r1 = try Self.report(scratch.file("r1.json"))
         let files1 = try #require(r1["files"] as? [[String: Any]])
         let results1 = files1.map { $0["result"] as? String ?? "" }
-        #expect(results1.allSatisfy { ["ok", "interrupted", "not started"].contains($0) } && results1.contains { $0 != "ok" }, "\(results1)")
-        #expect(r1["interrupted"] as? Bool == true && (first.stdout.contains("interrupted") || first.stdout.contains("not started")))
+        #expect(
+            results1.allSatisfy { ["ok", "interrupted", "not started"].contains($0) }
+                && results1.contains { $0 != "ok" }, "\(results1)")
+        #expect(
+            r1["interrupted"] as? Bool == true
+                && (first.stdout.contains("interrupted") || first.stdout.contains("not started")))
         // Only complete outputs are there.
         let written = Files.names(in: out).filter { !$0.hasPrefix(".") }
-        #expect(written.count == results1.filter { $0 == "ok" }.count && Files.temporaryLeftovers(in: out).isEmpty, "\(Files.names(in: out))")
-        for name in written { #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent(name).path).count == 150) }
+        #expect(
+            written.count == results1.filter { $0 == "ok" }.count && Files.temporaryLeftovers(in: out).isEmpty,
+            "\(Files.names(in: out))")
+        for name in written {
+            #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent(name).path).count == 150)
+        }
 
-        let second = try CLI.cropzoom(["batch", dir.path, "--out-dir", out.path, "--zoom", "1.3", "--jobs", "1", "--skip-existing",
-                                       "--report", scratch.file("r2.json").path])
+        let second = try CLI.cropzoom([
+            "batch", dir.path, "--out-dir", out.path, "--zoom", "1.3", "--jobs", "1", "--skip-existing",
+            "--report", scratch.file("r2.json").path,
+        ])
         #expect(second.status == 0, "\(second)")
         let files2 = try #require(try Self.report(scratch.file("r2.json"))["files"] as? [[String: Any]])
         for (a, b) in zip(files1, files2) {
             #expect(b["result"] as? String == (a["result"] as? String == "ok" ? "skipped" : "ok"), "\(a) then \(b)")
         }
-        for i in 1...4 { #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent("clip\(i)-zoom.mp4").path).count == 150) }
+        for i in 1...4 {
+            #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent("clip\(i)-zoom.mp4").path).count == 150)
+        }
     }
 
     @Test("--shard I/N: the shards together cover every input exactly once, each every N-th by sorted path")
@@ -114,12 +144,18 @@ struct BatchTests {
         let scratch = try Scratch()
         let dir = try scratch.folder("in")
         let names = (1...7).map { "f\($0).mp4" }
-        for n in names { try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent(n)) }
+        for n in names {
+            try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent(n))
+        }
         var seen: [String] = []
         for i in 1...3 {
-            let run = try CLI.cropzoom(["batch", dir.path, "--out-dir", scratch.file("out").path, "--dry-run", "--shard", "\(i)/3"])
+            let run = try CLI.cropzoom([
+                "batch", dir.path, "--out-dir", scratch.file("out").path, "--dry-run", "--shard", "\(i)/3",
+            ])
             try #require(run.status == 0, "\(run)")
-            let mine = run.stdout.split(separator: "\n").map { String($0.prefix { $0 != ":" }) }.map { ($0 as NSString).lastPathComponent }
+            let mine = run.stdout.split(separator: "\n").map { String($0.prefix { $0 != ":" }) }.map {
+                ($0 as NSString).lastPathComponent
+            }
             #expect(mine == stride(from: i - 1, to: 7, by: 3).map { names[$0] }, "shard \(i)/3: \(mine)")
             seen += mine
         }
@@ -134,11 +170,19 @@ struct BatchTests {
     @Test("refused before any work: two inputs, one output; an output that is an input; an existing output; no inputs")
     func conflicts() throws {
         let scratch = try Scratch()
-        let x = try scratch.folder("x"), y = try scratch.folder("y")
-        for d in [x, y] { try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: d.appendingPathComponent("a.mp4")) }
+        let x = try scratch.folder("x")
+        let y = try scratch.folder("y")
+        for d in [x, y] {
+            try FileManager.default.copyItem(
+                at: try Files.sample("one-frame.mp4"), to: d.appendingPathComponent("a.mp4"))
+        }
         let out = scratch.file("out")
-        let same = try CLI.cropzoom(["batch", x.appendingPathComponent("a.mp4").path, y.appendingPathComponent("a.mp4").path, "--out-dir", out.path])
-        #expect(same.status == 2 && same.stderrLines.count == 1 && same.stderr.contains("would both be written"), "\(same)")
+        let same = try CLI.cropzoom([
+            "batch", x.appendingPathComponent("a.mp4").path, y.appendingPathComponent("a.mp4").path, "--out-dir",
+            out.path,
+        ])
+        #expect(
+            same.status == 2 && same.stderrLines.count == 1 && same.stderr.contains("would both be written"), "\(same)")
         #expect(!Files.exists(out))
         let intoInput = try CLI.cropzoom(["batch", x.path, "--out-dir", x.path, "--name", "{name}"])
         #expect(intoInput.status == 2 && intoInput.stderr.contains("is an input"), "\(intoInput)")
@@ -148,9 +192,13 @@ struct BatchTests {
         let again = try CLI.cropzoom(["batch", x.path, "--out-dir", out.path])
         #expect(again.status == 2 && again.stderr.contains("already exists"), "\(again)")
         #expect(try Data(contentsOf: out.appendingPathComponent("a-zoom.mp4")) == before)
-        for bad in [["batch", "--out-dir", out.path], ["batch", x.path], ["batch", "/nonexistent/dir", "--out-dir", out.path],
-                    ["batch", x.path, "--out-dir", out.path, "--name", "{stem}"], ["batch", x.path, "--out-dir", out.path, "--name", "fixed.mp4"],
-                    ["batch", x.path, "--out-dir", out.path, "--skip-existing", "-y"], ["batch", "\(x.path)/*.nothing", "--out-dir", out.path]] {
+        for bad in [
+            ["batch", "--out-dir", out.path], ["batch", x.path], ["batch", "/nonexistent/dir", "--out-dir", out.path],
+            ["batch", x.path, "--out-dir", out.path, "--name", "{stem}"],
+            ["batch", x.path, "--out-dir", out.path, "--name", "fixed.mp4"],
+            ["batch", x.path, "--out-dir", out.path, "--skip-existing", "-y"],
+            ["batch", "\(x.path)/*.nothing", "--out-dir", out.path],
+        ] {
             let r = try CLI.cropzoom(bad)
             #expect(r.status == 2 && r.stderrLines.count == 1, "\(bad): \(r)")
         }
@@ -161,15 +209,21 @@ struct BatchTests {
         let scratch = try Scratch()
         let input = try Self.mixedFolder(scratch)
         let out = scratch.file("out")
-        let run = try CLI.cropzoom(["batch", "\(input.path)/*.mp4", "\(input.path)/sub", "--out-dir", out.path, "--zoom", "1.5", "--dry-run"])
+        let run = try CLI.cropzoom([
+            "batch", "\(input.path)/*.mp4", "\(input.path)/sub", "--out-dir", out.path, "--zoom", "1.5", "--dry-run",
+        ])
         #expect(run.status == 0, "\(run)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4, "a.mp4, broken.mp4, notes.mp4 and sub/b.mp4: \(lines)")
         let a = try #require(lines.first { $0.hasPrefix(input.appendingPathComponent("a.mp4").path) })
-        #expect(a.contains("window 426x240 at (106, 60) → 640x360") && a.contains("libx264 yuv420p") && a.contains("audio #1 copied")
+        #expect(
+            a.contains("window 426x240 at (106, 60) → 640x360") && a.contains("libx264 yuv420p")
+                && a.contains("audio #1 copied")
                 && a.hasSuffix("\(out.path)/a-zoom.mp4 (mp4)"), "\(a)")
         let b = try #require(lines.first { $0.contains("b.mp4") })
-        #expect(b.contains("240x320") && b.contains("orientation rotate 90") && b.contains("\(out.path)/b-zoom.mp4"), "\(b)")
+        #expect(
+            b.contains("240x320") && b.contains("orientation rotate 90") && b.contains("\(out.path)/b-zoom.mp4"), "\(b)"
+        )
         #expect(lines.contains { $0.hasSuffix("notes.mp4: skip (not a media file)") }, "\(lines)")
         #expect(!Files.exists(out))
     }
@@ -181,16 +235,21 @@ struct BatchTests {
         let fm = FileManager.default
         try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: clips.appendingPathComponent("a.mp4"))
         let picks = try scratch.folder("picks")
-        try fm.createSymbolicLink(at: picks.appendingPathComponent("first.mp4"), withDestinationURL: clips.appendingPathComponent("a.mp4"))
-        try fm.createSymbolicLink(at: picks.appendingPathComponent("again.mp4"), withDestinationURL: clips.appendingPathComponent("a.mp4"))
+        try fm.createSymbolicLink(
+            at: picks.appendingPathComponent("first.mp4"), withDestinationURL: clips.appendingPathComponent("a.mp4"))
+        try fm.createSymbolicLink(
+            at: picks.appendingPathComponent("again.mp4"), withDestinationURL: clips.appendingPathComponent("a.mp4"))
         try fm.createSymbolicLink(at: picks.appendingPathComponent("loop"), withDestinationURL: picks)
-        try fm.createSymbolicLink(at: picks.appendingPathComponent("gone.mp4"), withDestinationURL: clips.appendingPathComponent("missing.mp4"))
+        try fm.createSymbolicLink(
+            at: picks.appendingPathComponent("gone.mp4"),
+            withDestinationURL: clips.appendingPathComponent("missing.mp4"))
         let out = scratch.file("out")
         let run = try CLI.cropzoom(["batch", picks.path, "--out-dir", out.path, "--zoom", "1.5", "--dry-run"])
         #expect(run.status == 0, "\(run)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         // again.mp4 sorts first and is kept; first.mp4 names the same file; loop/ and the dangling link are passed over.
-        #expect(lines.count == 1 && lines[0].hasPrefix(picks.appendingPathComponent("again.mp4").path)
+        #expect(
+            lines.count == 1 && lines[0].hasPrefix(picks.appendingPathComponent("again.mp4").path)
                 && lines[0].hasSuffix("\(out.path)/again-zoom.mp4 (mp4)"), "\(lines)")
     }
 
@@ -199,8 +258,10 @@ struct BatchTests {
         let scratch = try Scratch()
         let input = try Self.mixedFolder(scratch)
         let cores = UsableCPUs.count
-        let run = try CLI.cropzoom(["batch", "\(input.path)/a.mp4", "--out-dir", scratch.file("out").path, "--jobs", "\(cores * 2)",
-                                    "--report", scratch.file("r.json").path, "--progress", "none"])
+        let run = try CLI.cropzoom([
+            "batch", "\(input.path)/a.mp4", "--out-dir", scratch.file("out").path, "--jobs", "\(cores * 2)",
+            "--report", scratch.file("r.json").path, "--progress", "none",
+        ])
         #expect(run.status == 0 && run.stderr.contains("more than the \(cores) cores"), "\(run)")
         let report = try Self.report(scratch.file("r.json"))
         #expect(report["jobs"] as? Int == cores && report["threads_per_job"] as? Int == 1)
@@ -214,15 +275,18 @@ struct BatchTests {
         try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent("a.mp4"))
         try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: sub.appendingPathComponent("b.mp4"))
         let cz = Oracle.shellQuoted([try CLI.binary()])
-        let cases = [("zoomed", ["zoomed/a-zoom.mp4", "zoomed/sub/b-zoom.mp4"]),
-                     (".", ["a-zoom.mp4", "sub/b-zoom.mp4"])]
+        let cases = [
+            ("zoomed", ["zoomed/a-zoom.mp4", "zoomed/sub/b-zoom.mp4"]),
+            (".", ["a-zoom.mp4", "sub/b-zoom.mp4"]),
+        ]
         for (outDir, written) in cases {
             let batch = "cd \(Oracle.shellQuoted([dir.path])) && \(cz) batch . --out-dir \(outDir) --progress none"
             let first = try CLI.bash(batch)
             #expect(first.status == 0 && first.stdout.contains("2 files: 2 ok"), "\(outDir): \(first)")
             let again = try CLI.bash(batch + " --skip-existing")
-            #expect(again.status == 0 && again.stdout.contains("2 files: 0 ok, 0 failed, 2 skipped"),
-                    "\(outDir): \(again)")
+            #expect(
+                again.status == 0 && again.stdout.contains("2 files: 0 ok, 0 failed, 2 skipped"),
+                "\(outDir): \(again)")
             for w in written { #expect(Files.exists(dir.appendingPathComponent(w)), "\(outDir): \(w)") }
             try FileManager.default.removeItem(at: dir.appendingPathComponent(written[0]))
             try FileManager.default.removeItem(at: dir.appendingPathComponent(written[1]))
@@ -272,7 +336,8 @@ struct BatchTests {
         }
         #expect(try picked(["--include", "*.MP4"]) == ["a.mp4", "broken.mp4", "notes.mp4", "sub/b.mp4"])
         #expect(try picked(["--include", "sub/*"]) == ["sub/b.mp4"])
-        #expect(try picked(["--include", "*.mp4", "--include", "*.mov", "--exclude", "sub/*", "--exclude", "no*"])
+        #expect(
+            try picked(["--include", "*.mp4", "--include", "*.mov", "--exclude", "sub/*", "--exclude", "no*"])
                 == ["a.mp4", "broken.mp4", "c.mov"])
         let none = try CLI.cropzoom(["batch", input.path, "--out-dir", out, "--include", "*.avi"])
         #expect(none.status == 2 && none.stderr.contains("that --include/--exclude keep"), "\(none)")

@@ -65,9 +65,10 @@ enum CLI {
 
     /// Runs cropzoom and sends `signal` to it `delay` seconds after it started, then waits
     /// for it to exit.
-    static func cropzoom(_ args: [String], sending signal: Int32, after delay: TimeInterval,
-                         timeout: TimeInterval = 120) throws -> CLIResult
-    {
+    static func cropzoom(
+        _ args: [String], sending signal: Int32, after delay: TimeInterval,
+        timeout: TimeInterval = 120
+    ) throws -> CLIResult {
         try run(try binary(), args, signal: (signal, delay), timeout: timeout)
     }
 
@@ -84,10 +85,11 @@ enum CLI {
     /// `Process` passes on the mask of the calling thread, and the test runner's worker
     /// threads block nearly every signal, so a child started that way never sees SIGINT or
     /// SIGTERM.)
-    static func run(_ executable: String, _ args: [String],
-                    signal: (number: Int32, delay: TimeInterval)? = nil,
-                    timeout: TimeInterval = 300) throws -> CLIResult
-    {
+    static func run(
+        _ executable: String, _ args: [String],
+        signal: (number: Int32, delay: TimeInterval)? = nil,
+        timeout: TimeInterval = 300
+    ) throws -> CLIResult {
         let command = [executable] + args
         let scratch = try Oracle.tempDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -128,7 +130,8 @@ enum CLI {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }
             if r == -1 && errno != EINTR {
-                throw Oracle.Failure("waitpid for `\(Oracle.shellQuoted(command))`: \(String(cString: strerror(errno)))")
+                throw Oracle.Failure(
+                    "waitpid for `\(Oracle.shellQuoted(command))`: \(String(cString: strerror(errno)))")
             }
             let elapsed = Date().timeIntervalSince(start)
             if let signal, !signalSent, elapsed >= signal.delay {
@@ -138,8 +141,10 @@ enum CLI {
             if elapsed > timeout {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
-                let stderr = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
-                throw Oracle.Failure("`\(Oracle.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)")
+                let stderr = String(
+                    decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
+                throw Oracle.Failure(
+                    "`\(Oracle.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)")
             }
             usleep(5_000)
         }

@@ -58,7 +58,8 @@ enum Contract {
             // An MPEG-TS output may move every stream forward again by its first packet's
             // decode delay (B-frames): measured on the first frame, at most 0.2 s.
             guard ["ts", "m2ts"].contains(output.pathExtension.lowercased()), let i = inputPTS.min(),
-                  let o = outputPTS.min() else { return (-origin, []) }
+                let o = outputPTS.min()
+            else { return (-origin, []) }
             let shift = o - i
             if shift < -origin - printSlack || shift > -origin + 0.2 {
                 return (shift, ["the output moved by \(ms(shift)), not by the clock origin \(ms(-origin)) (+ ≤ 0.2 s)"])
@@ -70,7 +71,12 @@ enum Contract {
         guard earliest < 0, let i = inputPTS.min(), let o = outputPTS.min() else { return (0, []) }
         let shift = o - i
         if shift < -printSlack || shift > -earliest + 1e-3 {
-            return (shift, ["the Matroska shift \(ms(shift)) is not within 0…\(ms(-earliest)) (the input's most negative timestamp)"])
+            return (
+                shift,
+                [
+                    "the Matroska shift \(ms(shift)) is not within 0…\(ms(-earliest)) (the input's most negative timestamp)"
+                ]
+            )
         }
         return (shift, [])
     }
@@ -93,8 +99,9 @@ enum Contract {
         let inPTS = try Oracle.videoFramePTS(input)
         let outPTS = try Oracle.videoFramePTS(output.path)
         guard let outVideo = try Oracle.streams(output.path).first(where: { $0.codecType == "video" }) else {
-            return FrameReport(problems: ["the output has no video stream"], inputFrames: inPTS.count,
-                               outputFrames: 0, droppedRepeats: 0, shift: 0)
+            return FrameReport(
+                problems: ["the output has no video stream"], inputFrames: inPTS.count,
+                outputFrames: 0, droppedRepeats: 0, shift: 0)
         }
         let tol = tolerance(outVideo.timeBase)
         var problems: [String] = []
@@ -112,14 +119,17 @@ enum Contract {
         var expected = inPTS
         if let dropped = repeatsDropped, dropped > 0 {
             if dropped != repeats {
-                problems.append("the summary says \(dropped) frames with repeated timestamps were dropped, ffprobe finds \(repeats) repeated pts in the input")
+                problems.append(
+                    "the summary says \(dropped) frames with repeated timestamps were dropped, ffprobe finds \(repeats) repeated pts in the input"
+                )
             }
             expected = unique
         }
         if outPTS.count != expected.count {
-            problems.append("frame count: input \(inPTS.count) decoded frames"
-                + (repeats > 0 ? " (\(repeats) with repeated pts)" : "")
-                + ", output \(outPTS.count)")
+            problems.append(
+                "frame count: input \(inPTS.count) decoded frames"
+                    + (repeats > 0 ? " (\(repeats) with repeated pts)" : "")
+                    + ", output \(outPTS.count)")
         }
         var mismatches: [String] = []
         var worst = 0.0
@@ -132,12 +142,14 @@ enum Contract {
         }
         let bad = zip(expected, outPTS).filter { abs(($0.1 - shift) - $0.0) > tol }.count
         if bad > 0 {
-            problems.append("\(bad) of \(min(expected.count, outPTS.count)) frame pts differ by more than half a tick "
-                + "(\(ms(tol)), time base \(outVideo.timeBase)); worst \(ms(worst)); e.g. \(mismatches.joined(separator: ", "))"
-                + (shift != 0 ? " (after the common shift \(ms(shift)))" : ""))
+            problems.append(
+                "\(bad) of \(min(expected.count, outPTS.count)) frame pts differ by more than half a tick "
+                    + "(\(ms(tol)), time base \(outVideo.timeBase)); worst \(ms(worst)); e.g. \(mismatches.joined(separator: ", "))"
+                    + (shift != 0 ? " (after the common shift \(ms(shift)))" : ""))
         }
-        return FrameReport(problems: problems, inputFrames: inPTS.count, outputFrames: outPTS.count,
-                           droppedRepeats: inPTS.count - outPTS.count, shift: shift)
+        return FrameReport(
+            problems: problems, inputFrames: inPTS.count, outputFrames: outPTS.count,
+            droppedRepeats: inPTS.count - outPTS.count, shift: shift)
     }
 
     // MARK: - Point 2: audio copied packet for packet
@@ -171,8 +183,10 @@ enum Contract {
                 problems.append("\(label): \(pin.count) packets in, \(pout.count) out")
             }
             let tol = tolerance(b.timeBase)
-            var hashDiffs = 0, firstHashDiff: Int?
-            var ptsDiffs = 0, firstPtsDiff: String?
+            var hashDiffs = 0
+            var firstHashDiff: Int?
+            var ptsDiffs = 0
+            var firstPtsDiff: String?
             for (n, (p, q)) in zip(pin, pout).enumerated() {
                 if compareHashes && (p.hash != q.hash || p.size != q.size) {
                     hashDiffs += 1
@@ -190,17 +204,21 @@ enum Contract {
             }
             if hashDiffs > 0 {
                 let n = firstHashDiff!
-                problems.append("\(label): \(hashDiffs) of \(min(pin.count, pout.count)) packets differ in bytes (MD5), first #\(n): "
-                    + "\(pin[n].size) B \(pin[n].hash) vs \(pout[n].size) B \(pout[n].hash)")
+                problems.append(
+                    "\(label): \(hashDiffs) of \(min(pin.count, pout.count)) packets differ in bytes (MD5), first #\(n): "
+                        + "\(pin[n].size) B \(pin[n].hash) vs \(pout[n].size) B \(pout[n].hash)")
             }
             if ptsDiffs > 0 {
-                problems.append("\(label): \(ptsDiffs) packet pts differ by more than \(ms(tol)) (time base \(b.timeBase)), first \(firstPtsDiff!)")
+                problems.append(
+                    "\(label): \(ptsDiffs) packet pts differ by more than \(ms(tol)) (time base \(b.timeBase)), first \(firstPtsDiff!)"
+                )
             }
             // A/V offset.
             if let va = inFirstVideo, let vb = outFirstVideo,
-               let aa = pin.compactMap(\.ptsTime).min(), let ab = pout.compactMap(\.ptsTime).min()
+                let aa = pin.compactMap(\.ptsTime).min(), let ab = pout.compactMap(\.ptsTime).min()
             {
-                let before = aa - va, after = ab - vb
+                let before = aa - va
+                let after = ab - vb
                 if abs(before - after) > 1e-3 {
                     problems.append("\(label): first audio pts - first video pts was \(ms(before)), is \(ms(after))")
                 }
@@ -236,13 +254,16 @@ enum Contract {
             var size = be(header.prefix(4))
             let type = String(decoding: header.dropFirst(4).prefix(4), as: UTF8.self)
             if size == 1 {
-                guard header.count >= 16 else { throw Oracle.Failure("\(url.path): truncated 64-bit box header at \(offset)") }
+                guard header.count >= 16 else {
+                    throw Oracle.Failure("\(url.path): truncated 64-bit box header at \(offset)")
+                }
                 size = be(header.dropFirst(8).prefix(8))
             } else if size == 0 {
                 size = fileSize - offset
             }
             guard size >= 8, offset + size <= fileSize else {
-                throw Oracle.Failure("\(url.path): box '\(type)' at \(offset) has impossible size \(size) (file \(fileSize) B)")
+                throw Oracle.Failure(
+                    "\(url.path): box '\(type)' at \(offset) has impossible size \(size) (file \(fileSize) B)")
             }
             boxes.append((type, offset, size))
             offset += size

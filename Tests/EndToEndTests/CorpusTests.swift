@@ -33,7 +33,7 @@ struct CorpusFile: Sendable, CustomTestStringConvertible {
     /// Files cut short: transcoded as far as they go with one warning (exit 0); `--strict`
     /// refuses them (exit 3).
     static let truncated: [String: String] = [
-        "mbn-annex-b.mp4": "the sample table points past the end of the file",
+        "mbn-annex-b.mp4": "the sample table points past the end of the file"
     ]
 
     /// How the ffmpeg CLI reference must be made for clips whose orientation the 5.1 CLI
@@ -103,21 +103,26 @@ struct CorpusTests {
             var problems: [String] = []
             let warnings = run.stderrLines.filter { $0.hasPrefix("cropzoom: warning: \(input): truncated") }
             if run.status != 0 || warnings.count != 1 {
-                problems.append("expected exit 0 and one truncation warning (\(why)), got \(run.shellStatus): \(run.stderr)")
+                problems.append(
+                    "expected exit 0 and one truncation warning (\(why)), got \(run.shellStatus): \(run.stderr)")
             }
             let strict = try CLI.cropzoom([input, "-o", scratch.file("strict.mp4").path, "--strict"] + Self.options)
             if strict.status != 3 || strict.errorLines.first?.contains("truncated") != true {
-                problems.append("--strict: expected exit 3 naming the truncation, got \(strict.shellStatus): \(strict.stderr)")
+                problems.append(
+                    "--strict: expected exit 3 naming the truncation, got \(strict.shellStatus): \(strict.stderr)")
             }
             report(file, problems, success: "transcoded what is there, warned: \(warnings.first ?? "")")
             return
         }
         if let why = CorpusFile.unreadable[file.name] {
             var problems: [String] = []
-            if run.status != 3 || run.killedBySignal { problems.append("expected exit 3 (\(why)), got \(run.shellStatus)") }
+            if run.status != 3 || run.killedBySignal {
+                problems.append("expected exit 3 (\(why)), got \(run.shellStatus)")
+            }
             let lines = run.stderrLines
             if lines.count != 1 || !(lines.first ?? "").hasPrefix("cropzoom: error: \(input): ") {
-                problems.append("expected one line `cropzoom: error: \(input): <reason>`, got: \(lines.joined(separator: " | "))")
+                problems.append(
+                    "expected one line `cropzoom: error: \(input): <reason>`, got: \(lines.joined(separator: " | "))")
             }
             if !Files.names(in: scratch.url).isEmpty { problems.append("left behind: \(Files.names(in: scratch.url))") }
             report(file, problems, success: "refused, exit 3: \(lines.first ?? "")")
@@ -125,7 +130,9 @@ struct CorpusTests {
         }
 
         guard run.status == 0, !run.killedBySignal else {
-            report(file, ["cropzoom exit \(run.shellStatus): \(run.errorLines.first ?? run.stderrLines.last ?? "")"], success: "")
+            report(
+                file, ["cropzoom exit \(run.shellStatus): \(run.errorLines.first ?? run.stderrLines.last ?? "")"],
+                success: "")
             return
         }
         var problems: [String] = []
@@ -163,28 +170,39 @@ struct CorpusTests {
         let sar = inVideo.sampleAspectRatio.map { $0.num > 0 && $0.den > 0 ? $0.doubleValue : 1 } ?? 1
         let is444 = (inVideo.pixFmt ?? "").contains("444")
         let spec = GeometrySpec(zoom: 1.25)
-        let reference = ReferencePicture.make(spec, upright: upright, sar: sar, sarAlongY: quarterTurn,
-                                              align: is444 ? 1 : 2, outputAlign: is444 ? 1 : 2)
+        let reference = ReferencePicture.make(
+            spec, upright: upright, sar: sar, sarAlongY: quarterTurn,
+            align: is444 ? 1 : 2, outputAlign: is444 ? 1 : 2)
         let (ow, oh) = (outVideo.width ?? 0, outVideo.height ?? 0)
         // The displayed size, on the output pixel format's grid: allow the other neighbour
         // when the exact display size falls between two multiples.
         if abs(ow - reference.width) > 1 || abs(oh - reference.height) > 1 {
-            problems.append("output \(ow)x\(oh), expected the displayed upright size \(reference.width)x\(reference.height)")
+            problems.append(
+                "output \(ow)x\(oh), expected the displayed upright size \(reference.width)x\(reference.height)")
         }
-        if outVideo.rotation != nil { problems.append("output keeps a display matrix (rotation \(outVideo.rotation!))") }
+        if outVideo.rotation != nil {
+            problems.append("output keeps a display matrix (rotation \(outVideo.rotation!))")
+        }
 
-        let filter = (override.map { $0.filter + "," } ?? "")
-            + reference.filter.replacingOccurrences(of: "scale=\(reference.width):\(reference.height)",
-                                                    with: "scale=\(ow):\(oh)")
+        let filter =
+            (override.map { $0.filter + "," } ?? "")
+            + reference.filter.replacingOccurrences(
+                of: "scale=\(reference.width):\(reference.height)",
+                with: "scale=\(ow):\(oh)")
         let pixelFormat = Contract.comparisonPixelFormat(inVideo.pixFmt)
-        let psnr = try Oracle.meanPSNR(reference: input, referenceFilter: filter, output: output.path,
-                                       pixelFormat: pixelFormat, referenceAutorotate: override?.autorotate ?? true,
-                                       alignStarts: true)
-        if !(psnr >= 35) { problems.append("point 3: mean PSNR \(String(format: "%.2f", psnr)) dB < 35 (reference `\(filter)`)") }
+        let psnr = try Oracle.meanPSNR(
+            reference: input, referenceFilter: filter, output: output.path,
+            pixelFormat: pixelFormat, referenceAutorotate: override?.autorotate ?? true,
+            alignStarts: true)
+        if !(psnr >= 35) {
+            problems.append("point 3: mean PSNR \(String(format: "%.2f", psnr)) dB < 35 (reference `\(filter)`)")
+        }
         notes.append(String(format: "psnr %.1f", psnr))
 
         problems += try Contract.checkFaststart(output).map { "faststart: \($0)" }
-        if Files.names(in: scratch.url) != ["out.mp4"] { problems.append("folder holds \(Files.names(in: scratch.url))") }
+        if Files.names(in: scratch.url) != ["out.mp4"] {
+            problems.append("folder holds \(Files.names(in: scratch.url))")
+        }
 
         report(file, problems, success: notes.joined(separator: ", "))
     }
@@ -214,12 +232,18 @@ struct CorpusWarpTests {
         let folder = try #require(Oracle.corpusDirectory)
         let scratch = try Scratch()
         let input = folder.appendingPathComponent(file.name).path
-        let warped = scratch.file("w.mkv").path, plain = scratch.file("p.mkv").path
-        #expect(try CLI.cropzoom([input, "-o", warped, "--codec", "ffv1", "--rotate", "0.0001", "--quiet"]).status == 0)
+        let warped = scratch.file("w.mkv").path
+        let plain = scratch.file("p.mkv").path
+        #expect(
+            try CLI.cropzoom([input, "-o", warped, "--codec", "ffv1", "--rotate", "0.0001", "--quiet"]).status == 0)
         #expect(try CLI.cropzoom([input, "-o", plain, "--codec", "ffv1", "--quiet"]).status == 0)
-        let a = try Oracle.streams(warped).first { $0.codecType == "video" }, b = try Oracle.streams(plain).first { $0.codecType == "video" }
+        let a = try Oracle.streams(warped).first { $0.codecType == "video" }
+        let b = try Oracle.streams(plain).first { $0.codecType == "video" }
         #expect(a?.width == b?.width && a?.height == b?.height, "size")
-        let stderr = try Oracle.run("ffmpeg", ["-hide_banner", "-nostats", "-i", warped, "-i", plain, "-lavfi", "[0][1]psnr", "-f", "null", "-"]).stderr
+        let stderr = try Oracle.run(
+            "ffmpeg",
+            ["-hide_banner", "-nostats", "-i", warped, "-i", plain, "-lavfi", "[0][1]psnr", "-f", "null", "-"]
+        ).stderr
         let y = stderr.split(separator: " ").first { $0.hasPrefix("y:") }.map { String($0.dropFirst(2)) }
         let value = y == "inf" ? Double.infinity : Double(y ?? "") ?? 0
         #expect(value >= 60, "\(file.name): luma \(y ?? "?") dB")

@@ -9,8 +9,13 @@ import Testing
 struct DeinterlaceTests {
     /// ffmpeg `idet`'s single-frame verdicts for `path`: (TFF, BFF, progressive).
     static func combing(_ path: String) throws -> (tff: Int, bff: Int, progressive: Int) {
-        let stderr = try Oracle.runChecked("ffmpeg", ["-hide_banner", "-nostats", "-nostdin", "-i", path, "-vf", "idet",
-                                                      "-f", "null", "-"]).stderr
+        let stderr = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-hide_banner", "-nostats", "-nostdin", "-i", path, "-vf", "idet",
+                "-f", "null", "-",
+            ]
+        ).stderr
         let line = try #require(stderr.split(separator: "\n").first { $0.contains("Single frame detection") })
         func count(_ label: String) -> Int {
             guard let r = line.range(of: label + ":") else { return -1 }
@@ -23,12 +28,20 @@ struct DeinterlaceTests {
     func interlacedInput() throws {
         let scratch = try Scratch()
         let source = scratch.file("src.mkv").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                         "testsrc2=size=320x240:rate=50:duration=1", "-c:v", "ffv1", source])
+        try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                "testsrc2=size=320x240:rate=50:duration=1", "-c:v", "ffv1", source,
+            ])
         // Two 50p frames woven into one 25i frame, top field first, coded as interlaced.
         let interlaced = scratch.file("interlaced.mkv").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", source, "-vf", "interlace=scan=tff",
-                                         "-c:v", "libx264", "-qp", "0", "-flags", "+ilme+ildct", interlaced])
+        try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-i", source, "-vf", "interlace=scan=tff",
+                "-c:v", "libx264", "-qp", "0", "-flags", "+ilme+ildct", interlaced,
+            ])
         let input = try Self.combing(interlaced)
         try #require(input.tff >= 20, "test set-up: the input should look interlaced to idet: \(input)")
 

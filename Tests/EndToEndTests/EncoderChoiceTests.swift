@@ -36,7 +36,8 @@ struct EncoderChoiceTests {
         let run = try CLI.cropzoom([input, "-o", output.path, "--zoom", "2", "--codec", c.codec])
         try #require(run.status == 0 && !run.killedBySignal, "cropzoom failed: \(run)")
         let outVideo = try #require(try Oracle.streams(output.path).first { $0.codecType == "video" })
-        #expect(outVideo.codecName == c.probedName, "video codec \(outVideo.codecName ?? "?"), expected \(c.probedName)")
+        #expect(
+            outVideo.codecName == c.probedName, "video codec \(outVideo.codecName ?? "?"), expected \(c.probedName)")
 
         let frames = try Contract.checkFrames(input: input, output: output)
         #expect(frames.problems.isEmpty, "point 1 (frames/pts): \(frames.problems.joined(separator: "; "))")
@@ -44,8 +45,9 @@ struct EncoderChoiceTests {
         let inVideo = try #require(try Oracle.streams(input).first { $0.codecType == "video" })
         let upright = try #require(inVideo.uprightSize)
         let reference = ReferencePicture.make(GeometrySpec(zoom: 2), upright: upright)
-        let psnr = try Oracle.meanPSNR(reference: input, referenceFilter: reference.filter,
-                                       output: output.path, pixelFormat: "yuv420p", alignStarts: true)
+        let psnr = try Oracle.meanPSNR(
+            reference: input, referenceFilter: reference.filter,
+            output: output.path, pixelFormat: "yuv420p", alignStarts: true)
         #expect(psnr >= c.minPSNR, "mean PSNR \(psnr) dB < \(c.minPSNR) against `\(reference.filter)`")
     }
 }

@@ -11,15 +11,22 @@ struct EngineTests {
     static func clip(frames: Int, in folder: URL, name: String = "in.mp4") throws -> String {
         let path = folder.appendingPathComponent(name).path
         let seconds = String(format: "%.3f", Double(frames) / 30)
-        _ = try Oracle.runChecked("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y",
-            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-            "-frames:v", "\(frames)", "-t", seconds, "-c:v", "libx264", "-bf", "3", "-preset", "ultrafast",
-            "-pix_fmt", "yuv420p", "-c:a", "aac", path])
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-y",
+                "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000",
+                "-frames:v", "\(frames)", "-t", seconds, "-c:v", "libx264", "-bf", "3", "-preset", "ultrafast",
+                "-pix_fmt", "yuv420p", "-c:a", "aac", path,
+            ])
         return path
     }
 
     static func doneEvent(_ run: CLIResult) throws -> [String: Any] {
-        let events = run.stderrLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let events = run.stderrLines.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         return try #require(events.last { $0["event"] as? String == "done" }, "no done event: \(run.stderr)")
     }
 
@@ -30,26 +37,35 @@ struct EngineTests {
         var hashes: [Int: [String]] = [:]
         for threads in [1, 2, 4] {
             let out = scratch.file("t\(threads).mkv")
-            let run = try CLI.cropzoom([input, "-o", out.path, "--zoom", "1.65", "--center", "0.4,0.6",
-                                        "--rotate", "90", "--codec", "ffv1", "--threads", "\(threads)"])
+            let run = try CLI.cropzoom([
+                input, "-o", out.path, "--zoom", "1.65", "--center", "0.4,0.6",
+                "--rotate", "90", "--codec", "ffv1", "--threads", "\(threads)",
+            ])
             try #require(run.status == 0, "--threads \(threads): \(run)")
             hashes[threads] = try Oracle.decodedFrameHashes(out.path)
         }
         let inputFrames = try Oracle.videoFramePTS(input).count
-        #expect(hashes[1]?.count == inputFrames, "--threads 1 wrote \(hashes[1]?.count ?? 0) frames, the input has \(inputFrames)")
+        #expect(
+            hashes[1]?.count == inputFrames,
+            "--threads 1 wrote \(hashes[1]?.count ?? 0) frames, the input has \(inputFrames)")
         #expect(Set(hashes[1] ?? []).count > 1, "the frames should differ from each other (a moving test picture)")
         #expect(hashes[2] == hashes[1], "--threads 2 differs from --threads 1")
         #expect(hashes[4] == hashes[1], "--threads 4 differs from --threads 1")
     }
 
-    @Test("after warm-up the pool allocates nothing: the same allocations for 60 and 400 frames, every frame a reuse", arguments: [1, 2])
+    @Test(
+        "after warm-up the pool allocates nothing: the same allocations for 60 and 400 frames, every frame a reuse",
+        arguments: [1, 2])
     func poolStaysFlat(threads: Int) throws {
         let scratch = try Scratch()
-        var allocations: [Int] = [], capacities: [Int] = []
+        var allocations: [Int] = []
+        var capacities: [Int] = []
         for frames in [60, 400] {
             let input = try Self.clip(frames: frames, in: scratch.url, name: "in\(frames).mp4")
-            let run = try CLI.cropzoom([input, "-o", scratch.file("out\(frames).mp4").path, "--zoom", "2",
-                                        "--preset", "ultrafast", "--threads", "\(threads)", "--progress", "json"])
+            let run = try CLI.cropzoom([
+                input, "-o", scratch.file("out\(frames).mp4").path, "--zoom", "2",
+                "--preset", "ultrafast", "--threads", "\(threads)", "--progress", "json",
+            ])
             try #require(run.status == 0, "\(run)")
             let done = try Self.doneEvent(run)
             let pool = try #require(done["pool"] as? [String: Any])
@@ -60,14 +76,23 @@ struct EngineTests {
             let framesOut = try #require((done["frames_out"] as? NSNumber)?.intValue)
             #expect(framesOut == frames, "frames_out \(framesOut), expected \(frames)")
             // The pool allocates its frames before the first one is needed; every output frame is a reuse.
-            #expect(reuses == framesOut, "every output frame comes from the pool's own frames: \(reuses) reuses for \(framesOut) frames")
-            #expect(alloc == capacity, "the pool allocates its capacity up front and nothing after: \(alloc) allocations, capacity \(capacity)")
-            #expect(alloc <= capacity && highWater <= capacity, "pool bounded: allocations \(alloc), high-water \(highWater), capacity \(capacity)")
+            #expect(
+                reuses == framesOut,
+                "every output frame comes from the pool's own frames: \(reuses) reuses for \(framesOut) frames")
+            #expect(
+                alloc == capacity,
+                "the pool allocates its capacity up front and nothing after: \(alloc) allocations, capacity \(capacity)"
+            )
+            #expect(
+                alloc <= capacity && highWater <= capacity,
+                "pool bounded: allocations \(alloc), high-water \(highWater), capacity \(capacity)")
             allocations.append(alloc)
             capacities.append(capacity)
         }
         #expect(capacities[0] == capacities[1], "the pool's size depends on the clip: \(capacities)")
-        #expect(allocations[0] == allocations[1], "allocations grew with the clip: \(allocations[0]) for 60 frames, \(allocations[1]) for 400")
+        #expect(
+            allocations[0] == allocations[1],
+            "allocations grew with the clip: \(allocations[0]) for 60 frames, \(allocations[1]) for 400")
     }
 
     @Test("--null --codec none runs every stage, writes nothing, counts every frame")
@@ -85,7 +110,9 @@ struct EngineTests {
         let silent = try Files.sample("no-audio.mp4").path
         let frames = try Oracle.videoFramePTS(silent).count
         for threads in ["1", "2"] {
-            let run = try CLI.cropzoom([silent, "--null", "--codec", "none", "--threads", threads, "--progress", "json"])
+            let run = try CLI.cropzoom([
+                silent, "--null", "--codec", "none", "--threads", threads, "--progress", "json",
+            ])
             try #require(run.status == 0, "video-only clip, --threads \(threads): \(run)")
             #expect((try Self.doneEvent(run)["frames_out"] as? NSNumber)?.intValue == frames)
         }
@@ -99,27 +126,38 @@ struct EngineTests {
         let scratch = try Scratch()
         let input = try Self.clip(frames: 30, in: scratch.url)
         for threads in [1, 2] {
-            let run = try CLI.cropzoom([input, "-o", scratch.file("o\(threads).mp4").path, "--threads", "\(threads)", "--stats"])
+            let run = try CLI.cropzoom([
+                input, "-o", scratch.file("o\(threads).mp4").path, "--threads", "\(threads)", "--stats",
+            ])
             try #require(run.status == 0, "\(run)")
             let lines = run.stderrLines.filter { $0.hasPrefix("cropzoom: stats: ") }
             #expect(lines.first?.contains("threads \(threads) ") == true, "\(lines)")
-            #expect(lines.contains { $0.contains("busy:") && $0.contains("decode") && $0.contains("transform") && $0.contains("encode") }, "\(lines)")
+            #expect(
+                lines.contains {
+                    $0.contains("busy:") && $0.contains("decode") && $0.contains("transform") && $0.contains("encode")
+                }, "\(lines)")
             #expect(lines.contains { $0.contains("pool: capacity") }, "\(lines)")
         }
         let bad = try CLI.cropzoom([input, "-o", scratch.file("x.mp4").path, "--threads", "0"])
         #expect(bad.status == 2, "\(bad)")
     }
 
-    @Test("an error in one stage stops every stage: a write error mid-run exits 1 promptly, nothing left", arguments: [1, 2, 4])
+    @Test(
+        "an error in one stage stops every stage: a write error mid-run exits 1 promptly, nothing left",
+        arguments: [1, 2, 4])
     func stageErrorStopsAll(threads: Int) throws {
         let scratch = try Scratch()
         let input = try Self.clip(frames: 600, in: scratch.url)
         let out = scratch.file("out.mkv")
         let binary = try CLI.binary()
         // 300 KB file size limit: the mux stage fails while decode and encode are busy.
-        let run = try CLI.bash("ulimit -f 300; exec '\(binary)' '\(input)' -o '\(out.path)' --codec ffv1 --threads \(threads)", timeout: 60)
+        let run = try CLI.bash(
+            "ulimit -f 300; exec '\(binary)' '\(input)' -o '\(out.path)' --codec ffv1 --threads \(threads)", timeout: 60
+        )
         #expect(run.status == 1, "expected exit 1: \(run)")
-        #expect(run.stderrLines.count == 1 && run.stderr.contains(out.path), "one error line naming the output: \(run.stderr)")
+        #expect(
+            run.stderrLines.count == 1 && run.stderr.contains(out.path),
+            "one error line naming the output: \(run.stderr)")
         #expect(Files.names(in: scratch.url) == ["in.mp4"], "left behind: \(Files.names(in: scratch.url))")
     }
 }

@@ -10,13 +10,18 @@ struct InputStreamTests {
     func coverArtOnly() throws {
         let scratch = try Scratch()
         let input = scratch.file("song.mp3").path
-        try Oracle.runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=duration=1",
-                                         "-f", "lavfi", "-i", "color=red:size=64x64:duration=0.04",
-                                         "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "mjpeg",
-                                         "-frames:v", "1", "-disposition:v", "attached_pic", input])
+        try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=duration=1",
+                "-f", "lavfi", "-i", "color=red:size=64x64:duration=0.04",
+                "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "mjpeg",
+                "-frames:v", "1", "-disposition:v", "attached_pic", input,
+            ])
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path])
         #expect(run.status == 3, "\(run)")
-        #expect(run.errorLines == ["cropzoom: error: \(input): no video stream (only a cover picture)"], "\(run.stderr)")
+        #expect(
+            run.errorLines == ["cropzoom: error: \(input): no video stream (only a cover picture)"], "\(run.stderr)")
         #expect(Files.names(in: scratch.url) == ["song.mp3"])
     }
 
@@ -25,8 +30,12 @@ struct InputStreamTests {
         let scratch = try Scratch()
         let input = scratch.file("late.ts").path
         // The audio's first packet comes at 10 s, after the 7 s FFmpeg probes an MPEG-TS for.
-        try Oracle.makeClip(input, seconds: 12, extra: ["-itsoffset", "10", "-f", "lavfi", "-i", "sine=duration=2",
-                                                        "-preset", "ultrafast", "-c:a", "aac"])
+        try Oracle.makeClip(
+            input, seconds: 12,
+            extra: [
+                "-itsoffset", "10", "-f", "lavfi", "-i", "sine=duration=2",
+                "-preset", "ultrafast", "-c:a", "aac",
+            ])
         let audio = try #require(try Oracle.streams(input).first { $0.codecType == "audio" })
         try #require(audio.sampleRate == nil || audio.sampleRate == 0, "the sample's audio should look unknown")
         let output = scratch.file("out.mp4").path

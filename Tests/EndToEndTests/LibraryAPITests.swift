@@ -15,7 +15,8 @@ struct LibraryAPITests {
         config.preset = "ultrafast"
         let job = TranscodeJob(configuration: config)
         let collector = Task { () -> (progress: [ProgressEvent], notices: [String]) in
-            var p: [ProgressEvent] = [], n: [String] = []
+            var p: [ProgressEvent] = []
+            var n: [String] = []
             for await event in job.events {
                 switch event {
                 case .progress(let e): p.append(e)
@@ -26,10 +27,12 @@ struct LibraryAPITests {
             return (p, n)
         }
         let summary = try await job.run()
-        let (progress, notices) = await collector.value   // the stream ends with the job
+        let (progress, notices) = await collector.value  // the stream ends with the job
         let frames = try Oracle.decodedFrameHashes(scratch.file("o.mp4").path).count
         #expect(summary.framesOut == frames && frames > 0 && summary.videoCodec == "libx264")
-        #expect(!progress.isEmpty && progress.map(\.frames) == progress.map(\.frames).sorted() && progress.last!.frames <= frames)
+        #expect(
+            !progress.isEmpty && progress.map(\.frames) == progress.map(\.frames).sorted()
+                && progress.last!.frames <= frames)
         #expect(notices.contains { $0.contains("pcm_s16le") && $0.contains("AAC") }, "the PCM → AAC notice: \(notices)")
         await #expect(throws: CropZoomError.self) { try await job.run() }
     }
@@ -38,7 +41,8 @@ struct LibraryAPITests {
     func cancellation() async throws {
         let scratch = try Scratch()
         for viaTask in [false, true] {
-            var config = TranscodeConfiguration(input: try Files.sample("bench-720p.mp4").path, output: scratch.file("c\(viaTask).mp4").path)
+            var config = TranscodeConfiguration(
+                input: try Files.sample("bench-720p.mp4").path, output: scratch.file("c\(viaTask).mp4").path)
             config.geometry.zoom = 1.3
             config.preset = "slow"
             let job = TranscodeJob(configuration: config)
@@ -72,8 +76,9 @@ struct LibraryAPITests {
         let run = try CLI.run(exe, [scratch.file("clips.csv").path])
         #expect(run.status == 0 && run.stdout.contains("[2/2] done"), "\(run)")
         // face.mp4 is the 320x180 window at (224, 54) scaled to 640x360: compare with ffmpeg's crop+scale.
-        let psnr = try Oracle.meanPSNR(reference: scratch.file("a.mp4").path, referenceFilter: "crop=320:180:224:54,scale=640:360:flags=bicubic",
-                                       output: scratch.file("face.mp4").path, alignStarts: true)
+        let psnr = try Oracle.meanPSNR(
+            reference: scratch.file("a.mp4").path, referenceFilter: "crop=320:180:224:54,scale=640:360:flags=bicubic",
+            output: scratch.file("face.mp4").path, alignStarts: true)
         #expect(psnr > 35, "face.mp4 against the reference window: \(psnr) dB")
         #expect(try Oracle.decodedFrameHashes(scratch.file("wide.mkv").path).count == 60)
         try "input,output\na.mp4,x.mp4\n".write(to: scratch.file("bad.csv"), atomically: true, encoding: .utf8)

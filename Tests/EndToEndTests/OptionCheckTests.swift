@@ -26,8 +26,10 @@ struct OptionCheckTests {
             #expect(Files.names(in: scratch.url).isEmpty, "\(args): something was written")
         }
         // VP9 uses both (constrained quality: the crf's quality, capped at the bit rate).
-        let vp9 = try CLI.cropzoom([input, "-o", scratch.file("cq.webm").path, "--crf", "30", "--bitrate", "300k",
-                                    "--duration", "0.5", "--progress", "none"])
+        let vp9 = try CLI.cropzoom([
+            input, "-o", scratch.file("cq.webm").path, "--crf", "30", "--bitrate", "300k",
+            "--duration", "0.5", "--progress", "none",
+        ])
         #expect(vp9.status == 0 && Files.exists(scratch.file("cq.webm")), "\(vp9)")
     }
 
@@ -37,7 +39,8 @@ struct OptionCheckTests {
         let input = try Files.sample("one-frame.mp4").path
         let out = scratch.file("out.mp4").path
         let run = try CLI.cropzoom([input, out])
-        #expect(run.status == 2 && run.errorLines.count == 1
+        #expect(
+            run.status == 2 && run.errorLines.count == 1
                 && run.stderr.contains("missing -o OUTPUT (did you mean: cropzoom \(input) -o \(out)?)"), "\(run)")
         let stray = try CLI.cropzoom([input, "-o", out, "extra.mp4"])
         #expect(stray.status == 2 && stray.stderr.contains("unexpected argument 'extra.mp4'"), "\(stray)")
@@ -49,15 +52,17 @@ struct OptionCheckTests {
     @Test("--null: the summary says nothing was written")
     func nullSummary() throws {
         let run = try CLI.cropzoom([try Files.sample("one-frame.mp4").path, "--null", "--progress", "none"])
-        #expect(run.status == 0 && run.stderr.hasPrefix("cropzoom: nothing written (--null): 320x240 libx264"),
-                "\(run)")
+        #expect(
+            run.status == 0 && run.stderr.hasPrefix("cropzoom: nothing written (--null): 320x240 libx264"),
+            "\(run)")
         #expect(!run.stderr.contains("(null)"), "\(run)")
     }
 
     @Test("help with an unknown command: exit 2 naming it; help with a known one: exit 0")
     func helpUnknownCommand() throws {
         let bad = try CLI.cropzoom(["help", "nonsense"])
-        #expect(bad.status == 2 && bad.errorLines.count == 1 && bad.stderr.contains("unknown command 'nonsense'")
+        #expect(
+            bad.status == 2 && bad.errorLines.count == 1 && bad.stderr.contains("unknown command 'nonsense'")
                 && bad.stdout.isEmpty, "\(bad)")
         let good = try CLI.cropzoom(["help", "batch"])
         #expect(good.status == 0 && good.stdout.contains("--out-dir"), "\(good)")

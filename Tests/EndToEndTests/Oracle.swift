@@ -140,7 +140,7 @@ enum Oracle {
         let outURL = scratch.appendingPathComponent("stdout")
         let errURL = scratch.appendingPathComponent("stderr")
         guard FileManager.default.createFile(atPath: outURL.path, contents: nil),
-              FileManager.default.createFile(atPath: errURL.path, contents: nil)
+            FileManager.default.createFile(atPath: errURL.path, contents: nil)
         else { throw Failure("cannot create output files in \(scratch.path)") }
         let outHandle = try FileHandle(forWritingTo: outURL)
         let errHandle = try FileHandle(forWritingTo: errURL)
@@ -189,11 +189,15 @@ enum Oracle {
 
     /// Makes a test clip with the ffmpeg CLI: a `size` testsrc of `seconds` at `rate` fps, then
     /// `extra` (more inputs, codecs, muxer options), encoded with libx264 into `path`.
-    static func makeClip(_ path: String, seconds: Double, size: String = "160x120", rate: Int = 25,
-                         extra: [String] = []) throws {
+    static func makeClip(
+        _ path: String, seconds: Double, size: String = "160x120", rate: Int = 25,
+        extra: [String] = []
+    ) throws {
         let source = "testsrc=size=\(size):rate=\(rate):duration=\(seconds)"
-        try runChecked("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", source] + extra
-                           + ["-c:v", "libx264", path])
+        try runChecked(
+            "ffmpeg",
+            ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", source] + extra
+                + ["-c:v", "libx264", path])
     }
 
     // MARK: - ffprobe: streams and format
@@ -231,9 +235,11 @@ enum Oracle {
     /// does a missing stream.  A stream that cannot be decoded (unknown codec)
     /// gives an empty list.
     static func videoFramePTS(_ path: String, stream: Int = 0) throws -> [Double] {
-        let args = ["-v", "error", "-select_streams", "v:\(stream)",
-                    "-show_entries", "frame=pts_time,best_effort_timestamp_time",
-                    "-of", "json", path]
+        let args = [
+            "-v", "error", "-select_streams", "v:\(stream)",
+            "-show_entries", "frame=pts_time,best_effort_timestamp_time",
+            "-of", "json", path,
+        ]
         let report: FramesReport = try decode(try runChecked("ffprobe", args).stdout, from: args)
         let frames = report.frames ?? []
         if frames.isEmpty, try streams(path).filter({ $0.codecType == "video" }).count <= stream {
@@ -250,9 +256,11 @@ enum Oracle {
     /// Every packet of the stream with absolute index `streamIndex`, in file
     /// order, with an MD5 of each payload (`-show_data_hash MD5`).
     static func packets(_ path: String, streamIndex: Int) throws -> [PacketInfo] {
-        let args = ["-v", "error", "-select_streams", "\(streamIndex)", "-show_data_hash", "MD5",
-                    "-show_entries", "packet=pts,pts_time,dts_time,duration_time,size,flags,data_hash",
-                    "-of", "json", path]
+        let args = [
+            "-v", "error", "-select_streams", "\(streamIndex)", "-show_data_hash", "MD5",
+            "-show_entries", "packet=pts,pts_time,dts_time,duration_time,size,flags,data_hash",
+            "-of", "json", path,
+        ]
         let report: PacketsReport = try decode(try runChecked("ffprobe", args).stdout, from: args)
         return (report.packets ?? []).map { raw in
             PacketInfo(
@@ -293,20 +301,26 @@ enum Oracle {
     ///   start times and time-base rounding (1/1000 in Matroska puts a frame at 67 ms where the
     ///   input has 66.667 ms, and the psnr filter would then pair it with the previous one).
     ///   Frame counts and timestamps are checked separately, by `Contract.checkFrames`.
-    static func meanPSNR(reference filterInput: String, referenceFilter: String, output: String,
-                         pixelFormat: String = "yuv420p", referenceAutorotate: Bool = true,
-                         alignStarts: Bool = false, outputFilter: String? = nil) throws -> Double
-    {
+    static func meanPSNR(
+        reference filterInput: String, referenceFilter: String, output: String,
+        pixelFormat: String = "yuv420p", referenceAutorotate: Bool = true,
+        alignStarts: Bool = false, outputFilter: String? = nil
+    ) throws -> Double {
         let rebase = alignStarts ? "settb=1,setpts=N," : ""
-        let graph = "[0:v]\(rebase)\(referenceFilter),format=\(pixelFormat)[ref];"
+        let graph =
+            "[0:v]\(rebase)\(referenceFilter),format=\(pixelFormat)[ref];"
             + "[1:v]\(rebase)\(outputFilter.map { $0 + "," } ?? "")format=\(pixelFormat)[out];[ref][out]psnr"
-        let args = ["-hide_banner", "-nostats", "-nostdin"]
+        let args =
+            ["-hide_banner", "-nostats", "-nostdin"]
             + (referenceAutorotate ? [] : ["-noautorotate"])
-            + ["-i", filterInput, "-i", output,
-                    "-filter_complex", graph, "-fps_mode", "passthrough", "-f", "null", "-"]
+            + [
+                "-i", filterInput, "-i", output,
+                "-filter_complex", graph, "-fps_mode", "passthrough", "-f", "null", "-",
+            ]
         let stderr = try runChecked("ffmpeg", args).stderr
         guard let line = stderr.split(separator: "\n").last(where: { $0.contains("PSNR") && $0.contains("average:") }),
-              let value = line.split(separator: " ").last(where: { $0.hasPrefix("average:") })?.dropFirst("average:".count)
+            let value = line.split(separator: " ").last(where: { $0.hasPrefix("average:") })?.dropFirst(
+                "average:".count)
         else {
             throw Failure("no PSNR summary in the stderr of `\(shellQuoted(["ffmpeg"] + args))`:\n\(stderr)")
         }
@@ -321,7 +335,8 @@ enum Oracle {
     /// With `autorotate` false (the default) the display matrix is ignored, so
     /// these are the frames as coded.
     static func decodedFrameHashes(_ path: String, autorotate: Bool = false) throws -> [String] {
-        let args = ["-hide_banner", "-nostats", "-nostdin", "-loglevel", "error"]
+        let args =
+            ["-hide_banner", "-nostats", "-nostdin", "-loglevel", "error"]
             + (autorotate ? [] : ["-noautorotate"])
             + ["-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"]
         let stdout = try runChecked("ffmpeg", args).stdout
@@ -362,13 +377,15 @@ enum Oracle {
     /// `../shared/corpus` relative to the package root (real-world clips kept
     /// outside the repo), or nil when absent.
     static var corpusDirectory: URL? {
-        existingDirectory(packageRoot?.deletingLastPathComponent()
-            .appendingPathComponent("shared").appendingPathComponent("corpus"))
+        existingDirectory(
+            packageRoot?.deletingLastPathComponent()
+                .appendingPathComponent("shared").appendingPathComponent("corpus"))
     }
 
     // MARK: - Private helpers
 
-    /// Subset of ffprobe's `-of json` output; field names are ffprobe's.
+    /// Subset of ffprobe's `-of json` output; field names are ffprobe's (so not lowerCamelCase).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private struct ProbeReport: Decodable {
         struct Stream: Decodable {
             struct SideData: Decodable {
@@ -412,6 +429,7 @@ enum Oracle {
         }
     }
 
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private struct FramesReport: Decodable {
         struct Frame: Decodable {
             var pts_time: String?
@@ -420,6 +438,7 @@ enum Oracle {
         var frames: [Frame]?
     }
 
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private struct PacketsReport: Decodable {
         struct Packet: Decodable {
             var pts: Int64?
@@ -483,7 +502,8 @@ enum Oracle {
         guard let url else { return nil }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
-              isDirectory.boolValue else { return nil }
+            isDirectory.boolValue
+        else { return nil }
         return url.standardizedFileURL
     }
 

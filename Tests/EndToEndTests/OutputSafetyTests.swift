@@ -46,7 +46,8 @@ struct OutputSafetyTests {
         let received = scratch.file("received.mkv").path
         try #require(mkfifo(fifo, 0o644) == 0)
         let input = try Files.sample("std-h264-aac.mp4").path
-        let script = "cat \(Oracle.shellQuoted([fifo])) > \(Oracle.shellQuoted([received])) & reader=$!; "
+        let script =
+            "cat \(Oracle.shellQuoted([fifo])) > \(Oracle.shellQuoted([received])) & reader=$!; "
             + Oracle.shellQuoted([try CLI.binary(), input, "-o", fifo]) + "; status=$?; wait $reader; exit $status"
         let run = try CLI.bash(script, timeout: 120)
         #expect(run.status == 0, "\(run)")
@@ -62,8 +63,9 @@ struct OutputSafetyTests {
         let piped = scratch.file("piped.mkv").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/proc/self/fd/1")
         let input = try Files.sample("std-h264-aac.mp4").path
-        let run = try CLI.bash(Oracle.shellQuoted([try CLI.binary(), input, "-o", link, "-y"]) + " > "
-            + Oracle.shellQuoted([piped]))
+        let run = try CLI.bash(
+            Oracle.shellQuoted([try CLI.binary(), input, "-o", link, "-y"]) + " > "
+                + Oracle.shellQuoted([piped]))
         #expect(run.status == 0, "\(run)")
         #expect(Self.fileType(link) == S_IFLNK, "the link was replaced")
         #expect(try Self.frameCount(piped) == (try Self.frameCount(input)))
@@ -131,8 +133,10 @@ struct OutputSafetyTests {
         #expect(Files.temporaryLeftovers(in: folder).isEmpty)
         let before = try Data(contentsOf: folder.appendingPathComponent("g_001.jpg"))
 
-        let again = try CLI.cropzoom([input, "-o", pattern, "--codec", "mjpeg", "--zoom", "2", "--end", "0.5",
-                                      "--audio", "none"])
+        let again = try CLI.cropzoom([
+            input, "-o", pattern, "--codec", "mjpeg", "--zoom", "2", "--end", "0.5",
+            "--audio", "none",
+        ])
         #expect(again.status == 2 && again.errorLines.first?.contains("g_001.jpg") == true, "\(again)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("g_001.jpg")) == before)
         #expect(Files.names(in: folder) == names, "left behind: \(Files.names(in: folder))")
@@ -144,7 +148,9 @@ struct OutputSafetyTests {
         let folder = try scratch.folder("frames")
         let input = try Files.sample("std-h264-aac.mp4").path
         for (ext, codec) in [("png", "png"), ("jpg", "mjpeg")] {
-            let run = try CLI.cropzoom([input, "-o", folder.appendingPathComponent("f_%03d.\(ext)").path, "--end", "0.2"])
+            let run = try CLI.cropzoom([
+                input, "-o", folder.appendingPathComponent("f_%03d.\(ext)").path, "--end", "0.2",
+            ])
             #expect(run.status == 0, "\(run)")
             let first = folder.appendingPathComponent("f_001.\(ext)").path
             #expect(try Oracle.streams(first).first?.codecName == codec, "f_001.\(ext)")
@@ -160,7 +166,8 @@ struct OutputSafetyTests {
         let scratch = try Scratch()
         let run = try CLI.cropzoom([try Files.sample("std-h264-aac.mp4").path, "-o", scratch.file("out.dv").path])
         #expect(run.status == 2, "\(run)")
-        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("dvvideo cannot encode 640x360"), "\(run.stderr)")
+        #expect(
+            run.errorLines.count == 1 && run.errorLines[0].contains("dvvideo cannot encode 640x360"), "\(run.stderr)")
         #expect(Files.names(in: scratch.url).isEmpty)
     }
 
@@ -217,8 +224,11 @@ struct OutputSafetyTests {
         try FileManager.default.moveItem(at: long, to: inputs.appendingPathComponent("a.mp4"))
         let out = try scratch.folder("out")
         // "[t]ranscode" matches the children's command lines, not this script's own.
-        let script = Oracle.shellQuoted([try CLI.binary(), "batch", inputs.path, "--out-dir", out.path,
-                                         "--jobs", "1", "--progress", "none"])
+        let script =
+            Oracle.shellQuoted([
+                try CLI.binary(), "batch", inputs.path, "--out-dir", out.path,
+                "--jobs", "1", "--progress", "none",
+            ])
             + " & batch=$!; for i in $(seq 100); do pgrep -f -- "
             + Oracle.shellQuoted(["[t]ranscode " + inputs.path]) + " >/dev/null && break; sleep 0.05; done; "
             + "sleep 0.3; kill -9 $batch; sleep 2; pgrep -f -- " + Oracle.shellQuoted(["[t]ranscode " + inputs.path])

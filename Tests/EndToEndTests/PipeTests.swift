@@ -7,8 +7,13 @@ import Testing
 @Suite("Pipes")
 struct PipeTests {
     static func counts(_ path: String) throws -> String {
-        try Oracle.runChecked("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames",
-                                          "-of", "csv=p=0", path]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try Oracle.runChecked(
+            "ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames",
+                "-of", "csv=p=0", path,
+            ]
+        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test("stdin → stdout through a shell pipe (MPEG-TS and Matroska): every frame, audio packets copied bit for bit")
@@ -18,7 +23,8 @@ struct PipeTests {
         for (sample, format, ext) in [("start-offset.ts", "mpegts", "ts"), ("hevc10.mkv", "matroska", "mkv")] {
             let input = try Files.sample(sample).path
             let out = scratch.file("out.\(ext)").path
-            let run = try CLI.bash("set -o pipefail; cat \(input) | \(cz) - -o - --format \(format) --zoom 1.5 --quiet | cat > \(out)")
+            let run = try CLI.bash(
+                "set -o pipefail; cat \(input) | \(cz) - -o - --format \(format) --zoom 1.5 --quiet | cat > \(out)")
             #expect(run.status == 0 && run.stderr.isEmpty, "\(sample): \(run)")
             let framesIn = try Oracle.decodedFrameHashes(input).count
             let framesOut = try Oracle.decodedFrameHashes(out).count
@@ -34,7 +40,9 @@ struct PipeTests {
         let scratch = try Scratch()
         let input = try Files.sample("std-h264-aac.mp4").path
         let out = scratch.file("frag.mp4").path
-        let run = try CLI.bash("set -o pipefail; \(try CLI.binary()) \(input) -o - --format mp4 --zoom 1.4 --quiet | tee \(out) | ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 -")
+        let run = try CLI.bash(
+            "set -o pipefail; \(try CLI.binary()) \(input) -o - --format mp4 --zoom 1.4 --quiet | tee \(out) | ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 -"
+        )
         #expect(run.status == 0 && run.stdout.split(separator: "\n").first == "60", "\(run)")
         let data = try Data(contentsOf: URL(fileURLWithPath: out))
         #expect(data.range(of: Data("moof".utf8)) != nil && data.range(of: Data("mvex".utf8)) != nil, "not fragmented")
@@ -45,13 +53,16 @@ struct PipeTests {
         let scratch = try Scratch()
         let input = try Files.sample("std-h264-aac.mp4").path
         let front = scratch.file("front.mp4").path
-        _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", input, "-c", "copy", "-movflags", "+faststart", front])
+        _ = try Oracle.runChecked(
+            "ffmpeg", ["-v", "error", "-y", "-i", input, "-c", "copy", "-movflags", "+faststart", front])
         let cz = try CLI.binary()
         let good = try CLI.bash("cat \(front) | \(cz) - -o \(scratch.file("a.mkv").path) --quiet")
         #expect(good.status == 0, "\(good)")
         #expect(try Self.counts(scratch.file("a.mkv").path).hasPrefix("video,60"))
         let bad = try CLI.bash("cat \(input) | \(cz) - -o \(scratch.file("b.mkv").path)")
-        #expect(bad.status == 3 && bad.stderrLines.count == 1 && bad.stderr.contains("stdin") && bad.stderr.contains("faststart"), "\(bad)")
+        #expect(
+            bad.status == 3 && bad.stderrLines.count == 1 && bad.stderr.contains("stdin")
+                && bad.stderr.contains("faststart"), "\(bad)")
         #expect(!Files.exists(scratch.file("b.mkv")) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
     }
 
@@ -60,7 +71,9 @@ struct PipeTests {
         let input = try Files.sample("std-h264-aac.mp4").path
         let cz = try CLI.binary()
         let noFormat = try CLI.bash("\(cz) \(input) -o - | cat > /dev/null")
-        #expect(noFormat.status == 0 && noFormat.stderr.contains("needs --format") && noFormat.stderrLines.count == 1, "\(noFormat)")
+        #expect(
+            noFormat.status == 0 && noFormat.stderr.contains("needs --format") && noFormat.stderrLines.count == 1,
+            "\(noFormat)")
         let direct = try CLI.cropzoom([input, "-o", "-", "--format", "nosuchformat"])
         #expect(direct.status == 2 && direct.stderrLines.count == 1, "\(direct)")
     }

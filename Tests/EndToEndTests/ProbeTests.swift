@@ -15,7 +15,8 @@ struct ProbeTests {
     }
 
     static func ffprobe(_ path: String) throws -> [String: Any]? {
-        let r = try CLI.run("/usr/bin/env", ["ffprobe", "-v", "error", "-of", "json", "-show_format", "-show_streams", path])
+        let r = try CLI.run(
+            "/usr/bin/env", ["ffprobe", "-v", "error", "-of", "json", "-show_format", "-show_streams", path])
         guard r.status == 0 else { return nil }
         return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
     }
@@ -24,54 +25,83 @@ struct ProbeTests {
     static func compare(_ cz: [String: Any], _ ff: [String: Any]) -> [String] {
         var diffs: [String] = []
         func close(_ a: Double?, _ b: Double?, _ what: String, tolerance: Double = 0.0011) {
-            if let a, let b, abs(a - b) > tolerance { diffs.append("\(what): \(a) vs ffprobe \(b)") }
-            else if (a == nil) != (b == nil) { diffs.append("\(what): \(a.map { "\($0)" } ?? "absent") vs ffprobe \(b.map { "\($0)" } ?? "absent")") }
+            if let a, let b, abs(a - b) > tolerance {
+                diffs.append("\(what): \(a) vs ffprobe \(b)")
+            } else if (a == nil) != (b == nil) {
+                diffs.append("\(what): \(a.map { "\($0)" } ?? "absent") vs ffprobe \(b.map { "\($0)" } ?? "absent")")
+            }
         }
-        func number(_ v: Any?) -> Double? { (v as? Double) ?? (v as? String).flatMap(Double.init) ?? (v as? Int).map(Double.init) }
+        func number(_ v: Any?) -> Double? {
+            (v as? Double) ?? (v as? String).flatMap(Double.init) ?? (v as? Int).map(Double.init)
+        }
         let format = ff["format"] as? [String: Any] ?? [:]
-        if cz["format"] as? String != format["format_name"] as? String { diffs.append("format \(cz["format"] ?? "-") vs \(format["format_name"] ?? "-")") }
+        if cz["format"] as? String != format["format_name"] as? String {
+            diffs.append("format \(cz["format"] ?? "-") vs \(format["format_name"] ?? "-")")
+        }
         close(number(cz["duration"]), number(format["duration"]), "duration")
         close(number(cz["start_time"]), number(format["start_time"]), "start_time")
-        let czStreams = cz["streams"] as? [[String: Any]] ?? [], ffStreams = ff["streams"] as? [[String: Any]] ?? []
-        if czStreams.count != ffStreams.count { diffs.append("\(czStreams.count) streams vs \(ffStreams.count)"); return diffs }
+        let czStreams = cz["streams"] as? [[String: Any]] ?? []
+        let ffStreams = ff["streams"] as? [[String: Any]] ?? []
+        if czStreams.count != ffStreams.count {
+            diffs.append("\(czStreams.count) streams vs \(ffStreams.count)")
+            return diffs
+        }
         for (c, f) in zip(czStreams, ffStreams) {
             let i = c["index"] as? Int ?? -1
             let type = f["codec_type"] as? String ?? "unknown"
             if c["type"] as? String != type { diffs.append("#\(i) type \(c["type"] ?? "-") vs \(type)") }
             let codec = f["codec_name"] as? String ?? "unknown"
             if c["codec"] as? String != codec { diffs.append("#\(i) codec \(c["codec"] ?? "-") vs \(codec)") }
-            if let p = f["profile"] as? String, p != "unknown", c["profile"] as? String != p { diffs.append("#\(i) profile \(c["profile"] ?? "-") vs \(p)") }
+            if let p = f["profile"] as? String, p != "unknown", c["profile"] as? String != p {
+                diffs.append("#\(i) profile \(c["profile"] ?? "-") vs \(p)")
+            }
             close(number(c["start_time"]), number(f["start_time"]), "#\(i) start_time")
             if type == "video" {
                 for (k, fk) in [("width", "width"), ("height", "height")] where c[k] as? Int != f[fk] as? Int {
                     diffs.append("#\(i) \(k) \(c[k] ?? "-") vs \(f[fk] ?? "-")")
                 }
-                if let pf = f["pix_fmt"] as? String, c["pixel_format"] as? String != pf { diffs.append("#\(i) pix_fmt \(c["pixel_format"] ?? "-") vs \(pf)") }
+                if let pf = f["pix_fmt"] as? String, c["pixel_format"] as? String != pf {
+                    diffs.append("#\(i) pix_fmt \(c["pixel_format"] ?? "-") vs \(pf)")
+                }
                 for k in ["r_frame_rate", "avg_frame_rate"] where c[k] as? String != f[k] as? String {
                     diffs.append("#\(i) \(k) \(c[k] ?? "-") vs \(f[k] ?? "-")")
                 }
-                if let sar = f["sample_aspect_ratio"] as? String, sar != "0:1", c["sample_aspect_ratio"] as? String != sar {
+                if let sar = f["sample_aspect_ratio"] as? String, sar != "0:1",
+                    c["sample_aspect_ratio"] as? String != sar
+                {
                     diffs.append("#\(i) SAR \(c["sample_aspect_ratio"] ?? "-") vs \(sar)")
                 }
                 // ffprobe's rotation is counter-clockwise in degrees; cropzoom's is clockwise.
                 let side = (f["side_data_list"] as? [[String: Any]] ?? []).first { $0["rotation"] != nil }
                 if let r = side.flatMap({ number($0["rotation"]) }) {
                     let clockwise = ((-Int(r)) % 360 + 360) % 360
-                    if c["rotation"] as? Int != clockwise { diffs.append("#\(i) rotation \(c["rotation"] ?? "-") vs ffprobe \(Int(r)) (ccw)") }
+                    if c["rotation"] as? Int != clockwise {
+                        diffs.append("#\(i) rotation \(c["rotation"] ?? "-") vs ffprobe \(Int(r)) (ccw)")
+                    }
                 }
             } else if type == "audio" {
-                if let sr = number(f["sample_rate"]), number(c["sample_rate"]) != sr { diffs.append("#\(i) sample_rate \(c["sample_rate"] ?? "-") vs \(sr)") }
-                if c["channels"] as? Int != f["channels"] as? Int { diffs.append("#\(i) channels \(c["channels"] ?? "-") vs \(f["channels"] ?? "-")") }
-                if let l = f["channel_layout"] as? String, c["channel_layout"] as? String != l { diffs.append("#\(i) layout \(c["channel_layout"] ?? "-") vs \(l)") }
-                if let sf = f["sample_fmt"] as? String, c["sample_format"] as? String != sf { diffs.append("#\(i) sample_fmt \(c["sample_format"] ?? "-") vs \(sf)") }
+                if let sr = number(f["sample_rate"]), number(c["sample_rate"]) != sr {
+                    diffs.append("#\(i) sample_rate \(c["sample_rate"] ?? "-") vs \(sr)")
+                }
+                if c["channels"] as? Int != f["channels"] as? Int {
+                    diffs.append("#\(i) channels \(c["channels"] ?? "-") vs \(f["channels"] ?? "-")")
+                }
+                if let l = f["channel_layout"] as? String, c["channel_layout"] as? String != l {
+                    diffs.append("#\(i) layout \(c["channel_layout"] ?? "-") vs \(l)")
+                }
+                if let sf = f["sample_fmt"] as? String, c["sample_format"] as? String != sf {
+                    diffs.append("#\(i) sample_fmt \(c["sample_format"] ?? "-") vs \(sf)")
+                }
             }
         }
         return diffs
     }
 
-    static let mediaSamples = ["std-h264-aac.mp4", "vfr-h264.mp4", "rotate90.mp4", "odd-444.mkv", "start-offset.ts",
-                               "vp9-opus.webm", "hevc10.mkv", "no-audio.mp4", "two-audio.mp4", "pcm.mov",
-                               "one-frame.mp4", "mjpeg-full.mov", "bench-720p.mp4"]
+    static let mediaSamples = [
+        "std-h264-aac.mp4", "vfr-h264.mp4", "rotate90.mp4", "odd-444.mkv", "start-offset.ts",
+        "vp9-opus.webm", "hevc10.mkv", "no-audio.mp4", "two-audio.mp4", "pcm.mov",
+        "one-frame.mp4", "mjpeg-full.mov", "bench-720p.mp4",
+    ]
 
     @Test("probe --json agrees with ffprobe on every sample", arguments: mediaSamples)
     func agreesWithFFprobe(_ sample: String) throws {
@@ -92,7 +122,9 @@ struct ProbeTests {
             return try #require(streams.first { $0["type"] as? String == "video" })
         }
         let rotated = try video("rotate90.mp4")
-        #expect(rotated["width"] as? Int == 320 && rotated["display_width"] as? Int == 240 && rotated["display_height"] as? Int == 320)
+        #expect(
+            rotated["width"] as? Int == 320 && rotated["display_width"] as? Int == 240
+                && rotated["display_height"] as? Int == 320)
         #expect(rotated["rotation"] as? Int == 90 && rotated["mirrored"] as? Bool == false)
         let vfr = try video("vfr-h264.mp4")
         #expect(vfr["variable_frame_rate"] as? Bool == true && (vfr["frame_rate_checked_frames"] as? Int ?? 0) >= 30)
@@ -103,7 +135,9 @@ struct ProbeTests {
         let text = try CLI.cropzoom(["probe", try Files.sample("rotate90.mp4").path])
         #expect(text.status == 0 && text.stdout.contains("320x240 shown as 240x320, rotated 90° clockwise"), "\(text)")
         let vfrText = try CLI.cropzoom(["probe", try Files.sample("vfr-h264.mp4").path])
-        #expect(vfrText.stdout.contains("variable rate") && vfrText.stdout.contains("#1 audio: aac (LC), 48000 Hz, stereo"), "\(vfrText)")
+        #expect(
+            vfrText.stdout.contains("variable rate") && vfrText.stdout.contains("#1 audio: aac (LC), 48000 Hz, stereo"),
+            "\(vfrText)")
     }
 
     @Test("MediaProbe.probe(frameRate: false) (batch's check): the same streams, without the frame-rate scan")
@@ -127,20 +161,28 @@ struct ProbeTests {
             let ff = try Self.ffprobe(path)
             let run = try CLI.cropzoom(["probe", path, "--json"])
             if ff == nil {
-                #expect(run.status == 3 && run.stderrLines.count == 1 && run.stderr.contains(sample) && run.stdout.isEmpty, "\(sample): \(run)")
+                #expect(
+                    run.status == 3 && run.stderrLines.count == 1 && run.stderr.contains(sample) && run.stdout.isEmpty,
+                    "\(sample): \(run)")
             } else {
                 // Readable headers (truncated.mp4, unknown-codec.mkv): described like ffprobe does.
-                let cz = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(sample): \(run)")
+                let cz = try #require(
+                    try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(sample): \(run)"
+                )
                 #expect(Self.compare(cz, ff!).isEmpty, "\(sample): \(Self.compare(cz, ff!))")
             }
         }
         let missing = try CLI.cropzoom(["probe", "/nonexistent/x.mp4"])
-        #expect(missing.status == 3 && missing.stderr.contains("/nonexistent/x.mp4") && missing.stderrLines.count == 1, "\(missing)")
+        #expect(
+            missing.status == 3 && missing.stderr.contains("/nonexistent/x.mp4") && missing.stderrLines.count == 1,
+            "\(missing)")
         let usage = try CLI.cropzoom(["probe"])
         #expect(usage.status == 2 && usage.stderrLines.count == 1, "\(usage)")
     }
 
-    @Test("the corpus: every clip ffprobe reads, cropzoom probe reads the same; the rest exit 3", arguments: CorpusFile.all)
+    @Test(
+        "the corpus: every clip ffprobe reads, cropzoom probe reads the same; the rest exit 3",
+        arguments: CorpusFile.all)
     func corpus(_ file: CorpusFile) throws {
         let folder = try #require(Oracle.corpusDirectory)
         let path = folder.appendingPathComponent(file.name).path
@@ -149,10 +191,14 @@ struct ProbeTests {
         if let ff {
             let czJSON = try #require(cz, "\(file.name): ffprobe reads it, cropzoom probe does not: \(run)")
             let diffs = Self.compare(czJSON, ff)
-            print("probe \(diffs.isEmpty ? "PASS" : "FAIL") \(file.name)\(diffs.isEmpty ? "" : ": " + diffs.joined(separator: "; "))")
+            print(
+                "probe \(diffs.isEmpty ? "PASS" : "FAIL") \(file.name)\(diffs.isEmpty ? "" : ": " + diffs.joined(separator: "; "))"
+            )
             #expect(diffs.isEmpty, "\(file.name): \(diffs.joined(separator: "; "))")
         } else {
-            print("probe PASS \(file.name) (refused like ffprobe: \(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            print(
+                "probe PASS \(file.name) (refused like ffprobe: \(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"
+            )
             #expect(run.status == 3 && run.stderrLines.count == 1, "\(file.name): \(run)")
         }
     }

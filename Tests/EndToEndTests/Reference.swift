@@ -58,20 +58,26 @@ struct ReferencePicture: Sendable, CustomStringConvertible {
     ///   is the window at display aspect.
     /// - `--rotate` clockwise then `--flip`, after the crop; `--size` with -2 keeps the aspect,
     ///   rounded to the nearest multiple the output pixel format needs.
-    static func make(_ spec: GeometrySpec, upright: (width: Int, height: Int), sar: Double = 1, sarAlongY: Bool = false,
-                     align: Int = 2, outputAlign: Int = 2) -> ReferencePicture
-    {
+    static func make(
+        _ spec: GeometrySpec, upright: (width: Int, height: Int), sar: Double = 1, sarAlongY: Bool = false,
+        align: Int = 2, outputAlign: Int = 2
+    ) -> ReferencePicture {
         let (uw, uh) = (Double(upright.width), Double(upright.height))
         // The exact (fractional) window, clamped inside the picture, then each value rounded
         // to the nearest whole pixel (offsets to the nearest multiple of the source's chroma
         // grid) - the usual way to put a fractional window on a pixel grid.
-        var w: Double, h: Double, x: Double, y: Double
+        var w: Double
+        var h: Double
+        var x: Double
+        var y: Double
         if let crop = spec.crop {
-            w = Double(crop.w); h = Double(crop.h)
+            w = Double(crop.w)
+            h = Double(crop.h)
             x = crop.x.map(Double.init) ?? (spec.center.x * uw - w / 2)
             y = crop.y.map(Double.init) ?? (spec.center.y * uh - h / 2)
         } else {
-            w = uw / spec.zoom; h = uh / spec.zoom
+            w = uw / spec.zoom
+            h = uh / spec.zoom
             x = spec.center.x * uw - w / 2
             y = spec.center.y * uh - h / 2
         }
@@ -90,9 +96,13 @@ struct ReferencePicture: Sendable, CustomStringConvertible {
         if turns { base = (base.h, base.w) }
         var out = base
         if let size = spec.size {
-            if size.w > 0 && size.h > 0 { out = (Double(size.w), Double(size.h)) }
-            else if size.w > 0 { out = (Double(size.w), Double(size.w) * base.h / base.w) }
-            else { out = (Double(size.h) * base.w / base.h, Double(size.h)) }
+            if size.w > 0 && size.h > 0 {
+                out = (Double(size.w), Double(size.h))
+            } else if size.w > 0 {
+                out = (Double(size.w), Double(size.w) * base.h / base.w)
+            } else {
+                out = (Double(size.h) * base.w / base.h, Double(size.h))
+            }
         }
         func aligned(_ v: Double) -> Int { max(outputAlign, Int((v / Double(outputAlign)).rounded()) * outputAlign) }
         let (ow, oh) = (aligned(out.w), aligned(out.h))

@@ -75,9 +75,11 @@ struct StreamRoutingTests {
 
         """.write(to: meta, atomically: true, encoding: .utf8)
         let input = scratch.file("chapters.mp4")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
-                        "-i", meta.path, "-map", "0", "-map", "1", "-map_chapters", "2",
-                        "-c:v", "libx264", "-c:a", "aac", "-shortest", input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
+            "-i", meta.path, "-map", "0", "-map", "1", "-map_chapters", "2",
+            "-c:v", "libx264", "-c:a", "aac", "-shortest", input.path,
+        ])
         let inputTypes = try Media.streams(input.path).compactMap { $0["codec_type"] as? String }
         try #require(inputTypes == ["video", "audio", "data"], "the sample has no chapter track: \(inputTypes)")
         for ext in ["mp4", "mov", "mkv"] {
@@ -108,9 +110,11 @@ extension StreamRoutingTests {
         let srt = scratch.file("s.srt")
         try "1\n00:00:00,000 --> 00:00:00,800\nHello\n\n".write(to: srt, atomically: true, encoding: .utf8)
         let input = scratch.file("av-sub.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
-                        "-i", srt.path, "-map", "0", "-map", "1", "-map", "2",
-                        "-c:v", "libx264", "-c:a", "aac", "-c:s", "srt", "-shortest", input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
+            "-i", srt.path, "-map", "0", "-map", "1", "-map", "2",
+            "-c:v", "libx264", "-c:a", "aac", "-c:s", "srt", "-shortest", input.path,
+        ])
         return input
     }
 
@@ -165,8 +169,10 @@ extension StreamRoutingTests {
     func containerOwnVideoCodec(_ ext: String, _ codec: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("in.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
-                        "-c:v", "libx264", "-c:a", "flac", input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
+            "-c:v", "libx264", "-c:a", "flac", input.path,
+        ])
         let output = scratch.file("out.\(ext)")
         let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"])
         try #require(run.status == 0, "\(run)")
@@ -184,7 +190,8 @@ extension StreamRoutingTests {
     func rgbInputKeepsItsColours(_ codec: String, _ ext: String, _ pixFmt: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("rgb.\(ext)")
-        let bars = "color=c=red:s=64x64:r=25:d=0.4[r];color=c=lime:s=64x64:r=25:d=0.4[g];"
+        let bars =
+            "color=c=red:s=64x64:r=25:d=0.4[r];color=c=lime:s=64x64:r=25:d=0.4[g];"
             + "color=c=blue:s=64x64:r=25:d=0.4[b];[r][g][b]hstack=3,format=\(pixFmt)"
         let lossless = codec == "libvpx-vp9" ? ["-lossless", "1"] : codec == "libx264rgb" ? ["-qp", "0"] : []
         try Media.make(["-f", "lavfi", "-i", bars, "-c:v", codec] + lossless + [input.path])
@@ -202,8 +209,9 @@ extension StreamRoutingTests {
         for (x, rgb) in expected {
             let i = (16 * 96 + x) * 3
             let got = (0..<3).map { Int(pixels[i + $0]) }
-            #expect(zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 },
-                    "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
+            #expect(
+                zip(got, rgb).allSatisfy { abs($0 - $1) <= 4 },
+                "\(codec): pixel at x=\(x) is \(got), expected \(rgb)")
         }
     }
 }
@@ -214,10 +222,12 @@ extension StreamRoutingTests {
     @Test func encodingTagsAreNotCopied() throws {
         let scratch = try Scratch()
         let input = scratch.file("alpha.webm")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=0.4,format=yuva420p", "-c:v", "libvpx-vp9",
-                        "-metadata:s:v:0", "BPS=12345", "-metadata:s:v:0", "NUMBER_OF_FRAMES=999",
-                        "-metadata:s:v:0", "_STATISTICS_TAGS=BPS NUMBER_OF_FRAMES", "-metadata:s:v:0", "title=Kept",
-                        input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=0.4,format=yuva420p", "-c:v", "libvpx-vp9",
+            "-metadata:s:v:0", "BPS=12345", "-metadata:s:v:0", "NUMBER_OF_FRAMES=999",
+            "-metadata:s:v:0", "_STATISTICS_TAGS=BPS NUMBER_OF_FRAMES", "-metadata:s:v:0", "title=Kept",
+            input.path,
+        ])
         let inTags = Media.tags(try #require(try Media.streams(input.path).first))
         try #require(inTags["alpha_mode"] == "1" && inTags["encoder"] != nil && inTags["bps"] == "12345", "\(inTags)")
         for ext in ["mkv", "mp4", "webm"] {
@@ -241,8 +251,10 @@ extension StreamRoutingTests {
     @Test func htcRotationNameIsNotCopiedOnceApplied() throws {
         let scratch = try Scratch()
         let input = scratch.file("htc.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264",
-                        "-metadata:s:v:0", "title=htc_video_rotA-090", input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264",
+            "-metadata:s:v:0", "title=htc_video_rotA-090", input.path,
+        ])
         let upright = scratch.file("upright.mkv")
         let r1 = try CLI.cropzoom([input.path, "-o", upright.path])
         try #require(r1.status == 0, "\(r1)")
@@ -287,8 +299,12 @@ extension StreamRoutingTests {
     /// Per-channel RMS levels (dB) of the first audio stream (ffmpeg's astats).
     static func channelLevels(_ path: String) throws -> [Double] {
         let filter = "astats=measure_overall=none:measure_perchannel=RMS_level"
-        let r = try Oracle.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-vn", "-af", filter,
-                                          "-f", "null", "-"])
+        let r = try Oracle.run(
+            "ffmpeg",
+            [
+                "-nostdin", "-hide_banner", "-i", path, "-vn", "-af", filter,
+                "-f", "null", "-",
+            ])
         return r.stderr.split(separator: "\n").filter { $0.contains("RMS level dB:") }
             .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
     }
@@ -302,14 +318,17 @@ extension StreamRoutingTests {
         let scratch = try Scratch()
         let input = scratch.file("surround.\(parts[1])")
         let pan = "sine=f=440:d=1,pan=5.1(side)|FL=c0|FR=0.5*c0|FC=0.3*c0|LFE=0.1*c0|SL=0.7*c0|SR=0.2*c0"
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=1", "-f", "lavfi", "-i", pan,
-                        "-c:v", "libx264", "-c:a", parts[0], "-shortest", input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=1", "-f", "lavfi", "-i", pan,
+            "-c:v", "libx264", "-c:a", parts[0], "-shortest", input.path,
+        ])
         let output = scratch.file("out.webm")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         try #require(run.status == 0, "\(run)")
         let audio = try #require(try Media.streams(output.path).first { $0["codec_type"] as? String == "audio" })
         #expect(audio["channels"] as? Int == 6, "\(audio)")
-        let before = try Self.channelLevels(input.path), after = try Self.channelLevels(output.path)
+        let before = try Self.channelLevels(input.path)
+        let after = try Self.channelLevels(output.path)
         try #require(before.count == 6 && after.count == 6, "levels \(before) → \(after)")
         for c in [0, 1, 2, 4, 5] {
             #expect(abs(before[c] - after[c]) < 1, "channel \(c): \(before[c]) dB → \(after[c]) dB")
@@ -324,16 +343,18 @@ extension StreamRoutingTests {
         let srt = scratch.file("s.srt")
         try "1\n00:00:00,000 --> 00:00:00,300\nHello\n\n".write(to: srt, atomically: true, encoding: .utf8)
         let input = scratch.file("subs.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-i", srt.path, "-map", "0"]
-                       + Array(repeating: ["-map", "1"], count: 100).flatMap { $0 }
-                       + ["-c:v", "libx264", "-c:s", "srt", input.path])
+        try Media.make(
+            ["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-i", srt.path, "-map", "0"]
+                + Array(repeating: ["-map", "1"], count: 100).flatMap { $0 }
+                + ["-c:v", "libx264", "-c:s", "srt", input.path])
         try #require(try Media.streams(input.path).count == 101)
         let output = scratch.file("out.mp4")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         try #require(run.status == 0, "\(run)")
         let notes = run.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
-        #expect(notes == ["cropzoom: note: 100 subtitle streams (#1–#100: subrip) dropped: mp4 cannot hold them"],
-                "\(notes.count) notes: \(notes.prefix(3))")
+        #expect(
+            notes == ["cropzoom: note: 100 subtitle streams (#1–#100: subrip) dropped: mp4 cannot hold them"],
+            "\(notes.count) notes: \(notes.prefix(3))")
     }
 }
 
@@ -366,8 +387,9 @@ extension StreamRoutingTests {
             return (r["frames"] as? [[String: Any]])?.first ?? [:]
         }
         let expected = Self.hdrValues(try firstFrame(input.path))
-        try #require(expected["max_luminance"] == 1000 && expected["max_content"] == 1000 && expected.count == 12,
-                     "the sample has no HDR10 metadata: \(expected)")
+        try #require(
+            expected["max_luminance"] == 1000 && expected["max_content"] == 1000 && expected.count == 12,
+            "the sample has no HDR10 metadata: \(expected)")
         let output = scratch.file("out.\(ext)")
         let run = try CLI.cropzoom([input.path, "-o", output.path, "--codec", codec, "--zoom", "1.5"])
         try #require(run.status == 0, "\(run)")
@@ -411,8 +433,10 @@ extension StreamRoutingTests {
     @Test func interlacedInputIsNotedAndProbed() throws {
         let scratch = try Scratch()
         let input = scratch.file("interlaced.mpg")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=0.4", "-c:v", "mpeg2video",
-                        "-flags", "+ildct+ilme", "-top", "1", input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=0.4", "-c:v", "mpeg2video",
+            "-flags", "+ildct+ilme", "-top", "1", input.path,
+        ])
         let peer = try #require(try Media.streams(input.path).first)["field_order"] as? String
         try #require(peer == "tt", "the sample is not interlaced: \(peer ?? "-")")
         let run = try CLI.cropzoom([input.path, "-o", scratch.file("out.mp4").path])
@@ -439,8 +463,10 @@ extension StreamRoutingTests {
     func audioTheMuxerRefusesIsReencoded(_ codec: String, _ ext: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("in.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-f", "lavfi", "-i", "sine=d=0.4",
-                        "-c:v", "libx264", "-c:a", codec, input.path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-f", "lavfi", "-i", "sine=d=0.4",
+            "-c:v", "libx264", "-c:a", codec, input.path,
+        ])
         let output = scratch.file("out.\(ext)")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         try #require(run.status == 0, "\(run)")
@@ -469,11 +495,14 @@ extension StreamRoutingTests {
     /// A 0.4 s 10-bit HEVC clip with HDR10 static metadata (mastering display, content light
     /// level) written by x265 into its first frame, PQ/BT.2020-tagged, made with the ffmpeg CLI.
     static func makeHDR10(_ path: String) throws {
-        let params = "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+        let params =
+            "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
             + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
-                        "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
-                        "-color_trc", "smpte2084", "-colorspace", "bt2020nc", path])
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
+            "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
+            "-color_trc", "smpte2084", "-colorspace", "bt2020nc", path,
+        ])
     }
 
     /// Item 8 (the container's copy as the source): HDR10 metadata held only in the input

@@ -9,11 +9,14 @@ struct TimestampTests {
     static func starts(_ path: String) throws -> (format: Double, video: Double, audio: Double?) {
         let streams = try Oracle.streams(path)
         let video = try #require(streams.first { $0.codecType == "video" }?.startTime)
-        return (try Oracle.format(path).formatStartTime ?? 0, video, streams.first { $0.codecType == "audio" }?.startTime)
+        return (
+            try Oracle.format(path).formatStartTime ?? 0, video, streams.first { $0.codecType == "audio" }?.startTime
+        )
     }
 
-    @Test("an MPEG-TS starting at 11.4 s becomes an output starting at 0, the A/V offset kept",
-          arguments: ["mp4", "mkv", "ts"])
+    @Test(
+        "an MPEG-TS starting at 11.4 s becomes an output starting at 0, the A/V offset kept",
+        arguments: ["mp4", "mkv", "ts"])
     func transportStreamOrigin(_ ext: String) throws {
         let scratch = try Scratch()
         let input = try Files.sample("start-offset.ts").path
@@ -28,10 +31,12 @@ struct TimestampTests {
         // The earliest stream (audio, 11.379 s) starts at 0; the video keeps its 21.3 ms lead-in.
         // (The MPEG-TS muxer moves all streams on by the video's decode delay, 45 ms here.)
         let lead = ext == "ts" ? 0.2 : 0.002
-        #expect(min(outStart.video, outAudio) > -0.002 && min(outStart.video, outAudio) < lead,
-                "output starts at \(outStart), not 0")
-        #expect(abs((outStart.video - outAudio) - (inStart.video - inAudio)) < 0.001,
-                "A/V offset: input \(inStart.video - inAudio), output \(outStart.video - outAudio)")
+        #expect(
+            min(outStart.video, outAudio) > -0.002 && min(outStart.video, outAudio) < lead,
+            "output starts at \(outStart), not 0")
+        #expect(
+            abs((outStart.video - outAudio) - (inStart.video - inAudio)) < 0.001,
+            "A/V offset: input \(inStart.video - inAudio), output \(outStart.video - outAudio)")
         let duration = try #require(try Oracle.format(output).duration)
         #expect(duration < 3, "an empty edit or gap of the clock's origin remains: duration \(duration) s")
     }
@@ -84,8 +89,9 @@ struct TimestampTests {
         try Oracle.makeClip(input, seconds: 4, rate: 30, extra: ["-output_ts_offset", "10"])
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "10"])
         #expect(run.status == 2, "\(run)")
-        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("past the end of the file (4.000 s"),
-                "\(run.stderr)")
+        #expect(
+            run.errorLines.count == 1 && run.errorLines[0].contains("past the end of the file (4.000 s"),
+            "\(run.stderr)")
         #expect(Files.names(in: scratch.url) == ["offset.mp4"])
     }
 
@@ -93,12 +99,14 @@ struct TimestampTests {
     func rangeWithoutVideo() throws {
         let scratch = try Scratch()
         let input = scratch.file("av.mp4").path
-        try Oracle.makeClip(input, seconds: 2, rate: 30, extra: ["-f", "lavfi", "-i", "sine=duration=5", "-c:a", "aac"])
+        try Oracle.makeClip(
+            input, seconds: 2, rate: 30, extra: ["-f", "lavfi", "-i", "sine=duration=5", "-c:a", "aac"])
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "3", "--end", "4"])
         #expect(run.status == 2, "\(run)")
-        #expect(run.errorLines.count == 1
-                    && run.errorLines[0].contains("no video frame between 3.000 s and 4.000 s")
-                    && run.errorLines[0].contains("the video runs from 0.000 s to 2.000 s"), "\(run.stderr)")
+        #expect(
+            run.errorLines.count == 1
+                && run.errorLines[0].contains("no video frame between 3.000 s and 4.000 s")
+                && run.errorLines[0].contains("the video runs from 0.000 s to 2.000 s"), "\(run.stderr)")
         #expect(Files.names(in: scratch.url) == ["av.mp4"])
     }
 
@@ -113,7 +121,8 @@ struct TimestampTests {
         let strict = try CLI.cropzoom([input, "-o", scratch.file("strict.mkv").path, "--strict", "-y"])
         #expect(strict.status == 0, "\(strict)")
         let past = try CLI.cropzoom([input, "-o", scratch.file("past.mkv").path, "--start", "4.5"])
-        #expect(past.status == 2 && past.errorLines.first?.contains("past the end of the file (4.000 s") == true,
-                "\(past)")
+        #expect(
+            past.status == 2 && past.errorLines.first?.contains("past the end of the file (4.000 s") == true,
+            "\(past)")
     }
 }

@@ -11,8 +11,12 @@
 import Foundation
 import KernelSupport
 
-var runs = 200, warmup = 20, sequential = false
-var kernelFilter: String? = nil, caseFilter: String? = nil, csvPath: String? = nil
+var runs = 200
+var warmup = 20
+var sequential = false
+var kernelFilter: String? = nil
+var caseFilter: String? = nil
+var csvPath: String? = nil
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
     switch a {
@@ -31,7 +35,9 @@ while let a = args.popFirst() {
 }
 
 print(kernelLibraryVersions())
-print("runs \(runs) after \(warmup) warm-up frames, \(sequential ? "each kernel in its own loop" : "kernels interleaved round by round"); times in ms per frame; PSNR in dB against the float reference\n")
+print(
+    "runs \(runs) after \(warmup) warm-up frames, \(sequential ? "each kernel in its own loop" : "kernels interleaved round by round"); times in ms per frame; PSNR in dB against the float reference\n"
+)
 
 let synthetic = SyntheticPicture()
 var sources: [String: (picture: Picture, scales: [Double])] = [:]
@@ -82,12 +88,15 @@ for c in ScaleCase.quality where caseFilter == nil || c.id == caseFilter {
     for (i, k) in kernels.enumerated() {
         let t = times[i].sorted()
         let w = k.kernel.window
-        let window = c.isFractional && !k.kernel.spec.isZimg
+        let window =
+            c.isFractional && !k.kernel.spec.isZimg
             ? String(format: "%.0fx%.0f at (%.0f, %.0f), rounded", w.width, w.height, w.left, w.top) : "exact"
         let stats = [t.first!, percentile(t, 0.25), percentile(t, 0.5), percentile(t, 0.75), t.last!]
-        print("| \(k.kernel.spec.id) | \(window) | " + stats.map { String(format: "%.2f", $0) }.joined(separator: " | ")
-              + " | " + k.psnr.map { String(format: "%.2f", $0) }.joined(separator: " | ") + " |")
-        csv += "\(c.id),\(k.kernel.spec.id),\"\(k.kernel.spec.detail)\",\"\(window)\","
+        print(
+            "| \(k.kernel.spec.id) | \(window) | " + stats.map { String(format: "%.2f", $0) }.joined(separator: " | ")
+                + " | " + k.psnr.map { String(format: "%.2f", $0) }.joined(separator: " | ") + " |")
+        csv +=
+            "\(c.id),\(k.kernel.spec.id),\"\(k.kernel.spec.detail)\",\"\(window)\","
             + stats.map { String(format: "%.3f", $0) }.joined(separator: ",")
             + "," + k.psnr.map { String(format: "%.3f", $0) }.joined(separator: ",") + "\n"
     }

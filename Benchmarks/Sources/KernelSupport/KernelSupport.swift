@@ -13,8 +13,10 @@ public struct KernelSpec: Sendable {
     public let detail: String
     let spec: ck_kernel_spec
 
-    init(_ id: String, _ detail: String, _ backend: ck_backend, option: Int32,
-         a: Double = .nan, b: Double = .nan, wideSIMD: Bool = false) {
+    init(
+        _ id: String, _ detail: String, _ backend: ck_backend, option: Int32,
+        a: Double = .nan, b: Double = .nan, wideSIMD: Bool = false
+    ) {
         self.id = id
         self.detail = detail
         spec = ck_kernel_spec(backend: backend, option: option, param_a: a, param_b: b, wide_simd: wideSIMD ? 1 : 0)
@@ -37,26 +39,32 @@ public struct KernelSpec: Sendable {
     /// falls back to bilinear unless a side shrinks by 2x or more, so both rows match here.
     public static let all: [KernelSpec] = [
         KernelSpec("swscale-bicubic", "SWS_BICUBIC (B=0, C=0.6)", CK_BACKEND_SWSCALE, option: sws("bicubic")),
-        KernelSpec("swscale-bicubic-accurate", "SWS_BICUBIC + SWS_ACCURATE_RND", CK_BACKEND_SWSCALE,
-                   option: sws("bicubic", "accurate_rnd")),
-        KernelSpec("swscale-bicubic-fullchr-accurate",
-                   "SWS_BICUBIC + SWS_FULL_CHR_H_INT + SWS_ACCURATE_RND (cropzoom's flags before the threaded engine)",
-                   CK_BACKEND_SWSCALE, option: sws("bicubic", "full_chroma_int", "accurate_rnd")),
+        KernelSpec(
+            "swscale-bicubic-accurate", "SWS_BICUBIC + SWS_ACCURATE_RND", CK_BACKEND_SWSCALE,
+            option: sws("bicubic", "accurate_rnd")),
+        KernelSpec(
+            "swscale-bicubic-fullchr-accurate",
+            "SWS_BICUBIC + SWS_FULL_CHR_H_INT + SWS_ACCURATE_RND (cropzoom's flags before the threaded engine)",
+            CK_BACKEND_SWSCALE, option: sws("bicubic", "full_chroma_int", "accurate_rnd")),
         KernelSpec("swscale-bilinear", "SWS_BILINEAR", CK_BACKEND_SWSCALE, option: sws("bilinear")),
         KernelSpec("swscale-fast-bilinear", "SWS_FAST_BILINEAR", CK_BACKEND_SWSCALE, option: sws("fast_bilinear")),
         KernelSpec("swscale-lanczos", "SWS_LANCZOS (3 taps)", CK_BACKEND_SWSCALE, option: sws("lanczos")),
         KernelSpec("swscale-area", "SWS_AREA", CK_BACKEND_SWSCALE, option: sws("area")),
         KernelSpec("zimg-bicubic", "ZIMG_RESIZE_BICUBIC (B=C=1/3, default)", CK_BACKEND_ZIMG, option: zimgBicubic),
-        KernelSpec("zimg-bicubic-b0c06", "ZIMG_RESIZE_BICUBIC (B=0, C=0.6, as swscale)", CK_BACKEND_ZIMG,
-                   option: zimgBicubic, a: 0, b: 0.6),
-        KernelSpec("zimg-bicubic-b0c06-avx512", "ZIMG_RESIZE_BICUBIC (B=0, C=0.6), ZIMG_CPU_AUTO_64B (AVX-512)",
-                   CK_BACKEND_ZIMG, option: zimgBicubic, a: 0, b: 0.6, wideSIMD: true),
-        KernelSpec("zimg-bicubic-avx512", "ZIMG_RESIZE_BICUBIC (B=C=1/3), ZIMG_CPU_AUTO_64B (AVX-512)", CK_BACKEND_ZIMG,
-                   option: zimgBicubic, wideSIMD: true),
+        KernelSpec(
+            "zimg-bicubic-b0c06", "ZIMG_RESIZE_BICUBIC (B=0, C=0.6, as swscale)", CK_BACKEND_ZIMG,
+            option: zimgBicubic, a: 0, b: 0.6),
+        KernelSpec(
+            "zimg-bicubic-b0c06-avx512", "ZIMG_RESIZE_BICUBIC (B=0, C=0.6), ZIMG_CPU_AUTO_64B (AVX-512)",
+            CK_BACKEND_ZIMG, option: zimgBicubic, a: 0, b: 0.6, wideSIMD: true),
+        KernelSpec(
+            "zimg-bicubic-avx512", "ZIMG_RESIZE_BICUBIC (B=C=1/3), ZIMG_CPU_AUTO_64B (AVX-512)", CK_BACKEND_ZIMG,
+            option: zimgBicubic, wideSIMD: true),
         KernelSpec("zimg-bilinear", "ZIMG_RESIZE_BILINEAR", CK_BACKEND_ZIMG, option: zimgBilinear),
         KernelSpec("zimg-lanczos", "ZIMG_RESIZE_LANCZOS (3 taps)", CK_BACKEND_ZIMG, option: zimgLanczos, a: 3),
-        KernelSpec("zimg-lanczos-avx512", "ZIMG_RESIZE_LANCZOS (3 taps), ZIMG_CPU_AUTO_64B (AVX-512)", CK_BACKEND_ZIMG,
-                   option: zimgLanczos, a: 3, wideSIMD: true),
+        KernelSpec(
+            "zimg-lanczos-avx512", "ZIMG_RESIZE_LANCZOS (3 taps), ZIMG_CPU_AUTO_64B (AVX-512)", CK_BACKEND_ZIMG,
+            option: zimgLanczos, a: 3, wideSIMD: true),
         KernelSpec("libyuv-bilinear", "I420Scale kFilterBilinear", CK_BACKEND_LIBYUV, option: yuvBilinear),
         KernelSpec("libyuv-box", "I420Scale kFilterBox", CK_BACKEND_LIBYUV, option: yuvBox),
     ]
@@ -112,41 +120,50 @@ public struct ScaleCase: Sendable {
     public var isFractional: Bool { left != left.rounded() || width != width.rounded() }
 
     /// `--zoom 1.65` on 1920x1080: cropzoom's GeometryPlan reads 1164x655 at (378, 212).
-    public static let zoom1080 = ScaleCase(id: "1080p-zoom1.65", sourceWidth: 1920, sourceHeight: 1080,
-                                           left: 378, top: 212, width: 1164, height: 655,
-                                           outputWidth: 1920, outputHeight: 1080)
+    public static let zoom1080 = ScaleCase(
+        id: "1080p-zoom1.65", sourceWidth: 1920, sourceHeight: 1080,
+        left: 378, top: 212, width: 1164, height: 655,
+        outputWidth: 1920, outputHeight: 1080)
     /// The same zoom at a sub-pixel position with the exact (unrounded) window size, as an
     /// animated zoom would ask for.
-    public static let zoom1080Fractional = ScaleCase(id: "1080p-zoom1.65-subpixel", sourceWidth: 1920, sourceHeight: 1080,
-                                                     left: 378.37, top: 212.61, width: 1920 / 1.65, height: 1080 / 1.65,
-                                                     outputWidth: 1920, outputHeight: 1080)
+    public static let zoom1080Fractional = ScaleCase(
+        id: "1080p-zoom1.65-subpixel", sourceWidth: 1920, sourceHeight: 1080,
+        left: 378.37, top: 212.61, width: 1920 / 1.65, height: 1080 / 1.65,
+        outputWidth: 1920, outputHeight: 1080)
     /// `--zoom 1.65` on 3840x2160 with `--size 1920x1080`: 2327x1309 at (756, 426), scaled down.
-    public static let zoom4K = ScaleCase(id: "4k-zoom1.65-to-1080p", sourceWidth: 3840, sourceHeight: 2160,
-                                         left: 756, top: 426, width: 2327, height: 1309,
-                                         outputWidth: 1920, outputHeight: 1080)
+    public static let zoom4K = ScaleCase(
+        id: "4k-zoom1.65-to-1080p", sourceWidth: 3840, sourceHeight: 2160,
+        left: 756, top: 426, width: 2327, height: 1309,
+        outputWidth: 1920, outputHeight: 1080)
     /// The exact centred window of zoom 1.65 on 4K (756.36, 425.45, 2327.27 x 1309.09).
-    public static let zoom4KFractional = ScaleCase(id: "4k-zoom1.65-to-1080p-subpixel", sourceWidth: 3840, sourceHeight: 2160,
-                                                   left: 1920 - 1920 / 1.65, top: 1080 - 1080 / 1.65,
-                                                   width: 3840 / 1.65, height: 2160 / 1.65,
-                                                   outputWidth: 1920, outputHeight: 1080)
+    public static let zoom4KFractional = ScaleCase(
+        id: "4k-zoom1.65-to-1080p-subpixel", sourceWidth: 3840, sourceHeight: 2160,
+        left: 1920 - 1920 / 1.65, top: 1080 - 1080 / 1.65,
+        width: 3840 / 1.65, height: 2160 / 1.65,
+        outputWidth: 1920, outputHeight: 1080)
     /// The benchmarked cases.
     public static let all: [ScaleCase] = [zoom1080, zoom1080Fractional, zoom4K, zoom4KFractional]
 
     /// Diagnostic (KernelQuality only): the integer windows with an even size. An odd luma size
     /// (655, 2327) gives 4:2:0 chroma a whole-sample size (328, 1164) that is half a sample too
     /// large, so whole-pixel kernels scale chroma by a slightly wrong factor; zimg does not.
-    public static let zoom1080EvenSize = ScaleCase(id: "1080p-zoom1.65-evensize", sourceWidth: 1920, sourceHeight: 1080,
-                                                   left: 378, top: 212, width: 1164, height: 656,
-                                                   outputWidth: 1920, outputHeight: 1080)
-    public static let zoom4KEvenSize = ScaleCase(id: "4k-zoom1.65-to-1080p-evensize", sourceWidth: 3840, sourceHeight: 2160,
-                                                 left: 756, top: 426, width: 2328, height: 1310,
-                                                 outputWidth: 1920, outputHeight: 1080)
-    public static let quality: [ScaleCase] = [zoom1080, zoom1080EvenSize, zoom1080Fractional,
-                                              zoom4K, zoom4KEvenSize, zoom4KFractional]
+    public static let zoom1080EvenSize = ScaleCase(
+        id: "1080p-zoom1.65-evensize", sourceWidth: 1920, sourceHeight: 1080,
+        left: 378, top: 212, width: 1164, height: 656,
+        outputWidth: 1920, outputHeight: 1080)
+    public static let zoom4KEvenSize = ScaleCase(
+        id: "4k-zoom1.65-to-1080p-evensize", sourceWidth: 3840, sourceHeight: 2160,
+        left: 756, top: 426, width: 2328, height: 1310,
+        outputWidth: 1920, outputHeight: 1080)
+    public static let quality: [ScaleCase] = [
+        zoom1080, zoom1080EvenSize, zoom1080Fractional,
+        zoom4K, zoom4KEvenSize, zoom4KFractional,
+    ]
 
     public var windowDescription: String {
         func f(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(format: "%.2f", v) }
-        return "\(sourceWidth)x\(sourceHeight) window \(f(width))x\(f(height)) at (\(f(left)), \(f(top))) -> \(outputWidth)x\(outputHeight)"
+        return
+            "\(sourceWidth)x\(sourceHeight) window \(f(width))x\(f(height)) at (\(f(left)), \(f(top))) -> \(outputWidth)x\(outputHeight)"
     }
 }
 
@@ -160,8 +177,11 @@ public final class Kernel: @unchecked Sendable {
     public init(_ spec: KernelSpec, _ c: ScaleCase) throws {
         var error = [CChar](repeating: 0, count: 512)
         var s = spec.spec
-        guard let k = ck_kernel_create(&s, Int32(c.sourceWidth), Int32(c.sourceHeight), c.left, c.top, c.width, c.height,
-                                       Int32(c.outputWidth), Int32(c.outputHeight), &error, error.count) else {
+        guard
+            let k = ck_kernel_create(
+                &s, Int32(c.sourceWidth), Int32(c.sourceHeight), c.left, c.top, c.width, c.height,
+                Int32(c.outputWidth), Int32(c.outputHeight), &error, error.count)
+        else {
             throw KernelError(message: "\(spec.id) on \(c.id): \(cString(error))")
         }
         pointer = k
@@ -179,7 +199,10 @@ public final class Kernel: @unchecked Sendable {
 
     /// The window actually read (rounded to whole pixels by swscale and libyuv).
     public var window: (left: Double, top: Double, width: Double, height: Double) {
-        var l = 0.0, t = 0.0, w = 0.0, h = 0.0
+        var l = 0.0
+        var t = 0.0
+        var w = 0.0
+        var h = 0.0
         ck_kernel_window(pointer, &l, &t, &w, &h)
         return (l, t, w, h)
     }
@@ -217,22 +240,28 @@ public struct SyntheticPicture: Sendable {
             (0..<componentsPerPlane).map { _ in
                 let r = 0.002 + 0.448 * rng.unit()
                 let angle = 2 * Double.pi * rng.unit()
-                return Component(fx: r * cos(angle), fy: r * sin(angle), amp: 1 / (r + 0.03), phase: 2 * Double.pi * rng.unit())
+                return Component(
+                    fx: r * cos(angle), fy: r * sin(angle), amp: 1 / (r + 0.03), phase: 2 * Double.pi * rng.unit())
             }
         }
     }
 
     /// Evaluates plane `p` at pixel-unit coordinates (u = xs[i], v = ys[j]), keeping only
     /// components with |fx| <= maxFX and |fy| <= maxFY; `scale` normalises the amplitudes.
-    func evaluate(plane p: Int, xs: [Double], ys: [Double], scale: Double,
-                  maxFX: Double = .infinity, maxFY: Double = .infinity) -> [Double] {
+    func evaluate(
+        plane p: Int, xs: [Double], ys: [Double], scale: Double,
+        maxFX: Double = .infinity, maxFY: Double = .infinity
+    ) -> [Double] {
         let cs = planes[p]
-        let fx = cs.map(\.fx), fy = cs.map(\.fy), phase = cs.map(\.phase)
+        let fx = cs.map(\.fx)
+        let fy = cs.map(\.fy)
+        let phase = cs.map(\.phase)
         let amp = cs.map { abs($0.fx) <= maxFX && abs($0.fy) <= maxFY ? $0.amp * scale : 0 }
         var out = [Double](repeating: 0, count: xs.count * ys.count)
         out.withUnsafeMutableBufferPointer { o in
-            ck_synth_eval(o.baseAddress, xs.count, Int32(xs.count), Int32(ys.count), xs, ys, Int32(cs.count),
-                          fx, fy, amp, phase, means[p])
+            ck_synth_eval(
+                o.baseAddress, xs.count, Int32(xs.count), Int32(ys.count), xs, ys, Int32(cs.count),
+                fx, fy, amp, phase, means[p])
         }
         return out
     }
@@ -244,7 +273,8 @@ public struct SyntheticPicture: Sendable {
         var scales: [Double] = []
         for p in 0..<3 {
             let (w, h) = picture.planeSize(p)
-            let xs = (0..<w).map { Double($0) + 0.5 }, ys = (0..<h).map { Double($0) + 0.5 }
+            let xs = (0..<w).map { Double($0) + 0.5 }
+            let ys = (0..<h).map { Double($0) + 0.5 }
             let raw = evaluate(plane: p, xs: xs, ys: ys, scale: 1)
             let peak = raw.reduce(0) { max($0, abs($1 - means[p])) }
             let scale = peaks[p] / peak
@@ -267,11 +297,15 @@ public struct SyntheticPicture: Sendable {
         let d = p == 0 ? 1.0 : 2.0
         let ow = p == 0 ? c.outputWidth : (c.outputWidth + 1) / 2
         let oh = p == 0 ? c.outputHeight : (c.outputHeight + 1) / 2
-        let left = c.left / d, top = c.top / d, w = c.width / d, h = c.height / d
+        let left = c.left / d
+        let top = c.top / d
+        let w = c.width / d
+        let h = c.height / d
         let xs = (0..<ow).map { left + (Double($0) + 0.5) * w / Double(ow) }
         let ys = (0..<oh).map { top + (Double($0) + 0.5) * h / Double(oh) }
         // Output Nyquist in cycles per source pixel: below 0.5 only when scaling down.
-        let maxFX = min(0.5, 0.5 * Double(ow) / w), maxFY = min(0.5, 0.5 * Double(oh) / h)
+        let maxFX = min(0.5, 0.5 * Double(ow) / w)
+        let maxFY = min(0.5, 0.5 * Double(oh) / h)
         return evaluate(plane: p, xs: xs, ys: ys, scale: scale, maxFX: maxFX, maxFY: maxFY)
     }
 }

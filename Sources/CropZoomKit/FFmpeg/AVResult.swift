@@ -35,8 +35,10 @@ extension CropZoomError {
 
 /// Throws a `CropZoomError` when `code` is negative; returns it otherwise.
 @discardableResult
-func check(_ code: Int32, _ kind: CropZoomError.Kind = .processing, _ what: @autoclosure () -> String,
-           path: String? = nil) throws(CropZoomError) -> Int32 {
+func check(
+    _ code: Int32, _ kind: CropZoomError.Kind = .processing, _ what: @autoclosure () -> String,
+    path: String? = nil
+) throws(CropZoomError) -> Int32 {
     if code < 0 { throw CropZoomError.ffmpeg(code, kind, what: what(), path: path) }
     return code
 }

@@ -10,14 +10,17 @@ final class Resampler: @unchecked Sendable {
     private var inputLayout = AVChannelLayout()
     private var inputFormat: Int32, inputRate: Int32
 
-    init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>) throws(CropZoomError) {
+    init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>)
+        throws(CropZoomError)
+    {
         inputFormat = dec.pointee.sample_fmt.rawValue
         inputRate = dec.pointee.sample_rate
         // From here `deinit` frees what was made, whatever fails.
         try check(av_channel_layout_copy(&inputLayout, &dec.pointee.ch_layout), "setting the channel layout")
         Resampler.name(&inputLayout)
-        let r = swr_alloc_set_opts2(&pointer, &enc.pointee.ch_layout, enc.pointee.sample_fmt, enc.pointee.sample_rate,
-                                    &inputLayout, dec.pointee.sample_fmt, dec.pointee.sample_rate, 0, nil)
+        let r = swr_alloc_set_opts2(
+            &pointer, &enc.pointee.ch_layout, enc.pointee.sample_fmt, enc.pointee.sample_rate,
+            &inputLayout, dec.pointee.sample_fmt, dec.pointee.sample_rate, 0, nil)
         try check(r, "configuring the audio resampler")
         try check(swr_init(pointer), "starting the audio resampler")
     }
@@ -27,8 +30,10 @@ final class Resampler: @unchecked Sendable {
     func adapt(to input: Frame, output: Frame) throws(CropZoomError) {
         let f = input.pointer
         Resampler.name(&f.pointee.ch_layout)
-        guard av_channel_layout_compare(&f.pointee.ch_layout, &inputLayout) != 0
-            || f.pointee.format != inputFormat || f.pointee.sample_rate != inputRate else { return }
+        guard
+            av_channel_layout_compare(&f.pointee.ch_layout, &inputLayout) != 0
+                || f.pointee.format != inputFormat || f.pointee.sample_rate != inputRate
+        else { return }
         swr_close(pointer)
         try check(swr_config_frame(pointer, output.pointer, f), "configuring the audio resampler")
         try check(swr_init(pointer), "starting the audio resampler")

@@ -28,7 +28,8 @@ final class CodecContext: @unchecked Sendable {
 
     /// `avcodec_open2` with the given options; options the codec did not take are returned.
     @discardableResult
-    func open(options: [String: String] = [:], kind: CropZoomError.Kind, what: String) throws(CropZoomError) -> [String] {
+    func open(options: [String: String] = [:], kind: CropZoomError.Kind, what: String) throws(CropZoomError) -> [String]
+    {
         var dict: OpaquePointer? = nil
         for (k, v) in options { av_dict_set(&dict, k, v, 0) }
         defer { av_dict_free(&dict) }
@@ -70,7 +71,9 @@ final class CodecContext: @unchecked Sendable {
 
     /// Sends a frame (nil = flush) and hands every packet that comes out, received into
     /// `packet`, to `body` (valid during the call; `body` may take its payload).
-    func encode(_ frame: Frame?, into packet: Packet, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
+    func encode(_ frame: Frame?, into packet: Packet, _ body: (Packet) throws(CropZoomError) -> Void)
+        throws(CropZoomError)
+    {
         try send(frame: frame)
         while true {
             switch try receive(packet: packet) {
@@ -96,19 +99,28 @@ extension UnsafePointer where Pointee == AVCodec {
     var supportedPixelFormats: [AVPixelFormat] {
         var result: [AVPixelFormat] = []
         guard var p = pointee.pix_fmts else { return result }
-        while p.pointee != AV_PIX_FMT_NONE { result.append(p.pointee); p += 1 }
+        while p.pointee != AV_PIX_FMT_NONE {
+            result.append(p.pointee)
+            p += 1
+        }
         return result
     }
     var supportedSampleFormats: [AVSampleFormat] {
         var result: [AVSampleFormat] = []
         guard var p = pointee.sample_fmts else { return result }
-        while p.pointee != AV_SAMPLE_FMT_NONE { result.append(p.pointee); p += 1 }
+        while p.pointee != AV_SAMPLE_FMT_NONE {
+            result.append(p.pointee)
+            p += 1
+        }
         return result
     }
     var supportedSampleRates: [Int32] {
         var result: [Int32] = []
         guard var p = pointee.supported_samplerates else { return result }
-        while p.pointee != 0 { result.append(p.pointee); p += 1 }
+        while p.pointee != 0 {
+            result.append(p.pointee)
+            p += 1
+        }
         return result
     }
     /// `AVCodec.ch_layouts` (ends with a zeroed layout); empty when the codec takes any.

@@ -84,7 +84,8 @@ final class InputFormat: @unchecked Sendable {
     /// 14 s; one FFmpeg estimates (MPEG-TS from its timestamps) from the first timestamp.
     var declaredEnd: Double? {
         guard let d = duration else { return nil }
-        let s = pointer.pointee.start_time != AVCode.noPTS ? Double(pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
+        let s =
+            pointer.pointee.start_time != AVCode.noPTS ? Double(pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
         if pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM { return d + min(0, s) }
         return s + d
     }
@@ -134,8 +135,11 @@ final class OutputFormat: @unchecked Sendable {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let r = RawPath.withCString(displayPath) { avformat_alloc_output_context2(&ctx, nil, formatName, $0) }
         guard r >= 0, let c = ctx else {
-            throw CropZoomError(.usage, path: displayPath,
-                                reason: "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, .mkv, .webm, .ts)")
+            throw CropZoomError(
+                .usage, path: displayPath,
+                reason:
+                    "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, .mkv, .webm, .ts)"
+            )
         }
         // The muxer reopens `url` (faststart rewrites the file): point it at the temporary file.
         av_freep(&c.pointee.url)
@@ -204,7 +208,8 @@ final class OutputFormat: @unchecked Sendable {
     /// `avformat_new_stream`.
     func addStream() throws(CropZoomError) -> UnsafeMutablePointer<AVStream> {
         guard let st = avformat_new_stream(pointer, nil) else {
-            throw CropZoomError(.processing, what: "adding an output stream", path: displayPath, reason: "out of memory")
+            throw CropZoomError(
+                .processing, what: "adding an output stream", path: displayPath, reason: "out of memory")
         }
         return st
     }
@@ -219,8 +224,9 @@ final class OutputFormat: @unchecked Sendable {
         var cb = AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil)
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
             let opened = RawPath.withCString(path) { avio_open2(&pointer.pointee.pb, $0, AVIO_FLAG_WRITE, &cb, nil) }
-            try check(opened, .processing,
-                      "creating the output file", path: displayPath)
+            try check(
+                opened, .processing,
+                "creating the output file", path: displayPath)
             ioOpen = true
         }
         var dict: OpaquePointer? = nil

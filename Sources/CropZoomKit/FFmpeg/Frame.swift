@@ -48,13 +48,20 @@ final class Frame: @unchecked Sendable {
     /// The planes of the window whose top-left luma sample is (x, y), by pointer offset — a crop
     /// without a copy — into `planes` and `strides` (4 entries; planes the format lacks: nil, 0).
     /// `info` describes this frame's pixel format.
-    func windowPlanes(x: Int, y: Int, info: PixelFormatInfo,
-                      planes: UnsafeMutablePointer<UnsafePointer<UInt8>?>, strides: UnsafeMutablePointer<Int32>) {
+    func windowPlanes(
+        x: Int, y: Int, info: PixelFormatInfo,
+        planes: UnsafeMutablePointer<UnsafePointer<UInt8>?>, strides: UnsafeMutablePointer<Int32>
+    ) {
         let steps = info.planeSteps
         for i in 0..<4 {
-            guard i < info.planeCount, let base = pointer.pointee.dataPlane(i) else { planes[i] = nil; strides[i] = 0; continue }
+            guard i < info.planeCount, let base = pointer.pointee.dataPlane(i) else {
+                planes[i] = nil
+                strides[i] = 0
+                continue
+            }
             let chroma = info.isChromaPlane(i)
-            let px = chroma ? x >> info.log2ChromaW : x, py = chroma ? y >> info.log2ChromaH : y
+            let px = chroma ? x >> info.log2ChromaW : x
+            let py = chroma ? y >> info.log2ChromaH : y
             let ls = pointer.pointee.linesizePlane(i)
             planes[i] = UnsafePointer(base + py * Int(ls) + px * steps[i])
             strides[i] = ls

@@ -35,15 +35,18 @@ final class PlaneResampler: @unchecked Sendable {
         try makePlanes()
     }
 
-    deinit { planes.forEach { cz_resampler_free($0) } }
+    deinit {
+        for plane in planes { cz_resampler_free(plane) }
+    }
 
     /// One `cz_resampler` per plane, with taps for `scaleCapacity`.
     private func makePlanes() throws(CropZoomError) {
-        planes.forEach { cz_resampler_free($0) }
+        for plane in planes { cz_resampler_free(plane) }
         planes = []
         let (f, b, c) = Self.kernel(for: key.filter)
         for i in 0..<src.planeCount {
-            let (sw, sh) = src.planeSize(i, width: key.srcW, height: key.srcH), (dw, dh) = dst.planeSize(i, width: key.dstW, height: key.dstH)
+            let (sw, sh) = src.planeSize(i, width: key.srcW, height: key.srcH)
+            let (dw, dh) = dst.planeSize(i, width: key.dstW, height: key.dstH)
             guard let r = cz_resampler_new(Int32(sw), Int32(sh), Int32(dw), Int32(dh), f, b, c, scaleCapacity) else {
                 throw CropZoomError(.processing, what: "creating a resampler", reason: "out of memory")
             }
@@ -66,7 +69,7 @@ final class PlaneResampler: @unchecked Sendable {
     /// false: the plain C kernels only (`cz_resampler_set_simd`); tests check both give the same bytes.
     func setSIMD(_ enabled: Bool) {
         simd = enabled
-        planes.forEach { cz_resampler_set_simd($0, enabled ? 1 : 0) }
+        for plane in planes { cz_resampler_set_simd(plane, enabled ? 1 : 0) }
     }
 
     /// Where chroma sample 0's centre sits, in luma pixels: 0.5 (a luma centre) plus the siting
@@ -79,12 +82,15 @@ final class PlaneResampler: @unchecked Sendable {
     /// The background's sample value for each plane (Y, Cb, Cr) in `info`'s depth and range:
     /// BT.709 from sRGB 0–255; nil for edge fill.
     /// `--background blur`: -2 for every plane (the kernels leave outside samples as painted).
-    static func backgroundSamples(_ b: TranscodeConfiguration.Background, info: PixelFormatInfo, fullRange: Bool) -> [Int32]? {
+    static func backgroundSamples(_ b: TranscodeConfiguration.Background, info: PixelFormatInfo, fullRange: Bool)
+        -> [Int32]?
+    {
         if case .blur = b { return [-2, -2, -2, -2] }
         guard case .color(let r8, let g8, let b8) = b else { return nil }
         let (r, g, bl) = (Double(r8) / 255, Double(g8) / 255, Double(b8) / 255)
         let y = 0.2126 * r + 0.7152 * g + 0.0722 * bl
-        let cb = (bl - y) / 1.8556, cr = (r - y) / 1.5748
+        let cb = (bl - y) / 1.8556
+        let cr = (r - y) / 1.5748
         let scale = Double(1 << (info.bitDepth - 8))
         let max = Double((1 << info.bitDepth) - 1)
         func q(_ v: Double) -> Int32 { Int32(min(max, Swift.max(0, (v * scale).rounded()))) }
@@ -94,9 +100,12 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// Resamples `window` (luma pixels of `input`, fractional; it may reach beyond the picture,
     /// which then shows `background`) into all of `output`.
-    func scale(_ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil,
-               chroma override: (h: Int64, v: Int64)? = nil) throws(CropZoomError) {
-        let sx = window.width / Double(output.width), sy = window.height / Double(output.height)
+    func scale(
+        _ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil,
+        chroma override: (h: Int64, v: Int64)? = nil
+    ) throws(CropZoomError) {
+        let sx = window.width / Double(output.width)
+        let sy = window.height / Double(output.height)
         let widest = cz_resampler_widest_scale(Self.kernel(for: key.filter).0)
         if max(sx, sy) > scaleCapacity && scaleCapacity < widest {
             scaleCapacity = min(widest, max(2 * scaleCapacity, max(sx, sy)))
@@ -105,29 +114,40 @@ final class PlaneResampler: @unchecked Sendable {
         let location = input.pointer.pointee.chroma_location
         for i in 0..<planes.count {
             let chroma = src.isChromaPlane(i)
-            let subInW = chroma ? 1 << src.log2ChromaW : 1, subInH = chroma ? 1 << src.log2ChromaH : 1
-            let subOutW = chroma ? 1 << dst.log2ChromaW : 1, subOutH = chroma ? 1 << dst.log2ChromaH : 1
-            let cin = chroma ? Self.chromaCentre(location, log2w: src.log2ChromaW, log2h: src.log2ChromaH) : (x: 0.5, y: 0.5)
-            var cout = chroma ? Self.chromaCentre(location, log2w: dst.log2ChromaW, log2h: dst.log2ChromaH) : (x: 0.5, y: 0.5)
+            let subInW = chroma ? 1 << src.log2ChromaW : 1
+            let subInH = chroma ? 1 << src.log2ChromaH : 1
+            let subOutW = chroma ? 1 << dst.log2ChromaW : 1
+            let subOutH = chroma ? 1 << dst.log2ChromaH : 1
+            let cin =
+                chroma ? Self.chromaCentre(location, log2w: src.log2ChromaW, log2h: src.log2ChromaH) : (x: 0.5, y: 0.5)
+            var cout =
+                chroma ? Self.chromaCentre(location, log2w: dst.log2ChromaW, log2h: dst.log2ChromaH) : (x: 0.5, y: 0.5)
             // Turned or mirrored afterwards: sited where the turn will put it on the declared siting.
             if chroma, let o = override { cout = (0.5 + Double(o.h) / 256, 0.5 + Double(o.v) / 256) }
             // Output sample i is centred at output luma (sub_out * i + c_out), source luma
             // (left + that * scale), source sample index (that - c_in) / sub_in.
-            let ox = (window.x + cout.x * sx - cin.x) / Double(subInW), oy = (window.y + cout.y * sy - cin.y) / Double(subInH)
-            let stepX = sx * Double(subOutW) / Double(subInW), stepY = sy * Double(subOutH) / Double(subInH)
-            let (sw, sh) = src.planeSize(i, width: input.width, height: input.height), (dw, dh) = dst.planeSize(i, width: output.width, height: output.height)
+            let ox = (window.x + cout.x * sx - cin.x) / Double(subInW)
+            let oy = (window.y + cout.y * sy - cin.y) / Double(subInH)
+            let stepX = sx * Double(subOutW) / Double(subInW)
+            let stepY = sy * Double(subOutH) / Double(subInH)
+            let (sw, sh) = src.planeSize(i, width: input.width, height: input.height)
+            let (dw, dh) = dst.planeSize(i, width: output.width, height: output.height)
             let bytes = src.bitDepth > 8 ? 2 : 1
-            let r = cz_resample_plane(planes[i], input.pointer.pointee.dataPlane(i), Int(input.pointer.pointee.linesizePlane(i)),
-                                      Int32(sw), Int32(sh), Int32(bytes), ox, oy, stepX, stepY,
-                                      output.pointer.pointee.dataPlane(i), Int(output.pointer.pointee.linesizePlane(i)),
-                                      Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1),
-                                      background.map { i < $0.count ? $0[i] : 0 } ?? -1)
+            let r = cz_resample_plane(
+                planes[i], input.pointer.pointee.dataPlane(i), Int(input.pointer.pointee.linesizePlane(i)),
+                Int32(sw), Int32(sh), Int32(bytes), ox, oy, stepX, stepY,
+                output.pointer.pointee.dataPlane(i), Int(output.pointer.pointee.linesizePlane(i)),
+                Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1),
+                background.map { i < $0.count ? $0[i] : 0 } ?? -1)
             guard r == 0 else {
                 // -1: a picture or output larger than the tables; -2: a window far outside the
                 // picture; -3: more vertical taps than a pass takes.
-                let why = r == -2 ? "reaches too far outside the \(input.width)x\(input.height) picture"
+                let why =
+                    r == -2
+                    ? "reaches too far outside the \(input.width)x\(input.height) picture"
                     : "is beyond what the resampler was made for (\(input.width)x\(input.height) → \(output.width)x\(output.height))"
-                throw CropZoomError(.processing, what: "resampling", reason: "the window \(window) \(why), plane \(i), code \(r)")
+                throw CropZoomError(
+                    .processing, what: "resampling", reason: "the window \(window) \(why), plane \(i), code \(r)")
             }
         }
     }

@@ -15,7 +15,9 @@ final class PlaneWarper: @unchecked Sendable {
     /// bilinear or nearest.
     init(_ filter: TranscodeConfiguration.Scaler) throws(CropZoomError) {
         let (f, b, c) = PlaneResampler.kernel(for: filter == .lanczos ? .bicubic : filter)
-        guard let w = cz_warp_new(f, b, c) else { throw CropZoomError(.processing, what: "warping", reason: "out of memory") }
+        guard let w = cz_warp_new(f, b, c) else {
+            throw CropZoomError(.processing, what: "warping", reason: "out of memory")
+        }
         warp = w
     }
 
@@ -28,43 +30,60 @@ final class PlaneWarper: @unchecked Sendable {
     /// source luma coordinates, pixel centres at +0.5), each plane with its own subsampling and
     /// the chroma siting `location` on both sides (`cz_warp_plane`). `background`: a sample value
     /// per plane for outputs beyond the picture, nil to repeat the edge, -2 to keep what is there.
-    func warp(_ source: Frame, through map: Affine, into target: Frame, location: AVChromaLocation,
-              background: [Int32]?) throws(CropZoomError) {
+    func warp(
+        _ source: Frame, through map: Affine, into target: Frame, location: AVChromaLocation,
+        background: [Int32]?
+    ) throws(CropZoomError) {
         guard let src = PixelFormatInfo(source.pixelFormat), let dst = PixelFormatInfo(target.pixelFormat) else {
             throw CropZoomError(.processing, what: "warping", reason: "unknown pixel format")
         }
         let m = matrix
         for i in 0..<min(src.planeCount, dst.planeCount) {
             let p = Self.planeMap(map, plane: i, src: src, dst: dst, location: location)
-            m[0] = p.a; m[1] = p.b; m[2] = p.c; m[3] = p.d; m[4] = p.tx; m[5] = p.ty
+            m[0] = p.a
+            m[1] = p.b
+            m[2] = p.c
+            m[3] = p.d
+            m[4] = p.tx
+            m[5] = p.ty
             let (sw, sh) = src.planeSize(i, width: source.width, height: source.height)
             let (dw, dh) = dst.planeSize(i, width: target.width, height: target.height)
-            let r = cz_warp_plane(warp, source.pointer.pointee.dataPlane(i), Int(source.pointer.pointee.linesizePlane(i)),
-                                  Int32(sw), Int32(sh), Int32(src.bitDepth > 8 ? 2 : 1), m,
-                                  target.pointer.pointee.dataPlane(i), Int(target.pointer.pointee.linesizePlane(i)),
-                                  Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1),
-                                  background.map { i < $0.count ? $0[i] : 0 } ?? -1)
-            guard r == 0 else { throw CropZoomError(.processing, what: "warping", reason: "plane \(i) of \(source.width)x\(source.height)") }
+            let r = cz_warp_plane(
+                warp, source.pointer.pointee.dataPlane(i), Int(source.pointer.pointee.linesizePlane(i)),
+                Int32(sw), Int32(sh), Int32(src.bitDepth > 8 ? 2 : 1), m,
+                target.pointer.pointee.dataPlane(i), Int(target.pointer.pointee.linesizePlane(i)),
+                Int32(dw), Int32(dh), Int32((1 << dst.bitDepth) - 1),
+                background.map { i < $0.count ? $0[i] : 0 } ?? -1)
+            guard r == 0 else {
+                throw CropZoomError(
+                    .processing, what: "warping", reason: "plane \(i) of \(source.width)x\(source.height)")
+            }
         }
     }
 
     /// `map` (luma coordinates, target → source) for plane `i`: sample index → luma coordinates
     /// on the target side, the map, luma coordinates → sample index on the source side, each
     /// with its subsampling and chroma siting.
-    static func planeMap(_ map: Affine, plane i: Int, src: PixelFormatInfo, dst: PixelFormatInfo, location: AVChromaLocation) -> Affine {
+    static func planeMap(
+        _ map: Affine, plane i: Int, src: PixelFormatInfo, dst: PixelFormatInfo, location: AVChromaLocation
+    ) -> Affine {
         func side(_ info: PixelFormatInfo) -> (w: Double, h: Double, centre: (x: Double, y: Double)) {
             guard info.isChromaPlane(i) else { return (1, 1, (0.5, 0.5)) }
-            return (Double(1 << info.log2ChromaW), Double(1 << info.log2ChromaH),
-                    PlaneResampler.chromaCentre(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH))
+            return (
+                Double(1 << info.log2ChromaW), Double(1 << info.log2ChromaH),
+                PlaneResampler.chromaCentre(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH)
+            )
         }
-        let d = side(dst), s = side(src)
+        let d = side(dst)
+        let s = side(src)
         return Affine.scale(d.w, d.h, tx: d.centre.x, ty: d.centre.y).then(map)
             .then(.scale(1 / s.w, 1 / s.h, tx: -s.centre.x / s.w, ty: -s.centre.y / s.h))
     }
 
     /// Whether some corner of a width x height target maps (through `map`) outside the picture.
     static func showsOutside(_ map: Affine, width: Int, height: Int, picture: Frame) -> Bool {
-        let (w, h) = (Double(width), Double(height)), (pw, ph) = (Double(picture.width), Double(picture.height))
+        let (w, h) = (Double(width), Double(height))
+        let (pw, ph) = (Double(picture.width), Double(picture.height))
         func outside(_ x: Double, _ y: Double) -> Bool {
             let p = map.apply(x, y)
             return p.x < -1e-6 || p.y < -1e-6 || p.x > pw + 1e-6 || p.y > ph + 1e-6

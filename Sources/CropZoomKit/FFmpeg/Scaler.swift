@@ -30,8 +30,10 @@ final class Scaler: @unchecked Sendable {
     /// swscale's coefficients for `matrix` (`sws_getCoefficients`, indexed by AVColorSpace's
     /// numbers), nil for what it has none of (unspecified, RGB, YCgCo).
     static func coefficients(_ matrix: AVColorSpace) -> UnsafePointer<Int32>? {
-        let known: [AVColorSpace] = [AVCOL_SPC_BT709, AVCOL_SPC_FCC, AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M,
-                                     AVCOL_SPC_SMPTE240M, AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL]
+        let known: [AVColorSpace] = [
+            AVCOL_SPC_BT709, AVCOL_SPC_FCC, AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M,
+            AVCOL_SPC_SMPTE240M, AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL,
+        ]
         return known.contains(matrix) ? sws_getCoefficients(Int32(matrix.rawValue)) : nil
     }
 
@@ -39,18 +41,26 @@ final class Scaler: @unchecked Sendable {
     /// 1/256 luma pixels from the block's top-left (`avcodec_enum_to_chroma_pos`); 0 along a
     /// direction that is not subsampled.
     static func chromaPosition(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (h: Int64, v: Int64) {
-        var x: Int32 = 0, y: Int32 = 0
+        var x: Int32 = 0
+        var y: Int32 = 0
         let loc = location == AVCHROMA_LOC_UNSPECIFIED ? AVCHROMA_LOC_LEFT : location
-        if avcodec_enum_to_chroma_pos(&x, &y, loc) < 0 { x = 0; y = 128 }
+        if avcodec_enum_to_chroma_pos(&x, &y, loc) < 0 {
+            x = 0
+            y = 128
+        }
         return (log2w > 0 ? Int64(x) : 0, log2h > 0 ? Int64(y) : 0)
     }
 
     init(_ key: Key) throws(CropZoomError) {
-        let failure = CropZoomError(.processing, what: "creating a scaler",
-                                    reason: "swscale cannot convert \(pixelFormatName(key.srcFormat)) \(key.srcW)x\(key.srcH) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH)")
+        let failure = CropZoomError(
+            .processing, what: "creating a scaler",
+            reason:
+                "swscale cannot convert \(pixelFormatName(key.srcFormat)) \(key.srcW)x\(key.srcH) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH)"
+        )
         guard let ctx = sws_alloc_context() else { throw failure }
         let raw = UnsafeMutableRawPointer(ctx)
-        let s = PixelFormatInfo(key.srcFormat), d = PixelFormatInfo(key.dstFormat)
+        let s = PixelFormatInfo(key.srcFormat)
+        let d = PixelFormatInfo(key.dstFormat)
         let sp = Scaler.chromaPosition(key.chromaLocation, log2w: s?.log2ChromaW ?? 0, log2h: s?.log2ChromaH ?? 0)
         var dp = Scaler.chromaPosition(key.chromaLocation, log2w: d?.log2ChromaW ?? 0, log2h: d?.log2ChromaH ?? 0)
         if let h = key.dstChromaH { dp.h = h }
@@ -73,13 +83,21 @@ final class Scaler: @unchecked Sendable {
         self.key = key
         // Keep the range as tagged rather than letting the "J" formats imply a conversion, and
         // convert between RGB and YUV with the matrix the YUV side is labelled with.
-        var invTable: UnsafeMutablePointer<Int32>? = nil, table: UnsafeMutablePointer<Int32>? = nil
-        var srcRange: Int32 = 0, dstRange: Int32 = 0, brightness: Int32 = 0, contrast: Int32 = 0, saturation: Int32 = 0
-        if sws_getColorspaceDetails(ctx, &invTable, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation) >= 0 {
+        var invTable: UnsafeMutablePointer<Int32>? = nil
+        var table: UnsafeMutablePointer<Int32>? = nil
+        var srcRange: Int32 = 0
+        var dstRange: Int32 = 0
+        var brightness: Int32 = 0
+        var contrast: Int32 = 0
+        var saturation: Int32 = 0
+        if sws_getColorspaceDetails(ctx, &invTable, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation)
+            >= 0
+        {
             let named = Scaler.coefficients(key.matrix)
-            _ = sws_setColorspaceDetails(ctx, named ?? UnsafePointer(invTable), key.srcFullRange ? 1 : 0,
-                                         named ?? UnsafePointer(table), key.dstFullRange ? 1 : 0,
-                                         brightness, contrast, saturation)
+            _ = sws_setColorspaceDetails(
+                ctx, named ?? UnsafePointer(invTable), key.srcFullRange ? 1 : 0,
+                named ?? UnsafePointer(table), key.dstFullRange ? 1 : 0,
+                brightness, contrast, saturation)
         }
     }
 

@@ -24,8 +24,10 @@ final class ZimgScaler: @unchecked Sendable {
     /// Why zimg cannot do `src` → `dst` with `filter`, or nil when it can: it takes planar YUV or
     /// grey on both sides (no alpha, native endianness, 8–16 bits), the same range in and out,
     /// and every filter but area. Everything else goes to swscale.
-    static func refusal(src: AVPixelFormat, dst: AVPixelFormat, srcFullRange: Bool, dstFullRange: Bool,
-                        filter: TranscodeConfiguration.Scaler) -> String? {
+    static func refusal(
+        src: AVPixelFormat, dst: AVPixelFormat, srcFullRange: Bool, dstFullRange: Bool,
+        filter: TranscodeConfiguration.Scaler
+    ) -> String? {
         if filter == .area { return "zimg has no area filter" }
         if srcFullRange != dstFullRange { return "cropzoom converts between ranges with swscale" }
         guard let s = PixelFormatInfo(src), let d = PixelFormatInfo(dst) else { return "unknown pixel format" }
@@ -44,36 +46,63 @@ final class ZimgScaler: @unchecked Sendable {
 
     /// The usage error for `--kernel zimg` where zimg cannot scale.
     static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
-        CropZoomError(.usage, reason: "--kernel zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): \(reason) (use --kernel auto)")
+        CropZoomError(
+            .usage,
+            reason:
+                "--kernel zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): \(reason) (use --kernel auto)"
+        )
     }
 
     init(_ key: Key) throws(CropZoomError) {
-        let s = PixelFormatInfo(key.srcFormat)!, d = PixelFormatInfo(key.dstFormat)!
+        let s = PixelFormatInfo(key.srcFormat)!
+        let d = PixelFormatInfo(key.dstFormat)!
         var p = cz_zimg_params()
-        p.src_width = Int32(key.srcW); p.src_height = Int32(key.srcH)
-        p.left = key.window.x; p.top = key.window.y
-        p.width = key.window.width; p.height = key.window.height
-        p.dst_width = Int32(key.dstW); p.dst_height = Int32(key.dstH)
-        p.src_depth = Int32(s.bitDepth); p.dst_depth = Int32(d.bitDepth)
-        p.src_log2_chroma_w = Int32(s.log2ChromaW); p.src_log2_chroma_h = Int32(s.log2ChromaH)
-        p.dst_log2_chroma_w = Int32(d.log2ChromaW); p.dst_log2_chroma_h = Int32(d.log2ChromaH)
+        p.src_width = Int32(key.srcW)
+        p.src_height = Int32(key.srcH)
+        p.left = key.window.x
+        p.top = key.window.y
+        p.width = key.window.width
+        p.height = key.window.height
+        p.dst_width = Int32(key.dstW)
+        p.dst_height = Int32(key.dstH)
+        p.src_depth = Int32(s.bitDepth)
+        p.dst_depth = Int32(d.bitDepth)
+        p.src_log2_chroma_w = Int32(s.log2ChromaW)
+        p.src_log2_chroma_h = Int32(s.log2ChromaH)
+        p.dst_log2_chroma_w = Int32(d.log2ChromaW)
+        p.dst_log2_chroma_h = Int32(d.log2ChromaH)
         p.gray = s.planeCount == 1 ? 1 : 0
         p.full_range = key.fullRange ? 1 : 0
         p.chroma_location = Int32(key.chromaLocation.rawValue)
         switch key.filter {
         // swscale's bicubic (B = 0, C = 0.6), so the look does not depend on the kernel.
-        case .bicubic: p.filter = CZ_ZIMG_BICUBIC; p.param_a = 0; p.param_b = 0.6
-        case .bilinear: p.filter = CZ_ZIMG_BILINEAR; p.param_a = .nan; p.param_b = .nan
-        case .lanczos: p.filter = CZ_ZIMG_LANCZOS; p.param_a = 3; p.param_b = .nan
-        case .neighbor: p.filter = CZ_ZIMG_POINT; p.param_a = .nan; p.param_b = .nan
+        case .bicubic:
+            p.filter = CZ_ZIMG_BICUBIC
+            p.param_a = 0
+            p.param_b = 0.6
+        case .bilinear:
+            p.filter = CZ_ZIMG_BILINEAR
+            p.param_a = .nan
+            p.param_b = .nan
+        case .lanczos:
+            p.filter = CZ_ZIMG_LANCZOS
+            p.param_a = 3
+            p.param_b = .nan
+        case .neighbor:
+            p.filter = CZ_ZIMG_POINT
+            p.param_a = .nan
+            p.param_b = .nan
         case .area:
             throw CropZoomError(.processing, what: "creating a scaler", reason: "zimg has no area filter")
         }
         var message = [CChar](repeating: 0, count: 512)
         guard let z = cz_zimg_new(&p, &message, message.count) else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw CropZoomError(.processing, what: "creating a scaler",
-                                reason: "zimg cannot scale \(pixelFormatName(key.srcFormat)) \(key.window.width)x\(key.window.height) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH): \(reason)")
+            throw CropZoomError(
+                .processing, what: "creating a scaler",
+                reason:
+                    "zimg cannot scale \(pixelFormatName(key.srcFormat)) \(key.window.width)x\(key.window.height) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH): \(reason)"
+            )
         }
         pointer = z
         self.key = key
@@ -97,13 +126,18 @@ final class ZimgScaler: @unchecked Sendable {
     }
 
     /// `body` with a frame's plane pointers and strides (C arrays of 4).
-    private func withPlanes<T>(_ f: Frame, _ body: (UnsafePointer<UnsafeMutablePointer<UInt8>?>, UnsafePointer<Int32>) throws(CropZoomError) -> T) throws(CropZoomError) -> T {
+    private func withPlanes<T>(
+        _ f: Frame,
+        _ body: (UnsafePointer<UnsafeMutablePointer<UInt8>?>, UnsafePointer<Int32>) throws(CropZoomError) -> T
+    ) throws(CropZoomError) -> T {
         let frame = f.pointer
         let result: Result<T, CropZoomError> = withUnsafeMutablePointer(to: &frame.pointee.data) { dataTuple in
             dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
                 withUnsafeMutablePointer(to: &frame.pointee.linesize) { lsTuple in
                     lsTuple.withMemoryRebound(to: Int32.self, capacity: 8) { ls in
-                        do throws(CropZoomError) { return .success(try body(data, ls)) } catch { return .failure(error) }
+                        do throws(CropZoomError) { return .success(try body(data, ls)) } catch {
+                            return .failure(error)
+                        }
                     }
                 }
             }

@@ -6,13 +6,19 @@ public struct GeometryRequest: Sendable, Equatable {
     public struct Crop: Sendable, Equatable {
         public var width: Int, height: Int, x: Int?, y: Int?
         public init(width: Int, height: Int, x: Int? = nil, y: Int? = nil) {
-            self.width = width; self.height = height; self.x = x; self.y = y
+            self.width = width
+            self.height = height
+            self.x = x
+            self.y = y
         }
     }
     /// Output size; a negative side (-1 or -2) follows the aspect ratio of the other.
     public struct OutputSize: Sendable, Equatable {
         public var width: Int, height: Int
-        public init(width: Int, height: Int) { self.width = width; self.height = height }
+        public init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+        }
     }
     public enum Flip: String, Sendable, CaseIterable { case horizontal, vertical }
     public enum OrientationMode: String, Sendable, CaseIterable { case auto, ignore }
@@ -71,10 +77,16 @@ public struct SourcePicture: Sendable, Equatable {
     /// directions, 1 for 4:4:4).
     public var alignX: Int, alignY: Int
 
-    public init(width: Int, height: Int, sampleAspect: Double = 1, display: Orientation = .identity,
-                alignX: Int = 1, alignY: Int = 1) {
-        self.width = width; self.height = height; self.sampleAspect = sampleAspect
-        self.display = display; self.alignX = alignX; self.alignY = alignY
+    public init(
+        width: Int, height: Int, sampleAspect: Double = 1, display: Orientation = .identity,
+        alignX: Int = 1, alignY: Int = 1
+    ) {
+        self.width = width
+        self.height = height
+        self.sampleAspect = sampleAspect
+        self.display = display
+        self.alignX = alignX
+        self.alignY = alignY
     }
 }
 
@@ -117,7 +129,9 @@ public struct GeometryPlan: Sendable, Equatable {
         /// Output pixels → the picture as the other options place it (also output pixels).
         public func outputToPicture(at t: Double, width: Double, height: Double) -> Affine? {
             var forward = Affine.identity
-            if let angle { forward = forward.then(.rotation(degrees: angle.value(0, at: t), about: width / 2, height / 2)) }
+            if let angle {
+                forward = forward.then(.rotation(degrees: angle.value(0, at: t), about: width / 2, height / 2))
+            }
             if let transform { forward = forward.then(Affine(transform, at: t)) }
             return forward.inverted
         }
@@ -150,17 +164,24 @@ public struct GeometryPlan: Sendable, Equatable {
                 var y = ky.isNaN ? c.1 * uprightHeight - ch / 2 : ky
                 x = min(max(x, 0), uprightWidth - cw)
                 y = min(max(y, 0), uprightHeight - ch)
-                let w = cw / z, h = ch / z
+                let w = cw / z
+                let h = ch / z
                 // Zoomed in, the window stays inside the crop; zoomed out it is centred on it.
                 let r = Rect(x: x + (cw - w) / 2, y: y + (ch - h) / 2, width: w, height: h)
                 return display.inverse.apply(r, width: uprightWidth, height: uprightHeight)
             }
-            let w = uprightWidth / z, h = uprightHeight / z
+            let w = uprightWidth / z
+            let h = uprightHeight / z
             // Zoomed in, the window stays inside the picture; zoomed out (larger than the
             // picture) it stays centred on the centre, and the background shows around.
-            let x = w <= uprightWidth ? min(max(c.0 * uprightWidth - w / 2, 0), uprightWidth - w) : c.0 * uprightWidth - w / 2
-            let y = h <= uprightHeight ? min(max(c.1 * uprightHeight - h / 2, 0), uprightHeight - h) : c.1 * uprightHeight - h / 2
-            return display.inverse.apply(Rect(x: x, y: y, width: w, height: h), width: uprightWidth, height: uprightHeight)
+            let x =
+                w <= uprightWidth
+                ? min(max(c.0 * uprightWidth - w / 2, 0), uprightWidth - w) : c.0 * uprightWidth - w / 2
+            let y =
+                h <= uprightHeight
+                ? min(max(c.1 * uprightHeight - h / 2, 0), uprightHeight - h) : c.1 * uprightHeight - h / 2
+            return display.inverse.apply(
+                Rect(x: x, y: y, width: w, height: h), width: uprightWidth, height: uprightHeight)
         }
     }
 
@@ -196,7 +217,7 @@ public struct GeometryPlan: Sendable, Equatable {
         let (cw, ch) = (Double(warp.codedWidth), Double(warp.codedHeight))
         let centre = map.apply(w / 2, h / 2)
         var s = 1.0
-        func bound(_ a: Double, _ b: Double, _ limit: Double) {   // keep 0 ≤ a + b s ≤ limit
+        func bound(_ a: Double, _ b: Double, _ limit: Double) {  // keep 0 ≤ a + b s ≤ limit
             if b > 0 { s = min(s, (limit - a) / b) } else if b < 0 { s = min(s, -a / b) }
         }
         for qx in stride(from: -w / 2, through: w / 2, by: w) {
@@ -205,7 +226,7 @@ public struct GeometryPlan: Sendable, Equatable {
                 bound(centre.y, map.b * qx + map.d * qy, ch)
             }
         }
-        let z = s > 1.0 / 64 ? 1 / s : 64   // the centre itself off the picture: as far as 64x
+        let z = s > 1.0 / 64 ? 1 / s : 64  // the centre itself off the picture: as far as 64x
         return Affine.scale(1 / z, 1 / z, tx: w / 2 * (1 - 1 / z), ty: h / 2 * (1 - 1 / z)).then(map)
     }
 
@@ -230,8 +251,10 @@ public struct GeometryPlan: Sendable, Equatable {
     /// to the coded-orientation size with `scaler`'s swscale flags, then the orientation as
     /// transpose/flip filters, and `setsar=1` when the output has square pixels.
     public func ffmpegFilter(scaler: TranscodeConfiguration.Scaler) -> String {
-        var chain = ["crop=\(source.width):\(source.height):\(source.x):\(source.y)",
-                     "scale=\(scaled.width):\(scaled.height):flags=\(scaler.rawValue)"]
+        var chain = [
+            "crop=\(source.width):\(source.height):\(source.x):\(source.y)",
+            "scale=\(scaled.width):\(scaled.height):flags=\(scaler.rawValue)",
+        ]
         switch (orientation.a, orientation.b, orientation.c, orientation.d) {
         case (1, 0, 0, 1): break
         case (0, -1, 1, 0): chain.append("transpose=clock")
@@ -239,15 +262,17 @@ public struct GeometryPlan: Sendable, Equatable {
         case (-1, 0, 0, -1): chain += ["hflip", "vflip"]
         case (-1, 0, 0, 1): chain.append("hflip")
         case (1, 0, 0, -1): chain.append("vflip")
-        case (0, 1, 1, 0): chain.append("transpose=cclock_flip")   // transposition
-        default: chain.append("transpose=clock_flip")               // (0,-1,-1,0): anti-transposition
+        case (0, 1, 1, 0): chain.append("transpose=cclock_flip")  // transposition
+        default: chain.append("transpose=clock_flip")  // (0,-1,-1,0): anti-transposition
         }
         if !keepsInputAspectAndMatrix { chain.append("setsar=1") }
         return chain.joined(separator: ",")
     }
 
-    public static func make(_ request: GeometryRequest, source: SourcePicture,
-                            outputAlign: (x: Int, y: Int) = (2, 2)) throws(CropZoomError) -> GeometryPlan {
+    public static func make(
+        _ request: GeometryRequest, source: SourcePicture,
+        outputAlign: (x: Int, y: Int) = (2, 2)
+    ) throws(CropZoomError) -> GeometryPlan {
         let auto = request.orientation == .auto
         let display: Orientation = auto ? source.display : .identity
         let sar = auto && source.sampleAspect > 0 ? source.sampleAspect : 1
@@ -257,31 +282,43 @@ public struct GeometryPlan: Sendable, Equatable {
         let (sx, sy) = display.swapsAxes ? (1.0, sar) : (sar, 1.0)
 
         guard request.zoom >= GeometryPlan.minimumZoom, request.zoom.isFinite else {
-            throw CropZoomError(.usage, reason: "--zoom must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
+            throw CropZoomError(
+                .usage, reason: "--zoom must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
         }
         // 1. The window in the upright picture.
         var window: Rect
         if let crop = request.crop {
             guard crop.width > 0, crop.height > 0, Double(crop.width) <= uw, Double(crop.height) <= uh else {
-                throw CropZoomError(.usage, reason: "--crop \(crop.width):\(crop.height) does not fit the \(upright.width)x\(upright.height) picture")
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "--crop \(crop.width):\(crop.height) does not fit the \(upright.width)x\(upright.height) picture"
+                )
             }
-            let cw = Double(crop.width), ch = Double(crop.height)
+            let cw = Double(crop.width)
+            let ch = Double(crop.height)
             let x0 = crop.x.map(Double.init) ?? (request.center.x * uw - cw / 2)
             let y0 = crop.y.map(Double.init) ?? (request.center.y * uh - ch / 2)
             if let x = crop.x, let y = crop.y, x < 0 || y < 0 || Double(x) + cw > uw || Double(y) + ch > uh {
-                throw CropZoomError(.usage, reason: "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the \(upright.width)x\(upright.height) picture")
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the \(upright.width)x\(upright.height) picture"
+                )
             }
             window = Rect(x: x0, y: y0, width: cw, height: ch)
             // Zoomed out, the static window is the crop; the real one (larger) is the animation's.
             if request.zoom > 1 {
-                let w = cw / request.zoom, h = ch / request.zoom
+                let w = cw / request.zoom
+                let h = ch / request.zoom
                 window = Rect(x: x0 + (cw - w) / 2, y: y0 + (ch - h) / 2, width: w, height: h)
             }
         } else {
             // Zoomed out, the static window is the whole picture; the real one (larger than the
             // picture) is the animation's.
             let z = max(1, request.zoom)
-            let w = uw / z, h = uh / z
+            let w = uw / z
+            let h = uh / z
             window = Rect(x: request.center.x * uw - w / 2, y: request.center.y * uh - h / 2, width: w, height: h)
         }
         // Clamp inside the picture.
@@ -324,27 +361,32 @@ public struct GeometryPlan: Sendable, Equatable {
 
         let total = display.then(user)
         let scaled = total.inverse.apply(width: output.width, height: output.height)
-        var plan = GeometryPlan(source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
-                                orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
+        var plan = GeometryPlan(
+            source: PixelRect(x: x, y: y, width: w, height: h), scaled: scaled,
+            orientation: total, output: output, keepsInputAspectAndMatrix: !auto)
         if request.movesWindow {
             let z = request.zoomTrack ?? Track(constant: [request.zoom])
             guard z.range(component: 0).lowerBound >= GeometryPlan.minimumZoom else {
                 throw CropZoomError(.usage, reason: "--zoom keyframes must be at least \(GeometryPlan.minimumZoom)")
             }
-            var animation = Animation(zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
-                                      uprightWidth: uw, uprightHeight: uh, display: display)
+            var animation = Animation(
+                zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
+                uprightWidth: uw, uprightHeight: uh, display: display)
             if let track = request.cropTrack {
                 try checkCropTrack(track, width: uw, height: uh)
                 animation.crop = track
             } else if let crop = request.crop {
-                animation.crop = Track(constant: [Double(crop.width), Double(crop.height),
-                                                  crop.x.map(Double.init) ?? .nan, crop.y.map(Double.init) ?? .nan])
+                animation.crop = Track(constant: [
+                    Double(crop.width), Double(crop.height),
+                    crop.x.map(Double.init) ?? .nan, crop.y.map(Double.init) ?? .nan,
+                ])
             }
             plan.animation = animation
         }
         if request.warps {
-            plan.warp = Warp(angle: request.angle, transform: request.transform,
-                             codedWidth: source.width, codedHeight: source.height)
+            plan.warp = Warp(
+                angle: request.angle, transform: request.transform,
+                codedWidth: source.width, codedHeight: source.height)
             if let m = request.transform {
                 try checkTransform(m)
             }
@@ -357,10 +399,16 @@ public struct GeometryPlan: Sendable, Equatable {
         for k in track.keys {
             let v = k.value
             guard v[0] >= 2, v[1] >= 2, v[0] <= width, v[1] <= height else {
-                throw CropZoomError(.usage, reason: "--crop keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the \(Int(width))x\(Int(height)) picture")
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "--crop keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the \(Int(width))x\(Int(height)) picture"
+                )
             }
             if !v[2].isNaN, v[2] < 0 || v[3] < 0 || v[2] + v[0] > width || v[3] + v[1] > height {
-                throw CropZoomError(.usage, reason: "--crop keyframe at \(k.time)s reaches outside the \(Int(width))x\(Int(height)) picture")
+                throw CropZoomError(
+                    .usage,
+                    reason: "--crop keyframe at \(k.time)s reaches outside the \(Int(width))x\(Int(height)) picture")
             }
         }
         try checkCropAspect(track)
@@ -371,7 +419,11 @@ public struct GeometryPlan: Sendable, Equatable {
         let first = track.keys[0]
         let aspect = first.value[0] / first.value[1]
         for k in track.keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
-            throw CropZoomError(.usage, reason: "--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s")
+            throw CropZoomError(
+                .usage,
+                reason:
+                    "--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s"
+            )
         }
     }
 
@@ -380,17 +432,26 @@ public struct GeometryPlan: Sendable, Equatable {
         let keys = m.keys
         // Scales up to 10000× and moves up to 10^7 pixels: beyond that nothing of the picture
         // stays in the frame, and the inverse (the warp's map) loses its precision.
-        for k in keys where k.value[0..<4].contains(where: { abs($0) > 1e4 }) || k.value[4...].contains(where: { abs($0) > 1e7 }) {
-            throw CropZoomError(.usage, reason: "--transform at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within ±10000000 pixels")
+        for k in keys
+        where k.value[0..<4].contains(where: { abs($0) > 1e4 }) || k.value[4...].contains(where: { abs($0) > 1e7 }) {
+            throw CropZoomError(
+                .usage,
+                reason: "--transform at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within ±10000000 pixels"
+            )
         }
-        let t0 = keys.first!.time, t1 = keys.last!.time
+        let t0 = keys.first!.time
+        let t1 = keys.last!.time
         let steps = keys.count > 1 ? 2000 : 0
         var sign = 0.0
         for i in 0...steps {
             let t = steps == 0 ? t0 : t0 + (t1 - t0) * Double(i) / Double(steps)
             let d = Affine(m, at: t).determinant
             if abs(d) < 1e-6 || (sign != 0 && (d > 0) != (sign > 0)) {
-                throw CropZoomError(.usage, reason: "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - b*c = 0): the picture would collapse to a line")
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - b*c = 0): the picture would collapse to a line"
+                )
             }
             sign = d
         }

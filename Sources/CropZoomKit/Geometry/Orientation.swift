@@ -1,4 +1,5 @@
 import Foundation
+
 /// One of the eight orthogonal transforms of a picture (rotations by quarter turns, with or
 /// without a mirror): the dihedral group D4 acting on pixel coordinates with y pointing down.
 ///
@@ -8,7 +9,10 @@ public struct Orientation: Hashable, Sendable, CustomStringConvertible {
     public let a: Int, b: Int, c: Int, d: Int
 
     init(_ a: Int, _ b: Int, _ c: Int, _ d: Int) {
-        self.a = a; self.b = b; self.c = c; self.d = d
+        self.a = a
+        self.b = b
+        self.c = c
+        self.d = d
     }
 
     public static let identity = Orientation(1, 0, 0, 1)
@@ -35,8 +39,9 @@ public struct Orientation: Hashable, Sendable, CustomStringConvertible {
 
     /// `self` first, then `next`.
     public func then(_ next: Orientation) -> Orientation {
-        Orientation(next.a * a + next.b * c, next.a * b + next.b * d,
-                    next.c * a + next.d * c, next.c * b + next.d * d)
+        Orientation(
+            next.a * a + next.b * c, next.a * b + next.b * d,
+            next.c * a + next.d * c, next.c * b + next.d * d)
     }
 
     /// The transform that undoes this one (the transpose, as the matrix is orthogonal).
@@ -59,10 +64,12 @@ public struct Orientation: Hashable, Sendable, CustomStringConvertible {
     public func apply(_ rect: Rect, width: Double, height: Double) -> Rect {
         let (ow, oh) = swapsAxes ? (height, width) : (width, height)
         func map(_ x: Double, _ y: Double) -> (Double, Double) {
-            let cx = x - width / 2, cy = y - height / 2
+            let cx = x - width / 2
+            let cy = y - height / 2
             return (Double(a) * cx + Double(b) * cy + ow / 2, Double(c) * cx + Double(d) * cy + oh / 2)
         }
-        let p0 = map(rect.x, rect.y), p1 = map(rect.x + rect.width, rect.y + rect.height)
+        let p0 = map(rect.x, rect.y)
+        let p1 = map(rect.x + rect.width, rect.y + rect.height)
         return Rect(x: min(p0.0, p1.0), y: min(p0.1, p1.1), width: abs(p1.0 - p0.0), height: abs(p1.1 - p0.1))
     }
 
@@ -107,7 +114,10 @@ public struct Orientation: Hashable, Sendable, CustomStringConvertible {
 public struct Rect: Equatable, Sendable, CustomStringConvertible {
     public var x: Double, y: Double, width: Double, height: Double
     public init(x: Double, y: Double, width: Double, height: Double) {
-        self.x = x; self.y = y; self.width = width; self.height = height
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
     }
     public var description: String { "\(fmt(width))x\(fmt(height))+\(fmt(x))+\(fmt(y))" }
     private func fmt(_ v: Double) -> String {
@@ -120,7 +130,10 @@ public struct Rect: Equatable, Sendable, CustomStringConvertible {
 public struct PixelRect: Equatable, Sendable, Codable, CustomStringConvertible {
     public var x: Int, y: Int, width: Int, height: Int
     public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x; self.y = y; self.width = width; self.height = height
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
     }
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }
@@ -129,21 +142,28 @@ public struct PixelRect: Equatable, Sendable, Codable, CustomStringConvertible {
 public struct Affine: Equatable, Sendable {
     public var a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double
     public init(a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double) {
-        self.a = a; self.b = b; self.c = c; self.d = d; self.tx = tx; self.ty = ty
+        self.a = a
+        self.b = b
+        self.c = c
+        self.d = d
+        self.tx = tx
+        self.ty = ty
     }
     public static let identity = Affine(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
     /// A keyframed matrix (six components a, b, c, d, tx, ty) at time `t`.
     public init(_ track: Track, at t: Double) {
-        self.init(a: track.value(0, at: t), b: track.value(1, at: t), c: track.value(2, at: t),
-                  d: track.value(3, at: t), tx: track.value(4, at: t), ty: track.value(5, at: t))
+        self.init(
+            a: track.value(0, at: t), b: track.value(1, at: t), c: track.value(2, at: t),
+            d: track.value(3, at: t), tx: track.value(4, at: t), ty: track.value(5, at: t))
     }
     public var determinant: Double { a * d - b * c }
     /// The inverse map; nil when singular.
     public var inverted: Affine? {
         let det = determinant
         guard abs(det) > 1e-12, det.isFinite else { return nil }
-        return Affine(a: d / det, b: -b / det, c: -c / det, d: a / det,
-                      tx: (c * ty - d * tx) / det, ty: (b * tx - a * ty) / det)
+        return Affine(
+            a: d / det, b: -b / det, c: -c / det, d: a / det,
+            tx: (c * ty - d * tx) / det, ty: (b * tx - a * ty) / det)
     }
     /// Scale by (sx, sy), then move by (tx, ty).
     public static func scale(_ sx: Double, _ sy: Double, tx: Double = 0, ty: Double = 0) -> Affine {
@@ -151,7 +171,9 @@ public struct Affine: Equatable, Sendable {
     }
     /// Rotation by `degrees` clockwise on screen (y down) about (cx, cy).
     public static func rotation(degrees: Double, about cx: Double, _ cy: Double) -> Affine {
-        let t = degrees * .pi / 180, co = cos(t), si = sin(t)
+        let t = degrees * .pi / 180
+        let co = cos(t)
+        let si = sin(t)
         return Affine(a: co, b: si, c: -si, d: co, tx: cx - co * cx + si * cy, ty: cy - si * cx - co * cy)
     }
     public func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) {
@@ -159,8 +181,9 @@ public struct Affine: Equatable, Sendable {
     }
     /// `self` first, then `next`.
     public func then(_ n: Affine) -> Affine {
-        Affine(a: n.a * a + n.c * b, b: n.b * a + n.d * b,
-               c: n.a * c + n.c * d, d: n.b * c + n.d * d,
-               tx: n.a * tx + n.c * ty + n.tx, ty: n.b * tx + n.d * ty + n.ty)
+        Affine(
+            a: n.a * a + n.c * b, b: n.b * a + n.d * b,
+            c: n.a * c + n.c * d, d: n.b * c + n.d * d,
+            tx: n.a * tx + n.c * ty + n.tx, ty: n.b * tx + n.d * ty + n.ty)
     }
 }

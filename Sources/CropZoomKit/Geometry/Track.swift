@@ -17,7 +17,10 @@ public struct Track: Sendable, Equatable {
     public struct Key: Sendable, Equatable {
         public var time: Double
         public var value: [Double]
-        public init(time: Double, value: [Double]) { self.time = time; self.value = value }
+        public init(time: Double, value: [Double]) {
+            self.time = time
+            self.value = value
+        }
     }
 
     public var keys: [Key]
@@ -44,13 +47,22 @@ public struct Track: Sendable, Equatable {
     /// The same, for values whose numbers are separated by `separator` (`--crop`'s
     /// `0s:1920:1080:0:0, 4s:960:540:480:270`: `":"`) and may have any of `counts` numbers — the
     /// same count in every key.
-    public static func parse(_ text: String, counts: [Int], separator: Character, option: String) throws(CropZoomError) -> Track {
+    public static func parse(_ text: String, counts: [Int], separator: Character, option: String) throws(CropZoomError)
+        -> Track
+    {
         func numbers(_ s: Substring) throws(CropZoomError) -> [Double] {
-            let parts = s.split(separator: separator, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = s.split(separator: separator, omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             let values = parts.compactMap { Double($0) }
             guard counts.contains(values.count), parts.count == values.count, values.allSatisfy(\.isFinite) else {
-                let expected = counts == [1] ? "a number" : "\(counts.map(String.init).joined(separator: " or ")) numbers"
-                throw CropZoomError(.usage, reason: "\(option) \(text): expected \(expected)\(counts == [1] ? "" : " separated by '\(separator)'") in '\(s.trimmingCharacters(in: .whitespaces))'")
+                let expected =
+                    counts == [1] ? "a number" : "\(counts.map(String.init).joined(separator: " or ")) numbers"
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "\(option) \(text): expected \(expected)\(counts == [1] ? "" : " separated by '\(separator)'") in '\(s.trimmingCharacters(in: .whitespaces))'"
+                )
             }
             return values
         }
@@ -58,7 +70,8 @@ public struct Track: Sendable, Equatable {
         var markers: [(range: Range<String.Index>, time: Double)] = []
         var i = text.startIndex
         while i < text.endIndex {
-            let atBoundary = i == text.startIndex || text[text.index(before: i)] == "," || text[text.index(before: i)] == " "
+            let atBoundary =
+                i == text.startIndex || text[text.index(before: i)] == "," || text[text.index(before: i)] == " "
             if atBoundary, let r = text[i...].range(of: "s:") {
                 let candidate = text[i..<r.lowerBound].trimmingCharacters(in: .whitespaces)
                 if !candidate.isEmpty, let t = Double(candidate), !candidate.contains(","), t >= 0, t.isFinite {
@@ -71,7 +84,8 @@ public struct Track: Sendable, Equatable {
         }
         if markers.isEmpty { return Track(constant: try numbers(Substring(text))) }
         guard text[..<markers[0].range.lowerBound].trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw CropZoomError(.usage, reason: "\(option) \(text): keyframes are 'TIMEs:VALUE' (e.g. '0s:1.0, 4s:1.65')")
+            throw CropZoomError(
+                .usage, reason: "\(option) \(text): keyframes are 'TIMEs:VALUE' (e.g. '0s:1.0, 4s:1.65')")
         }
         var keys: [Key] = []
         for (n, m) in markers.enumerated() {
@@ -85,11 +99,13 @@ public struct Track: Sendable, Equatable {
             }
             keys.append(Key(time: m.time, value: try numbers(Substring(body))))
             if keys.last!.value.count != keys[0].value.count {
-                throw CropZoomError(.usage, reason: "\(option) \(text): every keyframe needs as many numbers as the first")
+                throw CropZoomError(
+                    .usage, reason: "\(option) \(text): every keyframe needs as many numbers as the first")
             }
         }
         for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
-            throw CropZoomError(.usage, reason: "\(option) \(text): keyframe times must increase (\(a.time)s then \(b.time)s)")
+            throw CropZoomError(
+                .usage, reason: "\(option) \(text): keyframe times must increase (\(a.time)s then \(b.time)s)")
         }
         return Track(keys: keys)
     }
@@ -117,8 +133,10 @@ public struct Track: Sendable, Equatable {
             return va + (vb - va) * s
         case .smooth:
             let (m0, m1) = (slope(at: k, component: c), slope(at: k + 1, component: c))
-            let s2 = s * s, s3 = s2 * s
-            return (2 * s3 - 3 * s2 + 1) * va + (s3 - 2 * s2 + s) * h * m0 + (-2 * s3 + 3 * s2) * vb + (s3 - s2) * h * m1
+            let s2 = s * s
+            let s3 = s2 * s
+            return (2 * s3 - 3 * s2 + 1) * va + (s3 - 2 * s2 + s) * h * m0 + (-2 * s3 + 3 * s2) * vb + (s3 - s2) * h
+                * m1
         }
     }
 

@@ -54,8 +54,10 @@ final class AtomicOutput: @unchecked Sendable {
     /// Checks the target before any work (not the input, a folder that exists, nothing replaced
     /// without `overwrite`, no read-only file without `force`), removes stale temporaries of
     /// killed runs (`notice` says so), and creates and locks this run's temporary.
-    init(target: String, input: String, overwrite: Bool, force: Bool, multiFile: Bool,
-         notice: (String) -> Void) throws(CropZoomError) {
+    init(
+        target: String, input: String, overwrite: Bool, force: Bool, multiFile: Bool,
+        notice: (String) -> Void
+    ) throws(CropZoomError) {
         self.target = target
         self.overwrite = overwrite || force
         var link = stat()
@@ -85,8 +87,9 @@ final class AtomicOutput: @unchecked Sendable {
             case S_IFDIR: throw CropZoomError(.usage, path: target, reason: "is a directory")
             case S_IFREG: break
             case S_IFBLK:
-                throw CropZoomError(.usage, path: target,
-                                    reason: "is a block device; cropzoom writes files, FIFOs and character devices")
+                throw CropZoomError(
+                    .usage, path: target,
+                    reason: "is a block device; cropzoom writes files, FIFOs and character devices")
             default:
                 throw CropZoomError(.usage, path: target, reason: "is not a regular file, FIFO or character device")
             }
@@ -116,8 +119,9 @@ final class AtomicOutput: @unchecked Sendable {
                 throw CropZoomError(.usage, path: target, reason: "\(clash) already exists (use -y to overwrite)")
             }
             guard RawPath.withCString(temporary, { mkdir($0, 0o777) }) == 0 else {
-                throw CropZoomError(.processing, what: "creating a temporary folder", path: temporary,
-                                    reason: String(cString: strerror(errno)))
+                throw CropZoomError(
+                    .processing, what: "creating a temporary folder", path: temporary,
+                    reason: String(cString: strerror(errno)))
             }
             lockDescriptor = RawPath.withCString(temporary) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         } else {
@@ -125,8 +129,9 @@ final class AtomicOutput: @unchecked Sendable {
             writePath = temporary
             lockDescriptor = RawPath.withCString(temporary) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
             if lockDescriptor < 0 {
-                throw CropZoomError(.processing, what: "creating the output file", path: target,
-                                    reason: String(cString: strerror(errno)))
+                throw CropZoomError(
+                    .processing, what: "creating the output file", path: target,
+                    reason: String(cString: strerror(errno)))
             }
         }
         if lockDescriptor >= 0 { _ = flock(lockDescriptor, LOCK_EX | LOCK_NB) }
@@ -228,13 +233,15 @@ final class AtomicOutput: @unchecked Sendable {
             let dir = URL(fileURLWithPath: destination).deletingLastPathComponent()
             let names = RawPath.contents(ofDirectory: temporary) ?? []
             // Segments first, the playlist (the name the user gave) last.
-            let ordered = names.filter { $0 != URL(fileURLWithPath: destination).lastPathComponent }.sorted()
+            let ordered =
+                names.filter { $0 != URL(fileURLWithPath: destination).lastPathComponent }.sorted()
                 + names.filter { $0 == URL(fileURLWithPath: destination).lastPathComponent }
             if !overwrite {
                 for name in ordered where RawPath.exists(dir.appendingPathComponent(name).path) {
                     discard()
-                    throw CropZoomError(.usage, path: dir.appendingPathComponent(name).path,
-                                        reason: "already exists (use -y to overwrite)")
+                    throw CropZoomError(
+                        .usage, path: dir.appendingPathComponent(name).path,
+                        reason: "already exists (use -y to overwrite)")
                 }
             }
             for name in ordered {

@@ -20,13 +20,16 @@ final class AudioTranscoder: @unchecked Sendable {
 
     /// `sampleRate`: the rate the container requires (MXF: 48 kHz), else the input's when the
     /// encoder takes it.
-    init(input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
-         sampleRate: Int32? = nil) throws(CropZoomError) {
+    init(
+        input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
+        sampleRate: Int32? = nil
+    ) throws(CropZoomError) {
         let st = input.stream(streamIndex)
         let par = st.pointee.codecpar!
         guard let dcodec = avcodec_find_decoder(par.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(par.pointee.codec_id))
-            throw CropZoomError(.processing, path: input.path, reason: "no decoder for the audio codec '\(name)' (use --audio none)")
+            throw CropZoomError(
+                .processing, path: input.path, reason: "no decoder for the audio codec '\(name)' (use --audio none)")
         }
         decoder = try CodecContext(codec: dcodec, path: input.path)
         try check(avcodec_parameters_to_context(decoder.pointer, par), "configuring an audio decoder", path: input.path)
@@ -47,7 +50,9 @@ final class AudioTranscoder: @unchecked Sendable {
         if let sampleRate { rate = sampleRate }
         e.pointee.sample_rate = rate
         let formats = ecodec.supportedSampleFormats
-        e.pointee.sample_fmt = formats.contains(decoder.pointer.pointee.sample_fmt) ? decoder.pointer.pointee.sample_fmt : (formats.first ?? AV_SAMPLE_FMT_FLTP)
+        e.pointee.sample_fmt =
+            formats.contains(decoder.pointer.pointee.sample_fmt)
+            ? decoder.pointer.pointee.sample_fmt : (formats.first ?? AV_SAMPLE_FMT_FLTP)
         var layout = decoder.pointer.pointee.ch_layout
         if layout.order == AV_CHANNEL_ORDER_UNSPEC { av_channel_layout_default(&layout, layout.nb_channels) }
         var options: [String: String] = [:]
@@ -65,7 +70,8 @@ final class AudioTranscoder: @unchecked Sendable {
         }
         try check(av_channel_layout_copy(&e.pointee.ch_layout, &layout), "setting the channel layout")
         e.pointee.time_base = AVRational(num: 1, den: rate)
-        e.pointee.bit_rate = Int64(layout.nb_channels <= 2 ? 128_000 * max(1, Int(layout.nb_channels)) / 2 : 64_000 * Int(layout.nb_channels))
+        e.pointee.bit_rate = Int64(
+            layout.nb_channels <= 2 ? 128_000 * max(1, Int(layout.nb_channels)) / 2 : 64_000 * Int(layout.nb_channels))
         if globalHeader { e.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         try encoder.open(options: options, kind: .processing, what: "opening the \(encoderName) encoder")
 
@@ -97,7 +103,10 @@ final class AudioTranscoder: @unchecked Sendable {
         if r < 0 && r != AVCode.eof && r != AVCode.again { corruptPackets += 1 }
         while true {
             let step: AVStep<Void>
-            do { step = try decoder.receive(frame: decoded) } catch { corruptPackets += 1; continue }
+            do { step = try decoder.receive(frame: decoded) } catch {
+                corruptPackets += 1
+                continue
+            }
             guard case .value = step else { break }
             defer { decoded.unref() }
             if nextPTS == nil {
@@ -119,7 +128,9 @@ final class AudioTranscoder: @unchecked Sendable {
         converted.unref()
         converted.pointer.pointee.sample_rate = e.pointee.sample_rate
         converted.pointer.pointee.format = e.pointee.sample_fmt.rawValue
-        try check(av_channel_layout_copy(&converted.pointer.pointee.ch_layout, &e.pointee.ch_layout), "setting the channel layout")
+        try check(
+            av_channel_layout_copy(&converted.pointer.pointee.ch_layout, &e.pointee.ch_layout),
+            "setting the channel layout")
         if let frame { try resampler.adapt(to: frame, output: converted) }
         try check(swr_convert_frame(resampler.pointer, converted.pointer, frame?.pointer), "resampling audio")
         let n = converted.samples
@@ -141,7 +152,9 @@ final class AudioTranscoder: @unchecked Sendable {
             chunk.pointer.pointee.nb_samples = Int32(n)
             chunk.pointer.pointee.format = e.pointee.sample_fmt.rawValue
             chunk.pointer.pointee.sample_rate = e.pointee.sample_rate
-            try check(av_channel_layout_copy(&chunk.pointer.pointee.ch_layout, &e.pointee.ch_layout), "setting the channel layout")
+            try check(
+                av_channel_layout_copy(&chunk.pointer.pointee.ch_layout, &e.pointee.ch_layout),
+                "setting the channel layout")
             try check(av_frame_get_buffer(chunk.pointer, 0), "allocating audio")
             _ = withUnsafeMutablePointer(to: &chunk.pointer.pointee.data) { t in
                 t.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { data in

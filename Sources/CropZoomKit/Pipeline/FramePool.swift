@@ -20,14 +20,18 @@ final class FramePool: @unchecked Sendable {
     private let control: RunControl?
 
     init(width: Int, height: Int, format: AVPixelFormat, capacity: Int, control: RunControl? = nil) {
-        self.width = width; self.height = height; self.format = format
+        self.width = width
+        self.height = height
+        self.format = format
         self.capacity = max(1, capacity)
         self.control = control
         free.reserveCapacity(self.capacity)
         statistics.capacity = self.capacity
         control?.onStop { [weak self] in
             guard let self else { return }
-            self.condition.lock(); self.condition.broadcast(); self.condition.unlock()
+            self.condition.lock()
+            self.condition.broadcast()
+            self.condition.unlock()
         }
     }
 
@@ -54,8 +58,9 @@ final class FramePool: @unchecked Sendable {
         while free.isEmpty && outstanding >= capacity {
             guard let control else {
                 condition.unlock()
-                throw CropZoomError(.processing, what: "frame pool",
-                                    reason: "all \(capacity) frames are in use (a frame was not released)")
+                throw CropZoomError(
+                    .processing, what: "frame pool",
+                    reason: "all \(capacity) frames are in use (a frame was not released)")
             }
             if control.isStopped { break }
             condition.wait()
@@ -94,7 +99,8 @@ final class FramePool: @unchecked Sendable {
     }
 
     func snapshot() -> PoolStatistics {
-        condition.lock(); defer { condition.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         return statistics
     }
 }

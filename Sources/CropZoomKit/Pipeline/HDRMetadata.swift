@@ -14,11 +14,13 @@ struct HDRMetadata {
         var h = HDRMetadata()
         var size = 0
         if let p = av_stream_get_side_data(st, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size),
-           size >= MemoryLayout<AVMasteringDisplayMetadata>.size {
+            size >= MemoryLayout<AVMasteringDisplayMetadata>.size
+        {
             h.mastering = UnsafeRawPointer(p).loadUnaligned(as: AVMasteringDisplayMetadata.self)
         }
         if let p = av_stream_get_side_data(st, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size),
-           size >= MemoryLayout<AVContentLightMetadata>.size {
+            size >= MemoryLayout<AVContentLightMetadata>.size
+        {
             h.light = UnsafeRawPointer(p).loadUnaligned(as: AVContentLightMetadata.self)
         }
         let pq = st.pointee.codecpar.pointee.color_trc == AVCOL_TRC_SMPTE2084
@@ -42,8 +44,9 @@ struct HDRMetadata {
             let p = m.display_primaries
             let (r, g, b) = (p.0, p.1, p.2)
             let w = m.white_point
-            params.append("master-display=G(\(c(g.0)),\(c(g.1)))B(\(c(b.0)),\(c(b.1)))R(\(c(r.0)),\(c(r.1)))"
-                          + "WP(\(c(w.0)),\(c(w.1)))L(\(l(m.max_luminance)),\(l(m.min_luminance)))")
+            params.append(
+                "master-display=G(\(c(g.0)),\(c(g.1)))B(\(c(b.0)),\(c(b.1)))R(\(c(r.0)),\(c(r.1)))"
+                    + "WP(\(c(w.0)),\(c(w.1)))L(\(l(m.max_luminance)),\(l(m.min_luminance)))")
         }
         if let light { params.append("max-cll=\(light.MaxCLL),\(light.MaxFALL)") }
         return params

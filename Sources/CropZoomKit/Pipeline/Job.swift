@@ -107,9 +107,13 @@ final class Job: @unchecked Sendable {
 
     /// Input streams whose packets are copied or re-encoded (the ones a trim's end must wait for).
     var passThroughStreams: Set<Int> {
-        Set(routes.indices.filter { i in
-            switch routes[i] { case .copy, .reencode: return true; default: return false }
-        })
+        Set(
+            routes.indices.filter { i in
+                switch routes[i] {
+                case .copy, .reencode: return true
+                default: return false
+                }
+            })
     }
 
     /// Where a decoded video frame lies against the trim; a kept frame's timestamps are
@@ -123,14 +127,18 @@ final class Job: @unchecked Sendable {
         if let e = trim.end[videoIndex], t >= e { return .after }
         let o = trim.shift[videoIndex]
         if frame.pointer.pointee.pts != AVCode.noPTS { frame.pointer.pointee.pts -= o }
-        if frame.pointer.pointee.best_effort_timestamp != AVCode.noPTS { frame.pointer.pointee.best_effort_timestamp -= o }
+        if frame.pointer.pointee.best_effort_timestamp != AVCode.noPTS {
+            frame.pointer.pointee.best_effort_timestamp -= o
+        }
         return .keep
     }
 
     /// Raised by `Pipeline.cancel`; the engines poll it.
     let cancel: CancelFlag
 
-    init(_ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), notice onNotice: (String) -> Void) throws(CropZoomError) {
+    init(_ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), notice onNotice: (String) -> Void)
+        throws(CropZoomError)
+    {
         configuration = cfg
         self.cancel = cancel
         if cfg.input != "-" { try Pipeline.checkInput(cfg.input) }
@@ -144,13 +152,18 @@ final class Job: @unchecked Sendable {
             if muxerName == "image2", RawPath.withCString(cfg.output, { av_filename_number_test($0) }) == 0 {
                 let name = URL(fileURLWithPath: cfg.output).deletingPathExtension().lastPathComponent
                 let ext = URL(fileURLWithPath: cfg.output).pathExtension
-                throw CropZoomError(.usage, path: cfg.output,
-                                    reason: "names one image, but every frame is written: use a pattern such as "
-                                        + "\(name)_%04d.\(ext) (one image per frame)")
+                throw CropZoomError(
+                    .usage, path: cfg.output,
+                    reason: "names one image, but every frame is written: use a pattern such as "
+                        + "\(name)_%04d.\(ext) (one image per frame)")
             }
-            atomic = try AtomicOutput(target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
-                                      multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false,
-                                      notice: { earlyNotices.append($0); onNotice($0) })
+            atomic = try AtomicOutput(
+                target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
+                multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false,
+                notice: {
+                    earlyNotices.append($0)
+                    onNotice($0)
+                })
         }
 
         // Demux and pick the video stream.
@@ -158,8 +171,9 @@ final class Job: @unchecked Sendable {
         let input = demuxer.input
         guard let videoIndex = input.bestVideoStream() else {
             let cover = (0..<input.streamCount).contains(where: input.isAttachedPicture)
-            throw CropZoomError(.inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
-                                reason: cover ? "no video stream (only a cover picture)" : "no video stream")
+            throw CropZoomError(
+                .inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                reason: cover ? "no video stream (only a cover picture)" : "no video stream")
         }
         self.videoIndex = videoIndex
         let videoStream = input.stream(videoIndex)
@@ -167,35 +181,47 @@ final class Job: @unchecked Sendable {
         let dec = decoder.context.pointer
         guard dec.pointee.width > 0, dec.pointee.height > 0, dec.pointee.pix_fmt != AV_PIX_FMT_NONE else {
             if cfg.input == "-" && input.formatName.contains("mp4") {
-                throw CropZoomError(.inputUnreadable, path: "stdin",
-                                    reason: "an MP4/MOV read from a pipe needs its index (moov) at the front; this one has it at the end (remux with -movflags +faststart, or name the file)")
+                throw CropZoomError(
+                    .inputUnreadable, path: "stdin",
+                    reason:
+                        "an MP4/MOV read from a pipe needs its index (moov) at the front; this one has it at the end (remux with -movflags +faststart, or name the file)"
+                )
             }
-            throw CropZoomError(.inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input, reason: "the video stream has no decodable pictures")
+            throw CropZoomError(
+                .inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                reason: "the video stream has no decodable pictures")
         }
 
         // Output container and video encoder.
-        let output = try OutputFormat(path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.writePath ?? "",
-                                      displayPath: cfg.output == "-" ? "stdout" : cfg.output,
-                                      formatName: cfg.null ? "null" : cfg.format,
-                                      streaming: cfg.output == "-" || atomic?.kind == .stream)
-        let containerName = cfg.null
-            ? (cfg.format ?? av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) } ?? "matroska")
+        let output = try OutputFormat(
+            path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.writePath ?? "",
+            displayPath: cfg.output == "-" ? "stdout" : cfg.output,
+            formatName: cfg.null ? "null" : cfg.format,
+            streaming: cfg.output == "-" || atomic?.kind == .stream)
+        let containerName =
+            cfg.null
+            ? (cfg.format ?? av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) }
+                ?? "matroska")
             : output.formatName
         muxer = Muxer(output: output)
         // With --null the packets go to FFmpeg's null muxer, but codec and stream decisions are
         // the ones the named container would get (so --null measures, and a plan shows, the
         // real job).
-        let container = cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)) ?? output : output
-        let codec: UnsafePointer<AVCodec>? = cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: container)
+        let container =
+            cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)) ?? output : output
+        let codec: UnsafePointer<AVCodec>? =
+            cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: container)
         let inFormat = dec.pointee.pix_fmt
-        outputFormat = try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in
-            try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
-        } ?? inFormat
+        outputFormat =
+            try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in
+                try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
+            } ?? inFormat
         let inInfo = PixelFormatInfo(inFormat)!
         let outInfo = PixelFormatInfo(outputFormat)!
         fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
         let inSpace = videoStream.pointee.codecpar.pointee.color_space
-        matrix = outInfo.isRGB
+        matrix =
+            outInfo.isRGB
             ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
 
         // Geometry.
@@ -207,28 +233,41 @@ final class Job: @unchecked Sendable {
         var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
         if case .cover = cfg.background {
             guard geometry.warp != nil else {
-                throw CropZoomError(.usage, reason: "--background cover zooms a rotated or moved picture in until it fills the frame: it needs --rotate by an angle other than 0/90/180/270, or --transform (use another --background)")
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "--background cover zooms a rotated or moved picture in until it fills the frame: it needs --rotate by an angle other than 0/90/180/270, or --transform (use another --background)"
+                )
             }
             geometry.warp?.cover = true
         }
         plan = geometry
 
         if plan.animation != nil && cfg.kernel == .swscale {
-            throw CropZoomError(.usage, reason: "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot read: use --kernel auto")
+            throw CropZoomError(
+                .usage,
+                reason:
+                    "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot read: use --kernel auto"
+            )
         }
         // `--kernel zimg` where zimg cannot scale: refused before anything is written.
-        if cfg.kernel == .zimg, let reason = ZimgScaler.refusal(src: inFormat, dst: outputFormat, srcFullRange: fullRange,
-                                                                dstFullRange: fullRange, filter: cfg.scaler) {
+        if cfg.kernel == .zimg,
+            let reason = ZimgScaler.refusal(
+                src: inFormat, dst: outputFormat, srcFullRange: fullRange,
+                dstFullRange: fullRange, filter: cfg.scaler)
+        {
             throw ZimgScaler.refused(reason, src: inFormat, dst: outputFormat)
         }
 
         // Threads, now that the work of each stage is known; then open the decoder with its share.
-        let load = ThreadPlan.Load(inputPixels: source.width * source.height,
-                                   outputPixels: plan.output.width * plan.output.height,
-                                   encoder: codec.map { String(cString: $0.pointee.name) }, preset: cfg.preset,
-                                   strict: cfg.strict, heavyTransform: plan.warp != nil)
-        threads = ThreadPlan.make(threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
-                                  encoder: cfg.encoderThreads, workers: cfg.workers)
+        let load = ThreadPlan.Load(
+            inputPixels: source.width * source.height,
+            outputPixels: plan.output.width * plan.output.height,
+            encoder: codec.map { String(cString: $0.pointee.name) }, preset: cfg.preset,
+            strict: cfg.strict, heavyTransform: plan.warp != nil)
+        threads = ThreadPlan.make(
+            threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
+            encoder: cfg.encoderThreads, workers: cfg.workers)
         try decoder.open(threads: threads.decoder)
 
         var encoder: VideoEncoder? = nil
@@ -238,22 +277,25 @@ final class Job: @unchecked Sendable {
             var frameRate = videoStream.pointee.avg_frame_rate
             if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.pointee.r_frame_rate }
             do {
-                encoder = try VideoEncoder(.init(
-                    codec: codec, width: plan.output.width, height: plan.output.height,
-                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
-                    frameRate: frameRate, sampleAspect: sar, colorSource: UnsafePointer(videoStream.pointee.codecpar),
-                    globalHeader: output.needsGlobalHeader, threads: threads.encoder,
-                    crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
-                    verbose: cfg.verbose))
-            } catch where cfg.codec == nil && error.kind == .processing && error.code == AVCode.invalidArgument {
+                encoder = try VideoEncoder(
+                    .init(
+                        codec: codec, width: plan.output.width, height: plan.output.height,
+                        pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
+                        frameRate: frameRate, sampleAspect: sar,
+                        colorSource: UnsafePointer(videoStream.pointee.codecpar),
+                        globalHeader: output.needsGlobalHeader, threads: threads.encoder,
+                        crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
+                        verbose: cfg.verbose))
+            } catch  where cfg.codec == nil && error.kind == .processing && error.code == AVCode.invalidArgument {
                 // The container's own codec (DV's, for one, takes 720x480 at 29.97 fps or 720x576
                 // at 25 fps only) refuses this picture: a usage error, before anything is written.
                 let name = String(cString: codec.pointee.name)
                 let fps = frameRate.den > 0 ? String(format: "%.4g", av_q2d(frameRate)) : "?"
-                throw CropZoomError(.usage, path: cfg.output,
-                                    reason: "\(containerName)'s own codec \(name) cannot encode "
-                                        + "\(plan.output.width)x\(plan.output.height) at \(fps) fps "
-                                        + "(use a size and rate it takes, --codec, or another container)")
+                throw CropZoomError(
+                    .usage, path: cfg.output,
+                    reason: "\(containerName)'s own codec \(name) cannot encode "
+                        + "\(plan.output.width)x\(plan.output.height) at \(fps) fps "
+                        + "(use a size and rate it takes, --codec, or another container)")
             }
         }
         self.encoder = encoder
@@ -263,8 +305,14 @@ final class Job: @unchecked Sendable {
         // Route every input stream.
         var routes = [Route](repeating: .drop, count: input.streamCount)
         var notices: [String] = earlyNotices
-        func notice(_ s: String) { notices.append(s); onNotice(s) }
-        var audioCopied = 0, audioReencoded = 0, otherCopied = 0, dropped = 0
+        func notice(_ s: String) {
+            notices.append(s)
+            onNotice(s)
+        }
+        var audioCopied = 0
+        var audioReencoded = 0
+        var otherCopied = 0
+        var dropped = 0
         // Streams dropped for the same reason get one note between them (`Job.dropNote`).
         var drops: [DropGroup] = []
         func drop(_ kind: String, _ i: Int, _ codec: String, _ reason: String) {
@@ -290,8 +338,9 @@ final class Job: @unchecked Sendable {
                     if plan.keepsInputAspectAndMatrix {
                         if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
                             let turn = Pipeline.displayOrientation(st)
-                            notice("video stream #\(i): \(containerName) cannot store its display matrix "
-                                   + "(\(turn)); the output shows the coded picture unturned")
+                            notice(
+                                "video stream #\(i): \(containerName) cannot store its display matrix "
+                                    + "(\(turn)); the output shows the coded picture unturned")
                         }
                     } else {
                         muxer.dropHTCRotation(out)
@@ -307,11 +356,13 @@ final class Job: @unchecked Sendable {
                     }
                     if let f = MediaProbe.fieldOrder(par.pointee.field_order), f.name != "progressive" {
                         if cfg.deinterlace == .off {
-                            notice("video stream #\(i) is interlaced (\(f.meaning)); --deinterlace off: its fields "
-                                   + "are scaled woven together")
+                            notice(
+                                "video stream #\(i) is interlaced (\(f.meaning)); --deinterlace off: its fields "
+                                    + "are scaled woven together")
                         } else {
-                            notice("video stream #\(i) is interlaced (\(f.meaning)); its interlaced frames are "
-                                   + "deinterlaced (the first field kept, the second rebuilt from it)")
+                            notice(
+                                "video stream #\(i) is interlaced (\(f.meaning)); its interlaced frames are "
+                                    + "deinterlaced (the first field kept, the second rebuilt from it)")
                         }
                     }
                     videoOutput = out
@@ -325,17 +376,23 @@ final class Job: @unchecked Sendable {
             if Job.isChapterTrack(st, in: input) { continue }
             switch par.pointee.codec_type {
             case AVMEDIA_TYPE_AUDIO:
-                if cfg.audio == .none { dropped += 1; continue }
+                if cfg.audio == .none {
+                    dropped += 1
+                    continue
+                }
                 // (An MPEG-TS can declare a stream whose first packets come after the probe.)
                 if par.pointee.sample_rate <= 0 || par.pointee.ch_layout.nb_channels <= 0 {
-                    drop("audio", i, codecName, "its sample rate and channels are unknown "
-                         + "(no packet of it in the part of the file FFmpeg probes)")
+                    drop(
+                        "audio", i, codecName,
+                        "its sample rate and channels are unknown "
+                            + "(no packet of it in the part of the file FFmpeg probes)")
                     continue
                 }
                 let canCopy = container.canStore(par.pointee.codec_id)
                 if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
-                    throw CropZoomError(.usage, path: cfg.output,
-                                        reason: "--audio aac: \(containerName) cannot hold AAC")
+                    throw CropZoomError(
+                        .usage, path: cfg.output,
+                        reason: "--audio aac: \(containerName) cannot hold AAC")
                 }
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
                     guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
@@ -344,28 +401,35 @@ final class Job: @unchecked Sendable {
                     }
                     // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
                     let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
-                    let t = try AudioTranscoder(input: input, streamIndex: i, encoderName: target,
-                                                globalHeader: output.needsGlobalHeader, sampleRate: rate)
+                    let t = try AudioTranscoder(
+                        input: input, streamIndex: i, encoderName: target,
+                        globalHeader: output.needsGlobalHeader, sampleRate: rate)
                     let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
                     routes[i] = .reencode(t, output: out)
                     audioReencoded += 1
                     if cfg.audio == .auto {
                         let id = t.encoder.pointer.pointee.codec_id
-                        let targetName = id == AV_CODEC_ID_OPUS
+                        let targetName =
+                            id == AV_CODEC_ID_OPUS
                             ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
-                        notice("audio stream #\(i) (\(codecName)) cannot go in \(containerName); "
-                               + "re-encoding it to \(targetName)")
+                        notice(
+                            "audio stream #\(i) (\(codecName)) cannot go in \(containerName); "
+                                + "re-encoding it to \(targetName)")
                     }
                 } else if canCopy {
                     let mkvIn = input.formatName.hasPrefix("matroska")
                     let mkvOut = containerName == "matroska" || containerName == "webm"
-                    routes[i] = .copy(output: try muxer.addCopiedStream(
-                        from: st, sameContainerFamily: sameFamily,
-                        matroskaCodecDelay: mkvIn && mkvOut && par.pointee.codec_id == AV_CODEC_ID_OPUS))
+                    routes[i] = .copy(
+                        output: try muxer.addCopiedStream(
+                            from: st, sameContainerFamily: sameFamily,
+                            matroskaCodecDelay: mkvIn && mkvOut && par.pointee.codec_id == AV_CODEC_ID_OPUS))
                     audioCopied += 1
                 } else {
-                    throw CropZoomError(.usage, path: cfg.output,
-                                        reason: "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio copy); use --audio auto or aac")
+                    throw CropZoomError(
+                        .usage, path: cfg.output,
+                        reason:
+                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio copy); use --audio auto or aac"
+                    )
                 }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
                 let kind = par.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE ? "subtitle" : "data"
@@ -387,8 +451,10 @@ final class Job: @unchecked Sendable {
         self.routes = routes
         self.videoOutput = videoOutput
         self.notices = notices
-        self.audioCopied = audioCopied; self.audioReencoded = audioReencoded
-        self.otherCopied = otherCopied; self.dropped = dropped
+        self.audioCopied = audioCopied
+        self.audioReencoded = audioReencoded
+        self.otherCopied = otherCopied
+        self.dropped = dropped
         av_dict_copy(&output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
         // Trim: every stream's window, then a seek to a key frame before it (a second early, so
         // frames a B-frame delay before a key frame's decode time are not skipped).
@@ -396,20 +462,25 @@ final class Job: @unchecked Sendable {
             input.stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
         }
         if cfg.start != nil || cfg.end != nil {
-            let fileStart = input.pointer.pointee.start_time != AVCode.noPTS
+            let fileStart =
+                input.pointer.pointee.start_time != AVCode.noPTS
                 ? Double(input.pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
             let s = fileStart + (cfg.start ?? 0)
             let e = cfg.end.map { fileStart + $0 }
             let span = Job.span(input, from: fileStart)
             if let d = span.end, (cfg.start ?? 0) >= d {
                 let digits: Int32 = (cfg.start ?? 0) < 1e9 ? 13 : 4
-                var reason = String(format: "--start %.*g s is past the end of the file (%.3f s", digits, cfg.start ?? 0, d)
-                if fileStart != 0 { reason += String(format: ", counted from its first timestamp at %.3f s", fileStart) }
+                var reason = String(
+                    format: "--start %.*g s is past the end of the file (%.3f s", digits, cfg.start ?? 0, d)
+                if fileStart != 0 {
+                    reason += String(format: ", counted from its first timestamp at %.3f s", fileStart)
+                }
                 throw CropZoomError(.usage, path: cfg.input, reason: reason + ")")
             }
             trimRange = (cfg.start ?? 0, cfg.end)
             videoSpan = Job.span(input, from: fileStart, stream: videoIndex)
-            var starts: [Int64] = [], ends: [Int64?] = []
+            var starts: [Int64] = []
+            var ends: [Int64?] = []
             for i in 0..<input.streamCount {
                 let tb = input.stream(i).pointee.time_base
                 starts.append(Int64((s / av_q2d(tb)).rounded(.up)))
@@ -431,31 +502,37 @@ final class Job: @unchecked Sendable {
             videoSpan = (nil, nil)
             let origin = cfg.keepStartTime ? nil : Job.clockOrigin(input)
             trim = origin.map {
-                Trim(start: [Int64](repeating: .min, count: $0.count), end: [Int64?](repeating: nil, count: $0.count),
-                     shift: $0, subtitle: subtitles)
+                Trim(
+                    start: [Int64](repeating: .min, count: $0.count), end: [Int64?](repeating: nil, count: $0.count),
+                    shift: $0, subtitle: subtitles)
             }
             duration = input.duration
             let shift = origin.map { Double($0[videoIndex]) * av_q2d(videoStream.pointee.time_base) } ?? 0
-            startTime = videoStream.pointee.start_time != AVCode.noPTS
+            startTime =
+                videoStream.pointee.start_time != AVCode.noPTS
                 ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) - shift : 0
         }
         // Chapters: cut to the trim and moved with the streams.
         let second = Double(AV_TIME_BASE)
-        let window = trimRange.map { r -> (Int64, Int64, Int64) in
-            let fileStart = input.pointer.pointee.start_time != AVCode.noPTS
-                ? Double(input.pointer.pointee.start_time) / second : 0
-            let from = Int64(((fileStart + r.start) * second).rounded())
-            let to = r.end.map { Int64(((fileStart + $0) * second).rounded()) } ?? .max
-            return (from, to, cfg.keepStartTime ? 0 : from)
-        } ?? (.min, .max, 0)
-        try check(cz_copy_chapters(output.pointer, input.pointer, window.0, window.1, window.2), "copying chapters",
-                  path: cfg.output)
+        let window =
+            trimRange.map { r -> (Int64, Int64, Int64) in
+                let fileStart =
+                    input.pointer.pointee.start_time != AVCode.noPTS
+                    ? Double(input.pointer.pointee.start_time) / second : 0
+                let from = Int64(((fileStart + r.start) * second).rounded())
+                let to = r.end.map { Int64(((fileStart + $0) * second).rounded()) } ?? .max
+                return (from, to, cfg.keepStartTime ? 0 : from)
+            } ?? (.min, .max, 0)
+        try check(
+            cz_copy_chapters(output.pointer, input.pointer, window.0, window.1, window.2), "copying chapters",
+            path: cfg.output)
         try muxer.writeHeader()
     }
 
     /// Where `stream` (or the whole input) starts and ends, in seconds from `fileStart`: each
     /// stream's start plus its duration, else the container's (`InputFormat.declaredEnd`).
-    static func span(_ input: InputFormat, from fileStart: Double, stream: Int? = nil) -> (start: Double?, end: Double?) {
+    static func span(_ input: InputFormat, from fileStart: Double, stream: Int? = nil) -> (start: Double?, end: Double?)
+    {
         var start: Double? = nil
         var end: Double? = nil
         for i in stream.map({ [$0] }) ?? Array(0..<input.streamCount) {
@@ -486,7 +563,9 @@ final class Job: @unchecked Sendable {
             }
         }
         guard let earliest, earliest.time != 0 else { return nil }
-        return (0..<input.streamCount).map { av_rescale_q(earliest.time, earliest.base, input.stream($0).pointee.time_base) }
+        return (0..<input.streamCount).map {
+            av_rescale_q(earliest.time, earliest.base, input.stream($0).pointee.time_base)
+        }
     }
 
     /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's
@@ -498,12 +577,14 @@ final class Job: @unchecked Sendable {
 
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer(pool: FramePool?) -> Transformer {
-        let timeBase = av_q2d(decoder.timeBase), start = startTime
-        return Transformer(plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
-                           scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
-                           frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start },
-                           background: configuration.background, deinterlace: configuration.deinterlace,
-                           topFieldFirst: ![AV_FIELD_BB, AV_FIELD_BT].contains(decoder.context.pointer.pointee.field_order))
+        let timeBase = av_q2d(decoder.timeBase)
+        let start = startTime
+        return Transformer(
+            plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
+            scaler: configuration.scaler, kernel: configuration.kernel, pool: pool,
+            frameTime: { pts in pts == AVCode.noPTS ? 0 : Double(pts) * timeBase - start },
+            background: configuration.background, deinterlace: configuration.deinterlace,
+            topFieldFirst: ![AV_FIELD_BB, AV_FIELD_BT].contains(decoder.context.pointer.pointee.field_order))
     }
 
     /// Moves a rendered frame's timestamps into the encoder's time base when they differ.
@@ -511,7 +592,8 @@ final class Job: @unchecked Sendable {
     func stampForEncoder(_ out: Frame) {
         guard rescaleToEncoder, let encoder else { return }
         out.pts = av_rescale_q(out.pts, decoder.timeBase, encoder.timeBase)
-        out.pointer.pointee.pkt_duration = av_rescale_q(out.pointer.pointee.pkt_duration, decoder.timeBase, encoder.timeBase)
+        out.pointer.pointee.pkt_duration = av_rescale_q(
+            out.pointer.pointee.pkt_duration, decoder.timeBase, encoder.timeBase)
     }
 
     /// Media seconds since the start for a frame pts in the decoder's time base.
@@ -528,7 +610,7 @@ final class Job: @unchecked Sendable {
         do {
             try muxer.write(packet, stream: stream)
             return true
-        } catch where error.code == AVCode.invalidData && !configuration.strict {
+        } catch  where error.code == AVCode.invalidData && !configuration.strict {
             // The muxer's bitstream filter (ADTS to MP4, for one) rejects a damaged packet: it
             // cannot be stored, so it is skipped and counted.
             packet.unref()
@@ -559,7 +641,8 @@ struct DropGroup {
             return "\(noun) #\(streams[0].index) (\(streams[0].codec)) dropped: \(reason)"
         }
         var ranges: [String] = []
-        var start = streams[0].index, last = start
+        var start = streams[0].index
+        var last = start
         for s in streams.dropFirst() {
             if s.index == last + 1 {
                 last = s.index

@@ -24,9 +24,13 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives encoded packets from `encoder`.
-    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: UnsafeMutablePointer<AVStream>?) throws(CropZoomError) -> Int {
+    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: UnsafeMutablePointer<AVStream>?)
+        throws(CropZoomError) -> Int
+    {
         let st = try output.addStream()
-        try check(avcodec_parameters_from_context(st.pointee.codecpar, encoder), "configuring an output stream", path: output.displayPath)
+        try check(
+            avcodec_parameters_from_context(st.pointee.codecpar, encoder), "configuring an output stream",
+            path: output.displayPath)
         st.pointee.time_base = encoder.pointee.time_base
         if let input {
             st.pointee.disposition = input.pointee.disposition
@@ -47,14 +51,18 @@ final class Muxer: @unchecked Sendable {
         let k = key.lowercased()
         // mkvmerge writes the statistics with a language suffix too (BPS-eng).
         let base = k.split(separator: "-").first.map(String.init) ?? k
-        let known = ["encoder", "encoder_options", "alpha_mode", "bps", "duration", "number_of_frames",
-                     "number_of_bytes", "vendor_id"]
+        let known = [
+            "encoder", "encoder_options", "alpha_mode", "bps", "duration", "number_of_frames",
+            "number_of_bytes", "vendor_id",
+        ]
         return known.contains(base) || k.hasPrefix("_statistics_")
     }
 
     /// Copies the entries of `source` for which `drop` is false (`av_dict_get` / `av_dict_set`).
-    static func copyTags(from source: OpaquePointer?, to target: inout OpaquePointer?,
-                         dropping drop: (String) -> Bool) {
+    static func copyTags(
+        from source: OpaquePointer?, to target: inout OpaquePointer?,
+        dropping drop: (String) -> Bool
+    ) {
         var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
         while let e = av_dict_get(source, "", entry, AV_DICT_IGNORE_SUFFIX) {
             entry = e
@@ -68,10 +76,14 @@ final class Muxer: @unchecked Sendable {
     /// back by that delay, and FFmpeg 5.1's muxer writes the delay but does not move them
     /// forward again; `matroskaCodecDelay` restores the stored timestamps, so the audio keeps its
     /// place against the video.
-    func addCopiedStream(from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool,
-                         matroskaCodecDelay: Bool = false) throws(CropZoomError) -> Int {
+    func addCopiedStream(
+        from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool,
+        matroskaCodecDelay: Bool = false
+    ) throws(CropZoomError) -> Int {
         let st = try output.addStream()
-        try check(avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar), "copying stream parameters", path: output.displayPath)
+        try check(
+            avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar), "copying stream parameters",
+            path: output.displayPath)
         if !sameContainerFamily { st.pointee.codecpar.pointee.codec_tag = 0 }
         st.pointee.time_base = input.pointee.time_base
         st.pointee.disposition = input.pointee.disposition
@@ -82,7 +94,8 @@ final class Muxer: @unchecked Sendable {
         mergedTimes.append(0)
         let par = input.pointee.codecpar.pointee
         if matroskaCodecDelay && par.initial_padding > 0 {
-            timestampOffset.append(av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: 48000), input.pointee.time_base))
+            timestampOffset.append(
+                av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: 48000), input.pointee.time_base))
         } else {
             timestampOffset.append(0)
         }
@@ -110,7 +123,8 @@ final class Muxer: @unchecked Sendable {
     func dropHTCRotation(_ index: Int) {
         let st = output.stream(index)
         guard let title = av_dict_get(st.pointee.metadata, "title", nil, 0),
-              String(cString: title.pointee.value).hasPrefix("htc_video_rotA-") else { return }
+            String(cString: title.pointee.value).hasPrefix("htc_video_rotA-")
+        else { return }
         av_dict_set(&st.pointee.metadata, "title", nil, 0)
     }
 
@@ -178,7 +192,8 @@ final class Muxer: @unchecked Sendable {
         mergedTimes.indices.filter { mergedTimes[$0] > 0 }.map { i in
             let tb = output.stream(i).pointee.time_base
             let step = tb.den > 0 ? String(format: "%g ms", 1000 * av_q2d(tb)) : "its"
-            return "output stream #\(i): \(mergedTimes[i]) packets share a timestamp with another: \(output.formatName) "
+            return
+                "output stream #\(i): \(mergedTimes[i]) packets share a timestamp with another: \(output.formatName) "
                 + "stores times in \(step) steps, coarser than the input's (use .mp4, .mov or .ts to keep them apart)"
         }
     }

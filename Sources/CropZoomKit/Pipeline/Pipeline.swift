@@ -50,29 +50,38 @@ public final class Pipeline {
         for (i, route) in job.routes.enumerated() {
             switch route {
             case .copy where job.demuxer.isAudio(i): audio.append("#\(i) copied")
-            case .reencode(let t, _): audio.append("#\(i) re-encoded (\(String(cString: t.encoder.pointer.pointee.codec.pointee.name)))")
+            case .reencode(let t, _):
+                audio.append("#\(i) re-encoded (\(String(cString: t.encoder.pointer.pointee.codec.pointee.name)))")
             default: break
             }
         }
-        let container = av_guess_format(nil, configuration.output, nil).map { String(cString: $0.pointee.name) } ?? "unknown"
-        return JobPlan(input: configuration.input, output: configuration.output, container: container,
-                       window: p.source, outputWidth: p.output.width, outputHeight: p.output.height,
-                       orientation: display.isIdentity ? "none" : display.description,
-                       videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
-                       audio: audio, notices: notices, motion: Self.motion(of: p))
+        let container =
+            av_guess_format(nil, configuration.output, nil).map { String(cString: $0.pointee.name) } ?? "unknown"
+        return JobPlan(
+            input: configuration.input, output: configuration.output, container: container,
+            window: p.source, outputWidth: p.output.width, outputHeight: p.output.height,
+            orientation: display.isIdentity ? "none" : display.description,
+            videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
+            audio: audio, notices: notices, motion: Self.motion(of: p))
     }
 
     /// What moves per frame in `plan`, in words (`JobPlan.motion`).
     static func motion(of plan: GeometryPlan) -> [String] {
         var m: [String] = []
         if let a = plan.animation {
-            if a.zoom.isAnimated { m.append("zoom keyframes") } else if a.zoom.value(0, at: 0) < 1 { m.append("zoom out") }
+            if a.zoom.isAnimated {
+                m.append("zoom keyframes")
+            } else if a.zoom.value(0, at: 0) < 1 {
+                m.append("zoom out")
+            }
             if a.center.isAnimated { m.append("centre keyframes") }
             if a.crop?.isAnimated == true { m.append("crop keyframes") }
         }
         if let w = plan.warp {
             if let angle = w.angle {
-                m.append(angle.isAnimated ? "rotation keyframes" : "rotation \(String(format: "%g", angle.value(0, at: 0)))°")
+                m.append(
+                    angle.isAnimated ? "rotation keyframes" : "rotation \(String(format: "%g", angle.value(0, at: 0)))°"
+                )
             }
             if let t = w.transform { m.append(t.isAnimated ? "matrix keyframes" : "matrix") }
         }
@@ -87,7 +96,10 @@ public final class Pipeline {
             return try transcode()
         } catch {
             let signal = cz_pending_signal()
-            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written") }
+            if signal != 0 {
+                throw CropZoomError(
+                    .interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written")
+            }
             throw error
         }
     }
@@ -105,8 +117,10 @@ public final class Pipeline {
         let counts: EngineCounts
         let report = onProgress.map { callback in
             { (frames: Int, time: Double) in
-                callback(ProgressEvent(frames: frames, time: time, duration: job.duration,
-                                       elapsed: monotonicSeconds() - started))
+                callback(
+                    ProgressEvent(
+                        frames: frames, time: time, duration: job.duration,
+                        elapsed: monotonicSeconds() - started))
             }
         }
         if threads.workers == 0 {
@@ -116,7 +130,8 @@ public final class Pipeline {
         }
         if counts.framesOut == 0 {
             if let range = job.trimRange {
-                var reason = String(format: "no video frame between %.3f s and ", range.start)
+                var reason =
+                    String(format: "no video frame between %.3f s and ", range.start)
                     + (range.end.map { String(format: "%.3f s", $0) } ?? "the end")
                 if let vs = job.videoSpan.start, let ve = job.videoSpan.end {
                     reason += String(format: ": the video runs from %.3f s to %.3f s", vs, ve)
@@ -133,21 +148,24 @@ public final class Pipeline {
         precision.forEach(onNotice)
 
         return TranscodeSummary(
-            output: cfg.null ? "(null)" : cfg.output, outputWidth: job.plan.output.width, outputHeight: job.plan.output.height,
+            output: cfg.null ? "(null)" : cfg.output, outputWidth: job.plan.output.width,
+            outputHeight: job.plan.output.height,
             videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
             framesIn: counts.framesIn, framesOut: counts.framesOut,
-            corruptSkipped: job.decoder.corruptPackets + job.demuxer.skippedErrors + counts.audioCorrupt + counts.copiedDamaged,
+            corruptSkipped: job.decoder.corruptPackets + job.demuxer.skippedErrors + counts.audioCorrupt
+                + counts.copiedDamaged,
             duplicateTimestampsDropped: counts.duplicates,
             audioStreamsCopied: job.audioCopied, audioStreamsReencoded: job.audioReencoded,
             otherStreamsCopied: job.otherCopied, streamsDropped: job.dropped, audioPackets: counts.audioPackets,
             seconds: monotonicSeconds() - started, mediaDuration: job.duration ?? counts.lastTime,
             notices: job.notices + precision, truncated: job.demuxer.truncation, pool: counts.pool,
-            engine: EngineReport(threads: threads.threads, transformWorkers: max(1, threads.workers),
-                                 decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
-                                 busy: job.encoder == nil ? counts.busy.filter { $0.key != "encode" } : counts.busy,
-                                 waits: counts.waits,
-                                 cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
-                                 upstreamNice: Int(threads.upstreamNice)),
+            engine: EngineReport(
+                threads: threads.threads, transformWorkers: max(1, threads.workers),
+                decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
+                busy: job.encoder == nil ? counts.busy.filter { $0.key != "encode" } : counts.busy,
+                waits: counts.waits,
+                cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
+                upstreamNice: Int(threads.upstreamNice)),
             window: job.plan.source, ffmpegFilter: job.plan.ffmpegFilter(scaler: cfg.scaler))
     }
 
@@ -183,7 +201,8 @@ public final class Pipeline {
         var size: Int = 0
         guard let data = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
             if let title = av_dict_get(st.pointee.metadata, "title", nil, 0).map({ String(cString: $0.pointee.value) }),
-               title.hasPrefix("htc_video_rotA-"), let degrees = Int(title.dropFirst("htc_video_rotA-".count)) {
+                title.hasPrefix("htc_video_rotA-"), let degrees = Int(title.dropFirst("htc_video_rotA-".count))
+            {
                 return Orientation.rotation(clockwise: degrees) ?? .identity
             }
             return .identity
@@ -192,7 +211,9 @@ public final class Pipeline {
         return Orientation(displayMatrix: m) ?? .identity
     }
 
-    static func sampleAspect(_ st: UnsafeMutablePointer<AVStream>, _ dec: UnsafeMutablePointer<AVCodecContext>) -> Double {
+    static func sampleAspect(_ st: UnsafeMutablePointer<AVStream>, _ dec: UnsafeMutablePointer<AVCodecContext>)
+        -> Double
+    {
         var r = st.pointee.sample_aspect_ratio
         if r.num <= 0 || r.den <= 0 { r = dec.pointee.sample_aspect_ratio }
         if r.num <= 0 || r.den <= 0 { return 1 }

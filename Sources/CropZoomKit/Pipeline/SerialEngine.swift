@@ -9,8 +9,9 @@ struct SerialEngine {
 
     func run() throws(CropZoomError) -> EngineCounts {
         var c = EngineCounts()
-        let pool = FramePool(width: job.plan.output.width, height: job.plan.output.height,
-                             format: job.outputFormat, capacity: 4)
+        let pool = FramePool(
+            width: job.plan.output.width, height: job.plan.output.height,
+            format: job.outputFormat, capacity: 4)
         try pool.prefill()
         let transformer = job.makeTransformer(pool: pool)
         let packet = try Packet()
@@ -20,7 +21,7 @@ struct SerialEngine {
         var t = Timer()
         let limit = job.configuration.frameLimit ?? Int.max
         var admitted = 0
-        var pastEnd = false   // a frame at or after the trim's end was decoded
+        var pastEnd = false  // a frame at or after the trim's end was decoded
 
         func writeVideo(_ pkt: Packet) throws(CropZoomError) {
             guard let out = job.videoOutput else { return }
@@ -32,7 +33,9 @@ struct SerialEngine {
             guard admitted < limit else { return }
             switch job.place(frame) {
             case .before: return
-            case .after: pastEnd = true; return
+            case .after:
+                pastEnd = true
+                return
             case .keep: break
             }
             guard gate.admit(frame) else { return }
@@ -49,7 +52,10 @@ struct SerialEngine {
             if pts != AVCode.noPTS { c.lastTime = job.mediaTime(pts) }
             if let progress {
                 let now = monotonicSeconds()
-                if now - lastReport >= 0.25 { lastReport = now; progress(c.framesOut, c.lastTime) }
+                if now - lastReport >= 0.25 {
+                    lastReport = now
+                    progress(c.framesOut, c.lastTime)
+                }
             }
         }
 
@@ -81,7 +87,8 @@ struct SerialEngine {
                     if let trim = job.trim, !trim.admit(packet, waitingFor: &waitingFor) { continue }
                     c.audioPackets += 1
                     t.switchTo("audio")
-                    try tr.transcode(packet) { (p: Packet) throws(CropZoomError) in try job.muxer.write(p, stream: out) }
+                    try tr.transcode(packet) { (p: Packet) throws(CropZoomError) in try job.muxer.write(p, stream: out)
+                    }
                 case .drop:
                     break
                 }

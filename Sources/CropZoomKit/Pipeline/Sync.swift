@@ -14,8 +14,16 @@ struct Cancelled: Error {}
 final class CancelFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var set = false
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return set }
-    func raise() { lock.lock(); set = true; lock.unlock() }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return set
+    }
+    func raise() {
+        lock.lock()
+        set = true
+        lock.unlock()
+    }
 }
 
 final class RunControl: @unchecked Sendable {
@@ -26,15 +34,33 @@ final class RunControl: @unchecked Sendable {
 
     private var enough = false
 
-    var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
     /// The job's frame limit was reached: readers stop early; nothing failed.
-    var hasEnough: Bool { lock.lock(); defer { lock.unlock() }; return enough }
-    func markEnough() { lock.lock(); enough = true; lock.unlock() }
-    var firstError: CropZoomError? { lock.lock(); defer { lock.unlock() }; return error }
+    var hasEnough: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return enough
+    }
+    func markEnough() {
+        lock.lock()
+        enough = true
+        lock.unlock()
+    }
+    var firstError: CropZoomError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return error
+    }
 
     /// Registers a wake-up for blocked waiters (called once per queue/pool at set-up).
     func onStop(_ wake: @escaping () -> Void) {
-        lock.lock(); waiters.append(wake); lock.unlock()
+        lock.lock()
+        waiters.append(wake)
+        lock.unlock()
     }
 
     /// Records `error` if it is the first, stops everything and wakes every waiter.
@@ -45,7 +71,9 @@ final class RunControl: @unchecked Sendable {
         stopped = true
         let wakes = waiters
         lock.unlock()
-        if !alreadyStopped { wakes.forEach { $0() } }
+        if !alreadyStopped {
+            for wake in wakes { wake() }
+        }
     }
 }
 
@@ -71,7 +99,9 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         self.control = control
         control.onStop { [weak self] in
             guard let self else { return }
-            self.condition.lock(); self.condition.broadcast(); self.condition.unlock()
+            self.condition.lock()
+            self.condition.broadcast()
+            self.condition.unlock()
         }
     }
 
@@ -112,7 +142,10 @@ final class BoundedQueue<Element>: @unchecked Sendable {
 
     /// No more pushes: consumers get nil after the last element.
     func close() {
-        condition.lock(); closed = true; condition.broadcast(); condition.unlock()
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
     }
 }
 
@@ -137,7 +170,9 @@ final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
         self.control = control
         control.onStop { [weak self] in
             guard let self else { return }
-            self.condition.lock(); self.condition.broadcast(); self.condition.unlock()
+            self.condition.lock()
+            self.condition.broadcast()
+            self.condition.unlock()
         }
     }
 

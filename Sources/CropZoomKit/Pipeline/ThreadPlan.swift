@@ -24,9 +24,11 @@ struct ThreadPlan: Equatable {
 
     /// The plan for `threads` cores (nil: one per CPU the process may use, `UsableCPUs`) and
     /// `load`; the configuration's overrides (`--decoder-threads`, `--encoder-threads`, `--workers`) win.
-    static func make(threads requested: Int?, load: Load,
-                     decoder: Int? = nil, encoder: Int? = nil, workers: Int? = nil,
-                     processors: Int = UsableCPUs.count) -> ThreadPlan {
+    static func make(
+        threads requested: Int?, load: Load,
+        decoder: Int? = nil, encoder: Int? = nil, workers: Int? = nil,
+        processors: Int = UsableCPUs.count
+    ) -> ThreadPlan {
         let n = max(1, requested ?? processors)
         // --threads 1: everything, codecs included, on the calling thread (the serial engine).
         if n == 1 { return ThreadPlan(threads: 1, decoder: 1, encoder: 1, workers: 0) }

@@ -24,31 +24,40 @@ final class ThreadedEngine: @unchecked Sendable {
     private let control = RunControl()
 
     // Shared, thread-safe.
-    private let demuxPackets: ShellPool<Packet>     // demux → decode / mux
-    private let encodedPackets: ShellPool<Packet>   // encode → mux
-    private let frameShells: ShellPool<Frame>       // decode → workers
-    private let pool: FramePool                     // decode (acquire) → encode (release)
+    private let demuxPackets: ShellPool<Packet>  // demux → decode / mux
+    private let encodedPackets: ShellPool<Packet>  // encode → mux
+    private let frameShells: ShellPool<Frame>  // decode → workers
+    private let pool: FramePool  // decode (acquire) → encode (release)
     private let videoQueue: BoundedQueue<Packet>
     private let workQueue: BoundedQueue<WorkItem>
     private let muxQueue: BoundedQueue<MuxItem>
     private let reorder: ReorderBuffer
     private let progressLock = NSLock()
-    private var progressFrames = 0, progressTime = 0.0   // under progressLock
+    private var progressFrames = 0, progressTime = 0.0  // under progressLock
     private let muxProducers = ProducerCount()
 
     // Per-stage state (owned by the named thread).
-    private var transformers: [Transformer] = []       // worker k uses transformers[k]
-    private var demuxCounts = EngineCounts()            // demux
-    private var decodeCounts = EngineCounts()           // decode
-    private var encodeCounts = EngineCounts()           // encode
-    private var muxCounts = EngineCounts()              // mux
+    private var transformers: [Transformer] = []  // worker k uses transformers[k]
+    private var demuxCounts = EngineCounts()  // demux
+    private var decodeCounts = EngineCounts()  // decode
+    private var encodeCounts = EngineCounts()  // encode
+    private var muxCounts = EngineCounts()  // mux
     /// Worker k writes element k only; a raw buffer, so no two workers ever access the same
     /// Swift variable (an array property would be one exclusivity-checked location).
     private let workerBusy: UnsafeMutableBufferPointer<Double>
-    private var stageBusy: [String: Double] = [:]       // written after join only
+    private var stageBusy: [String: Double] = [:]  // written after join only
 
-    struct WorkItem { var seq: Int; var input: Frame; var output: Frame }
-    struct MuxItem { var packet: Packet; var stream: Int; var copied: Bool; var owner: ShellPool<Packet> }
+    struct WorkItem {
+        var seq: Int
+        var input: Frame
+        var output: Frame
+    }
+    struct MuxItem {
+        var packet: Packet
+        var stream: Int
+        var copied: Bool
+        var owner: ShellPool<Packet>
+    }
 
     init(job: Job, workers: Int) throws(CropZoomError) {
         self.job = job
@@ -59,8 +68,9 @@ final class ThreadedEngine: @unchecked Sendable {
         frameShells = try ShellPool(capacity: 2 * w + 2, control: control) { () throws(CropZoomError) in try Frame() }
         // Output frames in flight: one per worker, the work queue, the reorder window and the
         // one being encoded. Encoders that keep references get fresh buffers (counted).
-        pool = FramePool(width: job.plan.output.width, height: job.plan.output.height,
-                         format: job.outputFormat, capacity: 3 * w + 2, control: control)
+        pool = FramePool(
+            width: job.plan.output.width, height: job.plan.output.height,
+            format: job.outputFormat, capacity: 3 * w + 2, control: control)
         videoQueue = BoundedQueue(capacity: 32, control: control)
         workQueue = BoundedQueue(capacity: 2 * w, control: control)
         // Never full: it can hold every packet shell there is.
@@ -76,7 +86,7 @@ final class ThreadedEngine: @unchecked Sendable {
 
     /// Runs the job; `progress` is called on the calling thread a few times a second.
     func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> EngineCounts {
-        muxProducers.set(2) // demux and encode
+        muxProducers.set(2)  // demux and encode
         var threads: [Thread] = []
         let done = DispatchGroup()
         func spawn(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
@@ -93,20 +103,35 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         // Stages before the encoder yield to it when the plan says so (a pipeline split).
         let upstreamNice = job.threads.upstreamNice
-        let yieldToEncoder: @Sendable () -> Void = { if upstreamNice > 0 { _ = cz_lower_thread_priority(upstreamNice) } }
-        spawn("demux") { [self] in yieldToEncoder(); try demuxLoop() }
-        spawn("decode") { [self] in yieldToEncoder(); try decodeLoop() }
-        for k in 0..<workers { spawn("transform-\(k)") { [self] in yieldToEncoder(); try workerLoop(k) } }
+        let yieldToEncoder: @Sendable () -> Void = {
+            if upstreamNice > 0 { _ = cz_lower_thread_priority(upstreamNice) }
+        }
+        spawn("demux") { [self] in
+            yieldToEncoder()
+            try demuxLoop()
+        }
+        spawn("decode") { [self] in
+            yieldToEncoder()
+            try decodeLoop()
+        }
+        for k in 0..<workers {
+            spawn("transform-\(k)") { [self] in
+                yieldToEncoder()
+                try workerLoop(k)
+            }
+        }
         spawn("encode") { [self] in try encodeLoop() }
         spawn("mux") { [self] in try muxLoop() }
-        threads.forEach { $0.start() }
+        for thread in threads { thread.start() }
 
         // Wait, watching for signals and reporting progress.
         var lastReport = 0.0
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             let signal = cz_pending_signal()
             if signal != 0 { control.fail(CropZoomError(.interrupted(signal: signal), reason: "interrupted")) }
-            if job.cancel.isSet { control.fail(CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled")) }
+            if job.cancel.isSet {
+                control.fail(CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled"))
+            }
             if let progress, monotonicSeconds() - lastReport >= 0.25 {
                 lastReport = monotonicSeconds()
                 progressLock.lock()
@@ -164,21 +189,39 @@ final class ThreadedEngine: @unchecked Sendable {
                 if case .again = step { continue }
                 break
             }
-            guard p.streamIndex < job.routes.count else { p.unref(); demuxPackets.release(p); continue }
+            guard p.streamIndex < job.routes.count else {
+                p.unref()
+                demuxPackets.release(p)
+                continue
+            }
             switch job.routes[p.streamIndex] {
             case .video:
-                if control.hasEnough { p.unref(); demuxPackets.release(p); continue }
+                if control.hasEnough {
+                    p.unref()
+                    demuxPackets.release(p)
+                    continue
+                }
                 t.switchTo(nil)
                 try videoQueue.push(p)
             case .copy(let out):
-                if let trim = job.trim, !trim.admit(p, waitingFor: &waitingFor) { p.unref(); demuxPackets.release(p); continue }
+                if let trim = job.trim, !trim.admit(p, waitingFor: &waitingFor) {
+                    p.unref()
+                    demuxPackets.release(p)
+                    continue
+                }
                 if job.demuxer.isAudio(p.streamIndex) { demuxCounts.audioPackets += 1 }
                 try muxQueue.push(MuxItem(packet: p, stream: out, copied: true, owner: demuxPackets))
             case .reencode(let tr, let out):
-                if let trim = job.trim, !trim.admit(p, waitingFor: &waitingFor) { p.unref(); demuxPackets.release(p); continue }
+                if let trim = job.trim, !trim.admit(p, waitingFor: &waitingFor) {
+                    p.unref()
+                    demuxPackets.release(p)
+                    continue
+                }
                 demuxCounts.audioPackets += 1
                 t.switchTo("audio")
-                try tr.transcode(p) { (enc: Packet) throws(CropZoomError) in try self.handOver(enc, to: out, from: self.demuxPackets) }
+                try tr.transcode(p) { (enc: Packet) throws(CropZoomError) in
+                    try self.handOver(enc, to: out, from: self.demuxPackets)
+                }
                 p.unref()
                 demuxPackets.release(p)
             case .drop:
@@ -188,7 +231,9 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         t.switchTo("audio")
         for case .reencode(let tr, let out) in job.routes {
-            try tr.transcode(nil) { (enc: Packet) throws(CropZoomError) in try self.handOver(enc, to: out, from: self.demuxPackets) }
+            try tr.transcode(nil) { (enc: Packet) throws(CropZoomError) in
+                try self.handOver(enc, to: out, from: self.demuxPackets)
+            }
             demuxCounts.audioCorrupt += tr.corruptPackets
         }
         t.switchTo(nil)
@@ -215,10 +260,15 @@ final class ThreadedEngine: @unchecked Sendable {
         var t = Timer()
         let limit = job.configuration.frameLimit ?? Int.max
         func dispatch(_ frame: Frame) throws(CropZoomError) {
-            guard seq < limit else { control.markEnough(); return }
+            guard seq < limit else {
+                control.markEnough()
+                return
+            }
             switch job.place(frame) {
             case .before: return
-            case .after: control.markEnough(); return
+            case .after:
+                control.markEnough()
+                return
             case .keep: break
             }
             guard gate.admit(frame) else { return }
@@ -233,9 +283,12 @@ final class ThreadedEngine: @unchecked Sendable {
             t.switchTo("decode")
         }
         while let p = try videoQueue.pop() {
-            defer { p.unref(); demuxPackets.release(p) }
+            defer {
+                p.unref()
+                demuxPackets.release(p)
+            }
             if seq >= limit { control.markEnough() }
-            if control.hasEnough { continue }   // past the limit or the trim's end: the demuxer stops soon
+            if control.hasEnough { continue }  // past the limit or the trim's end: the demuxer stops soon
             t.switchTo("decode")
             try job.decoder.decode(p, strict: strict, dispatch)
             t.switchTo(nil)
@@ -335,24 +388,31 @@ final class ReorderBuffer: @unchecked Sendable {
         self.control = control
         control.onStop { [weak self] in
             guard let self else { return }
-            self.condition.lock(); self.condition.broadcast(); self.condition.unlock()
+            self.condition.lock()
+            self.condition.broadcast()
+            self.condition.unlock()
         }
     }
 
     func put(_ seq: Int, _ frame: Frame) throws(Cancelled) {
-        condition.lock(); defer { condition.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         if control.isStopped { throw Cancelled() }
         slots[seq] = frame
         condition.broadcast()
     }
 
     func workerFinished() {
-        condition.lock(); liveWorkers -= 1; condition.broadcast(); condition.unlock()
+        condition.lock()
+        liveWorkers -= 1
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Frame `seq`, waiting for it; nil when every worker has finished and it never came.
     func take(_ seq: Int) throws(Cancelled) -> Frame? {
-        condition.lock(); defer { condition.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         let t0 = monotonicSeconds()
         defer { waitSeconds += monotonicSeconds() - t0 }
         while slots[seq] == nil && liveWorkers > 0 && !control.isStopped { condition.wait() }
@@ -366,7 +426,16 @@ final class ProducerCount: @unchecked Sendable {
     // @unchecked Sendable: the count is behind `lock`.
     private let lock = NSLock()
     private var count = 0
-    func set(_ n: Int) { lock.lock(); count = n; lock.unlock() }
+    func set(_ n: Int) {
+        lock.lock()
+        count = n
+        lock.unlock()
+    }
     /// True for the last producer.
-    func finish() -> Bool { lock.lock(); defer { lock.unlock() }; count -= 1; return count == 0 }
+    func finish() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        count -= 1
+        return count == 0
+    }
 }

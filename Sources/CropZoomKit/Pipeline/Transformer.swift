@@ -59,12 +59,14 @@ final class Transformer: @unchecked Sendable {
     /// The deinterlaced picture (made once per size and format).
     private var fields: Frame?
 
-    init(plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
-         matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED,
-         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
-         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
-         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0),
-         deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true) {
+    init(
+        plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
+        matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED,
+        scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
+        frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
+        background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0),
+        deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true
+    ) {
         self.plan = plan
         self.deinterlace = deinterlace
         self.topFieldFirst = topFieldFirst
@@ -124,8 +126,9 @@ final class Transformer: @unchecked Sendable {
         let input = try deinterlaced(decoded)
         let inFormat = input.pixelFormat
         guard let inInfo = PixelFormatInfo(inFormat), !inInfo.isHardware, !inInfo.isBitstream else {
-            throw CropZoomError(.processing, what: "transforming",
-                                reason: "unsupported decoded pixel format \(pixelFormatName(inFormat))")
+            throw CropZoomError(
+                .processing, what: "transforming",
+                reason: "unsupported decoded pixel format \(pixelFormatName(inFormat))")
         }
         if plan.warp != nil {
             try warp(input, into: out)
@@ -138,13 +141,17 @@ final class Transformer: @unchecked Sendable {
         if let animation = plan.animation {
             let w = animation.window(at: frameTime(input.presentationTime))
             exact = w
-            let x0 = Int(w.x.rounded(.down)) & ~1, y0 = Int(w.y.rounded(.down)) & ~1
-            rect = PixelRect(x: x0, y: y0, width: (Int((w.x + w.width).rounded(.up)) - x0 + 1) & ~1,
-                             height: (Int((w.y + w.height).rounded(.up)) - y0 + 1) & ~1)
+            let x0 = Int(w.x.rounded(.down)) & ~1
+            let y0 = Int(w.y.rounded(.down)) & ~1
+            rect = PixelRect(
+                x: x0, y: y0, width: (Int((w.x + w.width).rounded(.up)) - x0 + 1) & ~1,
+                height: (Int((w.y + w.height).rounded(.up)) - y0 + 1) & ~1)
         }
         // Clamp against the frame actually decoded (a stream may change size mid-way).
-        let x = min(rect.x, max(0, input.width - 1)), y = min(rect.y, max(0, input.height - 1))
-        let w = min(rect.width, input.width - x), h = min(rect.height, input.height - y)
+        let x = min(rect.x, max(0, input.width - 1))
+        let y = min(rect.y, max(0, input.height - 1))
+        let w = min(rect.width, input.width - x)
+        let h = min(rect.height, input.height - y)
         let inputFull = input.isFullRange
         input.windowPlanes(x: x, y: y, info: inInfo, planes: srcPlanes, strides: srcStrides)
         let window = PixelRect(x: x, y: y, width: w, height: h)
@@ -153,17 +160,22 @@ final class Transformer: @unchecked Sendable {
             return
         }
         // Scale into scratch (coded orientation), then the orthogonal kernel.
-        let sw = plan.scaled.width, sh = plan.scaled.height
+        let sw = plan.scaled.width
+        let sh = plan.scaled.height
         if scratch == nil { scratch = try Frame(width: sw, height: sh, format: orientFormat) }
         // A turn or flip moves the chroma siting too: the scaled picture's chroma is sited where
         // the orthogonal step will put it on the output's declared siting.
         let location = input.pointer.pointee.chroma_location
-        if orientChroma?.location != location {   // decided once per chroma location, not per frame
-            orientChroma = (location, orientFormat == outputFormat
-                ? Self.preOrientationChroma(location, orientation: plan.orientation, format: orientFormat) : nil)
+        if orientChroma?.location != location {  // decided once per chroma location, not per frame
+            orientChroma = (
+                location,
+                orientFormat == outputFormat
+                    ? Self.preOrientationChroma(location, orientation: plan.orientation, format: orientFormat) : nil
+            )
         }
         let chroma = orientChroma!.position
-        try scale(input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat, chroma: chroma)
+        try scale(
+            input, window: window, exact: exact, full: inputFull, into: scratch!, format: orientFormat, chroma: chroma)
         if orientFormat == outputFormat {
             Transformer.orient(scratch!, into: out, plan.orientation)
         } else {
@@ -174,9 +186,10 @@ final class Transformer: @unchecked Sendable {
                 srcPlanes[i] = src.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
                 srcStrides[i] = src.pointer.pointee.linesizePlane(i)
             }
-            let c = try scalerFor(&converter, srcW: out.width, srcH: out.height, srcFormat: orientFormat,
-                                  srcFull: outputFullRange, dstW: out.width, dstH: out.height, dstFormat: outputFormat,
-                                  chroma: input.pointer.pointee.chroma_location)
+            let c = try scalerFor(
+                &converter, srcW: out.width, srcH: out.height, srcFormat: orientFormat,
+                srcFull: outputFullRange, dstW: out.width, dstH: out.height, dstFormat: outputFormat,
+                chroma: input.pointer.pointee.chroma_location)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
     }
@@ -204,7 +217,8 @@ final class Transformer: @unchecked Sendable {
             return input
         }
         if fields == nil || fields!.width != input.width || fields!.height != input.height
-            || fields!.pixelFormat != input.pixelFormat {
+            || fields!.pixelFormat != input.pixelFormat
+        {
             fields = try Frame(width: input.width, height: input.height, format: input.pixelFormat)
         }
         let target = fields!
@@ -214,8 +228,9 @@ final class Transformer: @unchecked Sendable {
             guard let src = input.pointer.pointee.dataPlane(i), let dst = target.pointer.pointee.dataPlane(i) else {
                 continue
             }
-            cz_deinterlace_plane(src, Int(input.pointer.pointee.linesizePlane(i)), dst,
-                                 Int(target.pointer.pointee.linesizePlane(i)), Int32(w), Int32(h), bytes, keep)
+            cz_deinterlace_plane(
+                src, Int(input.pointer.pointee.linesizePlane(i)), dst,
+                Int(target.pointer.pointee.linesizePlane(i)), Int32(w), Int32(h), bytes, keep)
         }
         let from = input.pointer
         let to = target.pointer
@@ -231,30 +246,40 @@ final class Transformer: @unchecked Sendable {
         return target
     }
 
-    private func scale(_ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
-                       format dstFormat: AVPixelFormat, chroma: (h: Int64, v: Int64)? = nil,
-                       fallback: Bool = false) throws(CropZoomError) {
+    private func scale(
+        _ input: Frame, window: PixelRect, exact: Rect? = nil, full: Bool, into dst: Frame,
+        format dstFormat: AVPixelFormat, chroma: (h: Int64, v: Int64)? = nil,
+        fallback: Bool = false
+    ) throws(CropZoomError) {
         let inFormat = input.pixelFormat
-        let sited = chroma != nil   // chroma placed for a turn or flip that follows
+        let sited = chroma != nil  // chroma placed for a turn or flip that follows
         var exact = exact
         // Same size, chroma sited for a turn or flip: swscale would copy the planes unscaled and
         // ignore the siting; the resampler places the chroma (the luma stays exact).
-        if exact == nil && !fallback && sited && kernel != .swscale && window.width == dst.width && window.height == dst.height {
-            exact = Rect(x: Double(window.x), y: Double(window.y), width: Double(window.width), height: Double(window.height))
+        if exact == nil && !fallback && sited && kernel != .swscale && window.width == dst.width
+            && window.height == dst.height
+        {
+            exact = Rect(
+                x: Double(window.x), y: Double(window.y), width: Double(window.width), height: Double(window.height))
         }
         // A window that moves every frame, or reaches beyond the picture (zoomed out): the
         // resampler that needs no set-up per window and paints the background.
-        let beyond = exact.map { $0.x < -1e-6 || $0.y < -1e-6 || $0.x + $0.width > Double(input.width) + 1e-6
-            || $0.y + $0.height > Double(input.height) + 1e-6 } ?? false
+        let beyond =
+            exact.map {
+                $0.x < -1e-6 || $0.y < -1e-6 || $0.x + $0.width > Double(input.width) + 1e-6
+                    || $0.y + $0.height > Double(input.height) + 1e-6
+            } ?? false
         if let exact, kernel != .zimg || beyond {
             // Decided once per conversion, as for zimg.
-            let key = PlaneResampler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat,
-                                         dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter)
+            let key = PlaneResampler.Key(
+                srcW: input.width, srcH: input.height, srcFormat: inFormat,
+                dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter)
             if resampler?.key != key && resamplerRefused != key {
                 resampler = nil
                 if PlaneResampler.takes(src: inFormat, dst: dstFormat, filter: filter) && full == outputFullRange {
                     resampler = try PlaneResampler(key)
-                    backgroundSamples = PlaneResampler.backgroundSamples(background, info: PixelFormatInfo(dstFormat)!, fullRange: outputFullRange)
+                    backgroundSamples = PlaneResampler.backgroundSamples(
+                        background, info: PixelFormatInfo(dstFormat)!, fullRange: outputFullRange)
                 } else {
                     resamplerRefused = key
                 }
@@ -270,17 +295,26 @@ final class Transformer: @unchecked Sendable {
                 return
             }
             if beyond {
-                throw CropZoomError(.processing, what: "zooming out",
-                                    reason: "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out")
+                throw CropZoomError(
+                    .processing, what: "zooming out",
+                    reason:
+                        "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out"
+                )
             }
-            return try scale(input, window: window, exact: nil, full: full, into: dst, format: dstFormat, chroma: chroma, fallback: true)
+            return try scale(
+                input, window: window, exact: nil, full: full, into: dst, format: dstFormat, chroma: chroma,
+                fallback: true)
         }
         if kernel != .swscale {
-            let zimgWindow = exact ?? Rect(x: Double(window.x), y: Double(window.y),
-                                           width: Double(window.width), height: Double(window.height))
-            let key = ZimgScaler.Key(srcW: input.width, srcH: input.height, srcFormat: inFormat, window: zimgWindow,
-                                     dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter,
-                                     fullRange: full, chromaLocation: input.pointer.pointee.chroma_location)
+            let zimgWindow =
+                exact
+                ?? Rect(
+                    x: Double(window.x), y: Double(window.y),
+                    width: Double(window.width), height: Double(window.height))
+            let key = ZimgScaler.Key(
+                srcW: input.width, srcH: input.height, srcFormat: inFormat, window: zimgWindow,
+                dstW: dst.width, dstH: dst.height, dstFormat: dstFormat, filter: filter,
+                fullRange: full, chromaLocation: input.pointer.pointee.chroma_location)
             // Decided once per conversion (a stream may change size or format mid-way).
             if zimg?.key != key && zimgRefused != key {
                 zimg = nil
@@ -288,8 +322,10 @@ final class Transformer: @unchecked Sendable {
                 // zimg takes named chroma locations only (none is "right"): swscale then, unless asked.
                 if kernel == .auto && exact == nil && (!ZimgScaler.preferred(for: inFormat) || sited) {
                     zimgRefused = key
-                } else if let reason = ZimgScaler.refusal(src: inFormat, dst: dstFormat, srcFullRange: full,
-                                                          dstFullRange: outputFullRange, filter: filter) {
+                } else if let reason = ZimgScaler.refusal(
+                    src: inFormat, dst: dstFormat, srcFullRange: full,
+                    dstFullRange: outputFullRange, filter: filter)
+                {
                     if kernel == .zimg { throw ZimgScaler.refused(reason, src: inFormat, dst: dstFormat) }
                     zimgRefused = key
                 } else {
@@ -299,9 +335,10 @@ final class Transformer: @unchecked Sendable {
             // False only for misaligned planes, which FFmpeg's own buffers never are: swscale then.
             if let zimg, try zimg.scale(input, into: dst) { return }
         }
-        let s = try scalerFor(&scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
-                              dstW: dst.width, dstH: dst.height, dstFormat: dstFormat,
-                              chroma: input.pointer.pointee.chroma_location, dstChroma: chroma)
+        let s = try scalerFor(
+            &scaler, srcW: window.width, srcH: window.height, srcFormat: inFormat, srcFull: full,
+            dstW: dst.width, dstH: dst.height, dstFormat: dstFormat,
+            chroma: input.pointer.pointee.chroma_location, dstChroma: chroma)
         s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
     }
 
@@ -315,34 +352,43 @@ final class Transformer: @unchecked Sendable {
         let inFormat = input.pixelFormat
         let inputFull = input.isFullRange
         guard PlaneResampler.takes(src: inFormat, dst: inFormat, filter: filter == .area ? .bicubic : filter) else {
-            throw CropZoomError(.processing, what: "rotating",
-                                reason: "\(pixelFormatName(inFormat)): --rotate by any angle and --transform need planar YUV or grey")
+            throw CropZoomError(
+                .processing, what: "rotating",
+                reason: "\(pixelFormatName(inFormat)): --rotate by any angle and --transform need planar YUV or grey")
         }
         let direct = inFormat == out.pixelFormat && inputFull == outputFullRange
         let target: Frame
         if direct {
             target = out
         } else {
-            if warpScratch == nil || warpScratch!.width != out.width || warpScratch!.height != out.height || warpScratch!.pixelFormat != inFormat {
+            if warpScratch == nil || warpScratch!.width != out.width || warpScratch!.height != out.height
+                || warpScratch!.pixelFormat != inFormat
+            {
                 warpScratch = try Frame(width: out.width, height: out.height, format: inFormat)
             }
             target = warpScratch!
         }
         if warpSamplesKey?.format != inFormat || warpSamplesKey?.full != inputFull {
-            warpSamples = PlaneResampler.backgroundSamples(background, info: PixelFormatInfo(inFormat)!, fullRange: inputFull)
+            warpSamples = PlaneResampler.backgroundSamples(
+                background, info: PixelFormatInfo(inFormat)!, fullRange: inputFull)
             warpSamplesKey = (inFormat, inputFull)
         }
         let location = input.pointer.pointee.chroma_location
-        if case .blur = background, PlaneWarper.showsOutside(map, width: target.width, height: target.height, picture: input) {
-            try blurred().paint(input, into: target, aspect: Double(plan.scaled.width) / Double(plan.scaled.height),
-                                warper: planeWarper) { cover in plan.outputToInput(window: cover) }
+        if case .blur = background,
+            PlaneWarper.showsOutside(map, width: target.width, height: target.height, picture: input)
+        {
+            try blurred().paint(
+                input, into: target, aspect: Double(plan.scaled.width) / Double(plan.scaled.height),
+                warper: planeWarper
+            ) { cover in plan.outputToInput(window: cover) }
         }
         try planeWarper().warp(input, through: map, into: target, location: location, background: warpSamples)
         if !direct {
             target.windowPlanes(x: 0, y: 0, info: PixelFormatInfo(inFormat)!, planes: srcPlanes, strides: srcStrides)
-            let c = try scalerFor(&converter, srcW: out.width, srcH: out.height, srcFormat: inFormat,
-                                  srcFull: inputFull, dstW: out.width, dstH: out.height, dstFormat: out.pixelFormat,
-                                  chroma: location)
+            let c = try scalerFor(
+                &converter, srcW: out.width, srcH: out.height, srcFormat: inFormat,
+                srcFull: inputFull, dstW: out.width, dstH: out.height, dstFormat: out.pixelFormat,
+                chroma: location)
             c.scale(src: srcPlanes, srcStride: srcStrides, into: out)
         }
     }
@@ -367,26 +413,34 @@ final class Transformer: @unchecked Sendable {
     /// the declared position taken back through the orientation about the block's centre
     /// (a flip: 256 − position; a quarter turn swaps the axes). Only subsampled directions
     /// count; nil when nothing changes.
-    static func preOrientationChroma(_ location: AVChromaLocation, orientation o: Orientation, format: AVPixelFormat) -> (h: Int64, v: Int64)? {
-        guard !o.isIdentity, let info = PixelFormatInfo(format), info.log2ChromaW > 0 || info.log2ChromaH > 0 else { return nil }
+    static func preOrientationChroma(_ location: AVChromaLocation, orientation o: Orientation, format: AVPixelFormat)
+        -> (h: Int64, v: Int64)?
+    {
+        guard !o.isIdentity, let info = PixelFormatInfo(format), info.log2ChromaW > 0 || info.log2ChromaH > 0 else {
+            return nil
+        }
         // The declared position in both directions (as if both were subsampled), then turned back.
         let full = Scaler.chromaPosition(location, log2w: 1, log2h: 1)
         let inv = o.inverse
         let (x, y) = (full.h - 128, full.v - 128)
-        var h = Int64(inv.a) * x + Int64(inv.b) * y + 128, v = Int64(inv.c) * x + Int64(inv.d) * y + 128
+        var h = Int64(inv.a) * x + Int64(inv.b) * y + 128
+        var v = Int64(inv.c) * x + Int64(inv.d) * y + 128
         if info.log2ChromaW == 0 { h = 0 }
         if info.log2ChromaH == 0 { v = 0 }
         let declared = Scaler.chromaPosition(location, log2w: info.log2ChromaW, log2h: info.log2ChromaH)
         return (h, v) == (declared.h, declared.v) ? nil : (h, v)
     }
 
-    private func scalerFor(_ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
-                           dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
-                           chroma: AVChromaLocation, dstChroma: (h: Int64, v: Int64)? = nil) throws(CropZoomError) -> Scaler {
-        let key = Scaler.Key(srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
-                             dstFormat: dstFormat, flags: flags,
-                             srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma,
-                             dstChromaH: dstChroma?.h, dstChromaV: dstChroma?.v, matrix: matrix)
+    private func scalerFor(
+        _ slot: inout Scaler?, srcW: Int, srcH: Int, srcFormat: AVPixelFormat, srcFull: Bool,
+        dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
+        chroma: AVChromaLocation, dstChroma: (h: Int64, v: Int64)? = nil
+    ) throws(CropZoomError) -> Scaler {
+        let key = Scaler.Key(
+            srcW: srcW, srcH: srcH, srcFormat: srcFormat, dstW: dstW, dstH: dstH,
+            dstFormat: dstFormat, flags: flags,
+            srcFullRange: srcFull, dstFullRange: outputFullRange, chromaLocation: chroma,
+            dstChromaH: dstChroma?.h, dstChromaV: dstChroma?.v, matrix: matrix)
         if let s = slot, s.key == key { return s }
         let s = try Scaler(key)
         slot = s
@@ -405,14 +459,16 @@ final class Transformer: @unchecked Sendable {
             let dw = chroma ? -((-dst.width) >> info.log2ChromaW) : dst.width
             let dh = chroma ? -((-dst.height) >> info.log2ChromaH) : dst.height
             // Source element for destination (x, y): inverse map about the centres (exact integers).
-            let cx = 0.5 - Double(dw) / 2, cy = 0.5 - Double(dh) / 2
+            let cx = 0.5 - Double(dw) / 2
+            let cy = 0.5 - Double(dh) / 2
             let ox = Double(inv.a) * cx + Double(inv.b) * cy + Double(sw) / 2 - 0.5
             let oy = Double(inv.c) * cx + Double(inv.d) * cy + Double(sh) / 2 - 0.5
-            cz_plane_orthogonal(src.pointer.pointee.dataPlane(i), src.pointer.pointee.linesizePlane(i),
-                                dst.pointer.pointee.dataPlane(i), dst.pointer.pointee.linesizePlane(i),
-                                Int32(dw), Int32(dh), Int32(steps[i]),
-                                Int32(ox.rounded()), Int32(oy.rounded()),
-                                Int32(inv.a), Int32(inv.b), Int32(inv.c), Int32(inv.d))
+            cz_plane_orthogonal(
+                src.pointer.pointee.dataPlane(i), src.pointer.pointee.linesizePlane(i),
+                dst.pointer.pointee.dataPlane(i), dst.pointer.pointee.linesizePlane(i),
+                Int32(dw), Int32(dh), Int32(steps[i]),
+                Int32(ox.rounded()), Int32(oy.rounded()),
+                Int32(inv.a), Int32(inv.b), Int32(inv.c), Int32(inv.d))
         }
     }
 }

@@ -21,13 +21,15 @@ final class VideoDecoder: @unchecked Sendable {
         let par = st.pointee.codecpar!
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(par.pointee.codec_id))
-            let reason = par.pointee.codec_id == AV_CODEC_ID_NONE
+            let reason =
+                par.pointee.codec_id == AV_CODEC_ID_NONE
                 ? "the video codec is unknown to this FFmpeg"
                 : "no decoder for the video codec '\(name)' in this FFmpeg"
             throw CropZoomError(.inputUnreadable, path: input.path, reason: reason)
         }
         context = try CodecContext(codec: codec, path: input.path)
-        try check(avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
+        try check(
+            avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
         context.pointer.pointee.pkt_timebase = st.pointee.time_base
         // Nothing may throw once the counter exists: a partly initialised object gets no deinit,
         // and the counter would leak.
@@ -66,7 +68,8 @@ final class VideoDecoder: @unchecked Sendable {
         if r < 0 && r != AVCode.eof {
             refused += 1
             if strict {
-                throw CropZoomError.ffmpeg(r, .processing, what: "decoding a damaged packet (--strict)", path: context.path)
+                throw CropZoomError.ffmpeg(
+                    r, .processing, what: "decoding a damaged packet (--strict)", path: context.path)
             }
         }
         try drain(strict: strict, body)
@@ -78,19 +81,25 @@ final class VideoDecoder: @unchecked Sendable {
             do {
                 step = try context.receive(frame: frame)
             } catch {
-                if error.code == AVCode.invalidData && !strict { refused += 1; continue }
+                if error.code == AVCode.invalidData && !strict {
+                    refused += 1
+                    continue
+                }
                 throw error
             }
             switch step {
             case .again, .endOfStream: return
             case .value:
                 defer { frame.unref() }
-                if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                if frame.pointer.pointee.decode_error_flags != 0
+                    || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0
+                {
                     // Damaged but concealed: still a frame of the clip, so it is kept and counted.
                     flaggedFrames += 1
                     if strict {
-                        throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path,
-                                            reason: "damaged frame")
+                        throw CropZoomError(
+                            .processing, what: "decoding (--strict)", path: context.path,
+                            reason: "damaged frame")
                     }
                 }
                 try body(frame)

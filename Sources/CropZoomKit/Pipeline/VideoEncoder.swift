@@ -54,12 +54,15 @@ final class VideoEncoder: @unchecked Sendable {
     static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> UnsafePointer<AVCodec> {
         if let name {
             guard let c = avcodec_find_encoder_by_name(name), av_codec_is_encoder(c) != 0,
-                  c.pointee.type == AVMEDIA_TYPE_VIDEO else {
-                throw CropZoomError(.usage, reason: "--codec \(name): no such video encoder in this FFmpeg (try `ffmpeg -encoders`)")
+                c.pointee.type == AVMEDIA_TYPE_VIDEO
+            else {
+                throw CropZoomError(
+                    .usage, reason: "--codec \(name): no such video encoder in this FFmpeg (try `ffmpeg -encoders`)")
             }
             guard output.canStore(c.pointee.id) else {
-                throw CropZoomError(.usage, path: output.displayPath,
-                                    reason: "the \(output.formatName) container cannot hold \(name) video")
+                throw CropZoomError(
+                    .usage, path: output.displayPath,
+                    reason: "the \(output.formatName) container cannot hold \(name) video")
             }
             return c
         }
@@ -71,20 +74,24 @@ final class VideoEncoder: @unchecked Sendable {
             }
             if id != AV_CODEC_ID_NONE, let c = avcodec_find_encoder(id) { return c }
         }
-        let preferred: [String] = output.formatName == "webm" ? ["libvpx-vp9", "libaom-av1"] : ["libx264", "libx265", "mpeg4"]
+        let preferred: [String] =
+            output.formatName == "webm" ? ["libvpx-vp9", "libaom-av1"] : ["libx264", "libx265", "mpeg4"]
         for n in preferred {
             if let c = avcodec_find_encoder_by_name(n), output.canStore(c.pointee.id) { return c }
         }
         let id = output.outputFormat.pointee.video_codec
         if id != AV_CODEC_ID_NONE, let c = avcodec_find_encoder(id) { return c }
-        throw CropZoomError(.usage, path: output.displayPath,
-                            reason: "no video encoder for the \(output.formatName) container (name one with --codec)")
+        throw CropZoomError(
+            .usage, path: output.displayPath,
+            reason: "no video encoder for the \(output.formatName) container (name one with --codec)")
     }
 
     /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else
     /// the nearest one it does (`avcodec_find_best_pix_fmt_of_list`).
-    static func choosePixelFormat(codec: UnsafePointer<AVCodec>, input: AVPixelFormat,
-                                  requested: String?) throws(CropZoomError) -> AVPixelFormat {
+    static func choosePixelFormat(
+        codec: UnsafePointer<AVCodec>, input: AVPixelFormat,
+        requested: String?
+    ) throws(CropZoomError) -> AVPixelFormat {
         let supported = codec.supportedPixelFormats
         let name = String(cString: codec.pointee.name)
         if let requested {
@@ -101,7 +108,10 @@ final class VideoEncoder: @unchecked Sendable {
             // MJPEG takes limited-range formats only with -strict unofficial: give it full range.
             if codec.pointee.id == AV_CODEC_ID_MJPEG, let info = PixelFormatInfo(input), !info.isJ {
                 let j = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P]
-                    .first { PixelFormatInfo($0)!.log2ChromaW == info.log2ChromaW && PixelFormatInfo($0)!.log2ChromaH == info.log2ChromaH }
+                    .first {
+                        PixelFormatInfo($0)!.log2ChromaW == info.log2ChromaW
+                            && PixelFormatInfo($0)!.log2ChromaH == info.log2ChromaH
+                    }
                 if let j, supported.contains(j) { return j }
             }
             return input
@@ -110,7 +120,8 @@ final class VideoEncoder: @unchecked Sendable {
         if let info = PixelFormatInfo(input), info.isJ, supported.contains(info.unJ) { return info.unJ }
         var list = supported + [AV_PIX_FMT_NONE]
         let best = list.withUnsafeMutableBufferPointer { buf in
-            avcodec_find_best_pix_fmt_of_list(buf.baseAddress, input, PixelFormatInfo(input)?.hasAlpha == true ? 1 : 0, nil)
+            avcodec_find_best_pix_fmt_of_list(
+                buf.baseAddress, input, PixelFormatInfo(input)?.hasAlpha == true ? 1 : 0, nil)
         }
         return best == AV_PIX_FMT_NONE ? supported[0] : best
     }
@@ -134,7 +145,7 @@ final class VideoEncoder: @unchecked Sendable {
         case AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_THEORA:
             return frameRate.num > 0 && frameRate.den > 0 ? av_inv_q(frameRate) : AVRational(num: 1, den: 25)
         case AV_CODEC_ID_MPEG4, AV_CODEC_ID_H263, AV_CODEC_ID_H263P, AV_CODEC_ID_MSMPEG4V2, AV_CODEC_ID_MSMPEG4V3,
-             AV_CODEC_ID_FLV1:
+            AV_CODEC_ID_FLV1:
             guard input.den > 65535 else { return input }
             var d = Int32(65535)
             while d > 1 && input.den % d != 0 { d -= 1 }
@@ -148,8 +159,10 @@ final class VideoEncoder: @unchecked Sendable {
     /// requires: one of the eight MPEG rates (23.976 … 60), for MPEG-2 times (n+1)/(d+1) with n < 4,
     /// d < 32 (its frame_rate_extension).
     static func mpegFrameRateFits(_ rate: AVRational, mpeg2: Bool) -> Bool {
-        let table: [(num: Int64, den: Int64)] = [(24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
-                                                 (50, 1), (60000, 1001), (60, 1)]
+        let table: [(num: Int64, den: Int64)] = [
+            (24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
+            (50, 1), (60000, 1001), (60, 1),
+        ]
         guard rate.num > 0 && rate.den > 0 else { return false }
         for t in table {
             for n in 1...(mpeg2 ? 4 : 1) {
@@ -182,9 +195,12 @@ final class VideoEncoder: @unchecked Sendable {
     /// declare -1…FLT_MAX and clamp to 51); nil for an encoder without a known range.
     static func crfRange(_ codec: UnsafePointer<AVCodec>) -> ClosedRange<Double>? {
         var cls = codec.pointee.priv_class
-        let option = cls == nil ? nil : withUnsafeMutablePointer(to: &cls) {
-            av_opt_find(UnsafeMutableRawPointer($0), "crf", nil, 0, AV_OPT_SEARCH_FAKE_OBJ)
-        }
+        let option =
+            cls == nil
+            ? nil
+            : withUnsafeMutablePointer(to: &cls) {
+                av_opt_find(UnsafeMutableRawPointer($0), "crf", nil, 0, AV_OPT_SEARCH_FAKE_OBJ)
+            }
         if let option, option.pointee.max < 1000 { return max(0, option.pointee.min)...option.pointee.max }
         return ["libx264", "libx264rgb", "libx265"].contains(String(cString: codec.pointee.name)) ? 0...51 : nil
     }
@@ -212,17 +228,21 @@ final class VideoEncoder: @unchecked Sendable {
     }
 
     /// The presets x264 and x265 know (`x264_preset_names`, `x265_preset_names`).
-    static let x26xPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    static let x26xPresets = [
+        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
+    ]
 
     init(_ s: Settings) throws(CropZoomError) {
         let id = s.codec.pointee.id
         if id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO,
-           !VideoEncoder.mpegFrameRateFits(s.frameRate, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO) {
+            !VideoEncoder.mpegFrameRateFits(s.frameRate, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO)
+        {
             let name = String(cString: s.codec.pointee.name)
             let fps = String(format: "%.3f", av_q2d(s.frameRate))
-            throw CropZoomError(.usage, path: s.path,
-                                reason: "\(name) video takes only the MPEG frame rates (23.976, 24, 25, 29.97, 30, "
-                                    + "50, 59.94, 60); the input's is \(fps) fps (choose another container or --codec)")
+            throw CropZoomError(
+                .usage, path: s.path,
+                reason: "\(name) video takes only the MPEG frame rates (23.976, 24, 25, 29.97, 30, "
+                    + "50, 59.94, 60); the input's is \(fps) fps (choose another container or --codec)")
         }
         context = try CodecContext(codec: s.codec, path: s.path)
         let c = context.pointer
@@ -233,10 +253,14 @@ final class VideoEncoder: @unchecked Sendable {
         c.pointee.framerate = s.frameRate
         c.pointee.sample_aspect_ratio = s.sampleAspect
         let cp = s.colorSource.pointee
-        c.pointee.color_range = s.fullRange ? AVCOL_RANGE_JPEG : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
+        c.pointee.color_range =
+            s.fullRange
+            ? AVCOL_RANGE_JPEG
+            : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
         let inputFormat = AVPixelFormat(rawValue: cp.format)
-        c.pointee.colorspace = VideoEncoder.matrix(inputSpace: cp.color_space, inputFormat: inputFormat,
-                                                   output: s.pixelFormat)
+        c.pointee.colorspace = VideoEncoder.matrix(
+            inputSpace: cp.color_space, inputFormat: inputFormat,
+            output: s.pixelFormat)
         c.pointee.color_primaries = cp.color_primaries
         c.pointee.color_trc = cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
@@ -248,7 +272,9 @@ final class VideoEncoder: @unchecked Sendable {
         // x264 and x265 refuse an unknown preset only inside the encoder's open, as EINVAL with
         // their own log line: name the option instead.
         if let preset = s.preset, name == "libx264" || name == "libx265", !VideoEncoder.x26xPresets.contains(preset) {
-            throw CropZoomError(.usage, reason: "--preset \(preset): \(name) presets are \(VideoEncoder.x26xPresets.joined(separator: ", "))")
+            throw CropZoomError(
+                .usage,
+                reason: "--preset \(preset): \(name) presets are \(VideoEncoder.x26xPresets.joined(separator: ", "))")
         }
         try VideoEncoder.checkRateControl(codec: s.codec, crf: s.crf, bitrate: s.bitrate)
         var options: [String: String] = [:]
