@@ -85,7 +85,8 @@ for (i, row) in rows.enumerated() {
     do {
         let summary = try await job.run()
         print(
-            "[\(i + 1)/\(rows.count)] done: \(summary.output), \(summary.framesOut) frames, \(String(format: "%.1f", summary.fps)) fps"
+            "[\(i + 1)/\(rows.count)] done: \(summary.output), \(summary.framesOut) frames, "
+                + "\(String(format: "%.1f", summary.fps)) fps"
         )
     } catch {
         if error.kind == .cancelled || Pipeline.pendingSignal != 0 {

@@ -26,7 +26,8 @@ struct AnalyzeMotion: ParsableCommand {
             print(
                 String(
                     format:
-                        "%@: %d frames, mean velocity (%.4f, %.4f) px/frame, jitter %.4f px/frame² mean, %.4f max, %d backward step%@",
+                        "%@: %d frames, mean velocity (%.4f, %.4f) px/frame, jitter %.4f px/frame² mean, %.4f max, "
+                        + "%d backward step%@",
                     input, r.frames, r.velocityMean[0], r.velocityMean[1], r.jitterMean, r.jitterMax, r.backwardSteps,
                     r.backwardSteps == 1 ? "" : "s"))
         }

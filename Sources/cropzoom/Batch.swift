@@ -16,7 +16,8 @@ struct Batch: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "Files, folders (searched recursively; hidden files skipped; links to files followed) or globs ('clips/*.mov').",
+            "Files, folders (searched recursively; hidden files skipped; links to files followed) or globs "
+                + "('clips/*.mov').",
             valueName: "input"))
     var inputs: [String] = []
 
@@ -29,7 +30,8 @@ struct Batch: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Output file name: {stem} (input name without extension), {ext} (its extension), {name} (whole input name). The extension picks the container.",
+            "Output file name: {stem} (input name without extension), {ext} (its extension), {name} (whole input "
+                + "name). The extension picks the container.",
             valueName: "TEMPLATE"))
     var name = "{stem}-zoom.{ext}"
 
@@ -53,14 +55,16 @@ struct Batch: ParsableCommand {
 
     @Flag(
         name: .customLong("dry-run"),
-        help:
-            "Print what would be done for each file (window, output size, rotation, codecs, output path) and do nothing."
+        help: ArgumentHelp(
+            "Print what would be done for each file (window, output size, rotation, codecs, output path) and do "
+                + "nothing.")
     )
     var dryRun = false
 
     @Option(
         help: ArgumentHelp(
-            "Process only shard I of N (1 ≤ I ≤ N): every N-th input by sorted path, starting at the I-th. Shards 1…N together cover every input once.",
+            "Process only shard I of N (1 ≤ I ≤ N): every N-th input by sorted path, starting at the I-th. Shards "
+                + "1…N together cover every input once.",
             valueName: "I/N"))
     var shard: String?
 
@@ -337,7 +341,8 @@ struct Batch: ParsableCommand {
         var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
         out +=
-            "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, \(count(.skipped)) skipped"
+            "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, "
+            + "\(count(.skipped)) skipped"
         if count(.interrupted) + count(.notRun) > 0 {
             out += ", \(count(.interrupted)) interrupted, \(count(.notRun)) not started"
         }
@@ -553,7 +558,8 @@ struct BatchRunner {
                     let done = state.done
                     state.lock.unlock()
                     say(
-                        "[\(done)/\(total)] \(item.result.rawValue) \(item.input)\(item.result == .failed ? ": \(item.error ?? "")" : "")"
+                        "[\(done)/\(total)] \(item.result.rawValue) "
+                            + "\(item.input)\(item.result == .failed ? ": \(item.error ?? "")" : "")"
                     )
                 }
             }

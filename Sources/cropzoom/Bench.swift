@@ -33,7 +33,8 @@ struct Bench: ParsableCommand {
     @Option(
         name: .customLong("threads"),
         help: ArgumentHelp(
-            "Thread counts to measure: a list (1,2,4), a range (1..8) or 1..N (N: this machine's cores). Default: 1, powers of two, and all cores.",
+            "Thread counts to measure: a list (1,2,4), a range (1..8) or 1..N (N: this machine's cores). Default: "
+                + "1, powers of two, and all cores.",
             valueName: "LIST"))
     var threadList: String?
 
@@ -56,7 +57,8 @@ struct Bench: ParsableCommand {
     @Flag(
         name: .customLong("compare-ffmpeg"),
         help: ArgumentHelp(
-            "Run the equivalent ffmpeg command (printed) in alternation with cropzoom; --compare-ffmpeg=PATH or --ffmpeg PATH picks the binary."
+            "Run the equivalent ffmpeg command (printed) in alternation with cropzoom; --compare-ffmpeg=PATH or "
+                + "--ffmpeg PATH picks the binary."
         ))
     var compareFFmpeg = false
 
@@ -202,12 +204,14 @@ struct Bench: ParsableCommand {
         if ffmpegPath != nil && !compareFFmpeg { throw ValidationError("--ffmpeg needs --compare-ffmpeg") }
         if compareFFmpeg, let g = try? geometry.request(), g.movesWindow || g.warps {
             throw ValidationError(
-                "--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, rotation by any angle or --transform"
+                "--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, "
+                    + "rotation by any angle or --transform"
             )
         }
         if compareFFmpeg && Bench.which(ffmpegPath ?? "ffmpeg") == nil {
             throw ValidationError(
-                "--compare-ffmpeg: \(ffmpegPath ?? "ffmpeg") \(ffmpegPath == nil ? "is not on PATH" : "is not an executable file")"
+                "--compare-ffmpeg: \(ffmpegPath ?? "ffmpeg") "
+                    + "\(ffmpegPath == nil ? "is not on PATH" : "is not an executable file")"
             )
         }
     }
@@ -260,7 +264,8 @@ struct Bench: ParsableCommand {
         var warnings: [String] = []
         if let top = threads.last, top > cores {
             warnings.append(
-                "asked for \(top) threads on a machine with \(cores) core\(cores == 1 ? "" : "s"): rows above \(cores) are oversubscribed (marked *); per-core figures and efficiency divide by \(cores)"
+                "asked for \(top) threads on a machine with \(cores) core\(cores == 1 ? "" : "s"): rows above "
+                    + "\(cores) are oversubscribed (marked *); per-core figures and efficiency divide by \(cores)"
             )
         }
         for w in warnings { warn(w) }

@@ -243,7 +243,8 @@ struct BenchRunner {
         guard child.succeeded else {
             let last = child.lines.last { !$0.contains("=") } ?? ""
             throw CommandError.failure(
-                "ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: \(shellQuoted(command))"
+                "ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: "
+                    + "\(shellQuoted(command))"
             )
         }
         return BenchRun(

@@ -6,7 +6,8 @@ struct CropZoom: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cropzoom",
         abstract:
-            "Crop, zoom, rotate and rescale recorded video frame by frame, keeping every frame, audio packet and timestamp.",
+            "Crop, zoom, rotate and rescale recorded video frame by frame, keeping every frame, audio packet and "
+            + "timestamp.",
         discussion: """
             Exit codes: 0 ok, 1 failed while processing, 2 bad usage, 3 input unreadable, \
             130 interrupted (SIGINT), 143 terminated (SIGTERM).

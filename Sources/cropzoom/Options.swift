@@ -7,13 +7,16 @@ struct GeometryOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Digital zoom around the centre (≥ 0.1; below 1 zooms out over --background), or keyframes 'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says otherwise.",
+            "Digital zoom around the centre (≥ 0.1; below 1 zooms out over --background), or keyframes 'TIMEs:Z, "
+                + "…' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless --size says "
+                + "otherwise.",
             valueName: "Z"))
     var zoom: String = "1"
 
     @Option(
         help: ArgumentHelp(
-            "Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the picture), or keyframes 'TIMEs:X,Y, …'.",
+            "Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside the "
+                + "picture), or keyframes 'TIMEs:X,Y, …'.",
             valueName: "X,Y"))
     var center: String = "0.5,0.5"
 
@@ -22,7 +25,9 @@ struct GeometryOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Around a zoomed-out, rotated or moved picture: black (default), white, gray, #RRGGBB, edge (the picture's edge samples repeated outwards), blur (the picture scaled to cover the frame, blurred), or cover (with --rotate/--transform: zoom in just enough that no corner shows).",
+            "Around a zoomed-out, rotated or moved picture: black (default), white, gray, #RRGGBB, edge (the "
+                + "picture's edge samples repeated outwards), blur (the picture scaled to cover the frame, "
+                + "blurred), or cover (with --rotate/--transform: zoom in just enough that no corner shows).",
             valueName: "FILL"))
     var background: String = "black"
 
@@ -31,7 +36,8 @@ struct GeometryOptions: ParsableArguments {
     /// the window is centred on `--center`.
     static func parseCrop(_ text: String) throws -> Track {
         let form =
-            "--crop takes W:H or W:H:X:Y in whole pixels (e.g. 1280:720), or keyframes 'TIMEs:W:H[:X:Y], …' (e.g. '0s:1920:1080:0:0, 4s:960:540:480:270')"
+            "--crop takes W:H or W:H:X:Y in whole pixels (e.g. 1280:720), or keyframes 'TIMEs:W:H[:X:Y], …' (e.g. "
+            + "'0s:1920:1080:0:0, 4s:960:540:480:270')"
         var track: Track
         do { track = try Track.parse(text, counts: [2, 4], separator: ":", option: "--crop") } catch {
             throw ValidationError("\(error.reason) (W:H[:X:Y], or keyframes 'TIMEs:W:H[:X:Y], …')")
@@ -71,14 +77,16 @@ struct GeometryOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted; or keyframes 'TIMEs:W:H[:X:Y], …' (one aspect ratio).",
+            "Crop window in pixels of the upright picture; centred (on --center) when X:Y is omitted; or keyframes "
+                + "'TIMEs:W:H[:X:Y], …' (one aspect ratio).",
             valueName: "W:H[:X:Y]"))
     var crop: String?
 
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, even for 4:2:0).",
+            "Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format needs, "
+                + "even for 4:2:0).",
             valueName: "WxH"))
     var size: String?
 
@@ -88,14 +96,17 @@ struct GeometryOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing --background.",
+            "Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) or "
+                + "keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing "
+                + "--background.",
             valueName: "DEGREES"))
     var rotate: String = "0"
 
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) moves to (a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'.",
+            "A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) moves to "
+                + "(a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'.",
             valueName: "A,B,C,D,TX,TY"))
     var transform: String?
 
@@ -106,20 +117,23 @@ struct GeometryOptions: ParsableArguments {
     var scaler: TranscodeConfiguration.Scaler = .bicubic
 
     @Option(
-        help:
-            "Scaling library: auto (zimg for planar YUV and grey above 8 bits, swscale for 8-bit pictures and the rest), zimg (fail where it cannot), swscale."
+        help: ArgumentHelp(
+            "Scaling library: auto (zimg for planar YUV and grey above 8 bits, swscale for 8-bit pictures and the "
+                + "rest), zimg (fail where it cannot), swscale.")
     )
     var kernel: TranscodeConfiguration.Kernel = .auto
 
     @Option(
-        help:
-            "auto: deinterlace the frames the decoder flags interlaced (one field kept, the other rebuilt from it); on: every frame; off: none."
+        help: ArgumentHelp(
+            "auto: deinterlace the frames the decoder flags interlaced (one field kept, the other rebuilt from "
+                + "it); on: every frame; off: none.")
     )
     var deinterlace: TranscodeConfiguration.Deinterlace = .auto
 
     @Option(
-        help:
-            "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); ignore: work on the coded pixels and keep the input's display matrix and aspect."
+        help: ArgumentHelp(
+            "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); ignore: "
+                + "work on the coded pixels and keep the input's display matrix and aspect.")
     )
     var orientation: GeometryRequest.OrientationMode = .auto
 
@@ -147,7 +161,8 @@ struct GeometryOptions: ParsableArguments {
         var centerTrack: Track
         do { centerTrack = try Track.parse(center, components: 2, option: "--center") } catch {
             throw ValidationError(
-                "--center takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4, or keyframes like '0s:0.5,0.5, 4s:0.6,0.4' (got '\(center)')"
+                "--center takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4, or keyframes like '0s:0.5,0.5, "
+                    + "4s:0.6,0.4' (got '\(center)')"
             )
         }
         guard centerTrack.keys.allSatisfy({ $0.value.allSatisfy { (0...1).contains($0) } }) else {
@@ -180,7 +195,8 @@ struct GeometryOptions: ParsableArguments {
         var angle: Track
         do { angle = try Track.parse(rotate, components: 1, option: "--rotate") } catch {
             throw ValidationError(
-                "--rotate takes degrees clockwise (90, 180, 270, or any angle such as 7.5 or -3) or keyframes like '0s:0, 2s:10' (got '\(rotate)')"
+                "--rotate takes degrees clockwise (90, 180, 270, or any angle such as 7.5 or -3) or keyframes like "
+                    + "'0s:0, 2s:10' (got '\(rotate)')"
             )
         }
         angle.ease = ease
@@ -198,7 +214,8 @@ struct GeometryOptions: ParsableArguments {
             var m: Track
             do { m = try Track.parse(transform, components: 6, option: "--transform") } catch {
                 throw ValidationError(
-                    "--transform takes six numbers a,b,c,d,tx,ty (e.g. 1.2,0,0,1.2,-192,-108) or keyframes like '0s:1,0,0,1,0,0, 4s:1.5,0,0,1.5,-480,-270' (got '\(transform)')"
+                    "--transform takes six numbers a,b,c,d,tx,ty (e.g. 1.2,0,0,1.2,-192,-108) or keyframes like "
+                        + "'0s:1,0,0,1,0,0, 4s:1.5,0,0,1.5,-480,-270' (got '\(transform)')"
                 )
             }
             m.ease = ease
@@ -216,8 +233,9 @@ struct GeometryOptions: ParsableArguments {
 /// How to encode the video.
 struct EncodingOptions: ParsableArguments {
     @Option(
-        help:
-            "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, libvpx-vp9 for webm); none (with --null) skips encoding."
+        help: ArgumentHelp(
+            "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, libvpx-vp9 for "
+                + "webm); none (with --null) skips encoding.")
     )
     var codec: String?
 
@@ -263,8 +281,9 @@ struct EncodingOptions: ParsableArguments {
 /// What to do with audio, subtitles and data.
 struct StreamOptions: ParsableArguments {
     @Option(
-        help:
-            "auto: copy every audio stream packet for packet, re-encoding (AAC, Opus for WebM) only what the container cannot carry; copy: fail instead of re-encoding; aac: re-encode to AAC; none: drop audio."
+        help: ArgumentHelp(
+            "auto: copy every audio stream packet for packet, re-encoding (AAC, Opus for WebM) only what the "
+                + "container cannot carry; copy: fail instead of re-encoding; aac: re-encode to AAC; none: drop audio.")
     )
     var audio: TranscodeConfiguration.AudioMode = .auto
 }
@@ -276,7 +295,8 @@ struct OutputOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Output container by muxer name (matroska, mpegts, mp4, mov, webm, …); default from the output's extension. Needed with -o - (standard output; MP4 is then fragmented).",
+            "Output container by muxer name (matroska, mpegts, mp4, mov, webm, …); default from the output's "
+                + "extension. Needed with -o - (standard output; MP4 is then fragmented).",
             valueName: "NAME"))
     var format: String?
 
@@ -321,7 +341,8 @@ struct TrimOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Start at this time from the beginning of the file: seconds (12.5) or [hh:]mm:ss[.mmm]. The first frame kept is the first at or after it.",
+            "Start at this time from the beginning of the file: seconds (12.5) or [hh:]mm:ss[.mmm]. The first "
+                + "frame kept is the first at or after it.",
             valueName: "T"))
     var start: String?
 

@@ -7,7 +7,8 @@ struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
         abstract:
-            "Describe a media file: container, duration, and each stream (codec, sizes, rotation, rates, audio layout).",
+            "Describe a media file: container, duration, and each stream (codec, sizes, rotation, rates, audio "
+            + "layout).",
         discussion: "Exit codes: 0 ok, 2 bad usage, 3 input unreadable.")
 
     @Argument(help: "The file to describe.")
@@ -24,7 +25,8 @@ struct ProbeCommand: ParsableCommand {
     static func text(_ info: MediaInfo) -> String {
         func secs(_ v: Double?) -> String { v.map { String(format: "%.3f s", $0) } ?? "unknown" }
         var out =
-            "\(info.path): \(info.format) (\(info.formatLongName)), duration \(secs(info.duration)), start \(secs(info.startTime))"
+            "\(info.path): \(info.format) (\(info.formatLongName)), duration \(secs(info.duration)), start "
+            + "\(secs(info.startTime))"
         if let size = info.sizeBytes { out += ", \(size) bytes" }
         if let rate = info.bitRate { out += String(format: ", %.0f kb/s", Double(rate) / 1000) }
         out += "\n"

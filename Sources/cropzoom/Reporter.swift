@@ -124,7 +124,11 @@ final class Reporter {
     func statistics(_ s: TranscodeSummary) {
         let e = s.engine
         var lines = [
-            "cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), transform workers \(e.transformWorkers)\(e.upstreamNice != 0 ? ", demux/decode/transform at nice \(e.upstreamNice)" : "")); cpu \(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall (\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"
+            "cropzoom: stats: threads \(e.threads) (decoder \(e.decoderThreads), encoder \(e.encoderThreads), "
+                + "transform workers \(e.transformWorkers)"
+                + "\(e.upstreamNice != 0 ? ", demux/decode/transform at nice \(e.upstreamNice)" : "")); cpu "
+                + "\(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall "
+                + "(\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"
         ]
         let order = ["demux", "decode", "transform", "encode", "mux", "audio"]
         let busy = order.compactMap { k in
@@ -136,7 +140,8 @@ final class Reporter {
         let waits = e.waits.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }
         if !waits.isEmpty { lines.append("cropzoom: stats: waits: " + waits.joined(separator: ", ")) }
         lines.append(
-            "cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses \(s.pool.reuses), high-water \(s.pool.highWater)"
+            "cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses "
+                + "\(s.pool.reuses), high-water \(s.pool.highWater)"
         )
         if style == .json {
             json([

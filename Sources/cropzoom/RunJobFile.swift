@@ -10,7 +10,8 @@ struct RunJobFile: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract:
-            "Run a job file (JSON or YAML): defaults plus a list of clips, each with its own input, output and settings.",
+            "Run a job file (JSON or YAML): defaults plus a list of clips, each with its own input, output and "
+            + "settings.",
         discussion: """
             Exit codes as for batch: 0 all succeeded, 1 some clip failed, 2 the job file or a clip's settings \
             are invalid (nothing started) or --dry-run found a clip that would fail, 130 interrupted.

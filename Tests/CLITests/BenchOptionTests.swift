@@ -82,7 +82,10 @@ struct BenchOptionTests {
     ]
 
     @Test(
-        "every option of the groups passed on (Geometry, Trim, Encoding, Streams) survives arguments() and is a job-file setting"
+        """
+        every option of the groups passed on (Geometry, Trim, Encoding, Streams) survives arguments() and is a \
+        job-file setting
+        """
     )
     func everySharedOptionIsPassedOn() throws {
         // The options as ArgumentParser knows them: a new one fails here until it has a sample,

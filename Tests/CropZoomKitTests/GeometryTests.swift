@@ -120,7 +120,10 @@ struct GeometryPlanTests {
     }
 
     @Test(
-        "zoom below 1 zooms out: the same output size, a window larger than the picture centred on the centre; below 0.1 refused"
+        """
+        zoom below 1 zooms out: the same output size, a window larger than the picture centred on the centre; below \
+        0.1 refused
+        """
     )
     func zoomOut() throws {
         var r = GeometryRequest()

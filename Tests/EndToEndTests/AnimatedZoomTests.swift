@@ -63,7 +63,10 @@ struct AnimatedZoomTests {
     }
 
     @Test(
-        "every frame is the exact geometry: ≥ 40 dB against a float resample (a 2-D cubic for rotations), a geometry slightly off fails; both engines",
+        """
+        every frame is the exact geometry: ≥ 40 dB against a float resample (a 2-D cubic for rotations), a geometry \
+        slightly off fails; both engines
+        """,
         arguments: ReferenceCase.all, ["1", "2"])
     func exactGeometry(_ c: ReferenceCase, threads: String) throws {
         let scratch = try Scratch()
@@ -82,7 +85,10 @@ struct AnimatedZoomTests {
     }
 
     @Test(
-        "keyframes and easing reach the window; malformed keyframes, singular matrices and crops that change shape are refused in one line"
+        """
+        keyframes and easing reach the window; malformed keyframes, singular matrices and crops that change shape are \
+        refused in one line
+        """
     )
     func optionsAndRefusals() throws {
         let scratch = try Scratch()
@@ -113,7 +119,10 @@ struct AnimatedZoomTests {
 @Suite("Rotation by any angle, matrices, crop keyframes")
 struct WarpTests {
     @Test(
-        "--transform: a half turn in output pixels gives --rotate 180's luma exactly; a keyframed pan starts at the picture and ends 64 px over"
+        """
+        --transform: a half turn in output pixels gives --rotate 180's luma exactly; a keyframed pan starts at the \
+        picture and ends 64 px over
+        """
     )
     func matrices() throws {
         let scratch = try Scratch()
@@ -195,7 +204,10 @@ struct WarpTests {
     }
 
     @Test(
-        "the transcode contract holds with a warp, a matrix, crop keyframes and a blurred zoom-out: every frame and pts, audio copied packet for packet",
+        """
+        the transcode contract holds with a warp, a matrix, crop keyframes and a blurred zoom-out: every frame and \
+        pts, audio copied packet for packet
+        """,
         arguments: [
             ["--rotate", "0s:-5, 2s:5", "--background", "blur"],
             ["--transform", "0s:1,0,0,1,0,0, 2s:1.2,0,0,1.2,-64,-36"],
@@ -215,7 +227,10 @@ struct WarpTests {
     }
 
     @Test(
-        "--crop keyframes: the first frame is the first crop, the last the last one; --crop with --zoom below 1 widens around the crop"
+        """
+        --crop keyframes: the first frame is the first crop, the last the last one; --crop with --zoom below 1 widens \
+        around the crop
+        """
     )
     func cropKeyframes() throws {
         let scratch = try Scratch()
@@ -279,7 +294,10 @@ struct ZoomOutTests {
     }
 
     @Test(
-        "--zoom below 1: the picture shrunk in the middle (against ffmpeg's own downscale), black around, the frame size kept",
+        """
+        --zoom below 1: the picture shrunk in the middle (against ffmpeg's own downscale), black around, the frame \
+        size kept
+        """,
         arguments: [0.5, 0.25, 0.1])
     func shrunk(_ zoom: Double) throws {
         let scratch = try Scratch()
@@ -309,7 +327,10 @@ struct ZoomOutTests {
     }
 
     @Test(
-        "--background: a colour (BT.709, limited range), the picture's edge repeated, or the picture blurred; keyframed zoom-out runs"
+        """
+        --background: a colour (BT.709, limited range), the picture's edge repeated, or the picture blurred; keyframed \
+        zoom-out runs
+        """
     )
     func backgrounds() throws {
         let scratch = try Scratch()
@@ -339,7 +360,8 @@ struct ZoomOutTests {
                 video, "-o", ramp, "--codec", "ffv1", "--zoom", "0s:1.5, 2s:0.5", "--ease", "smooth", "--quiet",
             ]).status == 0)
         #expect(try Oracle.decodedFrameHashes(ramp).count == 60)
-        // blur: around the picture, the picture itself blurred (smooth, not flat); inside, the same picture as with black.
+        // blur: around the picture, the picture itself blurred (smooth, not flat); inside, the same
+        // picture as with black.
         let blurred = scratch.file("blur.mkv").path
         let black = scratch.file("black.mkv").path
         #expect(
@@ -376,7 +398,9 @@ struct ZoomOutTests {
 @Suite("analyze-motion")
 struct AnalyzeMotionTests {
     @Test(
-        "agrees with the independent numpy tool on a sub-pixel pan and on ffmpeg's whole-pixel zoompan; bad input exits 3"
+        """
+        agrees with the independent numpy tool on a sub-pixel pan and on ffmpeg's whole-pixel zoompan; bad input exits 3
+        """
     )
     func agreesWithTheTool() throws {
         let scratch = try Scratch()

@@ -267,7 +267,10 @@ struct BadInputTests {
     }
 
     @Test(
-        "damaged packets are skipped and counted (frames and audio still match what decodes); --strict makes them fatal and leaves nothing",
+        """
+        damaged packets are skipped and counted (frames and audio still match what decodes); --strict makes them fatal \
+        and leaves nothing
+        """,
         arguments: DamagedInput.allCases)
     func damagedPackets(_ which: DamagedInput) throws {
         let scratch = try Scratch()

@@ -91,7 +91,10 @@ struct BatchTests {
     }
 
     @Test(
-        "Ctrl-C: running files stop and leave nothing, no new file starts, exit 130; --skip-existing then finishes the rest"
+        """
+        Ctrl-C: running files stop and leave nothing, no new file starts, exit 130; --skip-existing then finishes the \
+        rest
+        """
     )
     func interruptAndResume() throws {
         let scratch = try Scratch()
@@ -247,7 +250,8 @@ struct BatchTests {
         let run = try CLI.cropzoom(["batch", picks.path, "--out-dir", out.path, "--zoom", "1.5", "--dry-run"])
         #expect(run.status == 0, "\(run)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
-        // again.mp4 sorts first and is kept; first.mp4 names the same file; loop/ and the dangling link are passed over.
+        // again.mp4 sorts first and is kept; first.mp4 names the same file; loop/ and the dangling
+        // link are passed over.
         #expect(
             lines.count == 1 && lines[0].hasPrefix(picks.appendingPathComponent("again.mp4").path)
                 && lines[0].hasSuffix("\(out.path)/again-zoom.mp4 (mp4)"), "\(lines)")

@@ -22,7 +22,10 @@ struct BenchTests {
     }
 
     @Test(
-        "--format json: the documented schema; fps is frames / wall of each run, medians and efficiency agree with the runs"
+        """
+        --format json: the documented schema; fps is frames / wall of each run, medians and efficiency agree with the \
+        runs
+        """
     )
     func jsonSchemaAndArithmetic() throws {
         let input = try Files.sample("std-h264-aac.mp4").path
@@ -129,7 +132,10 @@ struct BenchTests {
     }
 
     @Test(
-        "--chart: well-formed SVG with one fps point and one efficiency point per thread count; an existing chart needs -y"
+        """
+        --chart: well-formed SVG with one fps point and one efficiency point per thread count; an existing chart needs \
+        -y
+        """
     )
     func chart() throws {
         let scratch = try Scratch()
@@ -176,7 +182,9 @@ struct BenchTests {
     }
 
     @Test(
-        "thread counts beyond the cores run, marked oversubscribed, with a warning; per-core figures divide by the cores"
+        """
+        thread counts beyond the cores run, marked oversubscribed, with a warning; per-core figures divide by the cores
+        """
     )
     func oversubscribed() throws {
         let input = try Files.sample("std-h264-aac.mp4").path
@@ -239,7 +247,8 @@ struct BenchTests {
         let tmp = try scratch.folder("tmp")
         let input = try Files.sample("std-h264-aac.mp4").path
         let run = try CLI.bash(
-            "TMPDIR=\(tmp.path) \(try CLI.binary()) bench \(input) --preset ultrafast --threads 1,2 --repeat 1 --write --format json"
+            "TMPDIR=\(tmp.path) \(try CLI.binary()) bench \(input) --preset ultrafast --threads 1,2 --repeat 1 "
+                + "--write --format json"
         )
         let doc = try Self.json(run)
         let job = try #require(doc["job"] as? [String: Any])
@@ -292,7 +301,10 @@ struct BenchTests {
     }
 
     @Test(
-        "the ffmpeg filter chain a run reports does what cropzoom did (rotation, zoom, flip: the same luma; chroma apart by ffmpeg's unsited flips)"
+        """
+        the ffmpeg filter chain a run reports does what cropzoom did (rotation, zoom, flip: the same luma; chroma \
+        apart by ffmpeg's unsited flips)
+        """
     )
     func ffmpegFilterIsEquivalent() throws {
         let scratch = try Scratch()
@@ -379,7 +391,8 @@ struct BenchSignalTests {
         let out = scratch.file("out.mp4").path
         // stderr is a pipe nobody reads: the reader closes at once.
         let run = try CLI.bash(
-            "\(Oracle.shellQuoted([try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast"])) 2> >(exec 0<&-; true); echo \"status $?\""
+            "\(Oracle.shellQuoted([try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast"]))"
+                + " 2> >(exec 0<&-; true); echo \"status $?\""
         )
         #expect(run.stdout.contains("status 0"), "\(run)")
         #expect(Files.names(in: scratch.url) == ["out.mp4"])

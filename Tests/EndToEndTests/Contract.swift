@@ -62,7 +62,10 @@ enum Contract {
             else { return (-origin, []) }
             let shift = o - i
             if shift < -origin - printSlack || shift > -origin + 0.2 {
-                return (shift, ["the output moved by \(ms(shift)), not by the clock origin \(ms(-origin)) (+ ≤ 0.2 s)"])
+                return (
+                    shift,
+                    ["the output moved by \(ms(shift)), not by the clock origin \(ms(-origin)) (+ ≤ 0.2 s)"]
+                )
             }
             return (shift, [])
         }
@@ -74,7 +77,8 @@ enum Contract {
             return (
                 shift,
                 [
-                    "the Matroska shift \(ms(shift)) is not within 0…\(ms(-earliest)) (the input's most negative timestamp)"
+                    "the Matroska shift \(ms(shift)) is not within 0…\(ms(-earliest)) (the input's most negative "
+                        + "timestamp)"
                 ]
             )
         }
@@ -120,7 +124,8 @@ enum Contract {
         if let dropped = repeatsDropped, dropped > 0 {
             if dropped != repeats {
                 problems.append(
-                    "the summary says \(dropped) frames with repeated timestamps were dropped, ffprobe finds \(repeats) repeated pts in the input"
+                    "the summary says \(dropped) frames with repeated timestamps were dropped, ffprobe finds "
+                        + "\(repeats) repeated pts in the input"
                 )
             }
             expected = unique
@@ -144,7 +149,8 @@ enum Contract {
         if bad > 0 {
             problems.append(
                 "\(bad) of \(min(expected.count, outPTS.count)) frame pts differ by more than half a tick "
-                    + "(\(ms(tol)), time base \(outVideo.timeBase)); worst \(ms(worst)); e.g. \(mismatches.joined(separator: ", "))"
+                    + "(\(ms(tol)), time base \(outVideo.timeBase)); worst \(ms(worst)); e.g. "
+                    + "\(mismatches.joined(separator: ", "))"
                     + (shift != 0 ? " (after the common shift \(ms(shift)))" : ""))
         }
         return FrameReport(
@@ -205,12 +211,14 @@ enum Contract {
             if hashDiffs > 0 {
                 let n = firstHashDiff!
                 problems.append(
-                    "\(label): \(hashDiffs) of \(min(pin.count, pout.count)) packets differ in bytes (MD5), first #\(n): "
+                    "\(label): \(hashDiffs) of \(min(pin.count, pout.count)) packets differ in bytes (MD5), first "
+                        + "#\(n): "
                         + "\(pin[n].size) B \(pin[n].hash) vs \(pout[n].size) B \(pout[n].hash)")
             }
             if ptsDiffs > 0 {
                 problems.append(
-                    "\(label): \(ptsDiffs) packet pts differ by more than \(ms(tol)) (time base \(b.timeBase)), first \(firstPtsDiff!)"
+                    "\(label): \(ptsDiffs) packet pts differ by more than \(ms(tol)) (time base \(b.timeBase)), "
+                        + "first \(firstPtsDiff!)"
                 )
             }
             // A/V offset.

@@ -48,7 +48,8 @@ struct JobFileTests {
             try """
             {"defaults": {"preset": "ultrafast", "size": "320x-2"},
              "clips": [
-               {"input": "a.mp4", "output": "out/a-face.mp4", "zoom": 2, "center": "0.6,0.4", "start": 0.5, "end": "0:01.5"},
+               {"input": "a.mp4", "output": "out/a-face.mp4", "zoom": 2, "center": "0.6,0.4", \
+            "start": 0.5, "end": "0:01.5"},
                {"input": "b.mp4", "output": "out/b.mkv", "zoom": 1.5, "rotate": 90, "size": "480x640"}]}
             """.write(to: job, atomically: true, encoding: .utf8)
         }
@@ -160,7 +161,8 @@ struct JobFileTests {
         try FileManager.default.copyItem(at: try Files.sample("not-media.mp4"), to: scratch.file("n.mp4"))
         let job = scratch.file("job.yaml")
         try
-            "clips:\n  - {input: missing.mp4, output: m.mp4}\n  - {input: n.mp4, output: n2.mp4}\n  - {input: a.mp4, output: a2.mp4, preset: ultrafast}\n"
+            ("clips:\n  - {input: missing.mp4, output: m.mp4}\n  - {input: n.mp4, output: n2.mp4}\n"
+            + "  - {input: a.mp4, output: a2.mp4, preset: ultrafast}\n")
             .write(to: job, atomically: true, encoding: .utf8)
         let run = try CLI.cropzoom(["run", job.path])
         #expect(run.status == 1, "\(run)")

@@ -33,7 +33,10 @@ struct KernelAndThreadPlanTests {
     }
 
     @Test(
-        "both kernels honour left-sited chroma: within 1 dB of each other against a 4:4:4 truth, ~4 dB above centre-sited scaling"
+        """
+        both kernels honour left-sited chroma: within 1 dB of each other against a 4:4:4 truth, ~4 dB above \
+        centre-sited scaling
+        """
     )
     func chromaSiting() throws {
         let scratch = try Scratch()
@@ -91,7 +94,10 @@ struct KernelAndThreadPlanTests {
     }
 
     @Test(
-        "a flip, half or quarter turn keeps chroma on the declared (left) siting: static at zoom 1 and 1.3, keyframed, and the warp",
+        """
+        a flip, half or quarter turn keeps chroma on the declared (left) siting: static at zoom 1 and 1.3, keyframed, \
+        and the warp
+        """,
         arguments: [
             ["--rotate", "180"], ["--flip", "horizontal"], ["--rotate", "180", "--zoom", "1.3"],
             ["--flip", "vertical", "--zoom", "0s:1.3, 1s:1.3001"], ["--transform", "-1,0,0,-1,640,360"],
@@ -171,7 +177,10 @@ struct KernelAndThreadPlanTests {
     }
 
     @Test(
-        "the thread plan reaches x264: 3 threads with 3 lookahead threads (2 at 256 rows, x264's own at 240); 1 thread at ultrafast; 1 with --threads 1"
+        """
+        the thread plan reaches x264: 3 threads with 3 lookahead threads (2 at 256 rows, x264's own at 240); 1 thread \
+        at ultrafast; 1 with --threads 1
+        """
     )
     func x264Threads() throws {
         let scratch = try Scratch()

@@ -33,7 +33,9 @@ struct LibraryAPITests {
         #expect(
             !progress.isEmpty && progress.map(\.frames) == progress.map(\.frames).sorted()
                 && progress.last!.frames <= frames)
-        #expect(notices.contains { $0.contains("pcm_s16le") && $0.contains("AAC") }, "the PCM → AAC notice: \(notices)")
+        #expect(
+            notices.contains { $0.contains("pcm_s16le") && $0.contains("AAC") },
+            "the PCM → AAC notice: \(notices)")
         await #expect(throws: CropZoomError.self) { try await job.run() }
     }
 

@@ -41,7 +41,8 @@ struct PipeTests {
         let input = try Files.sample("std-h264-aac.mp4").path
         let out = scratch.file("frag.mp4").path
         let run = try CLI.bash(
-            "set -o pipefail; \(try CLI.binary()) \(input) -o - --format mp4 --zoom 1.4 --quiet | tee \(out) | ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 -"
+            "set -o pipefail; \(try CLI.binary()) \(input) -o - --format mp4 --zoom 1.4 --quiet | tee \(out) | "
+                + "ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 -"
         )
         #expect(run.status == 0 && run.stdout.split(separator: "\n").first == "60", "\(run)")
         let data = try Data(contentsOf: URL(fileURLWithPath: out))

@@ -192,12 +192,14 @@ struct ProbeTests {
             let czJSON = try #require(cz, "\(file.name): ffprobe reads it, cropzoom probe does not: \(run)")
             let diffs = Self.compare(czJSON, ff)
             print(
-                "probe \(diffs.isEmpty ? "PASS" : "FAIL") \(file.name)\(diffs.isEmpty ? "" : ": " + diffs.joined(separator: "; "))"
+                "probe \(diffs.isEmpty ? "PASS" : "FAIL") "
+                    + "\(file.name)\(diffs.isEmpty ? "" : ": " + diffs.joined(separator: "; "))"
             )
             #expect(diffs.isEmpty, "\(file.name): \(diffs.joined(separator: "; "))")
         } else {
             print(
-                "probe PASS \(file.name) (refused like ffprobe: \(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"
+                "probe PASS \(file.name) (refused like ffprobe: "
+                    + "\(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"
             )
             #expect(run.status == 3 && run.stderrLines.count == 1, "\(file.name): \(run)")
         }

@@ -148,7 +148,10 @@ struct TranscodeContractTests {
             align: is444 ? 1 : 2, outputAlign: is444 ? 1 : 2)
         #expect(
             outVideo.width == reference.width && outVideo.height == reference.height,
-            "output is \(outVideo.width ?? 0)x\(outVideo.height ?? 0), expected \(reference.width)x\(reference.height) (\(c.geometry.arguments) on upright \(upright.width)x\(upright.height))"
+            Comment(
+                rawValue: "output is \(outVideo.width ?? 0)x\(outVideo.height ?? 0), expected "
+                    + "\(reference.width)x\(reference.height) (\(c.geometry.arguments) on upright "
+                    + "\(upright.width)x\(upright.height))")
         )
         #expect(outVideo.rotation == nil, "the output still has a display matrix (rotation \(outVideo.rotation ?? 0))")
         if let pixelFormat = c.pixelFormat {
@@ -159,7 +162,9 @@ struct TranscodeContractTests {
         if c.fullRange {
             #expect(
                 outVideo.colorRange == "pc" || (outVideo.pixFmt ?? "").hasPrefix("yuvj"),
-                "full-range input (\(inVideo.pixFmt ?? "?"), range \(inVideo.colorRange ?? "?")) became pix_fmt \(outVideo.pixFmt ?? "?") range \(outVideo.colorRange ?? "unspecified")"
+                Comment(
+                    rawValue: "full-range input (\(inVideo.pixFmt ?? "?"), range \(inVideo.colorRange ?? "?")) became "
+                        + "pix_fmt \(outVideo.pixFmt ?? "?") range \(outVideo.colorRange ?? "unspecified")")
             )
         }
 
@@ -233,7 +238,9 @@ struct TranscodeContractTests {
         let outVideo = try #require(try Oracle.streams(output.path).first { $0.codecType == "video" })
         #expect(
             outVideo.width == inVideo.width && outVideo.height == inVideo.height,
-            "coded size \(inVideo.width ?? 0)x\(inVideo.height ?? 0) became \(outVideo.width ?? 0)x\(outVideo.height ?? 0)"
+            Comment(
+                rawValue: "coded size \(inVideo.width ?? 0)x\(inVideo.height ?? 0) became "
+                    + "\(outVideo.width ?? 0)x\(outVideo.height ?? 0)")
         )
         #expect(
             outVideo.rotation == inVideo.rotation,
@@ -273,7 +280,9 @@ struct TranscodeContractTests {
         let inputFrames = try Oracle.videoFramePTS(input).count
         #expect(
             framesOut == probed,
-            "done says frames_out \(framesOut.map(String.init) ?? "missing"), ffprobe decodes \(probed) frames in the output"
+            Comment(
+                rawValue: "done says frames_out \(framesOut.map(String.init) ?? "missing"), ffprobe decodes "
+                    + "\(probed) frames in the output")
         )
         #expect(probed == inputFrames, "the output has \(probed) frames, the input \(inputFrames)")
         #expect(!stdoutHasText(run), "stdout should stay empty: \(run.stdout)")

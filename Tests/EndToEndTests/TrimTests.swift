@@ -87,7 +87,10 @@ struct TrimTests {
     }
 
     @Test(
-        "a start seconds into the file (the demuxer seeks to a key frame before it) is still frame-exact, and --end at a key frame too"
+        """
+        a start seconds into the file (the demuxer seeks to a key frame before it) is still frame-exact, and --end at \
+        a key frame too
+        """
     )
     func seekStaysExact() throws {
         let scratch = try Scratch()

@@ -1,8 +1,8 @@
 // cropzoom's own hot path through CropZoomKit's benchmarking hooks (Sources/CropZoomKit/
 // Benchmarking.swift): the frame pool's acquire/release, and the transform stage (crop by
-// pointer offset + zimg (the default kernel) or swscale into a pooled frame + release) per frame. mallocCountTotal shows
-// that neither allocates once warm; the custom "pool allocations" metric is the pool's own
-// counter after the run (1 = one frame allocated, then reused every time).
+// pointer offset + zimg (the default kernel) or swscale into a pooled frame + release) per frame.
+// mallocCountTotal shows that neither allocates once warm; the custom "pool allocations" metric is
+// the pool's own counter after the run (1 = one frame allocated, then reused every time).
 import Benchmark
 import CropZoomKit
 

@@ -36,7 +36,9 @@ while let a = args.popFirst() {
 
 print(kernelLibraryVersions())
 print(
-    "runs \(runs) after \(warmup) warm-up frames, \(sequential ? "each kernel in its own loop" : "kernels interleaved round by round"); times in ms per frame; PSNR in dB against the float reference\n"
+    "runs \(runs) after \(warmup) warm-up frames, "
+        + "\(sequential ? "each kernel in its own loop" : "kernels interleaved round by round"); times in ms per "
+        + "frame; PSNR in dB against the float reference\n"
 )
 
 let synthetic = SyntheticPicture()

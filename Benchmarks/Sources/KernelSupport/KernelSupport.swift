@@ -163,7 +163,8 @@ public struct ScaleCase: Sendable {
     public var windowDescription: String {
         func f(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(format: "%.2f", v) }
         return
-            "\(sourceWidth)x\(sourceHeight) window \(f(width))x\(f(height)) at (\(f(left)), \(f(top))) -> \(outputWidth)x\(outputHeight)"
+            "\(sourceWidth)x\(sourceHeight) window \(f(width))x\(f(height)) at (\(f(left)), \(f(top))) -> "
+            + "\(outputWidth)x\(outputHeight)"
     }
 }
 

@@ -138,7 +138,8 @@ final class OutputFormat: @unchecked Sendable {
             throw CropZoomError(
                 .usage, path: displayPath,
                 reason:
-                    "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, .mkv, .webm, .ts)"
+                    "cannot tell the output format from the file name (use a known extension such as .mp4, .mov, "
+                    + ".mkv, .webm, .ts)"
             )
         }
         // The muxer reopens `url` (faststart rewrites the file): point it at the temporary file.

@@ -145,7 +145,8 @@ final class PlaneResampler: @unchecked Sendable {
                 let why =
                     r == -2
                     ? "reaches too far outside the \(input.width)x\(input.height) picture"
-                    : "is beyond what the resampler was made for (\(input.width)x\(input.height) → \(output.width)x\(output.height))"
+                    : "is beyond what the resampler was made for (\(input.width)x\(input.height) → "
+                        + "\(output.width)x\(output.height))"
                 throw CropZoomError(
                     .processing, what: "resampling", reason: "the window \(window) \(why), plane \(i), code \(r)")
             }

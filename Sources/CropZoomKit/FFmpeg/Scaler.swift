@@ -55,7 +55,8 @@ final class Scaler: @unchecked Sendable {
         let failure = CropZoomError(
             .processing, what: "creating a scaler",
             reason:
-                "swscale cannot convert \(pixelFormatName(key.srcFormat)) \(key.srcW)x\(key.srcH) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH)"
+                "swscale cannot convert \(pixelFormatName(key.srcFormat)) \(key.srcW)x\(key.srcH) to "
+                + "\(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH)"
         )
         guard let ctx = sws_alloc_context() else { throw failure }
         let raw = UnsafeMutableRawPointer(ctx)

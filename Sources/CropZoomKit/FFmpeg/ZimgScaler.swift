@@ -49,7 +49,8 @@ final class ZimgScaler: @unchecked Sendable {
         CropZoomError(
             .usage,
             reason:
-                "--kernel zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): \(reason) (use --kernel auto)"
+                "--kernel zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): \(reason) (use "
+                + "--kernel auto)"
         )
     }
 
@@ -101,7 +102,8 @@ final class ZimgScaler: @unchecked Sendable {
             throw CropZoomError(
                 .processing, what: "creating a scaler",
                 reason:
-                    "zimg cannot scale \(pixelFormatName(key.srcFormat)) \(key.window.width)x\(key.window.height) to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH): \(reason)"
+                    "zimg cannot scale \(pixelFormatName(key.srcFormat)) \(key.window.width)x\(key.window.height) "
+                    + "to \(pixelFormatName(key.dstFormat)) \(key.dstW)x\(key.dstH): \(reason)"
             )
         }
         pointer = z

@@ -292,7 +292,8 @@ public struct GeometryPlan: Sendable, Equatable {
                 throw CropZoomError(
                     .usage,
                     reason:
-                        "--crop \(crop.width):\(crop.height) does not fit the \(upright.width)x\(upright.height) picture"
+                        "--crop \(crop.width):\(crop.height) does not fit the \(upright.width)x\(upright.height) "
+                        + "picture"
                 )
             }
             let cw = Double(crop.width)
@@ -303,7 +304,8 @@ public struct GeometryPlan: Sendable, Equatable {
                 throw CropZoomError(
                     .usage,
                     reason:
-                        "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the \(upright.width)x\(upright.height) picture"
+                        "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the "
+                        + "\(upright.width)x\(upright.height) picture"
                 )
             }
             window = Rect(x: x0, y: y0, width: cw, height: ch)
@@ -402,7 +404,8 @@ public struct GeometryPlan: Sendable, Equatable {
                 throw CropZoomError(
                     .usage,
                     reason:
-                        "--crop keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the \(Int(width))x\(Int(height)) picture"
+                        "--crop keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the "
+                        + "\(Int(width))x\(Int(height)) picture"
                 )
             }
             if !v[2].isNaN, v[2] < 0 || v[3] < 0 || v[2] + v[0] > width || v[3] + v[1] > height {
@@ -422,7 +425,9 @@ public struct GeometryPlan: Sendable, Equatable {
             throw CropZoomError(
                 .usage,
                 reason:
-                    "--crop keyframes must keep one aspect ratio (the output has one size): \(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, \(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s"
+                    "--crop keyframes must keep one aspect ratio (the output has one size): "
+                    + "\(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, "
+                    + "\(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s"
             )
         }
     }
@@ -436,7 +441,8 @@ public struct GeometryPlan: Sendable, Equatable {
         where k.value[0..<4].contains(where: { abs($0) > 1e4 }) || k.value[4...].contains(where: { abs($0) > 1e7 }) {
             throw CropZoomError(
                 .usage,
-                reason: "--transform at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within ±10000000 pixels"
+                reason: "--transform at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within "
+                    + "±10000000 pixels"
             )
         }
         let t0 = keys.first!.time
@@ -450,7 +456,8 @@ public struct GeometryPlan: Sendable, Equatable {
                 throw CropZoomError(
                     .usage,
                     reason:
-                        "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - b*c = 0): the picture would collapse to a line"
+                        "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - "
+                        + "b*c = 0): the picture would collapse to a line"
                 )
             }
             sign = d

@@ -61,7 +61,9 @@ public struct Track: Sendable, Equatable {
                 throw CropZoomError(
                     .usage,
                     reason:
-                        "\(option) \(text): expected \(expected)\(counts == [1] ? "" : " separated by '\(separator)'") in '\(s.trimmingCharacters(in: .whitespaces))'"
+                        "\(option) \(text): expected "
+                        + "\(expected)\(counts == [1] ? "" : " separated by '\(separator)'") in "
+                        + "'\(s.trimmingCharacters(in: .whitespaces))'"
                 )
             }
             return values

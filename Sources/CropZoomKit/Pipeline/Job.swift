@@ -184,7 +184,8 @@ final class Job: @unchecked Sendable {
                 throw CropZoomError(
                     .inputUnreadable, path: "stdin",
                     reason:
-                        "an MP4/MOV read from a pipe needs its index (moov) at the front; this one has it at the end (remux with -movflags +faststart, or name the file)"
+                        "an MP4/MOV read from a pipe needs its index (moov) at the front; this one has it at the "
+                        + "end (remux with -movflags +faststart, or name the file)"
                 )
             }
             throw CropZoomError(
@@ -236,7 +237,8 @@ final class Job: @unchecked Sendable {
                 throw CropZoomError(
                     .usage,
                     reason:
-                        "--background cover zooms a rotated or moved picture in until it fills the frame: it needs --rotate by an angle other than 0/90/180/270, or --transform (use another --background)"
+                        "--background cover zooms a rotated or moved picture in until it fills the frame: it needs "
+                        + "--rotate by an angle other than 0/90/180/270, or --transform (use another --background)"
                 )
             }
             geometry.warp?.cover = true
@@ -247,7 +249,8 @@ final class Job: @unchecked Sendable {
             throw CropZoomError(
                 .usage,
                 reason:
-                    "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot read: use --kernel auto"
+                    "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot "
+                    + "read: use --kernel auto"
             )
         }
         // `--kernel zimg` where zimg cannot scale: refused before anything is written.
@@ -428,7 +431,8 @@ final class Job: @unchecked Sendable {
                     throw CropZoomError(
                         .usage, path: cfg.output,
                         reason:
-                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio copy); use --audio auto or aac"
+                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio "
+                            + "copy); use --audio auto or aac"
                     )
                 }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:

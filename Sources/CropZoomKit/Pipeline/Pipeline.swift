@@ -80,7 +80,8 @@ public final class Pipeline {
         if let w = plan.warp {
             if let angle = w.angle {
                 m.append(
-                    angle.isAnimated ? "rotation keyframes" : "rotation \(String(format: "%g", angle.value(0, at: 0)))°"
+                    angle.isAnimated
+                        ? "rotation keyframes" : "rotation \(String(format: "%g", angle.value(0, at: 0)))°"
                 )
             }
             if let t = w.transform { m.append(t.isAnimated ? "matrix keyframes" : "matrix") }

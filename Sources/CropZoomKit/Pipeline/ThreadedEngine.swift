@@ -4,9 +4,9 @@ import Foundation
 /// Runs a job with one thread per stage — demux, decode, encode, mux — plus transform
 /// workers, joined by bounded queues (the shape of FFmpeg 7's threaded scheduler):
 ///
-///     demux ──video packets──▶ decode ──(seq, frame, output frame)──▶ workers ──▶ reorder ──▶ encode
-///       │                                                                                      │
-///       └──copied / re-encoded audio, subtitles──▶ mux ◀──────────────video packets────────────┘
+///     demux --video packets--> decode --(seq, frame, output frame)--> workers --> reorder --> encode
+///       |                                                                                      |
+///       +--copied / re-encoded audio, subtitles--> mux <--------------video packets------------+
 ///
 /// - Backpressure: every queue and pool is bounded; a full queue blocks its producer.
 /// - Order: the decode thread numbers frames and takes each one's output frame from the pool in

@@ -2,8 +2,9 @@ import CFFmpeg
 
 /// The transform stage: crops a decoded picture by pointer offset (no copy), scales it into a
 /// pooled frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
-/// and everything zimg does not take (the kernels measured, see Benchmarks/README.md) — and applies the orthogonal part of
-/// the geometry (display rotation, the user's rotate/flip) with a plane kernel.
+/// and everything zimg does not take (the kernels measured, see Benchmarks/README.md) — and
+/// applies the orthogonal part of the geometry (display rotation, the user's rotate/flip) with a
+/// plane kernel.
 ///
 /// One transformer per worker: it owns its scalers and scratch frames.
 final class Transformer: @unchecked Sendable {
@@ -298,7 +299,9 @@ final class Transformer: @unchecked Sendable {
                 throw CropZoomError(
                     .processing, what: "zooming out",
                     reason:
-                        "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler \(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in and out"
+                        "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler "
+                        + "\(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in "
+                        + "and out"
                 )
             }
             return try scale(
