@@ -38,14 +38,8 @@ static inline int cz_averror_eof(void) { return AVERROR_EOF; }
 static inline int cz_averror(int e) { return AVERROR(e); }
 /// AVERROR_INVALIDDATA.
 static inline int cz_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
-/// AVERROR_DECODER_NOT_FOUND.
-static inline int cz_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
 /// AV_NOPTS_VALUE: "no timestamp".
 static inline int64_t cz_nopts(void) { return AV_NOPTS_VALUE; }
-/// AV_TIME_BASE (microseconds).
-static inline int cz_time_base(void) { return AV_TIME_BASE; }
-/// AVERROR -> errno, or 0 when the code is not an errno value.
-static inline int cz_errno_of(int averror) { return (averror < 0 && averror > -4096) ? -averror : 0; }
 
 /// av_strerror into a caller buffer; returns the buffer.
 const char *cz_strerror(int errnum, char *buf, size_t size);
