@@ -84,10 +84,32 @@ final class InputFormat: @unchecked Sendable {
     /// 14 s; one FFmpeg estimates (MPEG-TS from its timestamps) from the first timestamp.
     var declaredEnd: Double? {
         guard let d = duration else { return nil }
-        let s =
-            pointer.pointee.start_time != AVCode.noPTS ? Double(pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
-        if pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM { return d + min(0, s) }
-        return s + d
+        if pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM { return d + min(0, startSeconds) }
+        return startSeconds + d
+    }
+
+    /// The file's first timestamp in seconds (`AVFormatContext.start_time`), 0 when unknown.
+    var startSeconds: Double {
+        let s = pointer.pointee.start_time
+        return s != AVCode.noPTS ? Double(s) / Double(AV_TIME_BASE) : 0
+    }
+
+    /// Where `stream` (or the whole input) starts and ends, in seconds of the timestamps' clock:
+    /// each stream's start plus its duration; for the whole input without stream durations, the
+    /// container's (``declaredEnd``).
+    func span(stream: Int? = nil) -> (start: Double?, end: Double?) {
+        var start: Double? = nil
+        var end: Double? = nil
+        for i in stream.map({ [$0] }) ?? Array(0..<streamCount) {
+            let st = self.stream(i)
+            guard st.pointee.start_time != AVCode.noPTS else { continue }
+            let tb = av_q2d(st.pointee.time_base)
+            let s = Double(st.pointee.start_time) * tb
+            start = min(start ?? s, s)
+            if st.pointee.duration > 0 { end = max(end ?? s, s + Double(st.pointee.duration) * tb) }
+        }
+        if end == nil && stream == nil { end = declaredEnd }
+        return (start, end)
     }
 
     /// `av_find_best_stream` for video; nil when there is none. An attached picture (the cover

@@ -40,14 +40,7 @@ final class Demuxer: @unchecked Sendable {
     /// not for ones whose duration FFmpeg estimates (MPEG-TS, raw streams).
     private var declaredEnd: Double? {
         guard input.pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM else { return nil }
-        var end: Double? = nil
-        for i in 0..<input.streamCount {
-            let st = input.stream(i)
-            guard st.pointee.start_time != AVCode.noPTS, st.pointee.duration > 0 else { continue }
-            let tb = av_q2d(st.pointee.time_base)
-            end = max(end ?? 0, Double(st.pointee.start_time + st.pointee.duration) * tb)
-        }
-        return end ?? input.declaredEnd
+        return input.span().end
     }
 
     /// Why the input looks cut short ("the data ends at 0.87 s of 2.00 s"), when it does; set

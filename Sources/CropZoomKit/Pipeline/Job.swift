@@ -466,13 +466,11 @@ final class Job: @unchecked Sendable {
             input.stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
         }
         if cfg.start != nil || cfg.end != nil {
-            let fileStart =
-                input.pointer.pointee.start_time != AVCode.noPTS
-                ? Double(input.pointer.pointee.start_time) / Double(AV_TIME_BASE) : 0
+            let fileStart = input.startSeconds
             let s = fileStart + (cfg.start ?? 0)
             let e = cfg.end.map { fileStart + $0 }
-            let span = Job.span(input, from: fileStart)
-            if let d = span.end, (cfg.start ?? 0) >= d {
+            let end = input.span().end.map { $0 - fileStart }
+            if let d = end, (cfg.start ?? 0) >= d {
                 let digits: Int32 = (cfg.start ?? 0) < 1e9 ? 13 : 4
                 var reason = String(
                     format: "--start %.*g s is past the end of the file (%.3f s", digits, cfg.start ?? 0, d)
@@ -482,7 +480,8 @@ final class Job: @unchecked Sendable {
                 throw CropZoomError(.usage, path: cfg.input, reason: reason + ")")
             }
             trimRange = (cfg.start ?? 0, cfg.end)
-            videoSpan = Job.span(input, from: fileStart, stream: videoIndex)
+            let video = input.span(stream: videoIndex)
+            videoSpan = (video.start.map { $0 - fileStart }, video.end.map { $0 - fileStart })
             var starts: [Int64] = []
             var ends: [Int64?] = []
             for i in 0..<input.streamCount {
@@ -498,7 +497,7 @@ final class Job: @unchecked Sendable {
                     _ = avformat_seek_file(input.pointer, -1, Int64.min, target, target, 0)
                 }
             }
-            let available = span.end.map { $0 - (cfg.start ?? 0) }
+            let available = end.map { $0 - (cfg.start ?? 0) }
             duration = [available, cfg.end.map { $0 - (cfg.start ?? 0) }].compactMap { $0 }.min()
             startTime = 0
         } else {
@@ -520,35 +519,14 @@ final class Job: @unchecked Sendable {
         let second = Double(AV_TIME_BASE)
         let window =
             trimRange.map { r -> (Int64, Int64, Int64) in
-                let fileStart =
-                    input.pointer.pointee.start_time != AVCode.noPTS
-                    ? Double(input.pointer.pointee.start_time) / second : 0
-                let from = Int64(((fileStart + r.start) * second).rounded())
-                let to = r.end.map { Int64(((fileStart + $0) * second).rounded()) } ?? .max
+                let from = Int64(((input.startSeconds + r.start) * second).rounded())
+                let to = r.end.map { Int64(((input.startSeconds + $0) * second).rounded()) } ?? .max
                 return (from, to, cfg.keepStartTime ? 0 : from)
             } ?? (.min, .max, 0)
         try check(
             cz_copy_chapters(output.pointer, input.pointer, window.0, window.1, window.2), "copying chapters",
             path: cfg.output)
         try muxer.writeHeader()
-    }
-
-    /// Where `stream` (or the whole input) starts and ends, in seconds from `fileStart`: each
-    /// stream's start plus its duration, else the container's (`InputFormat.declaredEnd`).
-    static func span(_ input: InputFormat, from fileStart: Double, stream: Int? = nil) -> (start: Double?, end: Double?)
-    {
-        var start: Double? = nil
-        var end: Double? = nil
-        for i in stream.map({ [$0] }) ?? Array(0..<input.streamCount) {
-            let st = input.stream(i)
-            guard st.pointee.start_time != AVCode.noPTS else { continue }
-            let tb = av_q2d(st.pointee.time_base)
-            let s = Double(st.pointee.start_time) * tb - fileStart
-            start = min(start ?? s, s)
-            if st.pointee.duration > 0 { end = max(end ?? 0, s + Double(st.pointee.duration) * tb) }
-        }
-        if end == nil && stream == nil { end = input.declaredEnd.map { $0 - fileStart } }
-        return (start, end)
     }
 
     /// Per input stream, the earliest start time of any stream, in that stream's time base, when
