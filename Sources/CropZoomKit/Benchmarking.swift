@@ -7,6 +7,7 @@ import CFFmpeg
 /// source frame, as the pipeline runs it per decoded frame.
 public final class TransformBench {
     private let transformer: Transformer
+    private let framePool: FramePool
     private let source: Frame
     /// The crop window read and the output size, for labels.
     public let window: (x: Int, y: Int, width: Int, height: Int)
@@ -55,11 +56,11 @@ public final class TransformBench {
         source = try Frame(width: sourceWidth, height: sourceHeight, format: info.format)
         source.pts = 0
         Self.fill(source, info)
-        let pool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
+        framePool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
         // Frame n is shown at n / 30 s.
         transformer = Transformer(
             plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
-            scaler: scaler, kernel: kernel, pool: pool,
+            scaler: scaler, kernel: kernel,
             frameTime: { Double($0) / 30 }, background: background)
         try runOnce()  // builds the scaler and the pool's first frame outside the measurement
     }
@@ -68,11 +69,13 @@ public final class TransformBench {
     public func runOnce() throws {
         source.pts = frameIndex % 300  // the next frame (a moving window moves), within 10 s
         frameIndex += 1
-        let out = try transformer.transform(source)
-        transformer.pool?.release(out)
+        let out = try framePool.acquire()
+        defer { framePool.release(out) }
+        try transformer.render(source, into: out)
+        out.pts = source.pts
     }
 
-    public var pool: PoolStatistics { transformer.pool?.snapshot() ?? PoolStatistics() }
+    public var pool: PoolStatistics { framePool.snapshot() }
 
     /// A real picture, not zeros: diagonal gradients plus deterministic noise in every plane,
     /// kept inside the format's nominal range.

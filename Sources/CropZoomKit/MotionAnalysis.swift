@@ -24,7 +24,7 @@ public enum MotionAnalysis {
     /// Decodes the first video stream of `path` and measures its motion.
     public static func analyze(_ path: String) throws(CropZoomError) -> MotionReport {
         cz_log_install(AV_LOG_QUIET)
-        try Pipeline.checkInput(path)
+        try InputSetup.check(path)
         let input = try InputFormat(path: path)
         guard let index = input.bestVideoStream() else {
             throw CropZoomError(.inputUnreadable, path: path, reason: "no video stream")

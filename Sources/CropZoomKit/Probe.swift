@@ -95,7 +95,7 @@ public enum MediaProbe {
     /// rate check) when only the streams are wanted, as `batch` wants them.
     public static func probe(_ path: String, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
         cz_log_install(AV_LOG_QUIET)  // FFmpeg's own messages would break the one-line errors
-        try Pipeline.checkInput(path)
+        try InputSetup.check(path)
         let input = try InputFormat(path: path)
         let ctx = input.pointer
         var size: Int? = nil
@@ -162,7 +162,7 @@ public enum MediaProbe {
         if par.codec_type == AVMEDIA_TYPE_VIDEO {
             s.width = Int(par.width)
             s.height = Int(par.height)
-            let orientation = Pipeline.displayOrientation(st)
+            let orientation = Orientation.display(of: st)
             // Rotation first, then a left-right mirror when mirrored (FFmpeg's reading of a
             // display matrix: ffprobe's `rotation`, then hflip).
             s.rotation = (orientation.isMirror ? orientation.then(.flipHorizontal) : orientation).rotationDegrees

@@ -83,4 +83,7 @@ final class Frame: @unchecked Sendable {
 
     /// `av_frame_unref`.
     func unref() { av_frame_unref(pointer) }
+
+    /// `av_frame_move_ref`: takes `other`'s buffers and properties, leaving it empty.
+    func take(_ other: Frame) { av_frame_move_ref(pointer, other.pointer) }
 }

@@ -6,10 +6,8 @@ final class Muxer: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the mux stage).
     let output: OutputFormat
     /// Source time base for each output stream (where its packets' timestamps come from).
-    private var sourceTimeBase: [AVRational] = []
+    private(set) var sourceTimeBase: [AVRational] = []
     private(set) var packetsWritten: [Int] = []
-    /// Added to every timestamp of a stream (in its source time base); see `addCopiedStream`.
-    private var timestampOffset: [Int64] = []
     /// Per stream: the last 16 packets' pts, before and after rescaling to the container's time
     /// base (a ring; packets come in decode order, so a frame's neighbours in time are among the
     /// last few written).
@@ -41,7 +39,6 @@ final class Muxer: @unchecked Sendable {
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
-        timestampOffset.append(0)
         return Int(st.pointee.index)
     }
 
@@ -71,15 +68,9 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives the input stream's packets unchanged (stream copy).
-    ///
-    /// Matroska's demuxer moves every timestamp of a track with a `CodecDelay` (Opus pre-skip)
-    /// back by that delay, and FFmpeg 5.1's muxer writes the delay but does not move them
-    /// forward again; `matroskaCodecDelay` restores the stored timestamps, so the audio keeps its
-    /// place against the video.
-    func addCopiedStream(
-        from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool,
-        matroskaCodecDelay: Bool = false
-    ) throws(CropZoomError) -> Int {
+    func addCopiedStream(from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool)
+        throws(CropZoomError) -> Int
+    {
         let st = try output.addStream()
         try check(
             avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar), "copying stream parameters",
@@ -92,13 +83,6 @@ final class Muxer: @unchecked Sendable {
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
-        let par = input.pointee.codecpar.pointee
-        if matroskaCodecDelay && par.initial_padding > 0 {
-            timestampOffset.append(
-                av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: 48000), input.pointee.time_base))
-        } else {
-            timestampOffset.append(0)
-        }
         return Int(st.pointee.index)
     }
 
@@ -115,10 +99,10 @@ final class Muxer: @unchecked Sendable {
             dst.update(from: data, count: size)
         }
         let stores = ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(container)
-        return stores || Pipeline.displayOrientation(input).isIdentity
+        return stores || Orientation.display(of: input).isIdentity
     }
 
-    /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Pipeline.displayOrientation`)
+    /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Orientation.display(of:)`)
     /// from an output stream whose pixels are already upright (`av_dict_set` with no value).
     func dropHTCRotation(_ index: Int) {
         let st = output.stream(index)
@@ -166,17 +150,16 @@ final class Muxer: @unchecked Sendable {
         try output.writeHeader(options: options)
     }
 
-    /// Writes `packet` (timestamps in the source time base of `stream`); takes its payload.
-    func write(_ packet: Packet, stream: Int) throws(CropZoomError) {
+    /// The time base of output stream `stream` (the container's choice, final once the header
+    /// is written).
+    func timeBase(of stream: Int) -> AVRational { output.stream(stream).pointee.time_base }
+
+    /// Writes `packet`, its times already in the container's time base (`TimestampPolicy.toContainer`),
+    /// and takes its payload (`av_interleaved_write_frame`). `sourcePTS` is its pts before, to
+    /// count the times the container could not hold apart.
+    func write(_ packet: Packet, stream: Int, sourcePTS source: Int64) throws(CropZoomError) {
         packet.pointer.pointee.stream_index = Int32(stream)
         packet.pointer.pointee.pos = -1
-        if timestampOffset[stream] != 0 {
-            let o = timestampOffset[stream]
-            if packet.pts != AVCode.noPTS { packet.pointer.pointee.pts += o }
-            if packet.dts != AVCode.noPTS { packet.pointer.pointee.dts += o }
-        }
-        let source = packet.pts
-        packet.rescale(from: sourceTimeBase[stream], to: output.stream(stream).pointee.time_base)
         if source != AVCode.noPTS {
             if recentPTS[stream].contains(where: { $0.written == packet.pts && $0.source != source }) {
                 mergedTimes[stream] += 1

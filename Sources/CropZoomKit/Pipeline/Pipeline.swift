@@ -130,11 +130,11 @@ public final class Pipeline {
             counts = try ThreadedEngine(job: job, workers: threads.workers).run(progress: report)
         }
         if counts.framesOut == 0 {
-            if let range = job.trimRange {
+            if let range = job.trim.range {
                 var reason =
                     String(format: "no video frame between %.3f s and ", range.start)
                     + (range.end.map { String(format: "%.3f s", $0) } ?? "the end")
-                if let vs = job.videoSpan.start, let ve = job.videoSpan.end {
+                if let vs = job.trim.videoSpan.start, let ve = job.trim.videoSpan.end {
                     reason += String(format: ": the video runs from %.3f s to %.3f s", vs, ve)
                 }
                 throw CropZoomError(.usage, path: cfg.input, reason: reason)
@@ -156,14 +156,17 @@ public final class Pipeline {
             corruptSkipped: job.decoder.corruptPackets + job.demuxer.skippedErrors + counts.audioCorrupt
                 + counts.copiedDamaged,
             duplicateTimestampsDropped: counts.duplicates,
-            audioStreamsCopied: job.audioCopied, audioStreamsReencoded: job.audioReencoded,
-            otherStreamsCopied: job.otherCopied, streamsDropped: job.dropped, audioPackets: counts.audioPackets,
+            audioStreamsCopied: job.streams.audioCopied, audioStreamsReencoded: job.streams.audioReencoded,
+            otherStreamsCopied: job.streams.otherCopied, streamsDropped: job.streams.dropped,
+            audioPackets: counts.audioPackets,
             seconds: monotonicSeconds() - started, mediaDuration: job.duration ?? counts.lastTime,
             notices: job.notices + precision, truncated: job.demuxer.truncation, pool: counts.pool,
             engine: EngineReport(
                 threads: threads.threads, transformWorkers: max(1, threads.workers),
                 decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
-                busy: job.encoder == nil ? counts.busy.filter { $0.key != "encode" } : counts.busy,
+                busy: Dictionary(
+                    uniqueKeysWithValues: counts.busy.filter { job.encoder != nil || $0.key != .encode }
+                        .map { ($0.key.rawValue, $0.value) }),
                 waits: counts.waits,
                 cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
                 upstreamNice: Int(threads.upstreamNice)),
@@ -176,48 +179,5 @@ public final class Pipeline {
         getrusage(RUSAGE_SELF.rawValue, &u)
         return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) * 1e-6
             + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) * 1e-6
-    }
-
-    /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
-    static func checkInput(_ path: String) throws(CropZoomError) {
-        var st = stat()
-        guard RawPath.withCString(path, { stat($0, &st) }) == 0 else {
-            throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
-        }
-        if st.st_mode & S_IFMT == S_IFDIR {
-            throw CropZoomError(.inputUnreadable, path: path, reason: "is a directory, not a media file")
-        }
-        if st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 {
-            throw CropZoomError(.inputUnreadable, path: path, reason: "empty file (0 bytes)")
-        }
-        guard RawPath.withCString(path, { access($0, R_OK) }) == 0 else {
-            throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
-        }
-    }
-
-    /// The orientation a player applies, from the stream's display matrix side data.
-    /// HTC phones wrote Matroska files with no matrix and the rotation in the track name
-    /// (`htc_video_rotA-090`); players such as ExoPlayer honour it, and so does cropzoom.
-    static func displayOrientation(_ st: UnsafeMutablePointer<AVStream>) -> Orientation {
-        var size: Int = 0
-        guard let data = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
-            if let title = av_dict_get(st.pointee.metadata, "title", nil, 0).map({ String(cString: $0.pointee.value) }),
-                title.hasPrefix("htc_video_rotA-"), let degrees = Int(title.dropFirst("htc_video_rotA-".count))
-            {
-                return Orientation.rotation(clockwise: degrees) ?? .identity
-            }
-            return .identity
-        }
-        let m = data.withMemoryRebound(to: Int32.self, capacity: 9) { Array(UnsafeBufferPointer(start: $0, count: 9)) }
-        return Orientation(displayMatrix: m) ?? .identity
-    }
-
-    static func sampleAspect(_ st: UnsafeMutablePointer<AVStream>, _ dec: UnsafeMutablePointer<AVCodecContext>)
-        -> Double
-    {
-        var r = st.pointee.sample_aspect_ratio
-        if r.num <= 0 || r.den <= 0 { r = dec.pointee.sample_aspect_ratio }
-        if r.num <= 0 || r.den <= 0 { return 1 }
-        return av_q2d(r)
     }
 }

@@ -1,7 +1,7 @@
 import CFFmpeg
 
-/// The transform stage: crops a decoded picture by pointer offset (no copy), scales it into a
-/// pooled frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
+/// The transform stage's work: crops a decoded picture by pointer offset (no copy), scales it into an
+/// output frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
 /// and everything zimg does not take (the kernels measured, see Benchmarks/README.md) — and
 /// applies the orthogonal part of the geometry (display rotation, the user's rotate/flip) with a
 /// plane kernel.
@@ -15,9 +15,6 @@ final class Transformer: @unchecked Sendable {
     let flags: Int32
     let filter: TranscodeConfiguration.Scaler
     let kernel: TranscodeConfiguration.Kernel
-    /// Where `transform(_:)` takes its output frames (the serial engine; the threaded engine
-    /// hands `render(_:into:)` a frame it took from the pool in decode order).
-    let pool: FramePool?
     private var scaler: Scaler?
     private var zimg: ZimgScaler?
     /// Animated windows (a new one every frame): cropzoom's own resampler, buffers made once.
@@ -63,7 +60,7 @@ final class Transformer: @unchecked Sendable {
     init(
         plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
         matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED,
-        scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto, pool: FramePool?,
+        scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto,
         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0),
         deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true
@@ -78,7 +75,6 @@ final class Transformer: @unchecked Sendable {
         self.outputFormat = outputFormat
         self.outputFullRange = outputFullRange
         self.matrix = matrix
-        self.pool = pool
         switch scaler {
         case .bicubic: flags = SWS_BICUBIC
         case .bilinear: flags = SWS_BILINEAR
@@ -101,25 +97,10 @@ final class Transformer: @unchecked Sendable {
         srcStrides.deallocate()
     }
 
-    /// Transforms `input` into a frame from the pool; the caller releases it to the pool.
-    func transform(_ input: Frame) throws(CropZoomError) -> Frame {
-        guard let pool else { throw CropZoomError(.processing, reason: "transformer without a pool") }
-        let out = try pool.acquire()
-        do {
-            try render(input, into: out)
-        } catch {
-            pool.release(out)
-            throw error
-        }
-        return out
-    }
-
-    /// Renders `input` into `out` (a frame of the output size and format) and stamps it with the
-    /// input's presentation time and duration.
+    /// Renders `input` into `out`, a frame of the output size and format. Times are the
+    /// timestamp policy's (`TimestampPolicy.stamp`).
     func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
         try draw(input, into: out)
-        out.pts = input.presentationTime
-        out.pointer.pointee.pkt_duration = input.pointer.pointee.pkt_duration
         out.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
     }
 

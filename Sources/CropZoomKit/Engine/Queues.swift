@@ -1,85 +1,12 @@
 import Foundation
 
-/// Thrown inside the engine when another stage failed or the run was cancelled: the stage
-/// stops quietly and the first real error is the one reported.
-struct Cancelled: Error {}
-
-/// The run-wide stop switch and the first error. Every blocking queue and pool of a run
-/// registers here so that `fail` wakes all of them.
-///
-/// `@unchecked Sendable`: all state is behind `lock`.
-/// A one-way "stop" flag set from any thread (`Pipeline.cancel`) and polled by the engines.
-///
-/// `@unchecked Sendable`: the flag is read and written under its lock.
-final class CancelFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var set = false
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return set
-    }
-    func raise() {
-        lock.lock()
-        set = true
-        lock.unlock()
-    }
-}
-
-final class RunControl: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: CropZoomError?
-    private var stopped = false
-    private var waiters: [() -> Void] = []
-
-    private var enough = false
-
-    var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
-    /// The job's frame limit was reached: readers stop early; nothing failed.
-    var hasEnough: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return enough
-    }
-    func markEnough() {
-        lock.lock()
-        enough = true
-        lock.unlock()
-    }
-    var firstError: CropZoomError? {
-        lock.lock()
-        defer { lock.unlock() }
-        return error
-    }
-
-    /// Registers a wake-up for blocked waiters (called once per queue/pool at set-up).
-    func onStop(_ wake: @escaping () -> Void) {
-        lock.lock()
-        waiters.append(wake)
-        lock.unlock()
-    }
-
-    /// Records `error` if it is the first, stops everything and wakes every waiter.
-    func fail(_ e: CropZoomError) {
-        lock.lock()
-        if error == nil { error = e }
-        let alreadyStopped = stopped
-        stopped = true
-        let wakes = waiters
-        lock.unlock()
-        if !alreadyStopped {
-            for wake in wakes { wake() }
-        }
-    }
-}
-
-/// A fixed-capacity FIFO between two stages with backpressure: `push` waits while full, `pop`
-/// waits while empty; `close` ends the stream (pop returns nil once drained). Storage is a ring
-/// allocated once.
+/// A fixed-capacity FIFO between stages on different threads, with backpressure (`push` waits
+/// while full, `pop` while empty) and both directions of "stop" (FFmpeg 7's `thread_queue.h`):
+/// - end of stream: each producer calls `close` once; when the last has, `pop` returns nil once
+///   the queue is drained;
+/// - no more wanted: the consumer calls `refuse`; `push` then answers ``Demand/enough`` and
+///   takes nothing (the producer keeps what it offered), and the consumer drains what is left.
+/// Storage is a ring allocated once.
 ///
 /// `@unchecked Sendable`: all state is behind `condition`; elements are handed over whole (the
 /// producer gives up what it pushed).
@@ -88,13 +15,16 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     private var ring: [Element?]
     private var head = 0, count = 0
     private var closed = false
+    private var producers: Int
+    private var refused = false
     private let control: RunControl
     let capacity: Int
     /// Time producers and consumers spent blocked, in seconds.
     private(set) var pushWait = 0.0, popWait = 0.0
 
-    init(capacity: Int, control: RunControl) {
+    init(capacity: Int, producers: Int = 1, control: RunControl) {
         self.capacity = max(1, capacity)
+        self.producers = producers
         ring = Array(repeating: nil, count: self.capacity)
         self.control = control
         control.onStop { [weak self] in
@@ -105,24 +35,28 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         }
     }
 
-    /// Appends `element`, waiting while the queue is full. Throws `Cancelled` when the run stops.
-    func push(_ element: Element) throws(Cancelled) {
+    /// Appends `element`, waiting while the queue is full; ``Demand/enough`` (and nothing taken)
+    /// once the consumer refused. Throws `CropZoomError.stopped` when the run stops.
+    func push(_ element: Element) throws(CropZoomError) -> Demand {
         condition.lock()
         defer { condition.unlock() }
+        if refused { return .enough }
         if count == capacity {
             let t0 = monotonicSeconds()
-            while count == capacity && !control.isStopped { condition.wait() }
+            while count == capacity && !refused && !control.isStopped { condition.wait() }
             pushWait += monotonicSeconds() - t0
         }
-        if control.isStopped { throw Cancelled() }
+        if control.isStopped { throw .stopped }
+        if refused { return .enough }
         ring[(head + count) % capacity] = element
         count += 1
         condition.broadcast()
+        return .more
     }
 
-    /// The next element, waiting while empty; nil once closed and drained. Throws `Cancelled`
-    /// when the run stops.
-    func pop() throws(Cancelled) -> Element? {
+    /// The next element, waiting while empty; nil once closed and drained. Throws
+    /// `CropZoomError.stopped` when the run stops.
+    func pop() throws(CropZoomError) -> Element? {
         condition.lock()
         defer { condition.unlock() }
         if count == 0 && !closed {
@@ -130,7 +64,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
             while count == 0 && !closed && !control.isStopped { condition.wait() }
             popWait += monotonicSeconds() - t0
         }
-        if control.isStopped { throw Cancelled() }
+        if control.isStopped { throw .stopped }
         if count == 0 { return nil }
         let e = ring[head]
         ring[head] = nil
@@ -140,10 +74,19 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         return e
     }
 
-    /// No more pushes: consumers get nil after the last element.
+    /// One producer is done; after the last, consumers get nil once the queue is drained.
     func close() {
         condition.lock()
-        closed = true
+        producers -= 1
+        if producers <= 0 { closed = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The consumer wants no more: later pushes answer ``Demand/enough``.
+    func refuse() {
+        condition.lock()
+        refused = true
         condition.broadcast()
         condition.unlock()
     }
@@ -176,11 +119,11 @@ final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
         }
     }
 
-    func acquire() throws(Cancelled) -> Shell {
+    func acquire() throws(CropZoomError) -> Shell {
         condition.lock()
         defer { condition.unlock() }
         while free.isEmpty && !control.isStopped { condition.wait() }
-        if control.isStopped { throw Cancelled() }
+        if control.isStopped { throw .stopped }
         acquisitions += 1
         highWater = max(highWater, capacity - free.count + 1)
         return free.removeLast()
@@ -191,6 +134,55 @@ final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
         free.append(shell)
         condition.signal()
         condition.unlock()
+    }
+}
+
+/// Frames that workers finished, handed to the encoder in sequence.
+///
+/// `@unchecked Sendable`: all state is behind `condition`.
+final class ReorderBuffer: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var slots: [Int: Frame] = [:]
+    private var liveWorkers: Int
+    private let control: RunControl
+    private(set) var waitSeconds = 0.0
+
+    init(capacity: Int, workers: Int, control: RunControl) {
+        slots.reserveCapacity(capacity * 2)
+        liveWorkers = workers
+        self.control = control
+        control.onStop { [weak self] in
+            guard let self else { return }
+            self.condition.lock()
+            self.condition.broadcast()
+            self.condition.unlock()
+        }
+    }
+
+    func put(_ seq: Int, _ frame: Frame) throws(CropZoomError) {
+        condition.lock()
+        defer { condition.unlock() }
+        if control.isStopped { throw .stopped }
+        slots[seq] = frame
+        condition.broadcast()
+    }
+
+    func workerFinished() {
+        condition.lock()
+        liveWorkers -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Frame `seq`, waiting for it; nil when every worker has finished and it never came.
+    func take(_ seq: Int) throws(CropZoomError) -> Frame? {
+        condition.lock()
+        defer { condition.unlock() }
+        let t0 = monotonicSeconds()
+        defer { waitSeconds += monotonicSeconds() - t0 }
+        while slots[seq] == nil && liveWorkers > 0 && !control.isStopped { condition.wait() }
+        if control.isStopped { throw .stopped }
+        return slots.removeValue(forKey: seq)
     }
 }
 

@@ -1,0 +1,105 @@
+import Foundation
+
+/// How stages and engines talk (the shape of FFmpeg 7's `fftools/ffmpeg_sched.h`).
+///
+/// A stage (demux, decode, transform, encode, mux, the audio re-encoder) is one type whose loop
+/// body is `receive(_:)`: it takes one message, does its work and hands what it made to its
+/// outlets. It knows nothing of threads or queues. An engine builds the stages, wires each
+/// outlet to the next stage — a direct call (``SerialEngine``) or a bounded queue between two
+/// threads (``ThreadedEngine``) — and runs the loops. Both directions of "stop" are return values:
+/// - forward, end of stream: a producer calls `finish()` on its outlet (a queue closes; the
+///   consumer's loop ends and it finishes its own outlets);
+/// - backward, no more wanted: `receive` answers ``Demand/enough`` (a decoder past the trim's
+///   end or the frame limit), which the outlet returns to the producer's `send` (a queue refuses
+///   further messages), and the producer stops sending.
+///
+/// Messages are borrowed: a message is valid only during `send`/`receive`. An edge that crosses
+/// threads moves its payload into a shell of its own (`av_packet_move_ref`, `av_frame_move_ref`),
+/// and the engine gives shells and pooled frames back once their consumer returns.
+enum Demand: Sendable, Equatable {
+    /// Go on sending.
+    case more
+    /// The consumer wants no more; anything still sent is dropped.
+    case enough
+}
+
+/// One edge of the stage graph as its producer sees it.
+struct Outlet<Message>: Sendable {
+    /// Hands `message` over (borrowed for the call) and returns the consumer's demand.
+    let send: @Sendable (Message) throws(CropZoomError) -> Demand
+    /// End of stream: nothing more will be sent.
+    let finish: @Sendable () throws(CropZoomError) -> Void
+}
+
+/// A stage of the pipeline: a loop body and an end of stream.
+protocol Stage<Input>: AnyObject, Sendable {
+    associatedtype Input
+    /// The loop body: one message in (borrowed for the call), its results out through the
+    /// stage's outlets. ``Demand/enough`` once the stage wants no more input.
+    func receive(_ input: Input) throws(CropZoomError) -> Demand
+    /// End of the input: flushes what the stage holds, then finishes its outlets.
+    func finish() throws(CropZoomError)
+}
+
+/// The stages, as engine statistics name them (`EngineReport.busy`).
+enum StageName: String, Sendable, CaseIterable {
+    case demux, decode, transform, encode, mux, audio
+}
+
+/// Busy time per stage on one thread: the engine switches it as control moves from stage to
+/// stage (no allocation after each stage's first use).
+///
+/// `@unchecked Sendable`: each clock is used by the one thread it was made for.
+final class StageClock: @unchecked Sendable {
+    private(set) var totals: [StageName: Double] = [:]
+    private var current: StageName?
+    private var since = 0.0
+
+    /// Charges the time since the last switch to the stage that had it; returns that stage.
+    @discardableResult
+    func switchTo(_ stage: StageName?) -> StageName? {
+        let now = monotonicSeconds()
+        let previous = current
+        if let current { totals[current, default: 0] += now - since }
+        current = stage
+        since = now
+        return previous
+    }
+
+    /// Runs `body` charged to `stage`, then gives the clock back to the stage that had it.
+    @inline(__always)
+    func charge<T>(_ stage: StageName?, _ body: () throws(CropZoomError) -> T) throws(CropZoomError) -> T {
+        let previous = switchTo(stage)
+        defer { switchTo(previous) }
+        return try body()
+    }
+}
+
+/// The frames done and the media time reached, written by the encode stage and read by
+/// whoever reports progress (another thread in the threaded engine).
+///
+/// `@unchecked Sendable`: both values are behind `lock`.
+final class ProgressBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames = 0
+    private var time = 0.0
+
+    func update(frames: Int, time: Double) {
+        lock.lock()
+        self.frames = frames
+        self.time = time
+        lock.unlock()
+    }
+
+    var value: (frames: Int, time: Double) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (frames, time)
+    }
+}
+
+extension CropZoomError {
+    /// What a stage's blocked queue or pool throws once the run stopped: another stage's error,
+    /// a signal or a cancellation came first and is the one reported (`RunControl.fail`).
+    static let stopped = CropZoomError(.processing, reason: "stopped")
+}

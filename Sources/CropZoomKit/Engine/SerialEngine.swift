@@ -1,0 +1,112 @@
+import CFFmpeg
+
+/// Runs a job's stages on the calling thread (`--threads 1`, with single-threaded codecs): the
+/// baseline for per-core throughput. Every edge of the stage graph is a direct call; the demux
+/// stage's loop drives the rest:
+///
+///     demux.step ──video──▶ decode ──frame + pooled frame──▶ transform ──▶ encode ──▶ mux
+///          ├──copied────────────────────────────────────────────────────────────────▶ mux
+///          └──re-encoded audio──▶ audio ───────────────────────────────────────────▶ mux
+struct SerialEngine {
+    let job: Job
+    let progress: ((Int, Double) -> Void)?
+
+    func run() throws(CropZoomError) -> EngineCounts {
+        let clock = StageClock()
+        let pool = FramePool(
+            width: job.plan.output.width, height: job.plan.output.height,
+            format: job.outputFormat, capacity: 4)
+        try pool.prefill()
+        let times = job.times
+        let strict = job.configuration.strict
+
+        let mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
+        let toMux = Self.direct(mux, .mux, clock)
+        let encode = EncodeStage(encoder: job.encoder, stream: job.videoOutput, times: times, output: toMux)
+        let toEncode = Self.direct(encode, .encode, clock)
+        let transform = TransformStage(transformer: job.makeTransformer(), times: times, output: toEncode)
+        // The output frame is taken from the pool for the frame and given back once the encoder
+        // (called from within the transform stage) is done with it.
+        let toTransform = Outlet<Frame>(
+            send: { (frame: Frame) throws(CropZoomError) -> Demand in
+                let out = try pool.acquire()
+                defer { pool.release(out) }
+                return try clock.charge(.transform) { () throws(CropZoomError) in
+                    try transform.receive(.init(input: frame, output: out))
+                }
+            },
+            finish: { () throws(CropZoomError) in
+                try clock.charge(.transform) { () throws(CropZoomError) in try transform.finish() }
+            })
+        let decode = DecodeStage(
+            decoder: job.decoder, times: times, strict: strict, limit: job.configuration.frameLimit,
+            output: toTransform)
+        var audio: [AudioStage] = []
+        var reencoders: [Int: Outlet<Packet>] = [:]
+        for (i, route) in job.routes.enumerated() {
+            guard case .reencode(let transcoder, let out) = route else { continue }
+            let stage = AudioStage(transcoder: transcoder, stream: out, output: toMux)
+            audio.append(stage)
+            reencoders[i] = Self.direct(stage, .audio, clock)
+        }
+        let demux = try DemuxStage(
+            demuxer: job.demuxer, routes: job.routes, times: times, strict: strict,
+            video: Self.direct(decode, .decode, clock), mux: toMux, reencoders: reencoders)
+
+        var lastReport = 0.0
+        while true {
+            if job.cancel.isSet { throw CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled") }
+            let signal = cz_pending_signal()
+            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+            clock.switchTo(.demux)
+            guard try demux.step() else { break }
+            if let progress, encode.framesOut > 0 {
+                let now = monotonicSeconds()
+                if now - lastReport >= 0.25 {
+                    lastReport = now
+                    progress(encode.framesOut, encode.lastTime)
+                }
+            }
+        }
+        try demux.finish()
+        clock.switchTo(nil)
+
+        var c = EngineCounts()
+        c.framesIn = decode.framesIn
+        c.duplicates = decode.duplicates
+        c.framesOut = encode.framesOut
+        c.lastTime = encode.lastTime
+        c.audioPackets = demux.audioPackets
+        c.audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
+        c.copiedDamaged = mux.copiedDamaged
+        c.busy = clock.totals
+        c.pool = pool.snapshot()
+        return c
+    }
+
+    /// A direct edge into `stage`, its time charged to `name`.
+    static func direct<S: Stage>(_ stage: S, _ name: StageName, _ clock: StageClock) -> Outlet<S.Input> {
+        Outlet(
+            send: { (message: S.Input) throws(CropZoomError) -> Demand in
+                try clock.charge(name) { () throws(CropZoomError) in try stage.receive(message) }
+            },
+            finish: { () throws(CropZoomError) in
+                try clock.charge(name) { () throws(CropZoomError) in try stage.finish() }
+            })
+    }
+}
+
+/// What an engine counted while running a job.
+struct EngineCounts {
+    var framesIn = 0
+    var framesOut = 0
+    var duplicates = 0
+    var audioPackets = 0
+    var copiedDamaged = 0
+    var audioCorrupt = 0
+    var lastTime = 0.0
+    var busy: [StageName: Double] = [:]
+    var waits: [String: Double] = [:]
+    var pool = PoolStatistics()
+    var workers = 1
+}

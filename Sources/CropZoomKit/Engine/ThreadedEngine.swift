@@ -1,0 +1,331 @@
+import CFFmpeg
+import Foundation
+
+/// Runs a job's stages on threads joined by bounded queues (the shape of FFmpeg 7's threaded
+/// scheduler): one thread each for demux (with the audio re-encoders), decode, encode and mux,
+/// plus transform workers. It holds no media policy: the stages decide what to do with each
+/// message; the engine only moves messages and recycles their shells.
+///
+///     demux ──videoQueue──▶ decode ──workQueue──▶ transform workers ──reorder──▶ encode
+///       │ └─▶ audio (same thread)                                                   │
+///       └──copied / re-encoded packets──▶ muxQueue ◀──────────video packets────────┘──▶ mux
+///
+/// - Backpressure: every queue and pool is bounded; a full queue blocks its producer.
+/// - Order: the decode thread numbers frames and takes each one's output frame from the pool in
+///   that order, so workers can finish out of order without starving the pool; the encoder
+///   takes frames back in sequence.
+/// - Stops: a queue's producers close it (end of stream); the decode stage's ``Demand/enough``
+///   makes the video queue refuse more, which the demux stage sees as the answer to its send.
+/// - Errors: the first error stops every stage (`RunControl`) and is the one reported; every
+///   thread is joined before `run` returns.
+final class ThreadedEngine: @unchecked Sendable {
+    // @unchecked Sendable: each stage and each per-thread field below is touched only by its
+    // own thread (marked); what crosses threads goes through the queues and pools, which lock.
+    let job: Job
+    let workers: Int
+    private let control = RunControl()
+
+    // Shared, thread-safe.
+    private let demuxShells: ShellPool<Packet>  // demux thread → decode / mux
+    private let encodedShells: ShellPool<Packet>  // encode → mux
+    private let frameShells: ShellPool<Frame>  // decode → workers
+    private let pool: FramePool  // decode (acquire) → encode (release)
+    private let videoQueue: BoundedQueue<Packet>
+    private let workQueue: BoundedQueue<WorkItem>
+    private let muxQueue: BoundedQueue<MuxItem>
+    private let reorder: ReorderBuffer
+
+    // The stages, each driven by its thread.
+    private var demux: DemuxStage!  // demux
+    private var audio: [AudioStage] = []  // demux
+    private var decode: DecodeStage!  // decode
+    private var transforms: [TransformStage] = []  // worker k drives transforms[k]
+    private var encode: EncodeStage!  // encode
+    private var mux: MuxStage!  // mux
+
+    // Per-thread state.
+    private let clocks: [StageName: StageClock]  // one per stage thread
+    private var nextSeq = 0  // decode
+    /// Worker k writes element k only (raw buffers, so no two workers ever access the same
+    /// Swift variable): its busy seconds and the sequence number of the frame it renders.
+    private let workerBusy: UnsafeMutableBufferPointer<Double>
+    private let workerSeq: UnsafeMutableBufferPointer<Int>
+
+    struct WorkItem {
+        var seq: Int
+        var input: Frame
+        var output: Frame
+    }
+    struct MuxItem {
+        var message: MuxPacket
+        var owner: ShellPool<Packet>
+    }
+
+    init(job: Job, workers: Int) throws(CropZoomError) {
+        self.job = job
+        self.workers = max(1, workers)
+        let w = self.workers
+        demuxShells = try ShellPool(capacity: 128, control: control) { () throws(CropZoomError) in try Packet() }
+        encodedShells = try ShellPool(capacity: 32, control: control) { () throws(CropZoomError) in try Packet() }
+        frameShells = try ShellPool(capacity: 2 * w + 2, control: control) { () throws(CropZoomError) in try Frame() }
+        // Output frames in flight: one per worker, the work queue, the reorder window and the
+        // one being encoded. Encoders that keep references get fresh buffers (counted).
+        pool = FramePool(
+            width: job.plan.output.width, height: job.plan.output.height,
+            format: job.outputFormat, capacity: 3 * w + 2, control: control)
+        videoQueue = BoundedQueue(capacity: 32, control: control)
+        workQueue = BoundedQueue(capacity: 2 * w, control: control)
+        let reencoded = job.routes.filter {
+            if case .reencode = $0 { return true }
+            return false
+        }.count
+        // Producers: the demux stage, the encode stage and each re-encoder. Never full: it can
+        // hold every packet shell there is.
+        muxQueue = BoundedQueue(capacity: 128 + 32 + 1, producers: 2 + reencoded, control: control)
+        reorder = ReorderBuffer(capacity: 3 * w + 2, workers: w, control: control)
+        workerBusy = .allocate(capacity: w)
+        workerBusy.initialize(repeating: 0)
+        workerSeq = .allocate(capacity: w)
+        workerSeq.initialize(repeating: 0)
+        clocks = Dictionary(uniqueKeysWithValues: [StageName.demux, .decode, .encode, .mux].map { ($0, StageClock()) })
+        try pool.prefill()
+        try wire()
+    }
+
+    deinit {
+        workerBusy.deallocate()
+        workerSeq.deallocate()
+    }
+
+    /// Builds the stages with their outlets: queue pushes between threads, direct calls within one.
+    private func wire() throws(CropZoomError) {
+        let times = job.times
+        let strict = job.configuration.strict
+        mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
+        let encodeClock = clocks[.encode]!
+        encode = EncodeStage(
+            encoder: job.encoder, stream: job.videoOutput, times: times,
+            output: muxOutlet(shells: encodedShells, clock: encodeClock))
+        for k in 0..<workers {
+            let toReorder = Outlet<Frame>(
+                send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
+                    try reorder.put(workerSeq[k], frame)
+                    return .more
+                },
+                finish: { [reorder] in reorder.workerFinished() })
+            transforms.append(TransformStage(transformer: job.makeTransformer(), times: times, output: toReorder))
+        }
+        let decodeClock = clocks[.decode]!
+        let toWorkers = Outlet<Frame>(
+            send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
+                try decodeClock.charge(nil) { () throws(CropZoomError) -> Demand in
+                    let shell = try frameShells.acquire()
+                    shell.take(frame)
+                    let out = try pool.acquire()
+                    let d = try workQueue.push(WorkItem(seq: nextSeq, input: shell, output: out))
+                    nextSeq += 1
+                    return d
+                }
+            },
+            finish: { [workQueue] in workQueue.close() })
+        decode = DecodeStage(
+            decoder: job.decoder, times: times, strict: strict, limit: job.configuration.frameLimit,
+            output: toWorkers)
+        let demuxClock = clocks[.demux]!
+        let toMux = muxOutlet(shells: demuxShells, clock: demuxClock)
+        var reencoders: [Int: Outlet<Packet>] = [:]
+        for (i, route) in job.routes.enumerated() {
+            guard case .reencode(let transcoder, let out) = route else { continue }
+            let stage = AudioStage(transcoder: transcoder, stream: out, output: toMux)
+            audio.append(stage)
+            reencoders[i] = SerialEngine.direct(stage, .audio, demuxClock)
+        }
+        let toDecode = Outlet<Packet>(
+            send: { [self] (packet: Packet) throws(CropZoomError) -> Demand in
+                try demuxClock.charge(nil) { () throws(CropZoomError) -> Demand in
+                    let shell = try demuxShells.acquire()
+                    shell.take(packet)
+                    let d = try videoQueue.push(shell)
+                    if d == .enough {
+                        shell.unref()
+                        demuxShells.release(shell)
+                    }
+                    return d
+                }
+            },
+            finish: { [videoQueue] in videoQueue.close() })
+        demux = try DemuxStage(
+            demuxer: job.demuxer, routes: job.routes, times: times, strict: strict,
+            video: toDecode, mux: toMux, reencoders: reencoders)
+    }
+
+    /// An edge into the mux queue from one thread: the packet moves into a shell from `shells`.
+    private func muxOutlet(shells: ShellPool<Packet>, clock: StageClock) -> Outlet<MuxPacket> {
+        let queue = muxQueue
+        return Outlet(
+            send: { (m: MuxPacket) throws(CropZoomError) -> Demand in
+                try clock.charge(nil) { () throws(CropZoomError) -> Demand in
+                    let shell = try shells.acquire()
+                    shell.take(m.packet)
+                    let item = MuxItem(
+                        message: MuxPacket(packet: shell, stream: m.stream, copied: m.copied), owner: shells)
+                    return try queue.push(item)
+                }
+            },
+            finish: { queue.close() })
+    }
+
+    /// Runs the job; `progress` is called on the calling thread a few times a second.
+    func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> EngineCounts {
+        var threads: [Thread] = []
+        let done = DispatchGroup()
+        func spawn(_ name: String, _ body: @escaping @Sendable () throws(CropZoomError) -> Void) {
+            done.enter()
+            let t = Thread { [control] in
+                defer { done.leave() }
+                do throws(CropZoomError) { try body() } catch { control.fail(error) }
+            }
+            t.name = "cropzoom-\(name)"
+            t.stackSize = 8 << 20
+            threads.append(t)
+        }
+        // Stages before the encoder yield to it when the plan says so (a pipeline split).
+        let upstreamNice = job.threads.upstreamNice
+        let yieldToEncoder: @Sendable () -> Void = {
+            if upstreamNice > 0 { _ = cz_lower_thread_priority(upstreamNice) }
+        }
+        spawn("demux") { [self] () throws(CropZoomError) in
+            yieldToEncoder()
+            try demuxLoop()
+        }
+        spawn("decode") { [self] () throws(CropZoomError) in
+            yieldToEncoder()
+            try decodeLoop()
+        }
+        for k in 0..<workers {
+            spawn("transform-\(k)") { [self] () throws(CropZoomError) in
+                yieldToEncoder()
+                try workerLoop(k)
+            }
+        }
+        spawn("encode") { [self] () throws(CropZoomError) in try encodeLoop() }
+        spawn("mux") { [self] () throws(CropZoomError) in try muxLoop() }
+        for thread in threads { thread.start() }
+
+        // Wait, watching for signals and reporting progress.
+        var lastReport = 0.0
+        while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            let signal = cz_pending_signal()
+            if signal != 0 { control.fail(CropZoomError(.interrupted(signal: signal), reason: "interrupted")) }
+            if job.cancel.isSet {
+                control.fail(CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled"))
+            }
+            if let progress, monotonicSeconds() - lastReport >= 0.25 {
+                lastReport = monotonicSeconds()
+                let (f, t) = encode.progress.value
+                progress(f, t)
+            }
+        }
+        if let e = control.firstError { throw e }
+
+        var c = EngineCounts()
+        c.framesIn = decode.framesIn
+        c.duplicates = decode.duplicates
+        c.framesOut = encode.framesOut
+        c.lastTime = encode.lastTime
+        c.audioPackets = demux.audioPackets
+        c.audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
+        c.copiedDamaged = mux.copiedDamaged
+        for clock in clocks.values { c.busy.merge(clock.totals, uniquingKeysWith: +) }
+        c.busy[.transform] = workerBusy.reduce(0, +)
+        c.waits = [
+            "demux→decode queue full": videoQueue.pushWait,
+            "decode waiting for packets": videoQueue.popWait,
+            "decode→workers queue full": workQueue.pushWait,
+            "workers waiting for frames": workQueue.popWait,
+            "encode waiting for the next frame": reorder.waitSeconds,
+            "mux waiting for packets": muxQueue.popWait,
+        ]
+        c.pool = pool.snapshot()
+        c.workers = workers
+        return c
+    }
+
+    // MARK: the threads' loops
+
+    private func demuxLoop() throws(CropZoomError) {
+        let clock = clocks[.demux]!
+        while true {
+            let signal = cz_pending_signal()
+            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+            clock.switchTo(.demux)
+            guard try demux.step() else { break }
+        }
+        try demux.finish()
+        clock.switchTo(nil)
+    }
+
+    private func decodeLoop() throws(CropZoomError) {
+        let clock = clocks[.decode]!
+        var wanted = true
+        while let p = try videoQueue.pop() {
+            defer {
+                p.unref()
+                demuxShells.release(p)
+            }
+            guard wanted else { continue }  // refused: the demuxer stops sending soon
+            clock.switchTo(.decode)
+            if try decode.receive(p) == .enough {
+                wanted = false
+                videoQueue.refuse()
+            }
+            clock.switchTo(nil)
+        }
+        clock.switchTo(.decode)
+        try decode.finish()
+        clock.switchTo(nil)
+    }
+
+    private func workerLoop(_ k: Int) throws(CropZoomError) {
+        let transform = transforms[k]
+        var busy = 0.0
+        while let item = try workQueue.pop() {
+            let t0 = monotonicSeconds()
+            workerSeq[k] = item.seq
+            _ = try transform.receive(.init(input: item.input, output: item.output))
+            item.input.unref()
+            frameShells.release(item.input)
+            busy += monotonicSeconds() - t0
+        }
+        workerBusy[k] = busy
+        try transform.finish()
+    }
+
+    private func encodeLoop() throws(CropZoomError) {
+        let clock = clocks[.encode]!
+        var next = 0
+        while let frame = try reorder.take(next) {
+            next += 1
+            clock.switchTo(.encode)
+            defer { pool.release(frame) }
+            _ = try encode.receive(frame)
+            clock.switchTo(nil)
+        }
+        clock.switchTo(.encode)
+        try encode.finish()
+        clock.switchTo(nil)
+    }
+
+    private func muxLoop() throws(CropZoomError) {
+        let clock = clocks[.mux]!
+        while let item = try muxQueue.pop() {
+            clock.switchTo(.mux)
+            defer {
+                item.message.packet.unref()
+                item.owner.release(item.message.packet)
+            }
+            _ = try mux.receive(item.message)
+            clock.switchTo(nil)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import CFFmpeg
+import Foundation
+
+/// The input, opened: its demuxer, the video stream cropzoom transforms, and that stream's
+/// decoder, set up from the stream's parameters (opened later, once the thread plan gives it its
+/// threads). Refuses, with the reason, an input that has no video to transform.
+struct InputSetup {
+    let demuxer: Demuxer
+    let videoIndex: Int
+    let decoder: VideoDecoder
+
+    init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
+        demuxer = try Demuxer(path: cfg.input)
+        let input = demuxer.input
+        guard let videoIndex = input.bestVideoStream() else {
+            let cover = (0..<input.streamCount).contains(where: input.isAttachedPicture)
+            throw CropZoomError(
+                .inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                reason: cover ? "no video stream (only a cover picture)" : "no video stream")
+        }
+        self.videoIndex = videoIndex
+        decoder = try VideoDecoder(input: input, streamIndex: videoIndex)
+        let dec = decoder.context.pointer
+        guard dec.pointee.width > 0, dec.pointee.height > 0, dec.pointee.pix_fmt != AV_PIX_FMT_NONE else {
+            if cfg.input == "-" && input.formatName.contains("mp4") {
+                throw CropZoomError(
+                    .inputUnreadable, path: "stdin",
+                    reason:
+                        "an MP4/MOV read from a pipe needs its index (moov) at the front; this one has it at the "
+                        + "end (remux with -movflags +faststart, or name the file)"
+                )
+            }
+            throw CropZoomError(
+                .inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                reason: "the video stream has no decodable pictures")
+        }
+    }
+
+    var input: InputFormat { demuxer.input }
+
+    /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
+    static func check(_ path: String) throws(CropZoomError) {
+        var st = stat()
+        guard RawPath.withCString(path, { stat($0, &st) }) == 0 else {
+            throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
+        }
+        if st.st_mode & S_IFMT == S_IFDIR {
+            throw CropZoomError(.inputUnreadable, path: path, reason: "is a directory, not a media file")
+        }
+        if st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 {
+            throw CropZoomError(.inputUnreadable, path: path, reason: "empty file (0 bytes)")
+        }
+        guard RawPath.withCString(path, { access($0, R_OK) }) == 0 else {
+            throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+}
+
+extension Orientation {
+    /// The orientation a player applies to stream `st`, from its display matrix side data
+    /// (`av_stream_get_side_data`). HTC phones wrote Matroska files with no matrix and the
+    /// rotation in the track name (`htc_video_rotA-090`); players such as ExoPlayer honour it,
+    /// and so does cropzoom.
+    static func display(of st: UnsafeMutablePointer<AVStream>) -> Orientation {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
+            if let title = av_dict_get(st.pointee.metadata, "title", nil, 0).map({ String(cString: $0.pointee.value) }),
+                title.hasPrefix("htc_video_rotA-"), let degrees = Int(title.dropFirst("htc_video_rotA-".count))
+            {
+                return Orientation.rotation(clockwise: degrees) ?? .identity
+            }
+            return .identity
+        }
+        let m = data.withMemoryRebound(to: Int32.self, capacity: 9) { Array(UnsafeBufferPointer(start: $0, count: 9)) }
+        return Orientation(displayMatrix: m) ?? .identity
+    }
+}
+
+extension SourcePicture {
+    /// The pixel aspect ratio of stream `st` (its own, else its decoder's; 1 when neither says).
+    static func sampleAspect(_ st: UnsafeMutablePointer<AVStream>, _ dec: UnsafeMutablePointer<AVCodecContext>)
+        -> Double
+    {
+        var r = st.pointee.sample_aspect_ratio
+        if r.num <= 0 || r.den <= 0 { r = dec.pointee.sample_aspect_ratio }
+        if r.num <= 0 || r.den <= 0 { return 1 }
+        return av_q2d(r)
+    }
+}

@@ -1,0 +1,99 @@
+import CFFmpeg
+import Foundation
+
+/// Everything one transcode needs, opened and configured, in the order it is decided: the
+/// input checked, the output claimed (``OutputSetup``), the input opened and its video stream
+/// chosen (``InputSetup``), the container opened, the encoder, pixel format, geometry and threads
+/// (``VideoSetup``), every stream routed (``StreamRouting``), the trim window
+/// (``TrimWindow``), metadata and chapters copied and the header written. The engines build the
+/// stages from it; `finish` completes the file.
+///
+/// `@unchecked Sendable`: set up on one thread, then each FFmpeg object is used by exactly one
+/// stage (see the engines); the rest is read-only.
+final class Job: @unchecked Sendable {
+    let configuration: TranscodeConfiguration
+    /// Raised by `Pipeline.cancel`; the engines poll it.
+    let cancel: CancelFlag
+    let atomic: AtomicOutput?
+    let demuxer: Demuxer
+    let decoder: VideoDecoder
+    let encoder: VideoEncoder?
+    let muxer: Muxer
+    let plan: GeometryPlan
+    let outputFormat: AVPixelFormat
+    let fullRange: Bool
+    /// The YUV matrix of an RGB ↔ YUV conversion.
+    let matrix: AVColorSpace
+    let routes: [StreamRoute]
+    let videoIndex: Int
+    let videoOutput: Int?
+    let streams: StreamRouting
+    let threads: ThreadPlan
+    let trim: TrimWindow
+    /// Every rewrite of a time, demuxer to muxer.
+    let times: TimestampPolicy
+    private let log: NoticeLog
+
+    var notices: [String] { log.all }
+    /// Seconds of media the output will hold, when known (progress).
+    var duration: Double? { trim.duration }
+
+    init(_ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), notice onNotice: @escaping (String) -> Void)
+        throws(CropZoomError)
+    {
+        configuration = cfg
+        self.cancel = cancel
+        log = NoticeLog(onNotice)
+        if cfg.input != "-" { try InputSetup.check(cfg.input) }
+        atomic = try OutputSetup.claim(cfg, notices: log)
+        let source = try InputSetup(cfg)
+        demuxer = source.demuxer
+        decoder = source.decoder
+        videoIndex = source.videoIndex
+        let target = try OutputSetup(cfg, atomic: atomic)
+        muxer = Muxer(output: target.output)
+        let video = try VideoSetup(cfg, input: source, output: target)
+        plan = video.plan
+        outputFormat = video.outputFormat
+        fullRange = video.fullRange
+        matrix = video.matrix
+        threads = video.threads
+        encoder = video.encoder
+        streams = try StreamRouting(cfg, input: source, output: target, video: video, muxer: muxer, notices: log)
+        routes = streams.routes
+        videoOutput = streams.videoOutput
+        let input = source.input
+        av_dict_copy(&target.output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        trim = try TrimWindow(cfg, input: input, videoIndex: videoIndex)
+        // Chapters: cut to the trim and moved with the streams.
+        try check(
+            cz_copy_chapters(
+                target.output.pointer, input.pointer, trim.chapters.from, trim.chapters.to,
+                trim.chapters.shift), "copying chapters", path: cfg.output)
+        let bases = muxer.sourceTimeBase
+        times = TimestampPolicy(
+            window: trim.times, videoIndex: videoIndex, decoderBase: decoder.timeBase,
+            encoderBase: encoder?.timeBase, startTime: trim.startTime, outputBases: bases,
+            outputOffsets: bases.indices.map { [streams] in streams.codecDelay[$0] ?? 0 })
+        try muxer.writeHeader()
+    }
+
+    /// A transformer for one worker (each owns its scalers and scratch frames).
+    func makeTransformer() -> Transformer {
+        let times = self.times
+        return Transformer(
+            plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
+            scaler: configuration.scaler, kernel: configuration.kernel,
+            frameTime: { pts in pts == AVCode.noPTS ? 0 : times.mediaTime(pts) },
+            background: configuration.background, deinterlace: configuration.deinterlace,
+            topFieldFirst: ![AV_FIELD_BB, AV_FIELD_BT].contains(decoder.context.pointer.pointee.field_order))
+    }
+
+    /// Trailer, close, rename into place.
+    func finish() throws(CropZoomError) {
+        try muxer.finish()
+        let signal = cz_pending_signal()
+        if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+        try atomic?.commit()
+    }
+}

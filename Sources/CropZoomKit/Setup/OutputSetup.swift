@@ -1,0 +1,66 @@
+import CFFmpeg
+import Foundation
+
+/// The output, claimed and opened: where it is written (``AtomicOutput``: a temporary beside
+/// it, renamed into place at the end; nil for standard output and `--null`), its container, and
+/// the container whose rules decide codecs and stream routes (with `--null` the packets go to
+/// FFmpeg's null muxer, but decisions are the ones the named container would get, so `--null`
+/// measures, and a plan shows, the real job).
+struct OutputSetup {
+    let atomic: AtomicOutput?
+    let output: OutputFormat
+    let container: OutputFormat
+    /// The container's muxer name ("mp4", "matroska" …).
+    let containerName: String
+
+    /// Claims the output path (standard output, "-", is written as it comes: a pipe has no
+    /// temporary name to rename). Refuses one image name for a whole clip.
+    static func claim(_ cfg: TranscodeConfiguration, notices: NoticeLog) throws(CropZoomError) -> AtomicOutput? {
+        if cfg.null || cfg.output == "-" { return nil }
+        let muxerName = av_guess_format(cfg.format, cfg.output, nil).map { String(cString: $0.pointee.name) }
+        // One image file cannot hold every frame (image2 fails at the second one).
+        if muxerName == "image2", RawPath.withCString(cfg.output, { av_filename_number_test($0) }) == 0 {
+            let name = URL(fileURLWithPath: cfg.output).deletingPathExtension().lastPathComponent
+            let ext = URL(fileURLWithPath: cfg.output).pathExtension
+            throw CropZoomError(
+                .usage, path: cfg.output,
+                reason: "names one image, but every frame is written: use a pattern such as "
+                    + "\(name)_%04d.\(ext) (one image per frame)")
+        }
+        return try AtomicOutput(
+            target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
+            multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false,
+            notice: notices.add)
+    }
+
+    init(_ cfg: TranscodeConfiguration, atomic: AtomicOutput?) throws(CropZoomError) {
+        self.atomic = atomic
+        output = try OutputFormat(
+            path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.writePath ?? "",
+            displayPath: cfg.output == "-" ? "stdout" : cfg.output,
+            formatName: cfg.null ? "null" : cfg.format,
+            streaming: cfg.output == "-" || atomic?.kind == .stream)
+        containerName =
+            cfg.null
+            ? (cfg.format ?? av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) }
+                ?? "matroska")
+            : output.formatName
+        container =
+            cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)) ?? output : output
+    }
+}
+
+/// The notices of a job's set-up, in order, each also passed on as it comes.
+///
+/// `@unchecked Sendable`: written by the thread that sets the job up, read after.
+final class NoticeLog: @unchecked Sendable {
+    private(set) var all: [String] = []
+    private let onNotice: (String) -> Void
+
+    init(_ onNotice: @escaping (String) -> Void) { self.onNotice = onNotice }
+
+    func add(_ notice: String) {
+        all.append(notice)
+        onNotice(notice)
+    }
+}

@@ -1,0 +1,234 @@
+import CFFmpeg
+
+/// What happens to one input stream.
+enum StreamRoute {
+    /// The video stream cropzoom transforms (output -1: `--codec none`, nothing written).
+    case video(output: Int)
+    /// Packets copied unchanged.
+    case copy(output: Int)
+    /// Audio re-encoded: the container cannot hold its codec, or `--audio aac` asks.
+    case reencode(AudioTranscoder, output: Int)
+    case drop
+}
+
+/// Every input stream's route and the output streams they make, decided from the
+/// configuration and what the container can hold; each decision that changes or drops a stream
+/// says so in a notice (streams dropped for one reason share one).
+struct StreamRouting {
+    let routes: [StreamRoute]
+    /// The output's video stream (nil with `--codec none`).
+    let videoOutput: Int?
+    let audioCopied: Int, audioReencoded: Int, otherCopied: Int, dropped: Int
+    /// Per output stream: what the muxer adds to its times (a copied Matroska Opus stream's
+    /// codec delay, `TimestampPolicy` rule 4).
+    let codecDelay: [Int: Int64]
+
+    init(
+        _ cfg: TranscodeConfiguration, input source: InputSetup, output target: OutputSetup, video: VideoSetup,
+        muxer: Muxer, notices: NoticeLog
+    ) throws(CropZoomError) {
+        let input = source.input
+        let videoIndex = source.videoIndex
+        let container = target.container
+        let containerName = target.containerName
+        let output = target.output
+        let plan = video.plan
+        let inInfo = video.inputInfo
+        let outInfo = video.outputInfo
+        let hdr = video.hdr
+        var codecDelay: [Int: Int64] = [:]
+        // Route every input stream.
+        var routes = [StreamRoute](repeating: .drop, count: input.streamCount)
+        func notice(_ s: String) { notices.add(s) }
+        var audioCopied = 0
+        var audioReencoded = 0
+        var otherCopied = 0
+        var dropped = 0
+        // Streams dropped for the same reason get one note between them (`DropGroup`).
+        var drops: [DropGroup] = []
+        func drop(_ kind: String, _ i: Int, _ codec: String, _ reason: String) {
+            dropped += 1
+            if let g = drops.firstIndex(where: { $0.kind == kind && $0.reason == reason }) {
+                drops[g].streams.append((i, codec))
+            } else {
+                drops.append(DropGroup(kind: kind, reason: reason, streams: [(i, codec)]))
+            }
+        }
+        var videoOutput: Int? = nil
+        let sameFamily = input.formatName.split(separator: ",").contains {
+            $0 == containerName || ($0 == "mov" && containerName == "mp4") || ($0 == "mp4" && containerName == "mov")
+        }
+        for i in 0..<input.streamCount {
+            let st = input.stream(i)
+            let par = st.pointee.codecpar!
+            let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+            if i == videoIndex {
+                if let encoder = video.encoder {
+                    let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
+                    hdr?.attach(to: muxer.output.stream(out))
+                    if plan.keepsInputAspectAndMatrix {
+                        if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
+                            let turn = Orientation.display(of: st)
+                            notice(
+                                "video stream #\(i): \(containerName) cannot store its display matrix "
+                                    + "(\(turn)); the output shows the coded picture unturned")
+                        }
+                    } else {
+                        muxer.dropHTCRotation(out)
+                    }
+                    // VP9 keeps alpha beside the picture (ALPHA_MODE 1), which FFmpeg's decoder skips.
+                    let alphaMode = av_dict_get(st.pointee.metadata, "alpha_mode", nil, 0)
+                        .map { String(cString: $0.pointee.value) }
+                    if inInfo.hasAlpha && !outInfo.hasAlpha {
+                        let what = "\(encoder.context.name) \(outInfo.name)"
+                        notice("video stream #\(i): its alpha channel is dropped (\(what) has none)")
+                    } else if alphaMode == "1" && !inInfo.hasAlpha {
+                        notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
+                    }
+                    if let f = MediaProbe.fieldOrder(par.pointee.field_order), f.name != "progressive" {
+                        if cfg.deinterlace == .off {
+                            notice(
+                                "video stream #\(i) is interlaced (\(f.meaning)); --deinterlace off: its fields "
+                                    + "are scaled woven together")
+                        } else {
+                            notice(
+                                "video stream #\(i) is interlaced (\(f.meaning)); its interlaced frames are "
+                                    + "deinterlaced (the first field kept, the second rebuilt from it)")
+                        }
+                    }
+                    videoOutput = out
+                    routes[i] = .video(output: out)
+                } else {
+                    routes[i] = .video(output: -1)
+                }
+                continue
+            }
+            // A QuickTime chapter track is kept as the chapters (copied below), not as a stream.
+            if Self.isChapterTrack(st, in: input) { continue }
+            switch par.pointee.codec_type {
+            case AVMEDIA_TYPE_AUDIO:
+                if cfg.audio == .none {
+                    dropped += 1
+                    continue
+                }
+                // (An MPEG-TS can declare a stream whose first packets come after the probe.)
+                if par.pointee.sample_rate <= 0 || par.pointee.ch_layout.nb_channels <= 0 {
+                    drop(
+                        "audio", i, codecName,
+                        "its sample rate and channels are unknown "
+                            + "(no packet of it in the part of the file FFmpeg probes)")
+                    continue
+                }
+                let canCopy = container.canStore(par.pointee.codec_id)
+                if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
+                    throw CropZoomError(
+                        .usage, path: cfg.output,
+                        reason: "--audio aac: \(containerName) cannot hold AAC")
+                }
+                if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
+                    guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
+                        drop("audio", i, codecName, "\(containerName) holds no audio")
+                        continue
+                    }
+                    // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
+                    let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
+                    let t = try AudioTranscoder(
+                        input: input, streamIndex: i, encoderName: target,
+                        globalHeader: output.needsGlobalHeader, sampleRate: rate)
+                    let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
+                    routes[i] = .reencode(t, output: out)
+                    audioReencoded += 1
+                    if cfg.audio == .auto {
+                        let id = t.encoder.pointer.pointee.codec_id
+                        let targetName =
+                            id == AV_CODEC_ID_OPUS
+                            ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
+                        notice(
+                            "audio stream #\(i) (\(codecName)) cannot go in \(containerName); "
+                                + "re-encoding it to \(targetName)")
+                    }
+                } else if canCopy {
+                    let mkvIn = input.formatName.hasPrefix("matroska")
+                    let mkvOut = containerName == "matroska" || containerName == "webm"
+                    let out = try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily)
+                    routes[i] = .copy(output: out)
+                    if mkvIn && mkvOut && par.pointee.codec_id == AV_CODEC_ID_OPUS && par.pointee.initial_padding > 0 {
+                        codecDelay[out] = av_rescale_q(
+                            Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), st.pointee.time_base)
+                    }
+                    audioCopied += 1
+                } else {
+                    throw CropZoomError(
+                        .usage, path: cfg.output,
+                        reason:
+                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio "
+                            + "copy); use --audio auto or aac"
+                    )
+                }
+            case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
+                let kind = par.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE ? "subtitle" : "data"
+                if par.pointee.codec_id != AV_CODEC_ID_NONE && container.canStore(par.pointee.codec_id) {
+                    routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
+                    otherCopied += 1
+                } else {
+                    drop(kind, i, codecName, "\(containerName) cannot hold it")
+                }
+            case AVMEDIA_TYPE_VIDEO:
+                dropped += 1
+                let what = st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? "cover picture" : "video stream"
+                notice("\(what) #\(i) (\(codecName)) dropped: cropzoom transforms one video stream (#\(videoIndex))")
+            default:
+                drop("", i, codecName, "\(containerName) cannot hold it")
+            }
+        }
+        for g in drops { notice(g.note) }
+        self.routes = routes
+        self.videoOutput = videoOutput
+        self.audioCopied = audioCopied
+        self.audioReencoded = audioReencoded
+        self.otherCopied = otherCopied
+        self.dropped = dropped
+        self.codecDelay = codecDelay
+    }
+
+    /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's
+    /// chapters (`mov_read_chapters`), makes it a data stream and discards it (`AVDISCARD_ALL`).
+    static func isChapterTrack(_ st: UnsafeMutablePointer<AVStream>, in input: InputFormat) -> Bool {
+        input.pointer.pointee.nb_chapters > 0 && st.pointee.discard == AVDISCARD_ALL
+            && st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA
+    }
+}
+
+/// Input streams dropped for one reason, and the one note that says so.
+struct DropGroup {
+    var kind: String
+    var reason: String
+    var streams: [(index: Int, codec: String)]
+
+    /// "subtitle stream #2 (subrip) dropped: mp4 cannot hold it", or for many
+    /// "100 subtitle streams (#2–#101: subrip) dropped: mp4 cannot hold them".
+    var note: String {
+        let noun = kind.isEmpty ? "stream" : "\(kind) stream"
+        guard streams.count > 1 else {
+            return "\(noun) #\(streams[0].index) (\(streams[0].codec)) dropped: \(reason)"
+        }
+        var ranges: [String] = []
+        var start = streams[0].index
+        var last = start
+        for s in streams.dropFirst() {
+            if s.index == last + 1 {
+                last = s.index
+                continue
+            }
+            ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
+            start = s.index
+            last = s.index
+        }
+        ranges.append(start == last ? "#\(start)" : "#\(start)–#\(last)")
+        var codecs: [String] = []
+        for s in streams where !codecs.contains(s.codec) { codecs.append(s.codec) }
+        let plural = reason.hasSuffix(" it") ? String(reason.dropLast(2)) + "them" : reason
+        let which = "\(ranges.joined(separator: ", ")): \(codecs.joined(separator: ", "))"
+        return "\(streams.count) \(noun)s (\(which)) dropped: \(plural)"
+    }
+}

@@ -1,0 +1,125 @@
+import CFFmpeg
+import Foundation
+
+/// The video's way through: the encoder and the output pixel format (from `--codec`,
+/// `--pix-fmt` and what the container takes), range and YUV matrix, the geometry, the kernels
+/// it needs (refused before anything is written where they cannot), the thread plan — and with
+/// it the decoder opened and the encoder made.
+struct VideoSetup {
+    let plan: GeometryPlan
+    let outputFormat: AVPixelFormat
+    let inputInfo: PixelFormatInfo
+    let outputInfo: PixelFormatInfo
+    let fullRange: Bool
+    /// The YUV matrix of an RGB ↔ YUV conversion: the output's label, or the input's for RGB output.
+    let matrix: AVColorSpace
+    let threads: ThreadPlan
+    /// Nil with `--codec none`.
+    let encoder: VideoEncoder?
+    let hdr: HDRMetadata?
+
+    init(_ cfg: TranscodeConfiguration, input: InputSetup, output: OutputSetup) throws(CropZoomError) {
+        let decoder = input.decoder
+        let dec = decoder.context.pointer
+        let videoStream = input.input.stream(input.videoIndex)
+        let codec: UnsafePointer<AVCodec>? =
+            cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: output.container)
+        let inFormat = dec.pointee.pix_fmt
+        let outputFormat =
+            try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in
+                try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
+            } ?? inFormat
+        self.outputFormat = outputFormat
+        let inInfo = PixelFormatInfo(inFormat)!
+        let outInfo = PixelFormatInfo(outputFormat)!
+        inputInfo = inInfo
+        outputInfo = outInfo
+        let fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
+        self.fullRange = fullRange
+        let inSpace = videoStream.pointee.codecpar.pointee.color_space
+        matrix =
+            outInfo.isRGB
+            ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
+
+        // Geometry.
+        let source = SourcePicture(
+            width: Int(dec.pointee.width), height: Int(dec.pointee.height),
+            sampleAspect: SourcePicture.sampleAspect(videoStream, dec),
+            display: Orientation.display(of: videoStream),
+            alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
+        var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
+        if case .cover = cfg.background {
+            guard geometry.warp != nil else {
+                throw CropZoomError(
+                    .usage,
+                    reason:
+                        "--background cover zooms a rotated or moved picture in until it fills the frame: it needs "
+                        + "--rotate by an angle other than 0/90/180/270, or --transform (use another --background)"
+                )
+            }
+            geometry.warp?.cover = true
+        }
+        let plan = geometry
+        self.plan = plan
+
+        if plan.animation != nil && cfg.kernel == .swscale {
+            throw CropZoomError(
+                .usage,
+                reason:
+                    "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot "
+                    + "read: use --kernel auto"
+            )
+        }
+        // `--kernel zimg` where zimg cannot scale: refused before anything is written.
+        if cfg.kernel == .zimg,
+            let reason = ZimgScaler.refusal(
+                src: inFormat, dst: outputFormat, srcFullRange: fullRange,
+                dstFullRange: fullRange, filter: cfg.scaler)
+        {
+            throw ZimgScaler.refused(reason, src: inFormat, dst: outputFormat)
+        }
+
+        // Threads, now that the work of each stage is known; then open the decoder with its share.
+        let load = ThreadPlan.Load(
+            inputPixels: source.width * source.height,
+            outputPixels: plan.output.width * plan.output.height,
+            encoder: codec.map { String(cString: $0.pointee.name) }, preset: cfg.preset,
+            strict: cfg.strict, heavyTransform: plan.warp != nil)
+        let threads = ThreadPlan.make(
+            threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
+            encoder: cfg.encoderThreads, workers: cfg.workers)
+        self.threads = threads
+        try decoder.open(threads: threads.decoder)
+
+        let hdr = HDRMetadata.read(videoStream, index: input.videoIndex, path: cfg.input == "-" ? nil : cfg.input)
+        self.hdr = hdr
+        guard let codec else {
+            encoder = nil
+            return
+        }
+        let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
+        var frameRate = videoStream.pointee.avg_frame_rate
+        if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.pointee.r_frame_rate }
+        do {
+            encoder = try VideoEncoder(
+                .init(
+                    codec: codec, width: plan.output.width, height: plan.output.height,
+                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
+                    frameRate: frameRate, sampleAspect: sar,
+                    colorSource: UnsafePointer(videoStream.pointee.codecpar),
+                    globalHeader: output.output.needsGlobalHeader, threads: threads.encoder,
+                    crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
+                    verbose: cfg.verbose))
+        } catch  where cfg.codec == nil && error.kind == .processing && error.code == AVCode.invalidArgument {
+            // The container's own codec (DV's, for one, takes 720x480 at 29.97 fps or 720x576
+            // at 25 fps only) refuses this picture: a usage error, before anything is written.
+            let name = String(cString: codec.pointee.name)
+            let fps = frameRate.den > 0 ? String(format: "%.4g", av_q2d(frameRate)) : "?"
+            throw CropZoomError(
+                .usage, path: cfg.output,
+                reason: "\(output.containerName)'s own codec \(name) cannot encode "
+                    + "\(plan.output.width)x\(plan.output.height) at \(fps) fps "
+                    + "(use a size and rate it takes, --codec, or another container)")
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// The audio re-encode stage for one stream: decodes, resamples and encodes its packets
+/// (``AudioTranscoder``) and sends the new packets to the muxer. Runs where the engine puts it
+/// (on the demux thread: audio is light, and it then never waits behind video work).
+///
+/// `@unchecked Sendable`: driven by one thread.
+final class AudioStage: Stage, @unchecked Sendable {
+    private let transcoder: AudioTranscoder
+    private let stream: Int
+    private let output: Outlet<MuxPacket>
+
+    /// Packets the decoder refused as damaged.
+    var corruptPackets: Int { transcoder.corruptPackets }
+
+    init(transcoder: AudioTranscoder, stream: Int, output: Outlet<MuxPacket>) {
+        self.transcoder = transcoder
+        self.stream = stream
+        self.output = output
+    }
+
+    func receive(_ packet: Packet) throws(CropZoomError) -> Demand {
+        try transcoder.transcode(packet, send)
+        return .more
+    }
+
+    func finish() throws(CropZoomError) {
+        try transcoder.transcode(nil, send)
+        try output.finish()
+    }
+
+    private func send(_ packet: Packet) throws(CropZoomError) {
+        _ = try output.send(MuxPacket(packet: packet, stream: stream, copied: false))
+    }
+}

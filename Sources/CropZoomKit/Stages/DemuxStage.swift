@@ -1,0 +1,84 @@
+/// The demux stage: reads the input's packets in file order and sends each where its stream
+/// goes — video packets to the decoder, copied packets to the muxer, re-encoded audio to its
+/// re-encoder — after the trim (``TimestampPolicy/admit(_:waitingFor:)``).
+///
+/// It stops at the end of the input, or once nothing more is wanted: the video's outlet
+/// answered ``Demand/enough`` (frame limit, trim end) and no copied stream can still have
+/// packets before the trim's end (files interleave loosely).
+///
+/// `@unchecked Sendable`: driven by one thread (the engine's demux loop).
+final class DemuxStage: @unchecked Sendable {
+    private let demuxer: Demuxer
+    private let routes: [StreamRoute]
+    private let times: TimestampPolicy
+    private let strict: Bool
+    private let video: Outlet<Packet>
+    private let mux: Outlet<MuxPacket>
+    /// Per input stream: the re-encoder's outlet (re-encoded audio only).
+    private let reencoders: [Int: Outlet<Packet>]
+    private let packet: Packet
+    private var videoWanted = true
+    private var waitingFor: Set<Int>
+    /// Audio packets sent on (copied or re-encoded).
+    private(set) var audioPackets = 0
+
+    init(
+        demuxer: Demuxer, routes: [StreamRoute], times: TimestampPolicy, strict: Bool,
+        video: Outlet<Packet>, mux: Outlet<MuxPacket>, reencoders: [Int: Outlet<Packet>]
+    ) throws(CropZoomError) {
+        self.demuxer = demuxer
+        self.routes = routes
+        self.times = times
+        self.strict = strict
+        self.video = video
+        self.mux = mux
+        self.reencoders = reencoders
+        packet = try Packet()
+        let passThrough = Set(
+            routes.indices.filter { i in
+                switch routes[i] {
+                case .copy, .reencode: return true
+                default: return false
+                }
+            })
+        waitingFor = times.streamsToWaitFor(passThrough: passThrough)
+    }
+
+    /// The loop body, for a stage without input: reads one packet and sends it on. False at the
+    /// end of the input or once nothing more is wanted.
+    func step() throws(CropZoomError) -> Bool {
+        if !videoWanted && waitingFor.isEmpty { return false }
+        switch try demuxer.read(into: packet, strict: strict) {
+        case .again: return true
+        case .endOfStream: return false
+        case .value: break
+        }
+        defer { packet.unref() }
+        let i = packet.streamIndex
+        guard i < routes.count else { return true }
+        switch routes[i] {
+        case .video:
+            guard videoWanted else { return true }
+            if try video.send(packet) == .enough { videoWanted = false }
+        case .copy(let out):
+            guard times.admit(packet, waitingFor: &waitingFor) else { return true }
+            if demuxer.isAudio(i) { audioPackets += 1 }
+            _ = try mux.send(MuxPacket(packet: packet, stream: out, copied: true))
+        case .reencode(_, _):
+            guard times.admit(packet, waitingFor: &waitingFor) else { return true }
+            audioPackets += 1
+            _ = try reencoders[i]?.send(packet)
+        case .drop:
+            break
+        }
+        return true
+    }
+
+    /// End of the input: the video's end of stream first, then the re-encoders' (in stream
+    /// order), then the copied streams'.
+    func finish() throws(CropZoomError) {
+        try video.finish()
+        for i in reencoders.keys.sorted() { try reencoders[i]?.finish() }
+        try mux.finish()
+    }
+}

@@ -1,0 +1,44 @@
+/// The encode stage: encodes the transformed frames (in presentation order) and sends the video
+/// packets to the muxer; counts the frames and publishes progress. With `--codec none` it only
+/// counts.
+///
+/// `@unchecked Sendable`: driven by one thread (the engine's encode loop).
+final class EncodeStage: Stage, @unchecked Sendable {
+    private let encoder: VideoEncoder?
+    /// The muxer's video stream (nil: nothing is written).
+    private let stream: Int?
+    private let times: TimestampPolicy
+    private let output: Outlet<MuxPacket>
+    let progress = ProgressBox()
+    private(set) var framesOut = 0
+    /// Media seconds of the last frame encoded.
+    private(set) var lastTime = 0.0
+
+    init(encoder: VideoEncoder?, stream: Int?, times: TimestampPolicy, output: Outlet<MuxPacket>) {
+        self.encoder = encoder
+        self.stream = stream
+        self.times = times
+        self.output = output
+    }
+
+    func receive(_ frame: Frame) throws(CropZoomError) -> Demand {
+        let pts = frame.pts
+        try encoder?.encode(frame, send)
+        framesOut += 1
+        if pts != AVCode.noPTS {
+            lastTime = times.mediaTime(encoderPTS: pts)
+            progress.update(frames: framesOut, time: lastTime)
+        }
+        return .more
+    }
+
+    func finish() throws(CropZoomError) {
+        try encoder?.encode(nil, send)
+        try output.finish()
+    }
+
+    private func send(_ packet: Packet) throws(CropZoomError) {
+        guard let stream else { return }
+        _ = try output.send(MuxPacket(packet: packet, stream: stream, copied: false))
+    }
+}

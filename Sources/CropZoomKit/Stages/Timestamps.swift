@@ -1,0 +1,104 @@
+import CFFmpeg
+
+/// Every rewrite of a time between the demuxer and the muxer, in one place. Stages ask it; no
+/// stage changes a timestamp itself.
+///
+/// 1. Copied and re-encoded input packets (`admit`, in the demux stage): dropped outside the
+///    trim window (a subtitle shown across an edge is kept and cut to it), then moved back by
+///    their stream's shift.
+/// 2. Decoded video frames (`place`, in the decode stage): before, inside or after the window;
+///    a kept frame is moved back by the video stream's shift.
+/// 3. Transformed frames (`stamp`, in the transform stage): the decoded frame's presentation time
+///    (its `best_effort_timestamp` when it has no pts) and duration, in the encoder's time base.
+/// 4. Packets for the muxer (`toContainer`, in the mux stage): a copied Matroska Opus stream's
+///    codec delay restored (Matroska's demuxer moved it back; FFmpeg 5.1's muxer does not move
+///    it forward), then rescaled to the container's time base.
+///
+/// The shift is the trim's start (`--start`), or for an input whose times are a clock reading
+/// (MPEG-TS/PS) the earliest stream's start, each in its stream's own time base, so the streams'
+/// offsets are kept exactly (`TrimWindow`); `--keep-start-time` makes it 0. Re-encoded audio takes
+/// its times from its decoded samples (`AudioTranscoder`), which rule 1 has already moved.
+struct TimestampPolicy: Sendable {
+    /// The window and shift per input stream; nil keeps every time as it is.
+    let window: TrimWindow.Times?
+    let videoIndex: Int
+    /// The video decoder's and encoder's time bases (rule 3 rescales when they differ).
+    let decoderBase: AVRational
+    let encoderBase: AVRational?
+    /// Seconds of the first video frame after the shift: media time 0 (progress, keyframes).
+    let startTime: Double
+    /// Per output stream: its packets' time base and what rule 4 adds to their times in it.
+    let outputBases: [AVRational]
+    let outputOffsets: [Int64]
+
+    /// Where a decoded frame lies against the trim window.
+    enum FrameVerdict { case before, keep, after }
+
+    // MARK: 1. Copied and re-encoded packets
+
+    /// False for a packet outside the window (drop it); a kept one is cut and shifted. A
+    /// packet at or past the end takes its stream off `waitingFor` (the streams the demuxer
+    /// still reads for).
+    func admit(_ p: Packet, waitingFor: inout Set<Int>) -> Bool {
+        guard let w = window else { return true }
+        if w.isPastEnd(p) { waitingFor.remove(p.streamIndex) }
+        guard w.keeps(p) else { return false }
+        w.cut(p)
+        let o = w.shift[p.streamIndex]
+        if p.pts != AVCode.noPTS { p.pointer.pointee.pts -= o }
+        if p.dts != AVCode.noPTS { p.pointer.pointee.dts -= o }
+        return true
+    }
+
+    /// The input streams a trim's end makes the demuxer wait for (their packets may come after
+    /// the video's last): `passThrough` when the window has an end, else none.
+    func streamsToWaitFor(passThrough: Set<Int>) -> Set<Int> {
+        window?.end.contains { $0 != nil } == true ? passThrough : []
+    }
+
+    // MARK: 2. Decoded video frames
+
+    @inline(__always)
+    func place(_ frame: Frame) -> FrameVerdict {
+        guard let w = window else { return .keep }
+        let t = frame.presentationTime
+        guard t != AVCode.noPTS else { return .keep }
+        if t < w.start[videoIndex] { return .before }
+        if let e = w.end[videoIndex], t >= e { return .after }
+        let o = w.shift[videoIndex]
+        if frame.pointer.pointee.pts != AVCode.noPTS { frame.pointer.pointee.pts -= o }
+        if frame.pointer.pointee.best_effort_timestamp != AVCode.noPTS {
+            frame.pointer.pointee.best_effort_timestamp -= o
+        }
+        return .keep
+    }
+
+    // MARK: 3. Transformed frames
+
+    @inline(__always)
+    func stamp(_ out: Frame, from input: Frame) {
+        out.pts = input.presentationTime
+        out.pointer.pointee.pkt_duration = input.pointer.pointee.pkt_duration
+        guard let encoderBase, av_cmp_q(decoderBase, encoderBase) != 0 else { return }
+        out.pts = av_rescale_q(out.pts, decoderBase, encoderBase)
+        out.pointer.pointee.pkt_duration = av_rescale_q(out.pointer.pointee.pkt_duration, decoderBase, encoderBase)
+    }
+
+    /// Media seconds of a decoded frame's presentation time (where keyframes are evaluated).
+    func mediaTime(_ pts: Int64) -> Double { Double(pts) * av_q2d(decoderBase) - startTime }
+
+    /// Media seconds of a frame `stamp` has moved to the encoder's time base.
+    func mediaTime(encoderPTS pts: Int64) -> Double { Double(pts) * av_q2d(encoderBase ?? decoderBase) - startTime }
+
+    // MARK: 4. Packets for the muxer
+
+    @inline(__always)
+    func toContainer(_ packet: Packet, stream: Int, containerBase: AVRational) {
+        let o = outputOffsets[stream]
+        if o != 0 {
+            if packet.pts != AVCode.noPTS { packet.pointer.pointee.pts += o }
+            if packet.dts != AVCode.noPTS { packet.pointer.pointee.dts += o }
+        }
+        packet.rescale(from: outputBases[stream], to: containerBase)
+    }
+}
