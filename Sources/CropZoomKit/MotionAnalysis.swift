@@ -45,10 +45,12 @@ public enum MotionAnalysis {
             if let previous { velocities.append(previous.shift(to: luma)) }
             previous = luma
         }
-        while true {
-            let r = input.read(into: packet)
-            if r == AVCode.again { continue }
-            if r < 0 { break }
+        reading: while true {
+            switch (try? input.read(into: packet)) ?? .endOfStream {
+            case .again: continue
+            case .endOfStream: break reading
+            case .value: break
+            }
             defer { packet.unref() }
             if packet.streamIndex == index { try decoder.decode(packet, strict: false, take) }
         }

@@ -133,8 +133,8 @@ public enum MediaProbe {
 
     private static func rational(_ r: AVRational) -> String { "\(r.num)/\(r.den)" }
 
-    private static func describe(_ st: UnsafeMutablePointer<AVStream>, index: Int) -> StreamInfo {
-        let par = st.pointee.codecpar.pointee
+    private static func describe(_ st: StreamRef, index: Int) -> StreamInfo {
+        let par = st.parameters.pointee
         let type: String
         switch par.codec_type {
         case AVMEDIA_TYPE_VIDEO: type = "video"
@@ -150,24 +150,24 @@ public enum MediaProbe {
         if par.profile != FF_PROFILE_UNKNOWN, let p = avcodec_profile_name(par.codec_id, par.profile) {
             profile = String(cString: p)
         }
-        let language = av_dict_get(st.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) }
-        let disposition = st.pointee.disposition
+        let language = st.metadata("language")
+        let disposition = st.disposition
         var s = StreamInfo(
             index: index, type: type, codec: codecName, profile: profile,
-            startTime: seconds(st.pointee.start_time, st.pointee.time_base),
-            duration: st.pointee.duration > 0 ? seconds(st.pointee.duration, st.pointee.time_base) : nil,
-            declaredFrames: Int(st.pointee.nb_frames), language: language,
+            startTime: seconds(st.startTime ?? AVCode.noPTS, st.timeBase),
+            duration: st.duration > 0 ? seconds(st.duration, st.timeBase) : nil,
+            declaredFrames: Int(st.declaredFrames), language: language,
             isDefault: disposition & AV_DISPOSITION_DEFAULT != 0,
             attachedPicture: disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
         if par.codec_type == AVMEDIA_TYPE_VIDEO {
             s.width = Int(par.width)
             s.height = Int(par.height)
-            let orientation = Orientation.display(of: st)
+            let orientation = st.displayOrientation
             // Rotation first, then a left-right mirror when mirrored (FFmpeg's reading of a
             // display matrix: ffprobe's `rotation`, then hflip).
             s.rotation = (orientation.isMirror ? orientation.then(.flipHorizontal) : orientation).rotationDegrees
             s.mirrored = orientation.isMirror
-            var sar = st.pointee.sample_aspect_ratio
+            var sar = st.sampleAspectRatio
             if sar.num <= 0 || sar.den <= 0 { sar = par.sample_aspect_ratio }
             if sar.num <= 0 || sar.den <= 0 { sar = AVRational(num: 1, den: 1) }
             s.sampleAspectRatio = "\(sar.num):\(sar.den)"
@@ -180,10 +180,10 @@ public enum MediaProbe {
                 s.bitDepth = info.bitDepth
             }
             s.fieldOrder = MediaProbe.fieldOrder(par.field_order)?.name
-            s.rFrameRate = rational(st.pointee.r_frame_rate)
-            s.avgFrameRate = rational(st.pointee.avg_frame_rate)
-            if st.pointee.avg_frame_rate.num > 0 && st.pointee.avg_frame_rate.den > 0 {
-                s.fps = av_q2d(st.pointee.avg_frame_rate)
+            s.rFrameRate = rational(st.realFrameRate)
+            s.avgFrameRate = rational(st.averageFrameRate)
+            if st.averageFrameRate.num > 0 && st.averageFrameRate.den > 0 {
+                s.fps = av_q2d(st.averageFrameRate)
             }
         } else if par.codec_type == AVMEDIA_TYPE_AUDIO {
             s.sampleRate = Int(par.sample_rate)
@@ -208,12 +208,14 @@ public enum MediaProbe {
         var read = 0
         var failures = 0
         while read < limit * max(1, streams.count) && failures < 16 {
-            let r = input.read(into: packet)
-            if r == AVCode.again { continue }
-            if r == AVCode.eof { break }
-            if r < 0 {
+            let step: AVStep<Void>
+            do { step = try input.read(into: packet) } catch {
                 failures += 1
                 continue
+            }
+            guard case .value = step else {
+                if case .again = step { continue }
+                break
             }
             defer { packet.unref() }
             let i = packet.streamIndex

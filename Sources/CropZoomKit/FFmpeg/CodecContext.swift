@@ -46,9 +46,15 @@ final class CodecContext: @unchecked Sendable {
 
     // MARK: decoding
 
-    /// `avcodec_send_packet`; a nil packet starts draining.
-    func send(packet: Packet?) -> Int32 {
-        avcodec_send_packet(pointer, packet?.pointer)
+    /// `avcodec_send_packet`; a nil packet starts draining. `.again`: drain frames first, then
+    /// send the packet again; `.endOfStream`: the decoder is draining. A packet the decoder
+    /// refuses throws with FFmpeg's code (`CropZoomError.code`).
+    func send(packet: Packet?) throws(CropZoomError) -> AVStep<Void> {
+        let r = avcodec_send_packet(pointer, packet?.pointer)
+        if r == AVCode.again { return .again }
+        if r == AVCode.eof { return .endOfStream }
+        try check(r, .processing, "decoding with \(name)", path: path)
+        return .value(())
     }
 
     /// `avcodec_receive_frame`.

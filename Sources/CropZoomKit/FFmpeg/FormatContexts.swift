@@ -65,9 +65,8 @@ final class InputFormat: @unchecked Sendable {
 
     var streamCount: Int { Int(pointer.pointee.nb_streams) }
 
-    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
-        pointer.pointee.streams[index]!
-    }
+    /// Stream `index`, borrowed (the view keeps this input open).
+    func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
 
     /// Short name of the demuxer (e.g. "mov,mp4,m4a,3gp,3g2,mj2").
     var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
@@ -102,11 +101,11 @@ final class InputFormat: @unchecked Sendable {
         var end: Double? = nil
         for i in stream.map({ [$0] }) ?? Array(0..<streamCount) {
             let st = self.stream(i)
-            guard st.pointee.start_time != AVCode.noPTS else { continue }
-            let tb = av_q2d(st.pointee.time_base)
-            let s = Double(st.pointee.start_time) * tb
+            guard let first = st.startTime else { continue }
+            let tb = av_q2d(st.timeBase)
+            let s = Double(first) * tb
             start = min(start ?? s, s)
-            if st.pointee.duration > 0 { end = max(end ?? s, s + Double(st.pointee.duration) * tb) }
+            if st.duration > 0 { end = max(end ?? s, s + Double(st.duration) * tb) }
         }
         if end == nil && stream == nil { end = declaredEnd }
         return (start, end)
@@ -119,18 +118,23 @@ final class InputFormat: @unchecked Sendable {
         guard r >= 0 else { return nil }
         if !isAttachedPicture(Int(r)) { return Int(r) }
         return (0..<streamCount).first {
-            stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && !isAttachedPicture($0)
+            stream($0).mediaType == AVMEDIA_TYPE_VIDEO && !isAttachedPicture($0)
         }
     }
 
     /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`).
     func isAttachedPicture(_ index: Int) -> Bool {
-        stream(index).pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+        stream(index).isAttachedPicture
     }
 
-    /// `av_read_frame` into `packet`.
-    func read(into packet: Packet) -> Int32 {
-        av_read_frame(pointer, packet.pointer)
+    /// `av_read_frame` into `packet`. A read error throws with FFmpeg's code (`CropZoomError.code`),
+    /// for the caller to skip or report.
+    func read(into packet: Packet) throws(CropZoomError) -> AVStep<Void> {
+        let r = av_read_frame(pointer, packet.pointer)
+        if r == AVCode.again { return .again }
+        if r == AVCode.eof { return .endOfStream }
+        try check(r, .inputUnreadable, "reading", path: path)
+        return .value(())
     }
 }
 
@@ -229,16 +233,17 @@ final class OutputFormat: @unchecked Sendable {
     }
 
     /// `avformat_new_stream`.
-    func addStream() throws(CropZoomError) -> UnsafeMutablePointer<AVStream> {
+    func addStream() throws(CropZoomError) -> StreamRef {
         guard let st = avformat_new_stream(pointer, nil) else {
             throw CropZoomError(
                 .processing, what: "adding an output stream", path: displayPath, reason: "out of memory")
         }
-        return st
+        return StreamRef(st, owner: self)
     }
 
     var streamCount: Int { Int(pointer.pointee.nb_streams) }
-    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { pointer.pointee.streams[index]! }
+    /// Stream `index`, borrowed (the view keeps this output alive).
+    func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
 
     var needsGlobalHeader: Bool { outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
 

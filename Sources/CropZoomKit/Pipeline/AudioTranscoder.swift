@@ -25,7 +25,7 @@ final class AudioTranscoder: @unchecked Sendable {
         sampleRate: Int32? = nil
     ) throws(CropZoomError) {
         let st = input.stream(streamIndex)
-        let par = st.pointee.codecpar!
+        let par = st.parameters
         guard let dcodec = avcodec_find_decoder(par.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(par.pointee.codec_id))
             throw CropZoomError(
@@ -33,7 +33,7 @@ final class AudioTranscoder: @unchecked Sendable {
         }
         decoder = try CodecContext(codec: dcodec, path: input.path)
         try check(avcodec_parameters_to_context(decoder.pointer, par), "configuring an audio decoder", path: input.path)
-        decoder.pointer.pointee.pkt_timebase = st.pointee.time_base
+        decoder.pointer.pointee.pkt_timebase = st.timeBase
         try decoder.open(kind: .processing, what: "opening the \(decoder.name) decoder")
 
         guard let ecodec = avcodec_find_encoder_by_name(encoderName) else {
@@ -99,8 +99,7 @@ final class AudioTranscoder: @unchecked Sendable {
 
     /// Feeds one packet (nil = end) and hands every encoded packet to `body`.
     func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
-        let r = decoder.send(packet: input)
-        if r < 0 && r != AVCode.eof && r != AVCode.again { corruptPackets += 1 }
+        do { _ = try decoder.send(packet: input) } catch { corruptPackets += 1 }
         while true {
             let step: AVStep<Void>
             do { step = try decoder.receive(frame: decoded) } catch {

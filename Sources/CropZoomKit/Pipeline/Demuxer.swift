@@ -16,7 +16,7 @@ final class Demuxer: @unchecked Sendable {
         let st = input.stream(packet.streamIndex)
         let t = packet.pts != AVCode.noPTS ? packet.pts : packet.dts
         guard t != AVCode.noPTS else { return }
-        reached = max(reached, Double(t + packet.pointer.pointee.duration) * av_q2d(st.pointee.time_base))
+        reached = max(reached, Double(t + packet.pointer.pointee.duration) * av_q2d(st.timeBase))
     }
 
     /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end
@@ -27,8 +27,8 @@ final class Demuxer: @unchecked Sendable {
         guard size > 0 else { return false }
         for i in 0..<input.streamCount {
             let st = input.stream(i)
-            let n = avformat_index_get_entries_count(st)
-            guard n > 0, let last = avformat_index_get_entry(st, n - 1) else { continue }
+            let n = avformat_index_get_entries_count(st.pointer)
+            guard n > 0, let last = avformat_index_get_entry(st.pointer, n - 1) else { continue }
             if last.pointee.pos >= 0 && last.pointee.pos + Int64(last.pointee.size) > size { return true }
         }
         return false
@@ -66,25 +66,34 @@ final class Demuxer: @unchecked Sendable {
     var path: String { input.path }
 
     func isAudio(_ stream: Int) -> Bool {
-        input.stream(stream).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+        input.stream(stream).isAudio
     }
 
     /// Reads the next packet (`av_read_frame`). Damaged data the demuxer can skip is counted and
     /// skipped; a file that ends where its index says there is more is reported as truncated.
     func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
         while true {
-            let r = input.read(into: packet)
-            if r >= 0 {
+            let step: AVStep<Void>
+            do { step = try input.read(into: packet) } catch {
+                let signal = cz_pending_signal()
+                if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+                skippedErrors += 1
+                consecutiveErrors += 1
+                if strict || consecutiveErrors > 64 { throw error }
+                continue
+            }
+            switch step {
+            case .value:
                 consecutiveErrors = 0
                 // A short read of the last packet in the file is flagged corrupt by libavformat.
                 lastWasPartial = packet.isCorrupt
                 noteTime(packet)
                 return .value(())
-            }
-            if r == AVCode.again { return .again }
-            let signal = cz_pending_signal()
-            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
-            if r == AVCode.eof {
+            case .again:
+                return .again
+            case .endOfStream:
+                let signal = cz_pending_signal()
+                if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
                 // avio reports a short read past the end of data as EOF too; a pb error says otherwise.
                 if let pb = input.pointer.pointee.pb, pb.pointee.error < 0, pb.pointee.error != AVCode.eof {
                     throw CropZoomError.ffmpeg(pb.pointee.error, .inputUnreadable, what: "reading", path: path)
@@ -103,11 +112,6 @@ final class Demuxer: @unchecked Sendable {
                     truncation = reason
                 }
                 return .endOfStream
-            }
-            skippedErrors += 1
-            consecutiveErrors += 1
-            if strict || consecutiveErrors > 64 {
-                throw CropZoomError.ffmpeg(r, .inputUnreadable, what: "reading", path: path)
             }
         }
     }

@@ -10,20 +10,20 @@ struct HDRMetadata {
     /// From the input stream's side data (`av_stream_get_side_data`); where it has none and the
     /// video is PQ (SMPTE ST 2084), from the first decoded frame's (`cz_first_frame_hdr`, which
     /// opens `path` on its own; nil for standard input). Nil when there is none.
-    static func read(_ st: UnsafeMutablePointer<AVStream>, index: Int, path: String?) -> HDRMetadata? {
+    static func read(_ st: StreamRef, index: Int, path: String?) -> HDRMetadata? {
         var h = HDRMetadata()
         var size = 0
-        if let p = av_stream_get_side_data(st, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size),
+        if let p = av_stream_get_side_data(st.pointer, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size),
             size >= MemoryLayout<AVMasteringDisplayMetadata>.size
         {
             h.mastering = UnsafeRawPointer(p).loadUnaligned(as: AVMasteringDisplayMetadata.self)
         }
-        if let p = av_stream_get_side_data(st, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size),
+        if let p = av_stream_get_side_data(st.pointer, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size),
             size >= MemoryLayout<AVContentLightMetadata>.size
         {
             h.light = UnsafeRawPointer(p).loadUnaligned(as: AVContentLightMetadata.self)
         }
-        let pq = st.pointee.codecpar.pointee.color_trc == AVCOL_TRC_SMPTE2084
+        let pq = st.parameters.pointee.color_trc == AVCOL_TRC_SMPTE2084
         if h.mastering == nil && h.light == nil, let path, pq {
             var md = AVMasteringDisplayMetadata()
             var cll = AVContentLightMetadata()
@@ -53,16 +53,16 @@ struct HDRMetadata {
     }
 
     /// Adds the metadata to an output stream as side data (`av_stream_new_side_data`).
-    func attach(to st: UnsafeMutablePointer<AVStream>) {
+    func attach(to st: StreamRef) {
         if var m = mastering {
             let n = MemoryLayout<AVMasteringDisplayMetadata>.size
-            if let dst = av_stream_new_side_data(st, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, n) {
+            if let dst = av_stream_new_side_data(st.pointer, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, n) {
                 withUnsafeBytes(of: &m) { UnsafeMutableRawPointer(dst).copyMemory(from: $0.baseAddress!, byteCount: n) }
             }
         }
         if var l = light {
             let n = MemoryLayout<AVContentLightMetadata>.size
-            if let dst = av_stream_new_side_data(st, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, n) {
+            if let dst = av_stream_new_side_data(st.pointer, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, n) {
                 withUnsafeBytes(of: &l) { UnsafeMutableRawPointer(dst).copyMemory(from: $0.baseAddress!, byteCount: n) }
             }
         }

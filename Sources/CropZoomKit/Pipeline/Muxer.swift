@@ -22,24 +22,26 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives encoded packets from `encoder`.
-    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: UnsafeMutablePointer<AVStream>?)
+    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: StreamRef?)
         throws(CropZoomError) -> Int
     {
         let st = try output.addStream()
         try check(
-            avcodec_parameters_from_context(st.pointee.codecpar, encoder), "configuring an output stream",
+            avcodec_parameters_from_context(st.pointer.pointee.codecpar, encoder), "configuring an output stream",
             path: output.displayPath)
-        st.pointee.time_base = encoder.pointee.time_base
+        st.pointer.pointee.time_base = encoder.pointee.time_base
         if let input {
-            st.pointee.disposition = input.pointee.disposition
-            Muxer.copyTags(from: input.pointee.metadata, to: &st.pointee.metadata, dropping: Muxer.describesEncoding)
-            st.pointee.avg_frame_rate = input.pointee.avg_frame_rate
+            st.pointer.pointee.disposition = input.pointer.pointee.disposition
+            Muxer.copyTags(
+                from: input.pointer.pointee.metadata, to: &st.pointer.pointee.metadata,
+                dropping: Muxer.describesEncoding)
+            st.pointer.pointee.avg_frame_rate = input.pointer.pointee.avg_frame_rate
         }
         sourceTimeBase.append(encoder.pointee.time_base)
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
-        return Int(st.pointee.index)
+        return Int(st.pointer.pointee.index)
     }
 
     /// True for a per-stream tag that describes how the input was encoded (its encoder, VP9 alpha
@@ -68,48 +70,49 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives the input stream's packets unchanged (stream copy).
-    func addCopiedStream(from input: UnsafeMutablePointer<AVStream>, sameContainerFamily: Bool)
+    func addCopiedStream(from input: StreamRef, sameContainerFamily: Bool)
         throws(CropZoomError) -> Int
     {
         let st = try output.addStream()
         try check(
-            avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar), "copying stream parameters",
+            avcodec_parameters_copy(st.pointer.pointee.codecpar, input.pointer.pointee.codecpar),
+            "copying stream parameters",
             path: output.displayPath)
-        if !sameContainerFamily { st.pointee.codecpar.pointee.codec_tag = 0 }
-        st.pointee.time_base = input.pointee.time_base
-        st.pointee.disposition = input.pointee.disposition
-        av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
-        sourceTimeBase.append(input.pointee.time_base)
+        if !sameContainerFamily { st.pointer.pointee.codecpar.pointee.codec_tag = 0 }
+        st.pointer.pointee.time_base = input.pointer.pointee.time_base
+        st.pointer.pointee.disposition = input.pointer.pointee.disposition
+        av_dict_copy(&st.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        sourceTimeBase.append(input.pointer.pointee.time_base)
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
-        return Int(st.pointee.index)
+        return Int(st.pointer.pointee.index)
     }
 
     /// Keeps the input's display matrix on the output video stream (`--orientation ignore`;
     /// `av_stream_new_side_data`). False when the input has a matrix that turns or mirrors the
     /// picture and `container` cannot store it: in FFmpeg 5.1 only the MP4/MOV muxers write it (the
     /// Matroska muxer has no display matrix).
-    func copyDisplayMatrix(from input: UnsafeMutablePointer<AVStream>, to index: Int, container: String) -> Bool {
+    func copyDisplayMatrix(from input: StreamRef, to index: Int, container: String) -> Bool {
         var size: Int = 0
-        guard let data = av_stream_get_side_data(input, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
+        guard let data = av_stream_get_side_data(input.pointer, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
             return true
         }
-        if let dst = av_stream_new_side_data(output.stream(index), AV_PKT_DATA_DISPLAYMATRIX, size) {
+        if let dst = av_stream_new_side_data(output.stream(index).pointer, AV_PKT_DATA_DISPLAYMATRIX, size) {
             dst.update(from: data, count: size)
         }
         let stores = ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(container)
-        return stores || Orientation.display(of: input).isIdentity
+        return stores || input.displayOrientation.isIdentity
     }
 
     /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Orientation.display(of:)`)
     /// from an output stream whose pixels are already upright (`av_dict_set` with no value).
     func dropHTCRotation(_ index: Int) {
         let st = output.stream(index)
-        guard let title = av_dict_get(st.pointee.metadata, "title", nil, 0),
+        guard let title = av_dict_get(st.pointer.pointee.metadata, "title", nil, 0),
             String(cString: title.pointee.value).hasPrefix("htc_video_rotA-")
         else { return }
-        av_dict_set(&st.pointee.metadata, "title", nil, 0)
+        av_dict_set(&st.pointer.pointee.metadata, "title", nil, 0)
     }
 
     /// The MP4/MOV movie time scale: edit lists (start offsets, priming) are written in it, and
@@ -152,7 +155,7 @@ final class Muxer: @unchecked Sendable {
 
     /// The time base of output stream `stream` (the container's choice, final once the header
     /// is written).
-    func timeBase(of stream: Int) -> AVRational { output.stream(stream).pointee.time_base }
+    func timeBase(of stream: Int) -> AVRational { output.stream(stream).timeBase }
 
     /// Writes `packet`, its times already in the container's time base (`TimestampPolicy.toContainer`),
     /// and takes its payload (`av_interleaved_write_frame`). `sourcePTS` is its pts before, to
@@ -173,7 +176,7 @@ final class Muxer: @unchecked Sendable {
     /// One line per stream whose times the container could not hold apart, else nothing.
     func timePrecisionNotices() -> [String] {
         mergedTimes.indices.filter { mergedTimes[$0] > 0 }.map { i in
-            let tb = output.stream(i).pointee.time_base
+            let tb = output.stream(i).timeBase
             let step = tb.den > 0 ? String(format: "%g ms", 1000 * av_q2d(tb)) : "its"
             return
                 "output stream #\(i): \(mergedTimes[i]) packets share a timestamp with another: \(output.formatName) "

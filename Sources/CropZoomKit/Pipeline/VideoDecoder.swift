@@ -18,7 +18,7 @@ final class VideoDecoder: @unchecked Sendable {
     /// size, pixel format and colour fields are readable before `open(threads:)`.
     init(input: InputFormat, streamIndex: Int) throws(CropZoomError) {
         let st = input.stream(streamIndex)
-        let par = st.pointee.codecpar!
+        let par = st.parameters
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(par.pointee.codec_id))
             let reason =
@@ -30,7 +30,7 @@ final class VideoDecoder: @unchecked Sendable {
         context = try CodecContext(codec: codec, path: input.path)
         try check(
             avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
-        context.pointer.pointee.pkt_timebase = st.pointee.time_base
+        context.pointer.pointee.pkt_timebase = st.timeBase
         // Nothing may throw once the counter exists: a partly initialised object gets no deinit,
         // and the counter would leak.
         frame = try Frame()
@@ -40,7 +40,7 @@ final class VideoDecoder: @unchecked Sendable {
         concealed = counter
         context.pointer.pointee.opaque = counter
         self.streamIndex = streamIndex
-        self.timeBase = st.pointee.time_base
+        self.timeBase = st.timeBase
     }
 
     deinit { cz_counter_free(concealed) }
@@ -56,20 +56,26 @@ final class VideoDecoder: @unchecked Sendable {
     /// Sends one packet (nil = end of stream) and hands every frame that comes out to `body`.
     /// The frame passed to `body` is only valid during the call.
     func decode(_ packet: Packet?, strict: Bool, _ body: (Frame) throws(CropZoomError) -> Void) throws(CropZoomError) {
-        var r = context.send(packet: packet)
-        while r == AVCode.again {
-            // The decoder's output is full: drain, then retry the packet.
+        var refusal: CropZoomError? = nil
+        while true {
+            let step: AVStep<Void>
+            do { step = try context.send(packet: packet) } catch {
+                refusal = error
+                break
+            }
+            guard case .again = step else { break }
+            // The decoder's output is full: drain, then send the packet again.
             try drain(strict: strict, body)
-            r = context.send(packet: packet)
         }
         if strict && cz_counter_get(concealed) > 0 {
             throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path, reason: "damaged frame")
         }
-        if r < 0 && r != AVCode.eof {
+        if let refusal {
             refused += 1
             if strict {
                 throw CropZoomError.ffmpeg(
-                    r, .processing, what: "decoding a damaged packet (--strict)", path: context.path)
+                    refusal.code ?? AVCode.invalidData, .processing, what: "decoding a damaged packet (--strict)",
+                    path: context.path)
             }
         }
         try drain(strict: strict, body)

@@ -56,32 +56,10 @@ struct InputSetup {
     }
 }
 
-extension Orientation {
-    /// The orientation a player applies to stream `st`, from its display matrix side data
-    /// (`av_stream_get_side_data`). HTC phones wrote Matroska files with no matrix and the
-    /// rotation in the track name (`htc_video_rotA-090`); players such as ExoPlayer honour it,
-    /// and so does cropzoom.
-    static func display(of st: UnsafeMutablePointer<AVStream>) -> Orientation {
-        var size: Int = 0
-        guard let data = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
-            if let title = av_dict_get(st.pointee.metadata, "title", nil, 0).map({ String(cString: $0.pointee.value) }),
-                title.hasPrefix("htc_video_rotA-"), let degrees = Int(title.dropFirst("htc_video_rotA-".count))
-            {
-                return Orientation.rotation(clockwise: degrees) ?? .identity
-            }
-            return .identity
-        }
-        let m = data.withMemoryRebound(to: Int32.self, capacity: 9) { Array(UnsafeBufferPointer(start: $0, count: 9)) }
-        return Orientation(displayMatrix: m) ?? .identity
-    }
-}
-
 extension SourcePicture {
     /// The pixel aspect ratio of stream `st` (its own, else its decoder's; 1 when neither says).
-    static func sampleAspect(_ st: UnsafeMutablePointer<AVStream>, _ dec: UnsafeMutablePointer<AVCodecContext>)
-        -> Double
-    {
-        var r = st.pointee.sample_aspect_ratio
+    static func sampleAspect(_ st: StreamRef, _ dec: UnsafeMutablePointer<AVCodecContext>) -> Double {
+        var r = st.sampleAspectRatio
         if r.num <= 0 || r.den <= 0 { r = dec.pointee.sample_aspect_ratio }
         if r.num <= 0 || r.den <= 0 { return 1 }
         return av_q2d(r)

@@ -60,15 +60,15 @@ struct StreamRouting {
         }
         for i in 0..<input.streamCount {
             let st = input.stream(i)
-            let par = st.pointee.codecpar!
-            let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+            let par = st.parameters
+            let codecName = st.codecName
             if i == videoIndex {
                 if let encoder = video.encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
                     hdr?.attach(to: muxer.output.stream(out))
                     if plan.keepsInputAspectAndMatrix {
                         if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {
-                            let turn = Orientation.display(of: st)
+                            let turn = st.displayOrientation
                             notice(
                                 "video stream #\(i): \(containerName) cannot store its display matrix "
                                     + "(\(turn)); the output shows the coded picture unturned")
@@ -77,8 +77,7 @@ struct StreamRouting {
                         muxer.dropHTCRotation(out)
                     }
                     // VP9 keeps alpha beside the picture (ALPHA_MODE 1), which FFmpeg's decoder skips.
-                    let alphaMode = av_dict_get(st.pointee.metadata, "alpha_mode", nil, 0)
-                        .map { String(cString: $0.pointee.value) }
+                    let alphaMode = st.metadata("alpha_mode")
                     if inInfo.hasAlpha && !outInfo.hasAlpha {
                         let what = "\(encoder.context.name) \(outInfo.name)"
                         notice("video stream #\(i): its alpha channel is dropped (\(what) has none)")
@@ -105,7 +104,7 @@ struct StreamRouting {
             }
             // A QuickTime chapter track is kept as the chapters (copied below), not as a stream.
             if Self.isChapterTrack(st, in: input) { continue }
-            switch par.pointee.codec_type {
+            switch st.mediaType {
             case AVMEDIA_TYPE_AUDIO:
                 if cfg.audio == .none {
                     dropped += 1
@@ -119,7 +118,7 @@ struct StreamRouting {
                             + "(no packet of it in the part of the file FFmpeg probes)")
                     continue
                 }
-                let canCopy = container.canStore(par.pointee.codec_id)
+                let canCopy = container.canStore(st.codecID)
                 if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
                     throw CropZoomError(
                         .usage, path: cfg.output,
@@ -152,9 +151,9 @@ struct StreamRouting {
                     let mkvOut = containerName == "matroska" || containerName == "webm"
                     let out = try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily)
                     routes[i] = .copy(output: out)
-                    if mkvIn && mkvOut && par.pointee.codec_id == AV_CODEC_ID_OPUS && par.pointee.initial_padding > 0 {
+                    if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && par.pointee.initial_padding > 0 {
                         codecDelay[out] = av_rescale_q(
-                            Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), st.pointee.time_base)
+                            Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), st.timeBase)
                     }
                     audioCopied += 1
                 } else {
@@ -166,8 +165,8 @@ struct StreamRouting {
                     )
                 }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
-                let kind = par.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE ? "subtitle" : "data"
-                if par.pointee.codec_id != AV_CODEC_ID_NONE && container.canStore(par.pointee.codec_id) {
+                let kind = st.isSubtitle ? "subtitle" : "data"
+                if st.codecID != AV_CODEC_ID_NONE && container.canStore(st.codecID) {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
                 } else {
@@ -175,7 +174,7 @@ struct StreamRouting {
                 }
             case AVMEDIA_TYPE_VIDEO:
                 dropped += 1
-                let what = st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? "cover picture" : "video stream"
+                let what = st.isAttachedPicture ? "cover picture" : "video stream"
                 notice("\(what) #\(i) (\(codecName)) dropped: cropzoom transforms one video stream (#\(videoIndex))")
             default:
                 drop("", i, codecName, "\(containerName) cannot hold it")
@@ -193,9 +192,9 @@ struct StreamRouting {
 
     /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's
     /// chapters (`mov_read_chapters`), makes it a data stream and discards it (`AVDISCARD_ALL`).
-    static func isChapterTrack(_ st: UnsafeMutablePointer<AVStream>, in input: InputFormat) -> Bool {
-        input.pointer.pointee.nb_chapters > 0 && st.pointee.discard == AVDISCARD_ALL
-            && st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA
+    static func isChapterTrack(_ st: StreamRef, in input: InputFormat) -> Bool {
+        input.pointer.pointee.nb_chapters > 0 && st.pointer.pointee.discard == AVDISCARD_ALL
+            && st.mediaType == AVMEDIA_TYPE_DATA
     }
 }
 

@@ -61,7 +61,7 @@ struct TrimWindow {
     /// A start past the end is a usage error that says where the file ends.
     init(_ cfg: TranscodeConfiguration, input: InputFormat, videoIndex: Int) throws(CropZoomError) {
         let subtitles = (0..<input.streamCount).map {
-            input.stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
+            input.stream($0).isSubtitle
         }
         let videoStream = input.stream(videoIndex)
         let fileStart = input.startSeconds
@@ -84,7 +84,7 @@ struct TrimWindow {
             var starts: [Int64] = []
             var ends: [Int64?] = []
             for i in 0..<input.streamCount {
-                let tb = input.stream(i).pointee.time_base
+                let tb = input.stream(i).timeBase
                 starts.append(Int64((s / av_q2d(tb)).rounded(.up)))
                 ends.append(e.map { Int64(($0 / av_q2d(tb)).rounded(.up)) })
             }
@@ -109,10 +109,8 @@ struct TrimWindow {
                     shift: $0, subtitle: subtitles)
             }
             duration = input.duration
-            let shift = origin.map { Double($0[videoIndex]) * av_q2d(videoStream.pointee.time_base) } ?? 0
-            startTime =
-                videoStream.pointee.start_time != AVCode.noPTS
-                ? Double(videoStream.pointee.start_time) * av_q2d(videoStream.pointee.time_base) - shift : 0
+            let shift = origin.map { Double($0[videoIndex]) * av_q2d(videoStream.timeBase) } ?? 0
+            startTime = videoStream.startTime.map { Double($0) * av_q2d(videoStream.timeBase) - shift } ?? 0
         }
         let second = Double(AV_TIME_BASE)
         chapters =
@@ -132,15 +130,14 @@ struct TrimWindow {
         var earliest: (time: Int64, base: AVRational)? = nil
         for i in 0..<input.streamCount {
             let st = input.stream(i)
-            let t = st.pointee.start_time
-            guard t != AVCode.noPTS else { continue }
-            if earliest.map({ av_compare_ts(t, st.pointee.time_base, $0.time, $0.base) < 0 }) ?? true {
-                earliest = (t, st.pointee.time_base)
+            guard let t = st.startTime else { continue }
+            if earliest.map({ av_compare_ts(t, st.timeBase, $0.time, $0.base) < 0 }) ?? true {
+                earliest = (t, st.timeBase)
             }
         }
         guard let earliest, earliest.time != 0 else { return nil }
         return (0..<input.streamCount).map {
-            av_rescale_q(earliest.time, earliest.base, input.stream($0).pointee.time_base)
+            av_rescale_q(earliest.time, earliest.base, input.stream($0).timeBase)
         }
     }
 }

@@ -36,7 +36,7 @@ struct VideoSetup {
         outputInfo = outInfo
         let fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
         self.fullRange = fullRange
-        let inSpace = videoStream.pointee.codecpar.pointee.color_space
+        let inSpace = videoStream.parameters.pointee.color_space
         matrix =
             outInfo.isRGB
             ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
@@ -45,7 +45,7 @@ struct VideoSetup {
         let source = SourcePicture(
             width: Int(dec.pointee.width), height: Int(dec.pointee.height),
             sampleAspect: SourcePicture.sampleAspect(videoStream, dec),
-            display: Orientation.display(of: videoStream),
+            display: videoStream.displayOrientation,
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
         if case .cover = cfg.background {
@@ -98,15 +98,15 @@ struct VideoSetup {
             return
         }
         let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
-        var frameRate = videoStream.pointee.avg_frame_rate
-        if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.pointee.r_frame_rate }
+        var frameRate = videoStream.averageFrameRate
+        if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.realFrameRate }
         do {
             encoder = try VideoEncoder(
                 .init(
                     codec: codec, width: plan.output.width, height: plan.output.height,
-                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.pointee.time_base,
+                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.timeBase,
                     frameRate: frameRate, sampleAspect: sar,
-                    colorSource: UnsafePointer(videoStream.pointee.codecpar),
+                    colorSource: UnsafePointer(videoStream.parameters),
                     globalHeader: output.output.needsGlobalHeader, threads: threads.encoder,
                     crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
                     verbose: cfg.verbose))

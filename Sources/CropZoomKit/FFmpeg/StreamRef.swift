@@ -1,0 +1,71 @@
+import CFFmpeg
+
+/// A borrowed view of one stream of an open input or output (an `AVStream` its format context
+/// owns): it keeps that context alive, so the view can never outlive the stream (rsmpeg's
+/// `AVStreamRef`). Values are read through properties; `pointer` is for the FFmpeg wrappers
+/// that must hand the stream to a C function.
+struct StreamRef: @unchecked Sendable {
+    // @unchecked Sendable: a view is used by the stage that owns its format context.
+    private let owner: AnyObject
+    let pointer: UnsafeMutablePointer<AVStream>
+
+    init(_ pointer: UnsafeMutablePointer<AVStream>, owner: AnyObject) {
+        self.pointer = pointer
+        self.owner = owner
+    }
+
+    var index: Int { Int(pointer.pointee.index) }
+    var timeBase: AVRational { pointer.pointee.time_base }
+    /// The first timestamp, in `timeBase`; nil when unknown.
+    var startTime: Int64? {
+        let t = pointer.pointee.start_time
+        return t == AVCode.noPTS ? nil : t
+    }
+    /// The duration in `timeBase` (0 or less: unknown).
+    var duration: Int64 { pointer.pointee.duration }
+    /// The codec parameters (`AVCodecParameters`), borrowed with the stream.
+    var parameters: UnsafeMutablePointer<AVCodecParameters> { pointer.pointee.codecpar }
+    var mediaType: AVMediaType { parameters.pointee.codec_type }
+    var codecID: AVCodecID { parameters.pointee.codec_id }
+    /// `avcodec_get_name` of the codec ("h264", "aac"; "none" when unknown).
+    var codecName: String { String(cString: avcodec_get_name(codecID)) }
+    /// `AV_DISPOSITION_*` flags (default, attached picture …).
+    var disposition: Int32 { pointer.pointee.disposition }
+    /// The frame count the container states (`nb_frames`; 0: unknown).
+    var declaredFrames: Int64 { pointer.pointee.nb_frames }
+    var isAudio: Bool { mediaType == AVMEDIA_TYPE_AUDIO }
+    var isSubtitle: Bool { mediaType == AVMEDIA_TYPE_SUBTITLE }
+    /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`), not video.
+    var isAttachedPicture: Bool { pointer.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
+    var averageFrameRate: AVRational { pointer.pointee.avg_frame_rate }
+    var realFrameRate: AVRational { pointer.pointee.r_frame_rate }
+    var sampleAspectRatio: AVRational { pointer.pointee.sample_aspect_ratio }
+
+    /// The stream's tag `key` (`av_dict_get`), nil when absent.
+    func metadata(_ key: String) -> String? {
+        av_dict_get(pointer.pointee.metadata, key, nil, 0).map { String(cString: $0.pointee.value) }
+    }
+
+    /// The stream's side data of `type` (`av_stream_get_side_data`), borrowed with the stream.
+    func sideData(_ type: AVPacketSideDataType) -> UnsafeRawBufferPointer? {
+        var size = 0
+        guard let p = av_stream_get_side_data(pointer, type, &size) else { return nil }
+        return UnsafeRawBufferPointer(start: p, count: size)
+    }
+
+    /// The orientation a player applies, from the display matrix side data. HTC phones wrote
+    /// Matroska files with no matrix and the rotation in the track name (`htc_video_rotA-090`);
+    /// players such as ExoPlayer honour it, and so does cropzoom.
+    var displayOrientation: Orientation {
+        guard let data = sideData(AV_PKT_DATA_DISPLAYMATRIX), data.count >= 36 else {
+            if let title = metadata("title"), title.hasPrefix("htc_video_rotA-"),
+                let degrees = Int(title.dropFirst("htc_video_rotA-".count))
+            {
+                return Orientation.rotation(clockwise: degrees) ?? .identity
+            }
+            return .identity
+        }
+        let m = (0..<9).map { data.loadUnaligned(fromByteOffset: $0 * 4, as: Int32.self) }
+        return Orientation(displayMatrix: m) ?? .identity
+    }
+}
