@@ -1,11 +1,12 @@
 import CFFmpeg
 
-// Public hooks for Benchmarks/ (a package of its own): the transform stage and the frame pool,
-// driven through the same internal types the pipeline uses. No C type crosses this API.
+// Hooks for Benchmarks/ (a package of its own): the transform stage and the frame pool, driven
+// through the same internal types the pipeline uses. Not public API: `@_spi(Benchmarking)`
+// (`@_spi(Benchmarking) import CropZoomKit` sees them). No C type crosses this API.
 
 /// cropzoom's transform (crop by pointer offset + swscale into a pooled frame) on one synthetic
 /// source frame, as the pipeline runs it per decoded frame.
-public final class TransformBench {
+@_spi(Benchmarking) public final class TransformBench {
     private let transformer: Transformer
     private let framePool: FramePool
     private let source: Frame
@@ -108,7 +109,7 @@ public final class TransformBench {
 }
 
 /// The frame pool alone: one acquire and one release per call.
-public final class PoolBench {
+@_spi(Benchmarking) public final class PoolBench {
     private let pool: FramePool
 
     public init(width: Int, height: Int, pixelFormat: String = "yuv420p", capacity: Int = 8) throws {

@@ -50,6 +50,10 @@ public final class TranscodeJob: @unchecked Sendable {
     /// path, and ``run()`` throws a `.cancelled` error.
     public func cancel() { pipeline.cancel() }
 
+    /// What ``run()`` would do, without doing it: the input is opened and the geometry, codecs
+    /// and stream routes decided as for the real job; nothing is written (`batch --dry-run`).
+    public func plan() throws(CropZoomError) -> JobPlan { try pipeline.plan() }
+
     /// Runs the transcode (`Pipeline.run` on a thread of its own) and returns its summary.
     /// Cancelling the awaiting task cancels the job.
     public func run() async throws(CropZoomError) -> TranscodeSummary {

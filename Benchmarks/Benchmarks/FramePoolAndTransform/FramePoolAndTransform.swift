@@ -4,7 +4,7 @@
 // mallocCountTotal shows that neither allocates once warm; the custom "pool allocations" metric is
 // the pool's own counter after the run (1 = one frame allocated, then reused every time).
 import Benchmark
-import CropZoomKit
+@_spi(Benchmarking) import CropZoomKit
 
 let benchmarks: @Sendable () -> Void = {
     let poolAllocations = BenchmarkMetric.custom("pool allocations (after run)", useScalingFactor: false)

@@ -22,19 +22,11 @@ public final class Pipeline {
     /// path, and `run` throws a `.cancelled` error. Before `run`, the run stops at once.
     public func cancel() { cancelFlag.raise() }
 
-    /// Installs the SIGINT/SIGTERM handlers that let a run stop cleanly (exit 130/143).
-    public static func installSignalHandlers() { cz_install_signal_handlers() }
-
-    /// The environment variable through which `batch`, `run` and `bench` give their children
-    /// their own process id (see ``endWithParent(_:)``).
-    public static let parentVariable = "CROPZOOM_PARENT_PID"
-
-    /// Makes this process receive SIGTERM — and so stop cleanly, leaving nothing behind — when
-    /// the process `parent` dies, even by SIGKILL (`prctl(PR_SET_PDEATHSIG)`).
-    public static func endWithParent(_ parent: Int32) { _ = cz_end_with_parent(parent) }
-
-    /// The signal (SIGINT, SIGTERM) received since the handlers were installed, or 0.
-    public static var pendingSignal: Int32 { cz_pending_signal() }
+    // Until the CLI uses ProcessSignals and TranscodeJob (issue 14 item 6): the same calls.
+    public static func installSignalHandlers() { ProcessSignals.install() }
+    public static let parentVariable = ProcessSignals.parentVariable
+    public static func endWithParent(_ parent: Int32) { ProcessSignals.endWithParent(parent) }
+    public static var pendingSignal: Int32 { ProcessSignals.pending }
 
     /// What `run` would do, without doing it: the input is opened and the geometry, codecs and
     /// stream routes decided as for the real job, nothing is written (`batch --dry-run`).

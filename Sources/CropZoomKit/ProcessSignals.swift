@@ -1,0 +1,21 @@
+import CFFmpeg
+
+/// How a process running jobs stops cleanly: on SIGINT/SIGTERM/SIGHUP every running job stops,
+/// leaves nothing at its output path and fails with `.interrupted` (exit 130/143/129); a child
+/// of `batch`, `run` or `bench` also ends with its parent.
+public enum ProcessSignals {
+    /// Installs the handlers that record SIGINT/SIGTERM/SIGHUP (and ignores SIGPIPE and SIGXFSZ,
+    /// so write failures come back as errors) (`cz_install_signal_handlers`).
+    public static func install() { cz_install_signal_handlers() }
+
+    /// The signal received since `install`, or 0 (`cz_pending_signal`).
+    public static var pending: Int32 { cz_pending_signal() }
+
+    /// The environment variable through which `batch`, `run` and `bench` give their children
+    /// their own process id (see ``endWithParent(_:)``).
+    public static let parentVariable = "CROPZOOM_PARENT_PID"
+
+    /// Makes this process receive SIGTERM — and so stop cleanly, leaving nothing behind — when
+    /// the process `parent` dies, even by SIGKILL (`prctl(PR_SET_PDEATHSIG)`, `cz_end_with_parent`).
+    public static func endWithParent(_ parent: Int32) { _ = cz_end_with_parent(parent) }
+}
