@@ -1,5 +1,3 @@
-import CFFmpeg
-
 // Public hooks for Benchmarks/ (a package of its own): the transform stage and the frame pool,
 // driven through the same internal types the pipeline uses. No C type crosses this API.
 

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CCropZoomSystem
 import Foundation
 
 /// Runs a job on the calling thread, stage after stage (`--threads 1`, with single-threaded

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CPlaneKernels
 
 /// The transform stage: crops a decoded picture by pointer offset (no copy), scales it into a
 /// pooled frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
