@@ -12,22 +12,37 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // The only C boundary: FFmpeg headers, static inline helpers for FFmpeg's macros,
-        // signal handling, the zimg scaling kernel and the few kernels that want to be plain C.
+        // The C targets, by concern (as swift-nio keeps syscall shims alone in CNIOLinux). Each
+        // header says what its target holds and what it must not.
+        //
+        // CFFmpeg: the FFmpeg boundary, the only target that includes or links FFmpeg. Its
+        // headers, `static inline` helpers for FFmpeg's macros (AVERROR(EAGAIN), AV_NOPTS_VALUE),
+        // log routing with the decode-error counter, the I/O interrupt callback (which reads
+        // CCropZoomSystem's signal flag), chapter copy, the first frame's HDR metadata.
         .target(
             name: "CFFmpeg",
+            dependencies: ["CCropZoomSystem"],
             linkerSettings: [
                 .linkedLibrary("avformat"),
                 .linkedLibrary("avcodec"),
                 .linkedLibrary("swscale"),
                 .linkedLibrary("swresample"),
                 .linkedLibrary("avutil"),
-                .linkedLibrary("zimg"),
             ]
+        ),
+        // CCropZoomSystem: operating-system shims only, no FFmpeg: the signal flag, thread
+        // priority, rename without replace, the parent-death signal, the CPU affinity count.
+        .target(name: "CCropZoomSystem"),
+        // CPlaneKernels: cropzoom's picture kernels on plain planes, no FFmpeg: the orthogonal
+        // turns, the spatial deinterlacer, the zimg crop+scale bridge (the only user of zimg),
+        // the separable resampler, the 2-D warp and the box blur.
+        .target(
+            name: "CPlaneKernels",
+            linkerSettings: [.linkedLibrary("zimg")]
         ),
         .target(
             name: "CropZoomKit",
-            dependencies: ["CFFmpeg"]
+            dependencies: ["CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
         ),
         .executableTarget(
             name: "cropzoom",
@@ -51,7 +66,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CropZoomKitTests",
-            dependencies: ["CropZoomKit"]
+            dependencies: ["CropZoomKit", "CFFmpeg", "CPlaneKernels"]
         ),
         .testTarget(
             name: "CLITests",

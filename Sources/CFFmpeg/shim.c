@@ -1,18 +1,11 @@
-#define _GNU_SOURCE
+// CFFmpeg: the helpers FFmpeg's C API needs (see CFFmpeg.h).
 #include "CFFmpeg.h"
+#include "CCropZoomSystem.h"
 
-#include <sys/resource.h>
-
-#include <signal.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <sys/syscall.h>
-#include <sys/prctl.h>
 
 const char *cz_strerror(int errnum, char *buf, size_t size) {
     if (av_strerror(errnum, buf, size) < 0) {
@@ -21,57 +14,11 @@ const char *cz_strerror(int errnum, char *buf, size_t size) {
     return buf;
 }
 
-// MARK: - Signals
-
-static volatile sig_atomic_t pending_signal = 0;
-
-static void record_signal(int sig) {
-    if (pending_signal == 0) pending_signal = sig;
-}
-
-void cz_install_signal_handlers(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = record_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN);
-    // A parent may have started us with these blocked (threads of test runners often do).
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
-int cz_pending_signal(void) { return pending_signal; }
+// MARK: - Interrupting FFmpeg
 
 int cz_interrupt_callback(void *opaque) {
     (void)opaque;
-    return pending_signal != 0;
-}
-
-// MARK: - Files
-
-int cz_rename_noreplace(const char *from, const char *to) {
-#ifdef SYS_renameat2
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */) == 0) return 0;
-    if (errno != EINVAL && errno != ENOSYS) return -errno;
-#endif
-    if (link(from, to) != 0) return -errno;
-    if (unlink(from) != 0) return -errno;
-    return 0;
-}
-
-int cz_end_with_parent(int parent) {
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) return -errno;
-    // The parent may have died before the call: then no signal would ever come.
-    if (getppid() != parent) raise(SIGTERM);
-    return 0;
+    return cz_pending_signal() != 0;
 }
 
 // MARK: - Logging and decode-error counting
@@ -188,50 +135,4 @@ end:
     avcodec_free_context(&dec);
     if (fmt) avformat_close_input(&fmt);
     return r;
-}
-
-// MARK: - Plane kernels
-
-void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride,
-                         int dst_w, int dst_h, int elem,
-                         int ox, int oy, int xx, int xy, int yx, int yy) {
-    // Step in bytes through the source for one destination column (x+1) and row (y+1).
-    const ptrdiff_t step_x = (ptrdiff_t)xx * elem + (ptrdiff_t)yx * src_stride;
-    const ptrdiff_t step_y = (ptrdiff_t)xy * elem + (ptrdiff_t)yy * src_stride;
-    const uint8_t *row_start = src + (ptrdiff_t)oy * src_stride + (ptrdiff_t)ox * elem;
-    for (int y = 0; y < dst_h; y++) {
-        const uint8_t *s = row_start + (ptrdiff_t)y * step_y;
-        uint8_t *d = dst + (ptrdiff_t)y * dst_stride;
-        if (step_x == elem) {
-            memcpy(d, s, (size_t)dst_w * elem);
-            continue;
-        }
-        switch (elem) {
-        case 1:
-            for (int x = 0; x < dst_w; x++, s += step_x) d[x] = *s;
-            break;
-        case 2:
-            for (int x = 0; x < dst_w; x++, s += step_x) memcpy(d + 2 * x, s, 2);
-            break;
-        case 4:
-            for (int x = 0; x < dst_w; x++, s += step_x) memcpy(d + 4 * x, s, 4);
-            break;
-        default:
-            for (int x = 0; x < dst_w; x++, s += step_x) memcpy(d + (ptrdiff_t)elem * x, s, (size_t)elem);
-            break;
-        }
-    }
-}
-
-// MARK: - Thread priority
-
-int cz_lower_thread_priority(int by) {
-    // On Linux the nice value is per thread: PRIO_PROCESS with a thread id reads and sets that
-    // thread's. Relative to the current value, so `nice -n 5 cropzoom` stays 5 lower still.
-    id_t tid = (id_t)syscall(SYS_gettid);
-    errno = 0;
-    int current = getpriority(PRIO_PROCESS, tid);
-    if (current == -1 && errno != 0) return -errno;
-    if (setpriority(PRIO_PROCESS, tid, current + by) != 0) return -errno;
-    return 0;
 }

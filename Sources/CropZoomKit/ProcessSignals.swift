@@ -1,4 +1,4 @@
-import CFFmpeg
+import CCropZoomSystem
 
 /// How a process running jobs stops cleanly: on SIGINT/SIGTERM/SIGHUP every running job stops,
 /// leaves nothing at its output path and fails with `.interrupted` (exit 130/143/129); a child

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CCropZoomSystem
 import Foundation
 
 /// The CPUs this process may use, as a scheduler gives them: the CPU affinity mask

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CPlaneKernels
 import Foundation
 import Testing
 

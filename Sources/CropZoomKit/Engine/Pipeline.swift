@@ -1,3 +1,4 @@
+import CCropZoomSystem
 import CFFmpeg
 import Foundation
 

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CCropZoomSystem
 
 /// Runs a job's stages on the calling thread (`--threads 1`, with single-threaded codecs): the
 /// baseline for per-core throughput. Every edge of the stage graph is a direct call; the demux

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CCropZoomSystem
 import Foundation
 
 /// The output's life. What the user had at OUTPUT is never lost:

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CPlaneKernels
 
 /// The transform stage's work: crops a decoded picture by pointer offset (no copy), scales it into an
 /// output frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "CFFmpeg.h"
+#include "CCropZoomSystem.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // Spatial deinterlacing: one field of a frame kept, the other rebuilt from it by an
 // edge-directed line average (the spatial part of yadif's filter_line: among the directions
 // -2…+2 the pair of neighbouring-line samples that differ least is averaged).
-#include "CFFmpeg.h"
+#include "CPlaneKernels.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CPlaneKernels
 
 /// Owns one `cz_warp` (`cz_warp_new` / `cz_warp_free`): cropzoom's 2-D warp, which resamples every
 /// plane of a picture once through an affine map (rotation by any angle, `--transform`, and the

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CPlaneKernels
 
 /// Owns a zimg resize graph (`cz_zimg_new` / `cz_zimg_free`, over `zimg_filter_graph_build`)
 /// for one fixed crop + scale of planar YUV or grey pictures: cropzoom's kernel for pictures of

@@ -1,8 +1,8 @@
-// cropzoom's own separable resampler (see CFFmpeg.h, "resampler"): one plane, any fractional
+// cropzoom's own separable resampler (see CPlaneKernels.h, "resampler"): one plane, any fractional
 // window, per-frame coefficient tables in buffers allocated once, no allocation per frame.
 // 8-bit planes: fixed point, vertical pass then horizontal pass one output row at a time, AVX2
 // where the CPU has it (same bytes either way). 16-bit planes: float, on transposed bands.
-#include "CFFmpeg.h"
+#include "CPlaneKernels.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,8 +1,8 @@
-// The zimg crop+scale kernel (see CFFmpeg.h, "zimg"). Follows the set-up measured in
+// The zimg crop+scale kernel (see CPlaneKernels.h, "zimg"). Follows the set-up measured in
 // Benchmarks/Sources/CKernels/kernels.c: the graph and its temporary buffer are built once, the
 // window is read by pointer offset into an aligned sub-picture, and the exact (possibly
 // sub-pixel) window goes to zimg as `active_region`.
-#include "CFFmpeg.h"
+#include "CPlaneKernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,13 +36,13 @@ static void set_error(char *error, size_t size, const char *what) {
     snprintf(error, size, "%s%s%s", what, detail[0] ? ": " : "", detail);
 }
 
-static zimg_chroma_location_e chroma_location(int av_location) {
-    switch (av_location) {
-    case AVCHROMA_LOC_CENTER: return ZIMG_CHROMA_CENTER;
-    case AVCHROMA_LOC_TOPLEFT: return ZIMG_CHROMA_TOP_LEFT;
-    case AVCHROMA_LOC_TOP: return ZIMG_CHROMA_TOP;
-    case AVCHROMA_LOC_BOTTOMLEFT: return ZIMG_CHROMA_BOTTOM_LEFT;
-    case AVCHROMA_LOC_BOTTOM: return ZIMG_CHROMA_BOTTOM;
+static zimg_chroma_location_e chroma_location(int location) {
+    switch (location) {
+    case CZ_CHROMA_CENTER: return ZIMG_CHROMA_CENTER;
+    case CZ_CHROMA_TOPLEFT: return ZIMG_CHROMA_TOP_LEFT;
+    case CZ_CHROMA_TOP: return ZIMG_CHROMA_TOP;
+    case CZ_CHROMA_BOTTOMLEFT: return ZIMG_CHROMA_BOTTOM_LEFT;
+    case CZ_CHROMA_BOTTOM: return ZIMG_CHROMA_BOTTOM;
     // Unspecified: MPEG-2 / H.264 / HEVC's default, co-sited with the left luma sample.
     default: return ZIMG_CHROMA_LEFT;
     }

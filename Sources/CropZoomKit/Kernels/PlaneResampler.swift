@@ -1,4 +1,5 @@
 import CFFmpeg
+import CPlaneKernels
 
 /// Owns one `cz_resampler` per plane (`cz_resampler_new` / `cz_resampler_free`): cropzoom's own
 /// resampler for windows that move every frame (animated zoom and pan), where zimg would build

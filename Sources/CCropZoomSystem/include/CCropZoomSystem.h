@@ -1,0 +1,42 @@
+// CCropZoomSystem: cropzoom's thin shims over the operating system (Linux), in the manner of
+// swift-nio's CNIOLinux: what Swift cannot call or express safely itself (an async-signal-safe
+// handler, syscalls without a libc wrapper, CPU_* macros).
+//
+// Holds: the process-wide signal flag, thread priority, file renames, the parent-death signal,
+// the CPU affinity count. Must not hold: anything that includes an FFmpeg or zimg header (those
+// are CFFmpeg and CPlaneKernels), nor picture code.
+#ifndef CCROPZOOM_SYSTEM_H
+#define CCROPZOOM_SYSTEM_H
+
+// MARK: - Signals
+
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that record the signal (async-signal-safe), and
+/// ignores SIGPIPE and SIGXFSZ so that write failures come back as errors (EPIPE, EFBIG).
+void cz_install_signal_handlers(void);
+/// The first signal received since installation, or 0.
+int cz_pending_signal(void);
+
+// MARK: - Threads
+
+/// Raises the calling thread's nice value by `by` (`getpriority`/`setpriority` on its thread
+/// id; Linux nice values are per thread), relative to what it is. Returns 0 or -errno.
+int cz_lower_thread_priority(int by);
+
+// MARK: - Files
+
+/// rename(2) that refuses to replace an existing file (renameat2 RENAME_NOREPLACE; falls back to
+/// link+unlink on file systems without it). Returns 0 or -errno.
+int cz_rename_noreplace(const char *from, const char *to);
+
+// MARK: - Processes
+
+/// Asks for SIGTERM when the parent process `parent` dies (prctl PR_SET_PDEATHSIG), and raises
+/// it at once when that parent is already gone. Returns 0 or -errno.
+int cz_end_with_parent(int parent);
+
+// MARK: - CPUs
+
+/// CPUs in the calling thread's affinity mask (`sched_getaffinity`, `CPU_COUNT_S`), 0 when unknown.
+int cz_affinity_cpu_count(void);
+
+#endif

@@ -1,0 +1,136 @@
+// CPlaneKernels: cropzoom's picture kernels, each working on one plane (or one picture's
+// planes) of plain memory: the orthogonal turns, the spatial deinterlacer, the zimg crop+scale
+// bridge (zimg.h stays behind it), the separable resampler, the 2-D warp and the box blur.
+//
+// Holds: code that reads and writes samples. Must not hold: FFmpeg headers or types (planes
+// come as pointers, strides and sizes; the Swift side takes them out of AVFrames), nor
+// operating-system shims (CCropZoomSystem).
+#ifndef CPLANE_KERNELS_H
+#define CPLANE_KERNELS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+// MARK: - Orthogonal turns
+
+/// Copies a `dst_w` x `dst_h` plane from `src`, applying one of the eight orthogonal transforms
+/// (the dihedral group D4). Destination element (x, y) reads source element
+///   (sx, sy) = (ox + xx * x + xy * y, oy + yx * x + yy * y)
+/// where (xx, xy, yx, yy) are -1, 0 or 1 and (ox, oy) is the source start. `elem` is the size of
+/// one element in bytes (1, 2 for 16-bit samples, 2 or 4 for interleaved chroma, 3/4 for RGB).
+void cz_plane_orthogonal(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride,
+                         int dst_w, int dst_h, int elem,
+                         int ox, int oy, int xx, int xy, int yx, int yy);
+
+// MARK: - Deinterlacing
+
+/// Deinterlaces one plane (`bytes` 1 or 2 per sample): the lines of parity `keep` (0: the top
+/// field's, 1: the bottom field's) are copied, the others rebuilt from their neighbours by an
+/// edge-directed average (directions -2…+2, as yadif's spatial check).
+void cz_deinterlace_plane(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst, ptrdiff_t dst_stride,
+                          int width, int height, int bytes, int keep);
+
+// MARK: - zimg (crop + scale kernel)
+
+/// A zimg resize graph for one fixed crop + scale of planar YUV or grey pictures, with a
+/// window that may be sub-pixel. Built once (`zimg_filter_graph_build`), run per frame with no
+/// allocation (`zimg_filter_graph_process`).
+typedef struct cz_zimg cz_zimg;
+
+/// The resampling filters cropzoom asks zimg for.
+typedef enum { CZ_ZIMG_POINT, CZ_ZIMG_BILINEAR, CZ_ZIMG_BICUBIC, CZ_ZIMG_LANCZOS } cz_zimg_filter;
+
+/// Chroma siting, numbered as FFmpeg's AVChromaLocation (AVCHROMA_LOC_UNSPECIFIED = 0, LEFT = 1,
+/// CENTER = 2, TOPLEFT = 3, TOP = 4, BOTTOMLEFT = 5, BOTTOM = 6; a test checks they agree), so
+/// that an AVChromaLocation's value may be passed as it is.
+typedef enum {
+    CZ_CHROMA_UNSPECIFIED = 0,
+    CZ_CHROMA_LEFT = 1,
+    CZ_CHROMA_CENTER = 2,
+    CZ_CHROMA_TOPLEFT = 3,
+    CZ_CHROMA_TOP = 4,
+    CZ_CHROMA_BOTTOMLEFT = 5,
+    CZ_CHROMA_BOTTOM = 6,
+} cz_chroma_location;
+
+typedef struct {
+    /// The whole source picture, and the window of it to read (luma pixels, may be fractional).
+    int src_width, src_height;
+    double left, top, width, height;
+    int dst_width, dst_height;
+    /// Bits per sample (8 to 16), log2 chroma subsampling, one plane only (grey).
+    int src_depth, dst_depth;
+    int src_log2_chroma_w, src_log2_chroma_h, dst_log2_chroma_w, dst_log2_chroma_h;
+    int gray;
+    /// Range (both sides) and chroma siting (a cz_chroma_location, that is an AVChromaLocation;
+    /// unspecified = left).
+    int full_range;
+    int chroma_location;
+    /// The filter and its parameters (bicubic B and C, Lanczos taps; NAN: zimg's default).
+    cz_zimg_filter filter;
+    double param_a, param_b;
+} cz_zimg_params;
+
+/// Builds the graph; NULL with a message in `error` when zimg refuses the conversion.
+cz_zimg *cz_zimg_new(const cz_zimg_params *params, char *error, size_t error_size);
+/// 1 when the planes and strides meet zimg's alignment (64 bytes), so `cz_zimg_process` may run.
+int cz_zimg_aligned(const cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
+                    uint8_t *const dst[4], const int dst_stride[4]);
+/// Scales the window of `src` (whole picture planes) into `dst`. 0 on success.
+int cz_zimg_process(cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
+                    uint8_t *const dst[4], const int dst_stride[4]);
+void cz_zimg_free(cz_zimg *z);
+
+// MARK: - Resampler (animated zoom and pan)
+
+/// cropzoom's separable resampler for one plane and any fractional window, for windows that
+/// change every frame (zimg would build a new graph each time). Tables and buffers are sized at
+/// creation for the largest source and the output; a frame allocates nothing.
+typedef struct cz_resampler cz_resampler;
+/// Buffers for sources up to max_src_w x max_src_h samples and a dst_w x dst_h output plane;
+/// `filter` as for zimg, `b`/`c` the cubic's parameters; taps for windows of up to `max_scale`
+/// source samples per output sample (a window larger than the picture: zooming out), or
+/// max_src / dst if larger. NULL when out of memory.
+cz_resampler *cz_resampler_new(int max_src_w, int max_src_h, int dst_w, int dst_h,
+                               cz_zimg_filter filter, double b, double c, double max_scale);
+/// The scale beyond which the kernel is not widened any more (its taps are capped).
+double cz_resampler_widest_scale(cz_zimg_filter filter);
+/// Resamples one plane: output sample (i, j) is centred on source sample position
+/// (origin_x + i * step_x, origin_y + j * step_y) (sample-index units: sample k sits at k).
+/// `bytes` 1 or 2 per sample; results clamped to [0, max_value]. Outputs whose centre falls
+/// outside the picture (zooming out) get `background`, with -2 are left as they are (painted
+/// before: the blurred background), or with -1 the nearest sample of the
+/// picture (edge fill). 0 on success.
+int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
+                      int bytes, double origin_x, double origin_y, double step_x, double step_y,
+                      uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h, int max_value, int background);
+void cz_resampler_free(cz_resampler *r);
+/// 0 restricts 8-bit planes to the plain C forms (the AVX2 forms must give the same bytes).
+void cz_resampler_set_simd(cz_resampler *r, int enabled);
+
+// MARK: - 2-D warp (rotation, any affine map)
+
+/// A 2-D warp of one plane by an affine map (rotation, shear, mirror, any scale near 1): the
+/// cubic (`b`, `c`), bilinear or nearest kernel at unit scale, weights tabulated per 1/1024
+/// sample. No allocation after creation; one per worker.
+typedef struct cz_warp cz_warp;
+cz_warp *cz_warp_new(cz_zimg_filter filter, double b, double c);
+/// Output sample (x, y) (indices) is read around source sample position
+/// (m[0] x + m[2] y + m[4], m[1] x + m[3] y + m[5]) (the CGAffineTransform layout a, b, c, d,
+/// tx, ty). Taps outside the picture read `background`, or with -1 the nearest edge sample; with
+/// -2 they read the nearest edge sample and outputs wholly outside are left as they are.
+/// Results clamped to [0, max_value]. 0 on success.
+int cz_warp_plane(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
+                  const double m[6], uint8_t *dst, ptrdiff_t dst_stride, int dst_w, int dst_h,
+                  int max_value, int background);
+void cz_warp_free(cz_warp *w);
+/// 0 restricts the warp to its plain C form (the AVX2 form must give the same bytes).
+void cz_warp_set_simd(cz_warp *w, int enabled);
+
+// MARK: - Box blur (the blurred background)
+
+/// `passes` box blurs of `radius` samples, rows then columns, in place (three passes are close
+/// to a Gaussian); `tmp` holds max(w, h) ints.
+void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int radius, int passes, int *tmp);
+
+#endif
