@@ -40,9 +40,13 @@ let package = Package(
             name: "CPlaneKernels",
             linkerSettings: [.linkedLibrary("zimg")]
         ),
+        // The pure core: geometry and keyframe tracks, the configuration, reports and errors,
+        // the thread plan, the engine's queues and scheduling vocabulary. No C target: its
+        // tests run without FFmpeg.
+        .target(name: "CropZoomCore"),
         .target(
             name: "CropZoomKit",
-            dependencies: ["CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
+            dependencies: ["CropZoomCore", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
         ),
         .executableTarget(
             name: "cropzoom",
@@ -63,6 +67,10 @@ let package = Package(
             name: "ZoomFromCSV",
             dependencies: ["CropZoomKit"],
             path: "Examples/ZoomFromCSV"
+        ),
+        .testTarget(
+            name: "CropZoomCoreTests",
+            dependencies: ["CropZoomCore"]
         ),
         .testTarget(
             name: "CropZoomKitTests",

@@ -87,7 +87,7 @@ struct VideoSetup {
             strict: cfg.strict, heavyTransform: plan.warp != nil)
         let threads = ThreadPlan.make(
             threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
-            encoder: cfg.encoderThreads, workers: cfg.workers)
+            encoder: cfg.encoderThreads, workers: cfg.workers, processors: UsableCPUs.count)
         self.threads = threads
         try decoder.open(threads: threads.decoder)
 

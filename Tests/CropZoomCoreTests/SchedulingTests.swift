@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CropZoomKit
+@testable import CropZoomCore
 
 /// The engine's queues carry both directions of "stop" (end of stream forward, no more wanted
 /// backward) the way the stages expect them.

@@ -3,15 +3,17 @@ import Foundation
 /// A one-way "stop" flag set from any thread (`Pipeline.cancel`) and polled by the engines.
 ///
 /// `@unchecked Sendable`: the flag is read and written under its lock.
-final class CancelFlag: @unchecked Sendable {
+package final class CancelFlag: @unchecked Sendable {
+    package init() {}
+
     private let lock = NSLock()
     private var set = false
-    var isSet: Bool {
+    package var isSet: Bool {
         lock.lock()
         defer { lock.unlock() }
         return set
     }
-    func raise() {
+    package func raise() {
         lock.lock()
         set = true
         lock.unlock()
@@ -22,32 +24,34 @@ final class CancelFlag: @unchecked Sendable {
 /// registers here so that `fail` wakes all of them.
 ///
 /// `@unchecked Sendable`: all state is behind `lock`.
-final class RunControl: @unchecked Sendable {
+package final class RunControl: @unchecked Sendable {
+    package init() {}
+
     private let lock = NSLock()
     private var error: CropZoomError?
     private var stopped = false
     private var waiters: [() -> Void] = []
 
-    var isStopped: Bool {
+    package var isStopped: Bool {
         lock.lock()
         defer { lock.unlock() }
         return stopped
     }
-    var firstError: CropZoomError? {
+    package var firstError: CropZoomError? {
         lock.lock()
         defer { lock.unlock() }
         return error
     }
 
     /// Registers a wake-up for blocked waiters (called once per queue/pool at set-up).
-    func onStop(_ wake: @escaping () -> Void) {
+    package func onStop(_ wake: @escaping () -> Void) {
         lock.lock()
         waiters.append(wake)
         lock.unlock()
     }
 
     /// Records `error` if it is the first, stops everything and wakes every waiter.
-    func fail(_ e: CropZoomError) {
+    package func fail(_ e: CropZoomError) {
         lock.lock()
         if error == nil { error = e }
         let alreadyStopped = stopped

@@ -16,7 +16,7 @@ import Foundation
 /// Messages are borrowed: a message is valid only during `send`/`receive`. An edge that crosses
 /// threads moves its payload into a shell of its own (`av_packet_move_ref`, `av_frame_move_ref`),
 /// and the engine gives shells and pooled frames back once their consumer returns.
-enum Demand: Sendable, Equatable {
+package enum Demand: Sendable, Equatable {
     /// Go on sending.
     case more
     /// The consumer wants no more; anything still sent is dropped.
@@ -24,15 +24,23 @@ enum Demand: Sendable, Equatable {
 }
 
 /// One edge of the stage graph as its producer sees it.
-struct Outlet<Message>: Sendable {
+package struct Outlet<Message>: Sendable {
     /// Hands `message` over (borrowed for the call) and returns the consumer's demand.
-    let send: @Sendable (Message) throws(CropZoomError) -> Demand
+    package let send: @Sendable (Message) throws(CropZoomError) -> Demand
     /// End of stream: nothing more will be sent.
-    let finish: @Sendable () throws(CropZoomError) -> Void
+    package let finish: @Sendable () throws(CropZoomError) -> Void
+
+    package init(
+        send: @escaping @Sendable (Message) throws(CropZoomError) -> Demand,
+        finish: @escaping @Sendable () throws(CropZoomError) -> Void
+    ) {
+        self.send = send
+        self.finish = finish
+    }
 }
 
 /// A stage of the pipeline: a loop body and an end of stream.
-protocol Stage<Input>: AnyObject, Sendable {
+package protocol Stage<Input>: AnyObject, Sendable {
     associatedtype Input
     /// The loop body: one message in (borrowed for the call), its results out through the
     /// stage's outlets. ``Demand/enough`` once the stage wants no more input.
@@ -42,7 +50,7 @@ protocol Stage<Input>: AnyObject, Sendable {
 }
 
 /// The stages, as engine statistics name them (`EngineReport.busy`).
-enum StageName: String, Sendable, CaseIterable {
+package enum StageName: String, Sendable, CaseIterable {
     case demux, decode, transform, encode, mux, audio
 }
 
@@ -50,14 +58,16 @@ enum StageName: String, Sendable, CaseIterable {
 /// stage (no allocation after each stage's first use).
 ///
 /// `@unchecked Sendable`: each clock is used by the one thread it was made for.
-final class StageClock: @unchecked Sendable {
-    private(set) var totals: [StageName: Double] = [:]
+package final class StageClock: @unchecked Sendable {
+    package init() {}
+
+    package private(set) var totals: [StageName: Double] = [:]
     private var current: StageName?
     private var since = 0.0
 
     /// Charges the time since the last switch to the stage that had it; returns that stage.
     @discardableResult
-    func switchTo(_ stage: StageName?) -> StageName? {
+    package func switchTo(_ stage: StageName?) -> StageName? {
         let now = monotonicSeconds()
         let previous = current
         if let current { totals[current, default: 0] += now - since }
@@ -68,7 +78,7 @@ final class StageClock: @unchecked Sendable {
 
     /// Runs `body` charged to `stage`, then gives the clock back to the stage that had it.
     @inline(__always)
-    func charge<T>(_ stage: StageName?, _ body: () throws(CropZoomError) -> T) throws(CropZoomError) -> T {
+    package func charge<T>(_ stage: StageName?, _ body: () throws(CropZoomError) -> T) throws(CropZoomError) -> T {
         let previous = switchTo(stage)
         defer { switchTo(previous) }
         return try body()
@@ -79,19 +89,21 @@ final class StageClock: @unchecked Sendable {
 /// whoever reports progress (another thread in the threaded engine).
 ///
 /// `@unchecked Sendable`: both values are behind `lock`.
-final class ProgressBox: @unchecked Sendable {
+package final class ProgressBox: @unchecked Sendable {
+    package init() {}
+
     private let lock = NSLock()
     private var frames = 0
     private var time = 0.0
 
-    func update(frames: Int, time: Double) {
+    package func update(frames: Int, time: Double) {
         lock.lock()
         self.frames = frames
         self.time = time
         lock.unlock()
     }
 
-    var value: (frames: Int, time: Double) {
+    package var value: (frames: Int, time: Double) {
         lock.lock()
         defer { lock.unlock() }
         return (frames, time)
@@ -101,5 +113,5 @@ final class ProgressBox: @unchecked Sendable {
 extension CropZoomError {
     /// What a stage's blocked queue or pool throws once the run stopped: another stage's error,
     /// a signal or a cancellation came first and is the one reported (`RunControl.fail`).
-    static let stopped = CropZoomError(.processing, reason: "stopped")
+    package static let stopped = CropZoomError(.processing, reason: "stopped")
 }

@@ -133,6 +133,37 @@ public struct TranscodeSummary: Sendable {
 
     public var fps: Double { seconds > 0 ? Double(framesOut) / seconds : 0 }
     public var speed: Double { seconds > 0 ? mediaDuration / seconds : 0 }
+
+    package init(
+        output: String, outputWidth: Int, outputHeight: Int, videoCodec: String, pixelFormat: String, framesIn: Int,
+        framesOut: Int, corruptSkipped: Int, duplicateTimestampsDropped: Int, audioStreamsCopied: Int,
+        audioStreamsReencoded: Int, otherStreamsCopied: Int, streamsDropped: Int, audioPackets: Int, seconds: Double,
+        mediaDuration: Double, notices: [String], truncated: String? = nil, pool: PoolStatistics, engine: EngineReport,
+        window: PixelRect = PixelRect(x: 0, y: 0, width: 0, height: 0), ffmpegFilter: String = ""
+    ) {
+        self.output = output
+        self.outputWidth = outputWidth
+        self.outputHeight = outputHeight
+        self.videoCodec = videoCodec
+        self.pixelFormat = pixelFormat
+        self.framesIn = framesIn
+        self.framesOut = framesOut
+        self.corruptSkipped = corruptSkipped
+        self.duplicateTimestampsDropped = duplicateTimestampsDropped
+        self.audioStreamsCopied = audioStreamsCopied
+        self.audioStreamsReencoded = audioStreamsReencoded
+        self.otherStreamsCopied = otherStreamsCopied
+        self.streamsDropped = streamsDropped
+        self.audioPackets = audioPackets
+        self.seconds = seconds
+        self.mediaDuration = mediaDuration
+        self.notices = notices
+        self.truncated = truncated
+        self.pool = pool
+        self.engine = engine
+        self.window = window
+        self.ffmpegFilter = ffmpegFilter
+    }
 }
 
 /// Counters of a frame pool.
@@ -155,6 +186,13 @@ public struct ProgressEvent: Sendable {
     public var fraction: Double? {
         guard let duration, duration > 0 else { return nil }
         return min(1, max(0, time / duration))
+    }
+
+    package init(frames: Int, time: Double, duration: Double? = nil, elapsed: Double) {
+        self.frames = frames
+        self.time = time
+        self.duration = duration
+        self.elapsed = elapsed
     }
 }
 
@@ -211,4 +249,23 @@ public struct JobPlan: Sendable, Codable, Equatable {
     /// "centre keyframes", "crop keyframes", "zoom out", "rotation 7.5°", "rotation keyframes",
     /// "matrix", "matrix keyframes". `window` is then the first frame's (whole pixels).
     public var motion: [String] = []
+
+    package init(
+        input: String, output: String, container: String, window: PixelRect, outputWidth: Int, outputHeight: Int,
+        orientation: String, videoCodec: String, pixelFormat: String, audio: [String], notices: [String],
+        motion: [String] = []
+    ) {
+        self.input = input
+        self.output = output
+        self.container = container
+        self.window = window
+        self.outputWidth = outputWidth
+        self.outputHeight = outputHeight
+        self.orientation = orientation
+        self.videoCodec = videoCodec
+        self.pixelFormat = pixelFormat
+        self.audio = audio
+        self.notices = notices
+        self.motion = motion
+    }
 }

@@ -8,7 +8,7 @@ import Foundation
 public struct Orientation: Hashable, Sendable, CustomStringConvertible {
     public let a: Int, b: Int, c: Int, d: Int
 
-    init(_ a: Int, _ b: Int, _ c: Int, _ d: Int) {
+    package init(_ a: Int, _ b: Int, _ c: Int, _ d: Int) {
         self.a = a
         self.b = b
         self.c = c

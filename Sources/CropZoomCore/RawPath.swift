@@ -7,7 +7,7 @@ import Foundation
 /// the system (`withCString`). A name that really contains one of those scalars keeps its UTF-8
 /// bytes the same way, so the mapping is lossless both ways.
 public enum RawPath {
-    static let base: UInt32 = 0x10FF00
+    package static let base: UInt32 = 0x10FF00
 
     /// `bytes` as a string, invalid UTF-8 kept as U+10FF00 + byte.
     public static func string<C: Collection>(fromBytes bytes: C) -> String where C.Element == UInt8 {

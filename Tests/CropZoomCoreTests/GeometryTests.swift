@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CropZoomKit
+@testable import CropZoomCore
 
 @Suite("Orientation (D4)")
 struct OrientationTests {
@@ -288,18 +288,5 @@ struct ErrorTests {
         let e = CropZoomError(.processing, what: "writing", path: "/tmp/out.mp4", reason: "No space left on device")
         #expect(e.description == "/tmp/out.mp4: writing: No space left on device")
         #expect(!e.description.contains("\n"))
-    }
-
-    @Test func ffmpegCodesCarryAvStrerrorText() {
-        let e = CropZoomError.ffmpeg(AVCode.invalidData, .inputUnreadable, what: "", path: "a.mp4")
-        #expect(e.reason == "Invalid data found when processing input")
-        #expect(e.code == AVCode.invalidData)
-        #expect(e.description == "a.mp4: Invalid data found when processing input")
-    }
-
-    @Test func avStepsAreNotErrors() throws {
-        // EAGAIN and EOF from a decoder that has seen nothing / everything are control flow.
-        #expect(AVCode.again != AVCode.eof)
-        #expect(AVCode.again < 0 && AVCode.eof < 0)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CropZoomKit
+@testable import CropZoomCore
 
 @Suite("Keyframe tracks")
 struct TrackTests {

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: all state is behind `condition`; elements are handed over whole (the
 /// producer gives up what it pushed).
-final class BoundedQueue<Element>: @unchecked Sendable {
+package final class BoundedQueue<Element>: @unchecked Sendable {
     private let condition = NSCondition()
     private var ring: [Element?]
     private var head = 0, count = 0
@@ -18,11 +18,11 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     private var producers: Int
     private var refused = false
     private let control: RunControl
-    let capacity: Int
+    package let capacity: Int
     /// Time producers and consumers spent blocked, in seconds.
-    private(set) var pushWait = 0.0, popWait = 0.0
+    package private(set) var pushWait = 0.0, popWait = 0.0
 
-    init(capacity: Int, producers: Int = 1, control: RunControl) {
+    package init(capacity: Int, producers: Int = 1, control: RunControl) {
         self.capacity = max(1, capacity)
         self.producers = producers
         ring = Array(repeating: nil, count: self.capacity)
@@ -37,7 +37,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
 
     /// Appends `element`, waiting while the queue is full; ``Demand/enough`` (and nothing taken)
     /// once the consumer refused. Throws `CropZoomError.stopped` when the run stops.
-    func push(_ element: Element) throws(CropZoomError) -> Demand {
+    package func push(_ element: Element) throws(CropZoomError) -> Demand {
         condition.lock()
         defer { condition.unlock() }
         if refused { return .enough }
@@ -56,7 +56,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
 
     /// The next element, waiting while empty; nil once closed and drained. Throws
     /// `CropZoomError.stopped` when the run stops.
-    func pop() throws(CropZoomError) -> Element? {
+    package func pop() throws(CropZoomError) -> Element? {
         condition.lock()
         defer { condition.unlock() }
         if count == 0 && !closed {
@@ -75,7 +75,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// One producer is done; after the last, consumers get nil once the queue is drained.
-    func close() {
+    package func close() {
         condition.lock()
         producers -= 1
         if producers <= 0 { closed = true }
@@ -84,7 +84,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// The consumer wants no more: later pushes answer ``Demand/enough``.
-    func refuse() {
+    package func refuse() {
         condition.lock()
         refused = true
         condition.broadcast()
@@ -96,15 +96,15 @@ final class BoundedQueue<Element>: @unchecked Sendable {
 /// out. Objects are created up front; none is allocated while the run goes on.
 ///
 /// `@unchecked Sendable`: all state is behind `condition`; objects are handed over whole.
-final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
+package final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
     private let condition = NSCondition()
     private var free: [Shell]
     private let control: RunControl
-    let capacity: Int
-    private(set) var highWater = 0
-    private(set) var acquisitions = 0
+    package let capacity: Int
+    package private(set) var highWater = 0
+    package private(set) var acquisitions = 0
 
-    init(capacity: Int, control: RunControl, make: () throws(CropZoomError) -> Shell) throws(CropZoomError) {
+    package init(capacity: Int, control: RunControl, make: () throws(CropZoomError) -> Shell) throws(CropZoomError) {
         self.capacity = capacity
         var shells: [Shell] = []
         shells.reserveCapacity(capacity)
@@ -119,7 +119,7 @@ final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
         }
     }
 
-    func acquire() throws(CropZoomError) -> Shell {
+    package func acquire() throws(CropZoomError) -> Shell {
         condition.lock()
         defer { condition.unlock() }
         while free.isEmpty && !control.isStopped { condition.wait() }
@@ -129,60 +129,11 @@ final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
         return free.removeLast()
     }
 
-    func release(_ shell: Shell) {
+    package func release(_ shell: Shell) {
         condition.lock()
         free.append(shell)
         condition.signal()
         condition.unlock()
-    }
-}
-
-/// Frames that workers finished, handed to the encoder in sequence.
-///
-/// `@unchecked Sendable`: all state is behind `condition`.
-final class ReorderBuffer: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var slots: [Int: Frame] = [:]
-    private var liveWorkers: Int
-    private let control: RunControl
-    private(set) var waitSeconds = 0.0
-
-    init(capacity: Int, workers: Int, control: RunControl) {
-        slots.reserveCapacity(capacity * 2)
-        liveWorkers = workers
-        self.control = control
-        control.onStop { [weak self] in
-            guard let self else { return }
-            self.condition.lock()
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
-    }
-
-    func put(_ seq: Int, _ frame: Frame) throws(CropZoomError) {
-        condition.lock()
-        defer { condition.unlock() }
-        if control.isStopped { throw .stopped }
-        slots[seq] = frame
-        condition.broadcast()
-    }
-
-    func workerFinished() {
-        condition.lock()
-        liveWorkers -= 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Frame `seq`, waiting for it; nil when every worker has finished and it never came.
-    func take(_ seq: Int) throws(CropZoomError) -> Frame? {
-        condition.lock()
-        defer { condition.unlock() }
-        let t0 = monotonicSeconds()
-        defer { waitSeconds += monotonicSeconds() - t0 }
-        while slots[seq] == nil && liveWorkers > 0 && !control.isStopped { condition.wait() }
-        if control.isStopped { throw .stopped }
-        return slots.removeValue(forKey: seq)
     }
 }
 

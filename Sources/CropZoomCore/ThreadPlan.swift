@@ -4,30 +4,42 @@ import Foundation
 /// threads and the transform workers, so that codec threads and workers share the cores
 /// instead of oversubscribing them. Every number below was measured on 2 cores against the
 /// ffmpeg CLI (Benchmarks/README.md, "Thread plan").
-struct ThreadPlan: Equatable {
-    var threads: Int, decoder: Int, encoder: Int, workers: Int
+package struct ThreadPlan: Equatable {
+    package var threads: Int, decoder: Int, encoder: Int, workers: Int
     /// Nice value of the stages before the encoder (demux, decode, transform workers).
-    var upstreamNice: Int32 = 0
+    package var upstreamNice: Int32 = 0
 
     /// What the plan depends on besides the core count.
-    struct Load: Equatable {
+    package struct Load: Equatable {
         /// Pixels per frame decoded and encoded.
-        var inputPixels: Int, outputPixels: Int
+        package var inputPixels: Int, outputPixels: Int
         /// The video encoder (nil: none, `--codec none`) and its preset.
-        var encoder: String?, preset: String?
+        package var encoder: String?, preset: String?
         /// `--strict` decodes on one thread (see below).
-        var strict = false
+        package var strict = false
         /// The transform is the heavy stage (the 2-D warp: ~23 ms per 1080p frame on one core,
         /// against ~5 ms to decode and ~1.5 ms for a zoom).
-        var heavyTransform = false
+        package var heavyTransform = false
+
+        package init(
+            inputPixels: Int, outputPixels: Int, encoder: String? = nil, preset: String? = nil, strict: Bool = false,
+            heavyTransform: Bool = false
+        ) {
+            self.inputPixels = inputPixels
+            self.outputPixels = outputPixels
+            self.encoder = encoder
+            self.preset = preset
+            self.strict = strict
+            self.heavyTransform = heavyTransform
+        }
     }
 
-    /// The plan for `threads` cores (nil: one per CPU the process may use, `UsableCPUs`) and
+    /// The plan for `threads` cores (nil: `processors`, the CPUs the process may use, `UsableCPUs`) and
     /// `load`; the configuration's overrides (`--decoder-threads`, `--encoder-threads`, `--workers`) win.
-    static func make(
+    package static func make(
         threads requested: Int?, load: Load,
         decoder: Int? = nil, encoder: Int? = nil, workers: Int? = nil,
-        processors: Int = UsableCPUs.count
+        processors: Int
     ) -> ThreadPlan {
         let n = max(1, requested ?? processors)
         // --threads 1: everything, codecs included, on the calling thread (the serial engine).
@@ -64,5 +76,13 @@ struct ThreadPlan: Equatable {
         // some schedules; --strict must see every one, so it decodes on one thread.
         if load.strict { plan.decoder = 1 }
         return plan
+    }
+
+    package init(threads: Int, decoder: Int, encoder: Int, workers: Int, upstreamNice: Int32 = 0) {
+        self.threads = threads
+        self.decoder = decoder
+        self.encoder = encoder
+        self.workers = workers
+        self.upstreamNice = upstreamNice
     }
 }

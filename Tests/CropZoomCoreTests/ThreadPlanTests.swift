@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CropZoomKit
+@testable import CropZoomCore
 
 @Suite("Thread plan")
 struct ThreadPlanTests {
@@ -31,7 +31,8 @@ struct ThreadPlanTests {
             processors: 2)
         #expect(plan == ThreadPlan(threads: 2, decoder: 1, encoder: 3, workers: 1))
         let eight = ThreadPlan.make(
-            threads: 8, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: nil))
+            threads: 8, load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: nil),
+            processors: 2)
         #expect(eight == ThreadPlan(threads: 8, decoder: 4, encoder: 12, workers: 4))
     }
 
@@ -39,7 +40,8 @@ struct ThreadPlanTests {
     func encodeDownscale() {
         let plan = ThreadPlan.make(
             threads: 2,
-            load: .init(inputPixels: Self.p2160, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"))
+            load: .init(inputPixels: Self.p2160, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast"),
+            processors: 2)
         #expect(plan.decoder == 2)
         #expect(plan.encoder == 3)
     }
@@ -50,12 +52,14 @@ struct ThreadPlanTests {
     func fastPresets(preset: String) {
         let plan = ThreadPlan.make(
             threads: 2,
-            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: preset))
+            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: preset),
+            processors: 2)
         #expect(plan == ThreadPlan(threads: 2, decoder: 1, encoder: 1, workers: 1, upstreamNice: 10))
         // Not for other encoders, whose presets mean something else.
         let x265 = ThreadPlan.make(
             threads: 2,
-            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx265", preset: preset))
+            load: .init(inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx265", preset: preset),
+            processors: 2)
         #expect(x265.encoder == 3)
         #expect(x265.upstreamNice == 0, "a threaded encoder keeps the upstream stages at normal priority")
     }
@@ -76,26 +80,10 @@ struct ThreadPlanTests {
     func overrides() {
         let load = ThreadPlan.Load(
             inputPixels: Self.p1080, outputPixels: Self.p1080, encoder: "libx264", preset: "veryfast")
-        let plan = ThreadPlan.make(threads: 2, load: load, decoder: 3, encoder: 6, workers: 2)
+        let plan = ThreadPlan.make(threads: 2, load: load, decoder: 3, encoder: 6, workers: 2, processors: 2)
         #expect(plan == ThreadPlan(threads: 2, decoder: 3, encoder: 6, workers: 2))
         var strict = load
         strict.strict = true
-        #expect(ThreadPlan.make(threads: 2, load: strict, decoder: 3).decoder == 1)
-    }
-
-    @Test(
-        "x264 gets as many lookahead threads as threads from 2 to 5, one per 128 rows at most; its own choice otherwise"
-    )
-    func x264Lookahead() {
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 1, height: 1080) == nil)
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 2, height: 1080) == 2)
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 3, height: 1080) == 3)
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 5, height: 2160) == 5)
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 3, height: 256) == 2)
-        #expect(
-            VideoEncoder.x264LookaheadThreads(threads: 3, height: 240) == nil,
-            "one slice of 128 rows: x264's own choice")
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 6, height: 1080) == nil)
-        #expect(VideoEncoder.x264LookaheadThreads(threads: 12, height: 2160) == nil)
+        #expect(ThreadPlan.make(threads: 2, load: strict, decoder: 3, processors: 2).decoder == 1)
     }
 }

@@ -397,7 +397,7 @@ public struct GeometryPlan: Sendable, Equatable {
     }
 
     /// Crop keyframes: each inside the picture, all of one aspect ratio (the output has one size).
-    static func checkCropTrack(_ track: Track, width: Double, height: Double) throws(CropZoomError) {
+    package static func checkCropTrack(_ track: Track, width: Double, height: Double) throws(CropZoomError) {
         for k in track.keys {
             let v = k.value
             guard v[0] >= 2, v[1] >= 2, v[0] <= width, v[1] <= height else {

@@ -1,0 +1,3 @@
+// CropZoomKit's users see the pure core's public types (configuration, geometry, reports,
+// errors) through `import CropZoomKit` alone.
+@_exported import CropZoomCore
