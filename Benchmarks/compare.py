@@ -10,6 +10,10 @@ Peers: Debian's ffmpeg 5.1 CLI (the same libraries as cropzoom) and ffmpeg 9 fro
 `pip install imageio-ffmpeg` when it is installed.
 
 Usage: python3 Benchmarks/compare.py [--rounds 5] [--rows A,B,C,D,P,M] [--out Benchmarks/results.md]
+
+Two cropzoom builds against each other (a restructure that must not cost speed): `--baseline BIN`
+adds every cropzoom command run with BIN, alternated with the others; `--no-ffmpeg` leaves the
+ffmpeg peers out.
 """
 import argparse, json, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -69,6 +73,8 @@ def main():
     ap.add_argument("--rows", default="A,B,C,D,P,M")
     ap.add_argument("--out", default=os.path.join(ROOT, "Benchmarks", "results.md"))
     ap.add_argument("--cropzoom", default=os.path.join(ROOT, ".build", "release", "cropzoom"))
+    ap.add_argument("--baseline", help="another cropzoom binary, run alternately with --cropzoom")
+    ap.add_argument("--no-ffmpeg", action="store_true", help="cropzoom builds only, no ffmpeg peers")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
     if not os.path.exists(args.cropzoom):
@@ -138,6 +144,19 @@ def main():
             "cropzoom 60 s": [cz, in60, "-o", out("m60.mp4"), "-y", "--zoom", "1.65", "--preset", "veryfast", "--crf", "23", "--quiet"],
         })
 
+    if args.baseline or args.no_ffmpeg:
+        for key, (title, cmds) in list(rows.items()):
+            kept = {}
+            for n, c in cmds.items():
+                if c[0] != cz:
+                    if not args.no_ffmpeg:
+                        kept[n] = c
+                    continue
+                kept[n] = c
+                if args.baseline:
+                    kept[f"{n} (baseline)"] = [args.baseline] + c[1:]
+            rows[key] = (title, kept)
+
     results = {}
     for key, (title, cmds) in rows.items():
         names = list(cmds)
@@ -157,7 +176,9 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     swiftv = sh(["swift", "--version"]).stdout.strip().splitlines()[0] if shutil.which("swift") else "?"
     lines = ["# Benchmark results", "",
-             f"Written by `python3 Benchmarks/compare.py --rounds {args.rounds} --rows {args.rows}` on "
+             f"Written by `python3 Benchmarks/compare.py --rounds {args.rounds} --rows {args.rows}"
+             + (f" --baseline {args.baseline}" if args.baseline else "") + (" --no-ffmpeg" if args.no_ffmpeg else "")
+             + "` on "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              f"- machine: {os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB, {platform.platform()}",
              f"- cropzoom: release build, {swiftv}", f"- peer 1: {ffv} (Debian)", f"- peer 2: {ff9v} (imageio-ffmpeg)",

@@ -203,17 +203,17 @@ public struct EngineReport: Sendable {
     public var transformWorkers: Int
     public var decoderThreads: Int
     public var encoderThreads: Int
-    /// Busy seconds per stage ("demux", "decode", "transform" (all workers), "encode", "mux").
-    public var busy: [String: Double]
+    /// Busy seconds per stage (transform: all workers together).
+    public var busy: [EngineStage: Double]
     /// Seconds stages spent blocked on queues and pools, by what they waited for.
-    public var waits: [String: Double]
+    public var waits: [EngineWait: Double]
     /// Process CPU time (user + system) over the run, in seconds.
     public var cpuSeconds: Double
     /// Nice value the stages before the encoder ran at (0: the same priority as the encoder).
     public var upstreamNice = 0
     public init(
         threads: Int, transformWorkers: Int, decoderThreads: Int, encoderThreads: Int,
-        busy: [String: Double] = [:], waits: [String: Double] = [:], cpuSeconds: Double = 0,
+        busy: [EngineStage: Double] = [:], waits: [EngineWait: Double] = [:], cpuSeconds: Double = 0,
         upstreamNice: Int = 0
     ) {
         self.upstreamNice = upstreamNice

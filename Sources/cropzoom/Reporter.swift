@@ -130,14 +130,15 @@ final class Reporter {
                 + "\(String(format: "%.2f", e.cpuSeconds)) s in \(String(format: "%.2f", s.seconds)) s wall "
                 + "(\(String(format: "%.0f", e.cpuSeconds / max(s.seconds, 1e-9) * 100))% of one core)"
         ]
-        let order = ["demux", "decode", "transform", "encode", "mux", "audio"]
-        let busy = order.compactMap { k in
+        let busy = EngineStage.allCases.compactMap { k in
             e.busy[k].map {
-                String(format: "%@ %.3f s (%.2f ms/frame)", k, $0, $0 * 1000 / Double(max(1, s.framesOut)))
+                String(format: "%@ %.3f s (%.2f ms/frame)", k.rawValue, $0, $0 * 1000 / Double(max(1, s.framesOut)))
             }
         }
         lines.append("cropzoom: stats: busy: " + busy.joined(separator: ", "))
-        let waits = e.waits.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }
+        let waits = e.waits.sorted { $0.key.description < $1.key.description }.map {
+            String(format: "%@ %.3f s", $0.key.description, $0.value)
+        }
         if !waits.isEmpty { lines.append("cropzoom: stats: waits: " + waits.joined(separator: ", ")) }
         lines.append(
             "cropzoom: stats: pool: capacity \(s.pool.capacity), allocations \(s.pool.allocations), reuses "
@@ -148,8 +149,9 @@ final class Reporter {
                 "event": "stats", "threads": e.threads, "decoder_threads": e.decoderThreads,
                 "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers,
                 "upstream_nice": e.upstreamNice,
-                "cpu_seconds": round3(e.cpuSeconds), "busy_seconds": e.busy.mapValues(round3),
-                "wait_seconds": e.waits.mapValues(round3),
+                "cpu_seconds": round3(e.cpuSeconds),
+                "busy_seconds": Dictionary(uniqueKeysWithValues: e.busy.map { ($0.key.rawValue, round3($0.value)) }),
+                "wait_seconds": Dictionary(uniqueKeysWithValues: e.waits.map { ($0.key.rawValue, round3($0.value)) }),
             ])
             return
         }

@@ -138,6 +138,28 @@ struct EngineTests {
                 }, "\(lines)")
             #expect(lines.contains { $0.contains("pool: capacity") }, "\(lines)")
         }
+        // JSON: stages and waits under their stable names, every stage of this job measured.
+        let stages: Set<String> = ["demux", "decode", "transform", "encode", "mux", "audio"]
+        let waitNames: Set<String> = [
+            "demux_queue_full", "decode_waiting_for_packets", "work_queue_full", "workers_waiting_for_frames",
+            "encode_waiting_for_frames", "mux_waiting_for_packets",
+        ]
+        for threads in [1, 2] {
+            let run = try CLI.cropzoom([
+                input, "-o", scratch.file("j\(threads).mp4").path, "--threads", "\(threads)", "--stats",
+                "--progress", "json",
+            ])
+            try #require(run.status == 0, "\(run)")
+            let events = run.stderrLines.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let stats = try #require(events.last { $0["event"] as? String == "stats" }, "\(run.stderr)")
+            let busy = try #require(stats["busy_seconds"] as? [String: Double], "\(stats)")
+            #expect(Set(busy.keys) == ["demux", "decode", "transform", "encode", "mux"], "\(busy)")
+            #expect(Set(busy.keys).isSubset(of: stages))
+            let waits = try #require(stats["wait_seconds"] as? [String: Double], "\(stats)")
+            #expect(Set(waits.keys) == (threads == 1 ? [] : waitNames), "\(waits)")
+        }
         let bad = try CLI.cropzoom([input, "-o", scratch.file("x.mp4").path, "--threads", "0"])
         #expect(bad.status == 2, "\(bad)")
     }

@@ -49,9 +49,37 @@ package protocol Stage<Input>: AnyObject, Sendable {
     func finish() throws(CropZoomError)
 }
 
-/// The stages, as engine statistics name them (`EngineReport.busy`).
-package enum StageName: String, Sendable, CaseIterable {
+/// The stages, as engine statistics name them (`EngineReport.busy`; JSON keys: the raw values).
+public enum EngineStage: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
     case demux, decode, transform, encode, mux, audio
+}
+
+/// Where the threaded engine's stages waited (`EngineReport.waits`; JSON keys: the raw values).
+public enum EngineWait: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+    /// The demuxer blocked on a full video queue: decoding is the slower side.
+    case demuxQueueFull = "demux_queue_full"
+    /// The decoder waited for packets: reading is the slower side.
+    case decodeWaitingForPackets = "decode_waiting_for_packets"
+    /// The decoder blocked on a full work queue: the transform workers are the slower side.
+    case workQueueFull = "work_queue_full"
+    /// The transform workers waited for frames.
+    case workersWaitingForFrames = "workers_waiting_for_frames"
+    /// The encoder waited for the next frame in sequence.
+    case encodeWaitingForFrames = "encode_waiting_for_frames"
+    /// The muxer waited for packets.
+    case muxWaitingForPackets = "mux_waiting_for_packets"
+
+    /// In words, for the `--stats` line.
+    public var description: String {
+        switch self {
+        case .demuxQueueFull: return "demux→decode queue full"
+        case .decodeWaitingForPackets: return "decode waiting for packets"
+        case .workQueueFull: return "decode→workers queue full"
+        case .workersWaitingForFrames: return "workers waiting for frames"
+        case .encodeWaitingForFrames: return "encode waiting for the next frame"
+        case .muxWaitingForPackets: return "mux waiting for packets"
+        }
+    }
 }
 
 /// Busy time per stage on one thread: the engine switches it as control moves from stage to
@@ -61,13 +89,13 @@ package enum StageName: String, Sendable, CaseIterable {
 package final class StageClock: @unchecked Sendable {
     package init() {}
 
-    package private(set) var totals: [StageName: Double] = [:]
-    private var current: StageName?
+    package private(set) var totals: [EngineStage: Double] = [:]
+    private var current: EngineStage?
     private var since = 0.0
 
     /// Charges the time since the last switch to the stage that had it; returns that stage.
     @discardableResult
-    package func switchTo(_ stage: StageName?) -> StageName? {
+    package func switchTo(_ stage: EngineStage?) -> EngineStage? {
         let now = monotonicSeconds()
         let previous = current
         if let current { totals[current, default: 0] += now - since }
@@ -78,7 +106,7 @@ package final class StageClock: @unchecked Sendable {
 
     /// Runs `body` charged to `stage`, then gives the clock back to the stage that had it.
     @inline(__always)
-    package func charge<T>(_ stage: StageName?, _ body: () throws(CropZoomError) -> T) throws(CropZoomError) -> T {
+    package func charge<T>(_ stage: EngineStage?, _ body: () throws(CropZoomError) -> T) throws(CropZoomError) -> T {
         let previous = switchTo(stage)
         defer { switchTo(previous) }
         return try body()

@@ -157,9 +157,7 @@ public final class Pipeline {
             engine: EngineReport(
                 threads: threads.threads, transformWorkers: max(1, threads.workers),
                 decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
-                busy: Dictionary(
-                    uniqueKeysWithValues: counts.busy.filter { job.encoder != nil || $0.key != .encode }
-                        .map { ($0.key.rawValue, $0.value) }),
+                busy: counts.busy.filter { job.encoder != nil || $0.key != .encode },
                 waits: counts.waits,
                 cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
                 upstreamNice: Int(threads.upstreamNice)),

@@ -85,7 +85,7 @@ struct SerialEngine {
     }
 
     /// A direct edge into `stage`, its time charged to `name`.
-    static func direct<S: Stage>(_ stage: S, _ name: StageName, _ clock: StageClock) -> Outlet<S.Input> {
+    static func direct<S: Stage>(_ stage: S, _ name: EngineStage, _ clock: StageClock) -> Outlet<S.Input> {
         Outlet(
             send: { (message: S.Input) throws(CropZoomError) -> Demand in
                 try clock.charge(name) { () throws(CropZoomError) in try stage.receive(message) }
@@ -105,8 +105,8 @@ struct EngineCounts {
     var copiedDamaged = 0
     var audioCorrupt = 0
     var lastTime = 0.0
-    var busy: [StageName: Double] = [:]
-    var waits: [String: Double] = [:]
+    var busy: [EngineStage: Double] = [:]
+    var waits: [EngineWait: Double] = [:]
     var pool = PoolStatistics()
     var workers = 1
 }

@@ -45,7 +45,7 @@ final class ThreadedEngine: @unchecked Sendable {
     private var mux: MuxStage!  // mux
 
     // Per-thread state.
-    private let clocks: [StageName: StageClock]  // one per stage thread
+    private let clocks: [EngineStage: StageClock]  // one per stage thread
     private var nextSeq = 0  // decode
     /// Worker k writes element k only (raw buffers, so no two workers ever access the same
     /// Swift variable): its busy seconds and the sequence number of the frame it renders.
@@ -88,7 +88,8 @@ final class ThreadedEngine: @unchecked Sendable {
         workerBusy.initialize(repeating: 0)
         workerSeq = .allocate(capacity: w)
         workerSeq.initialize(repeating: 0)
-        clocks = Dictionary(uniqueKeysWithValues: [StageName.demux, .decode, .encode, .mux].map { ($0, StageClock()) })
+        clocks = Dictionary(
+            uniqueKeysWithValues: [EngineStage.demux, .decode, .encode, .mux].map { ($0, StageClock()) })
         try pool.prefill()
         try wire()
     }
@@ -240,12 +241,12 @@ final class ThreadedEngine: @unchecked Sendable {
         for clock in clocks.values { c.busy.merge(clock.totals, uniquingKeysWith: +) }
         c.busy[.transform] = workerBusy.reduce(0, +)
         c.waits = [
-            "demux→decode queue full": videoQueue.pushWait,
-            "decode waiting for packets": videoQueue.popWait,
-            "decode→workers queue full": workQueue.pushWait,
-            "workers waiting for frames": workQueue.popWait,
-            "encode waiting for the next frame": reorder.waitSeconds,
-            "mux waiting for packets": muxQueue.popWait,
+            .demuxQueueFull: videoQueue.pushWait,
+            .decodeWaitingForPackets: videoQueue.popWait,
+            .workQueueFull: workQueue.pushWait,
+            .workersWaitingForFrames: workQueue.popWait,
+            .encodeWaitingForFrames: reorder.waitSeconds,
+            .muxWaitingForPackets: muxQueue.popWait,
         ]
         c.pool = pool.snapshot()
         c.workers = workers
