@@ -154,8 +154,8 @@ public enum MediaProbe {
         let disposition = st.disposition
         var s = StreamInfo(
             index: index, type: type, codec: codecName, profile: profile,
-            startTime: seconds(st.startTime ?? AVCode.noPTS, st.timeBase),
-            duration: st.duration > 0 ? seconds(st.duration, st.timeBase) : nil,
+            startTime: seconds(st.startTime ?? AVCode.noPTS, st.timeBase.rational),
+            duration: st.duration > 0 ? seconds(st.duration, st.timeBase.rational) : nil,
             declaredFrames: Int(st.declaredFrames), language: language,
             isDefault: disposition & AV_DISPOSITION_DEFAULT != 0,
             attachedPicture: disposition & AV_DISPOSITION_ATTACHED_PIC != 0)

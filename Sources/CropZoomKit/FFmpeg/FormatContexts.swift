@@ -103,7 +103,7 @@ final class InputFormat: @unchecked Sendable {
         for i in stream.map({ [$0] }) ?? Array(0..<streamCount) {
             let st = self.stream(i)
             guard let first = st.startTime else { continue }
-            let tb = av_q2d(st.timeBase)
+            let tb = st.timeBase.seconds
             let s = Double(first) * tb
             start = min(start ?? s, s)
             if st.duration > 0 { end = max(end ?? s, s + Double(st.duration) * tb) }

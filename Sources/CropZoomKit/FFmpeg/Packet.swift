@@ -38,5 +38,5 @@ final class Packet: @unchecked Sendable {
     func take(_ other: Packet) { av_packet_move_ref(pointer, other.pointer) }
 
     /// `av_packet_rescale_ts`.
-    func rescale(from: AVRational, to: AVRational) { av_packet_rescale_ts(pointer, from, to) }
+    func rescale(from: TimeBase, to: TimeBase) { av_packet_rescale_ts(pointer, from.rational, to.rational) }
 }

@@ -15,7 +15,7 @@ struct StreamRef: @unchecked Sendable {
     }
 
     var index: Int { Int(pointer.pointee.index) }
-    var timeBase: AVRational { pointer.pointee.time_base }
+    var timeBase: TimeBase { TimeBase(pointer.pointee.time_base) }
     /// The first timestamp, in `timeBase`; nil when unknown.
     var startTime: Int64? {
         let t = pointer.pointee.start_time

@@ -58,9 +58,9 @@ struct InputSetup {
 
 extension SourcePicture {
     /// The pixel aspect ratio of stream `st` (its own, else its decoder's; 1 when neither says).
-    static func sampleAspect(_ st: StreamRef, _ dec: UnsafeMutablePointer<AVCodecContext>) -> Double {
+    static func sampleAspect(_ st: StreamRef, _ decoder: VideoDecoder) -> Double {
         var r = st.sampleAspectRatio
-        if r.num <= 0 || r.den <= 0 { r = dec.pointee.sample_aspect_ratio }
+        if r.num <= 0 || r.den <= 0 { r = decoder.context.pointer.pointee.sample_aspect_ratio }
         if r.num <= 0 || r.den <= 0 { return 1 }
         return av_q2d(r)
     }

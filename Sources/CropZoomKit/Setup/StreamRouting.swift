@@ -153,7 +153,7 @@ struct StreamRouting {
                     routes[i] = .copy(output: out)
                     if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && par.pointee.initial_padding > 0 {
                         codecDelay[out] = av_rescale_q(
-                            Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), st.timeBase)
+                            Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), st.timeBase.rational)
                     }
                     audioCopied += 1
                 } else {

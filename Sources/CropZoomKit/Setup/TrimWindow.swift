@@ -85,8 +85,8 @@ struct TrimWindow {
             var ends: [Int64?] = []
             for i in 0..<input.streamCount {
                 let tb = input.stream(i).timeBase
-                starts.append(Int64((s / av_q2d(tb)).rounded(.up)))
-                ends.append(e.map { Int64(($0 / av_q2d(tb)).rounded(.up)) })
+                starts.append(Int64((s / tb.seconds).rounded(.up)))
+                ends.append(e.map { Int64(($0 / tb.seconds).rounded(.up)) })
             }
             let shift = cfg.keepStartTime ? [Int64](repeating: 0, count: starts.count) : starts
             times = Times(start: starts, end: ends, shift: shift, subtitle: subtitles)
@@ -109,8 +109,8 @@ struct TrimWindow {
                     shift: $0, subtitle: subtitles)
             }
             duration = input.duration
-            let shift = origin.map { Double($0[videoIndex]) * av_q2d(videoStream.timeBase) } ?? 0
-            startTime = videoStream.startTime.map { Double($0) * av_q2d(videoStream.timeBase) - shift } ?? 0
+            let shift = origin.map { Double($0[videoIndex]) * videoStream.timeBase.seconds } ?? 0
+            startTime = videoStream.startTime.map { Double($0) * videoStream.timeBase.seconds - shift } ?? 0
         }
         let second = Double(AV_TIME_BASE)
         chapters =
@@ -127,17 +127,17 @@ struct TrimWindow {
     /// MP4's or Matroska's start (an empty edit) is deliberate and kept.
     static func clockOrigin(_ input: InputFormat) -> [Int64]? {
         guard input.pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 else { return nil }
-        var earliest: (time: Int64, base: AVRational)? = nil
+        var earliest: (time: Int64, base: TimeBase)? = nil
         for i in 0..<input.streamCount {
             let st = input.stream(i)
             guard let t = st.startTime else { continue }
-            if earliest.map({ av_compare_ts(t, st.timeBase, $0.time, $0.base) < 0 }) ?? true {
+            if earliest.map({ st.timeBase.compare(t, with: $0.time, in: $0.base) < 0 }) ?? true {
                 earliest = (t, st.timeBase)
             }
         }
         guard let earliest, earliest.time != 0 else { return nil }
         return (0..<input.streamCount).map {
-            av_rescale_q(earliest.time, earliest.base, input.stream($0).timeBase)
+            earliest.base.rescale(earliest.time, to: input.stream($0).timeBase)
         }
     }
 }

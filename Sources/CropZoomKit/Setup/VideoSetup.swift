@@ -44,7 +44,7 @@ struct VideoSetup {
         // Geometry.
         let source = SourcePicture(
             width: Int(dec.pointee.width), height: Int(dec.pointee.height),
-            sampleAspect: SourcePicture.sampleAspect(videoStream, dec),
+            sampleAspect: SourcePicture.sampleAspect(videoStream, decoder),
             display: videoStream.displayOrientation,
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
@@ -104,7 +104,7 @@ struct VideoSetup {
             encoder = try VideoEncoder(
                 .init(
                     codec: codec, width: plan.output.width, height: plan.output.height,
-                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.timeBase,
+                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.timeBase.rational,
                     frameRate: frameRate, sampleAspect: sar,
                     colorSource: UnsafePointer(videoStream.parameters),
                     globalHeader: output.output.needsGlobalHeader, threads: threads.encoder,

@@ -23,12 +23,12 @@ struct TimestampPolicy: Sendable {
     let window: TrimWindow.Times?
     let videoIndex: Int
     /// The video decoder's and encoder's time bases (rule 3 rescales when they differ).
-    let decoderBase: AVRational
-    let encoderBase: AVRational?
+    let decoderBase: TimeBase
+    let encoderBase: TimeBase?
     /// Seconds of the first video frame after the shift: media time 0 (progress, keyframes).
     let startTime: Double
     /// Per output stream: its packets' time base and what rule 4 adds to their times in it.
-    let outputBases: [AVRational]
+    let outputBases: [TimeBase]
     let outputOffsets: [Int64]
 
     /// Where a decoded frame lies against the trim window.
@@ -79,21 +79,21 @@ struct TimestampPolicy: Sendable {
     func stamp(_ out: Frame, from input: Frame) {
         out.pts = input.presentationTime
         out.pointer.pointee.pkt_duration = input.pointer.pointee.pkt_duration
-        guard let encoderBase, av_cmp_q(decoderBase, encoderBase) != 0 else { return }
-        out.pts = av_rescale_q(out.pts, decoderBase, encoderBase)
-        out.pointer.pointee.pkt_duration = av_rescale_q(out.pointer.pointee.pkt_duration, decoderBase, encoderBase)
+        guard let encoderBase, !decoderBase.isSameUnit(as: encoderBase) else { return }
+        out.pts = decoderBase.rescale(out.pts, to: encoderBase)
+        out.pointer.pointee.pkt_duration = decoderBase.rescale(out.pointer.pointee.pkt_duration, to: encoderBase)
     }
 
     /// Media seconds of a decoded frame's presentation time (where keyframes are evaluated).
-    func mediaTime(_ pts: Int64) -> Double { Double(pts) * av_q2d(decoderBase) - startTime }
+    func mediaTime(_ pts: Int64) -> Double { Double(pts) * decoderBase.seconds - startTime }
 
     /// Media seconds of a frame `stamp` has moved to the encoder's time base.
-    func mediaTime(encoderPTS pts: Int64) -> Double { Double(pts) * av_q2d(encoderBase ?? decoderBase) - startTime }
+    func mediaTime(encoderPTS pts: Int64) -> Double { Double(pts) * (encoderBase ?? decoderBase).seconds - startTime }
 
     // MARK: 4. Packets for the muxer
 
     @inline(__always)
-    func toContainer(_ packet: Packet, stream: Int, containerBase: AVRational) {
+    func toContainer(_ packet: Packet, stream: Int, containerBase: TimeBase) {
         let o = outputOffsets[stream]
         if o != 0 {
             if packet.pts != AVCode.noPTS { packet.pointer.pointee.pts += o }

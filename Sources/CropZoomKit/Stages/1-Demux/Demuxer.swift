@@ -17,7 +17,7 @@ final class Demuxer: @unchecked Sendable {
         let st = input.stream(packet.streamIndex)
         let t = packet.pts != AVCode.noPTS ? packet.pts : packet.dts
         guard t != AVCode.noPTS else { return }
-        reached = max(reached, Double(t + packet.pointer.pointee.duration) * av_q2d(st.timeBase))
+        reached = max(reached, Double(t + packet.pointer.pointee.duration) * st.timeBase.seconds)
     }
 
     /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end

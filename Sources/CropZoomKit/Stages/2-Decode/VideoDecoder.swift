@@ -5,7 +5,7 @@ final class VideoDecoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the decode stage).
     let context: CodecContext
     let streamIndex: Int
-    let timeBase: AVRational
+    let timeBase: TimeBase
     /// Packets the decoder refused as invalid, and damaged frames (concealed, or flagged).
     var corruptPackets: Int { max(refused + flaggedFrames, refused + Int(cz_counter_get(concealed))) }
     private var refused = 0
@@ -30,7 +30,7 @@ final class VideoDecoder: @unchecked Sendable {
         context = try CodecContext(codec: codec, path: input.path)
         try check(
             avcodec_parameters_to_context(context.pointer, par), "configuring the video decoder", path: input.path)
-        context.pointer.pointee.pkt_timebase = st.timeBase
+        context.pointer.pointee.pkt_timebase = st.timeBase.rational
         // Nothing may throw once the counter exists: a partly initialised object gets no deinit,
         // and the counter would leak.
         frame = try Frame()

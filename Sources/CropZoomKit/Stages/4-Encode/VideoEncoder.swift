@@ -4,7 +4,7 @@ import CFFmpeg
 final class VideoEncoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the encode stage).
     let context: CodecContext
-    let timeBase: AVRational
+    let timeBase: TimeBase
     let pixelFormat: AVPixelFormat
     let fullRange: Bool
     private let packet: Packet
@@ -301,7 +301,7 @@ final class VideoEncoder: @unchecked Sendable {
         if let first = userFacing.first {
             throw CropZoomError(.usage, reason: "--\(first): the \(name) encoder has no such setting")
         }
-        timeBase = c.pointee.time_base
+        timeBase = TimeBase(c.pointee.time_base)
         pixelFormat = s.pixelFormat
         fullRange = s.fullRange
         packet = try Packet()

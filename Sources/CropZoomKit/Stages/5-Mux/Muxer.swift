@@ -6,7 +6,7 @@ final class Muxer: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the mux stage).
     let output: OutputFormat
     /// Source time base for each output stream (where its packets' timestamps come from).
-    private(set) var sourceTimeBase: [AVRational] = []
+    private(set) var sourceTimeBase: [TimeBase] = []
     private(set) var packetsWritten: [Int] = []
     /// Per stream: the last 16 packets' pts, before and after rescaling to the container's time
     /// base (a ring; packets come in decode order, so a frame's neighbours in time are among the
@@ -37,7 +37,7 @@ final class Muxer: @unchecked Sendable {
                 dropping: Muxer.describesEncoding)
             st.pointer.pointee.avg_frame_rate = input.pointer.pointee.avg_frame_rate
         }
-        sourceTimeBase.append(encoder.pointee.time_base)
+        sourceTimeBase.append(TimeBase(encoder.pointee.time_base))
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
@@ -82,7 +82,7 @@ final class Muxer: @unchecked Sendable {
         st.pointer.pointee.time_base = input.pointer.pointee.time_base
         st.pointer.pointee.disposition = input.pointer.pointee.disposition
         av_dict_copy(&st.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
-        sourceTimeBase.append(input.pointer.pointee.time_base)
+        sourceTimeBase.append(input.timeBase)
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
@@ -155,7 +155,7 @@ final class Muxer: @unchecked Sendable {
 
     /// The time base of output stream `stream` (the container's choice, final once the header
     /// is written).
-    func timeBase(of stream: Int) -> AVRational { output.stream(stream).timeBase }
+    func timeBase(of stream: Int) -> TimeBase { output.stream(stream).timeBase }
 
     /// Writes `packet`, its times already in the container's time base (`TimestampPolicy.toContainer`),
     /// and takes its payload (`av_interleaved_write_frame`). `sourcePTS` is its pts before, to
@@ -177,7 +177,7 @@ final class Muxer: @unchecked Sendable {
     func timePrecisionNotices() -> [String] {
         mergedTimes.indices.filter { mergedTimes[$0] > 0 }.map { i in
             let tb = output.stream(i).timeBase
-            let step = tb.den > 0 ? String(format: "%g ms", 1000 * av_q2d(tb)) : "its"
+            let step = tb.den > 0 ? String(format: "%g ms", 1000 * tb.seconds) : "its"
             return
                 "output stream #\(i): \(mergedTimes[i]) packets share a timestamp with another: \(output.formatName) "
                 + "stores times in \(step) steps, coarser than the input's (use .mp4, .mov or .ts to keep them apart)"

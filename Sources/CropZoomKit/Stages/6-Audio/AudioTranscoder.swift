@@ -33,7 +33,7 @@ final class AudioTranscoder: @unchecked Sendable {
         }
         decoder = try CodecContext(codec: dcodec, path: input.path)
         try check(avcodec_parameters_to_context(decoder.pointer, par), "configuring an audio decoder", path: input.path)
-        decoder.pointer.pointee.pkt_timebase = st.timeBase
+        decoder.pointer.pointee.pkt_timebase = st.timeBase.rational
         try decoder.open(kind: .processing, what: "opening the \(decoder.name) decoder")
 
         guard let ecodec = avcodec_find_encoder_by_name(encoderName) else {
