@@ -50,7 +50,7 @@ func readCSV(_ path: String) -> [Row] {
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 1, let csv = arguments.first else { fail("usage: ZoomFromCSV clips.csv", 2) }
 let rows = readCSV(csv)
-Pipeline.installSignalHandlers()
+ProcessSignals.install()
 
 var failures = 0
 for (i, row) in rows.enumerated() {
@@ -75,7 +75,7 @@ for (i, row) in rows.enumerated() {
     }
     let guardian = Task {
         while !Task.isCancelled {
-            if Pipeline.pendingSignal != 0 {
+            if ProcessSignals.pending != 0 {
                 job.cancel()
                 return
             }
@@ -89,10 +89,10 @@ for (i, row) in rows.enumerated() {
                 + "\(String(format: "%.1f", summary.fps)) fps"
         )
     } catch {
-        if error.kind == .cancelled || Pipeline.pendingSignal != 0 {
+        if error.kind == .cancelled || ProcessSignals.pending != 0 {
             print("[\(i + 1)/\(rows.count)] cancelled: \(row.input) (nothing written)")
             guardian.cancel()
-            let signal = Pipeline.pendingSignal
+            let signal = ProcessSignals.pending
             exit(signal != 0 ? 128 + signal : 130)  // SIGTERM → 143, Ctrl-C → 130
         }
         print("[\(i + 1)/\(rows.count)] failed: \(error.description)")

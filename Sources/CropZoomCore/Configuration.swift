@@ -227,7 +227,7 @@ public struct EngineReport: Sendable {
     }
 }
 
-/// What a transcode would do (`Pipeline.plan`): the input window read, the output, the codecs.
+/// What a transcode would do (`TranscodeJob.plan`): the input window read, the output, the codecs.
 public struct JobPlan: Sendable, Codable, Equatable {
     public var input: String
     public var output: String

@@ -13,7 +13,7 @@ public struct CropZoomError: Error, CustomStringConvertible, Sendable, Equatable
         case processing
         /// A signal stopped the work (exit 128 + signal: 130 for SIGINT, 143 for SIGTERM).
         case interrupted(signal: Int32)
-        /// The caller cancelled the job (`Pipeline.cancel`, `TranscodeJob.cancel`, or the
+        /// The caller cancelled the job (`TranscodeJob.cancel`, or the
         /// Swift task running it); as a process exit code, 130 like Ctrl-C.
         case cancelled
     }

@@ -32,29 +32,29 @@ public final class TranscodeJob: @unchecked Sendable {
     /// Progress and notices while the job runs; finishes when it ends (however it ends).
     public let events: AsyncStream<TranscodeEvent>
     private let continuation: AsyncStream<TranscodeEvent>.Continuation
-    private let pipeline: Pipeline
+    private let runner: JobRunner
     private let lock = NSLock()
     private var started = false
 
     public init(configuration: TranscodeConfiguration) {
         self.configuration = configuration
-        pipeline = Pipeline(configuration: configuration)
+        runner = JobRunner(configuration: configuration)
         (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(64))
         let c = continuation
-        pipeline.onProgress = { c.yield(.progress($0)) }
-        pipeline.onNotice = { c.yield(.notice($0)) }
-        pipeline.onWarning = { c.yield(.warning($0)) }
+        runner.onProgress = { c.yield(.progress($0)) }
+        runner.onNotice = { c.yield(.notice($0)) }
+        runner.onWarning = { c.yield(.warning($0)) }
     }
 
     /// Stops the job from any thread or task: its stages stop, nothing is left at the output
     /// path, and ``run()`` throws a `.cancelled` error.
-    public func cancel() { pipeline.cancel() }
+    public func cancel() { runner.cancel() }
 
     /// What ``run()`` would do, without doing it: the input is opened and the geometry, codecs
     /// and stream routes decided as for the real job; nothing is written (`batch --dry-run`).
-    public func plan() throws(CropZoomError) -> JobPlan { try pipeline.plan() }
+    public func plan() throws(CropZoomError) -> JobPlan { try runner.plan() }
 
-    /// Runs the transcode (`Pipeline.run` on a thread of its own) and returns its summary.
+    /// Runs the transcode (the job runner on a thread of its own) and returns its summary.
     /// Cancelling the awaiting task cancels the job.
     public func run() async throws(CropZoomError) -> TranscodeSummary {
         let again = lock.withLock {
@@ -69,7 +69,7 @@ public final class TranscodeJob: @unchecked Sendable {
                 try await withCheckedThrowingContinuation { (done: CheckedContinuation<TranscodeSummary, Error>) in
                     let thread = Thread { [self] in
                         defer { continuation.finish() }
-                        do { done.resume(returning: try pipeline.run()) } catch { done.resume(throwing: error) }
+                        do { done.resume(returning: try runner.run()) } catch { done.resume(throwing: error) }
                     }
                     thread.name = "cropzoom job"
                     thread.start()

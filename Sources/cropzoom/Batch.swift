@@ -243,11 +243,11 @@ struct Batch: ParsableCommand {
     static func execute(_ items: [BatchItem], runner: BatchRunner, report: String?, outDir: String, shard: String?)
         throws
     {
-        Pipeline.installSignalHandlers()
+        ProcessSignals.install()
         let started = monotonicSeconds()
         let done = runner.run(items)
         let seconds = monotonicSeconds() - started
-        let signal = Pipeline.pendingSignal
+        let signal = ProcessSignals.pending
         Stdout.write(table(done))
         if let report {
             try Bench.writeAtomically(
@@ -302,10 +302,10 @@ struct Batch: ParsableCommand {
         return planLine(cfg)
     }
 
-    /// One `--dry-run` line: what `cfg` would do (`Pipeline.plan`), or why it would fail.
+    /// One `--dry-run` line: what `cfg` would do (`TranscodeJob.plan`), or why it would fail.
     static func planLine(_ cfg: TranscodeConfiguration) -> String {
         do {
-            return planLine(cfg, plan: try Pipeline(configuration: cfg).plan())
+            return planLine(cfg, plan: try TranscodeJob(configuration: cfg).plan())
         } catch {
             return "\(cfg.input): would fail: \(error.description)"
         }
@@ -543,7 +543,7 @@ struct BatchRunner {
                     while state.next < state.items.count && state.items[state.next].result != .pending {
                         state.next += 1
                     }
-                    guard state.next < state.items.count, Pipeline.pendingSignal == 0 else {
+                    guard state.next < state.items.count, ProcessSignals.pending == 0 else {
                         state.lock.unlock()
                         return
                     }
@@ -568,7 +568,7 @@ struct BatchRunner {
         // Wait, passing a signal on to the running files.
         var forwarded = false
         while group.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
-            let signal = Pipeline.pendingSignal
+            let signal = ProcessSignals.pending
             if signal != 0 && !forwarded {
                 state.lock.lock()
                 for pid in state.running.values { kill(pid, signal) }
@@ -577,7 +577,7 @@ struct BatchRunner {
             }
         }
         style.clear()
-        if Pipeline.pendingSignal != 0 {
+        if ProcessSignals.pending != 0 {
             for k in state.items.indices where state.items[k].result == .pending { state.items[k].result = .notRun }
         }
         return state.items
@@ -605,7 +605,7 @@ struct BatchRunner {
                     state.running[slot] = pid
                     state.lock.unlock()
                     // A signal that came between the check and the start: pass it on now.
-                    let s = Pipeline.pendingSignal
+                    let s = ProcessSignals.pending
                     if s != 0 { kill(pid, s) }
                 },
                 onLine: { line in

@@ -249,7 +249,7 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
-        Pipeline.installSignalHandlers()
+        ProcessSignals.install()
         let cores = Bench.cores
         let threads =
             try threadList.map { try Bench.parseThreads($0, cores: cores) } ?? Bench.defaultThreads(cores: cores)
@@ -298,7 +298,7 @@ struct Bench: ParsableCommand {
         } catch let e as CommandError {
             style.clear()
             // Interrupted: the signal was passed on to the run, which stopped and left nothing.
-            let signal = Pipeline.pendingSignal
+            let signal = ProcessSignals.pending
             Stderr.write("cropzoom: error: \(signal != 0 ? "interrupted" : e.description)\n")
             throw ExitCode(signal != 0 ? 128 + signal : e.exitCode)
         }

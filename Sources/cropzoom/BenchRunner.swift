@@ -21,7 +21,7 @@ struct MeasuredChild {
 
     /// Starts `executable args…` with `posix_spawn` — empty signal mask and default dispositions,
     /// as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
-    /// receives meanwhile (with `Pipeline.installSignalHandlers`) is passed on to the child.
+    /// receives meanwhile (with `ProcessSignals.install`) is passed on to the child.
     /// `reading` is the child's descriptor that is read (2, stderr, or 1, stdout).
     static func run(
         _ executable: String, _ args: [String], reading: Int32 = 2, onStart: (pid_t) -> Void = { _ in },
@@ -66,8 +66,8 @@ struct MeasuredChild {
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         let start = monotonicSeconds()
-        // The child learns who its parent is, to end with it (`Pipeline.endWithParent`).
-        let marker = "\(Pipeline.parentVariable)="
+        // The child learns who its parent is, to end with it (`ProcessSignals.endWithParent`).
+        let marker = "\(ProcessSignals.parentVariable)="
         var environment: [UnsafeMutablePointer<CChar>?] = [strdup(marker + String(getpid()))]
         var entry = environ
         while let e = entry.pointee {
@@ -93,7 +93,7 @@ struct MeasuredChild {
         while true {
             let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR {
-                let signal = Pipeline.pendingSignal
+                let signal = ProcessSignals.pending
                 if signal != 0 && !forwarded {
                     kill(pid, signal)
                     forwarded = true

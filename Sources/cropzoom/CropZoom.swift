@@ -63,22 +63,50 @@ struct Transcode: ParsableCommand {
         return c
     }
 
+    /// Runs the job through the library's one entry point, `TranscodeJob`: its events are
+    /// printed as they come, the summary (or the error) once they have all been printed. The
+    /// command's thread waits; the job runs on its own threads, the printing on a task.
     func run() throws {
         let config = try configuration()
         let reporter = Reporter(mode: out.quiet ? .none : out.progress, quiet: out.quiet)
         reporter.null = out.null
-        Pipeline.installSignalHandlers()
-        let pipeline = Pipeline(configuration: config)
-        pipeline.onNotice = { reporter.notice($0) }
-        pipeline.onWarning = { reporter.warning($0) }
-        pipeline.onProgress = { reporter.progress($0) }
-        do {
-            let summary = try pipeline.run()
+        ProcessSignals.install()
+        let job = TranscodeJob(configuration: config)
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let printing = Task {
+                for await event in job.events {
+                    switch event {
+                    case .progress(let p): reporter.progress(p)
+                    case .notice(let text): reporter.notice(text)
+                    case .warning(let text): reporter.warning(text)
+                    }
+                }
+            }
+            do throws(CropZoomError) {
+                outcome.result = .success(try await job.run())
+            } catch {
+                outcome.result = .failure(error)
+            }
+            await printing.value
+            done.signal()
+        }
+        done.wait()
+        switch outcome.result! {
+        case .success(let summary):
             reporter.finished(summary)
             if out.stats { reporter.statistics(summary) }
-        } catch {
+        case .failure(let error):
             reporter.failed(error)
             throw ExitCode(error.exitCode)
         }
     }
+}
+
+/// The result of a job run on a task, read by the thread that waited for it.
+///
+/// `@unchecked Sendable`: written once by the task before it signals, read after the wait.
+private final class Outcome: @unchecked Sendable {
+    var result: Result<TranscodeSummary, CropZoomError>?
 }

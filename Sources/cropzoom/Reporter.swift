@@ -3,7 +3,10 @@ import CropZoomKit
 import Foundation
 
 /// Writes progress, notices, the summary and errors to stderr, as a bar, NDJSON or plain lines.
-final class Reporter {
+///
+/// `@unchecked Sendable`: used by one task at a time — the task that prints a job's events while
+/// it runs, then the command once that task has ended (`Transcode.run` awaits it).
+final class Reporter: @unchecked Sendable {
     enum Style { case none, bar, json }
     let style: Style
     let quiet: Bool

@@ -224,7 +224,7 @@ struct RunJobFile: ParsableCommand {
                 continue
             }
             do {
-                let plan = try Pipeline(configuration: clip.configuration).plan()
+                let plan = try TranscodeJob(configuration: clip.configuration).plan()
                 plans[k] = Batch.planLine(clip.configuration, plan: plan)
             } catch {
                 let field = RunJobFile.field(of: error.description)

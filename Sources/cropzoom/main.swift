@@ -5,9 +5,9 @@ import Foundation
 // A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
 // every error is one line: `cropzoom: error: <path>: <reason>`.
 // A child of `batch`/`run`/`bench` ends with its parent, even one killed with SIGKILL.
-if let parent = ProcessInfo.processInfo.environment[Pipeline.parentVariable].flatMap({ Int32($0) }) {
-    Pipeline.installSignalHandlers()
-    Pipeline.endWithParent(parent)
+if let parent = ProcessInfo.processInfo.environment[ProcessSignals.parentVariable].flatMap({ Int32($0) }) {
+    ProcessSignals.install()
+    ProcessSignals.endWithParent(parent)
 }
 do {
     // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly (`RawPath`);

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A one-way "stop" flag set from any thread (`Pipeline.cancel`) and polled by the engines.
+/// A one-way "stop" flag set from any thread (`TranscodeJob.cancel`) and polled by the engines.
 ///
 /// `@unchecked Sendable`: the flag is read and written under its lock.
 package final class CancelFlag: @unchecked Sendable {

@@ -13,7 +13,7 @@ import Foundation
 /// stage (see the engines); the rest is read-only.
 final class Job: @unchecked Sendable {
     let configuration: TranscodeConfiguration
-    /// Raised by `Pipeline.cancel`; the engines poll it.
+    /// Raised by `TranscodeJob.cancel`; the engines poll it.
     let cancel: CancelFlag
     let atomic: AtomicOutput?
     let demuxer: Demuxer

@@ -2,36 +2,31 @@ import CCropZoomSystem
 import CFFmpeg
 import Foundation
 
-/// One transcode: demux → decode → transform → encode → mux, with the output written
-/// atomically. Owns every stage; the stages own their FFmpeg objects.
-public final class Pipeline {
-    public let configuration: TranscodeConfiguration
+/// Runs one job synchronously for ``TranscodeJob`` (the public entry point): sets it up (`Job`),
+/// runs it on the serial or the threaded engine as the thread plan says, checks the run, finishes
+/// the file and makes the summary. On any error nothing is left at the output path.
+final class JobRunner {
+    let configuration: TranscodeConfiguration
     /// Called with one-line notices (a stream re-encoded or dropped, …).
-    public var onNotice: (String) -> Void = { _ in }
+    var onNotice: (String) -> Void = { _ in }
     /// Called with one-line warnings: the input was cut short (the output holds what was there).
-    public var onWarning: (String) -> Void = { _ in }
+    var onWarning: (String) -> Void = { _ in }
     /// Called a few times a second with progress, on the thread that called `run`.
-    public var onProgress: ((ProgressEvent) -> Void)? = nil
+    var onProgress: ((ProgressEvent) -> Void)? = nil
 
     private let cancelFlag = CancelFlag()
 
-    public init(configuration: TranscodeConfiguration) {
+    init(configuration: TranscodeConfiguration) {
         self.configuration = configuration
     }
 
     /// Stops a running `run` from any thread: every stage stops, nothing is left at the output
     /// path, and `run` throws a `.cancelled` error. Before `run`, the run stops at once.
-    public func cancel() { cancelFlag.raise() }
-
-    // Until the CLI uses ProcessSignals and TranscodeJob (issue 14 item 6): the same calls.
-    public static func installSignalHandlers() { ProcessSignals.install() }
-    public static let parentVariable = ProcessSignals.parentVariable
-    public static func endWithParent(_ parent: Int32) { ProcessSignals.endWithParent(parent) }
-    public static var pendingSignal: Int32 { ProcessSignals.pending }
+    func cancel() { cancelFlag.raise() }
 
     /// What `run` would do, without doing it: the input is opened and the geometry, codecs and
     /// stream routes decided as for the real job, nothing is written (`batch --dry-run`).
-    public func plan() throws(CropZoomError) -> JobPlan {
+    func plan() throws(CropZoomError) -> JobPlan {
         var cfg = configuration
         cfg.null = true
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
@@ -85,7 +80,7 @@ public final class Pipeline {
     /// Runs the transcode. On any error nothing is left at the output path. A failure caused by
     /// a signal (FFmpeg's I/O gives up once the interrupt callback fires) is reported as the
     /// interruption it is.
-    public func run() throws(CropZoomError) -> TranscodeSummary {
+    func run() throws(CropZoomError) -> TranscodeSummary {
         do {
             return try transcode()
         } catch {
@@ -101,7 +96,7 @@ public final class Pipeline {
     private func transcode() throws(CropZoomError) -> TranscodeSummary {
         let cfg = configuration
         let started = monotonicSeconds()
-        let cpuStart = Pipeline.cpuSeconds()
+        let cpuStart = JobRunner.cpuSeconds()
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.input, reason: "cancelled") }
         let job = try Job(cfg, cancel: cancelFlag, notice: onNotice)
@@ -159,7 +154,7 @@ public final class Pipeline {
                 decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,
                 busy: counts.busy.filter { job.encoder != nil || $0.key != .encode },
                 waits: counts.waits,
-                cpuSeconds: Pipeline.cpuSeconds() - cpuStart,
+                cpuSeconds: JobRunner.cpuSeconds() - cpuStart,
                 upstreamNice: Int(threads.upstreamNice)),
             window: job.plan.source, ffmpegFilter: job.plan.ffmpegFilter(scaler: cfg.scaler))
     }
