@@ -313,7 +313,7 @@ def main():
     started = time.monotonic()
     width = max(len(c[0]) for c in cases)
     lines = {"SAME": 0, "DIFFERENT": 0}
-    identical, video_identical, runs, kept = 0, 0, 0, []
+    identical, video_identical, across, runs, kept = 0, 0, 0, 0, []
 
     for n, (name, inp, cargs, ext) in enumerate(cases, 1):
         if inp == "@interlaced":
@@ -362,7 +362,12 @@ def main():
                 else:
                     vb = old["sig"]["video_bitstream"] == new["sig"]["video_bitstream"]
                     video_identical += vb
-                    notes.append("files differ in bytes" + ("" if vb else ", video bitstream too"))
+                    notes.append("old and new files differ in bytes" + ("" if vb else ", video bitstream too"))
+                ref_new = results["new", ref]
+                if t != ref and ref_new["status"] == 0:
+                    same_bytes = ref_new["sig"]["sha256"] == new["sig"]["sha256"]
+                    across += same_bytes
+                    notes.append(f"{'same bytes as' if same_bytes else 'other bytes than'} {label(ref)}")
             if old["messages"] != new["messages"]:
                 notes.append("messages differ: see stderr.txt")
             verdict = "DIFFERENT" if problems else "SAME"
@@ -383,7 +388,9 @@ def main():
     print(f"summary: {lines['SAME']} of {total} SAME, {lines['DIFFERENT']} DIFFERENT "
           f"({len(cases)} cases x {len(settings)} thread settings, {runs} runs, {elapsed:.0f} s)")
     print(f"  old and new files byte-identical at {identical} of {total}"
-          + (f"; of the rest, video bitstream identical at {video_identical}" if identical < total else ""))
+          + (f" (of the rest, video bitstream identical at {video_identical})" if identical < total else "")
+          + f"; new files byte-identical to {label(settings[0])}'s at {across} of {total - len(cases)}"
+          + " (Matroska's random UIDs aside)")
     if kept:
         print("  outputs kept for inspection:")
         for d in kept:
