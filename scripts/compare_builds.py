@@ -26,8 +26,9 @@ at that setting and both equal their own --threads 1 output (the first setting);
 (what) otherwise. Said besides, not judged: whether the old and new files are byte-identical and
 whether the video packets are, and whether cropzoom's messages differ (timings left out).
 
-A case that passes has its outputs deleted; a failing one keeps them (with commands.sh, the six
-command lines) under --work. Exit status 0 only when every line is SAME.
+A case that passes has its outputs deleted; a failing one keeps them under --work, with
+commands.sh (its command lines) and differences.txt (every differing field). Exit status 0 only
+when every line is SAME.
 """
 import argparse
 import hashlib
@@ -213,15 +214,15 @@ def signature(path):
 
 def describe_frames(a, b):
     if a == b:
-        return None
+        return []
     if len(a) != len(b):
-        return f"video: {len(a)} vs {len(b)} frames"
+        return [f"video: {len(a)} vs {len(b)} frames"]
     bad = [i for i in range(len(a)) if a[i] != b[i]]
     i = bad[0]
     # framemd5 columns: stream, dts, pts, duration, size, hash.
     what = [name for name, j in (("pts", 2), ("dts", 1), ("duration", 3), ("size", 4), ("pixels", 5))
             if a[i][j] != b[i][j]]
-    return f"video: {len(bad)} of {len(a)} frames differ (first: frame {i} at pts {a[i][2]}: {', '.join(what)})"
+    return [f"video: {len(bad)} of {len(a)} frames differ (first: frame {i} at pts {a[i][2]}: {', '.join(what)})"]
 
 
 def describe_packets(a, b):
@@ -241,18 +242,32 @@ def describe_packets(a, b):
     return out
 
 
-def describe_dict(a, b, prefix):
-    out = []
-    for k in sorted(set(a) | set(b)):
-        if a.get(k) != b.get(k):
-            va, vb = a.get(k), b.get(k)
-            short = lambda v: (json.dumps(v, sort_keys=True) if not isinstance(v, str) else v)[:60]
-            out.append(f"{prefix}{k} {short(va)} vs {short(vb)}")
+def flat(d, prefix=""):
+    """{"tags": {"DURATION": …}} → {"tags.DURATION": …}; lists as JSON text."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flat(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v if isinstance(v, (str, int, float)) else json.dumps(v, sort_keys=True)
     return out
 
 
-def differences(a, b):
-    """What differs between two results (exit status, stderr lines, signature); [] when SAME."""
+def describe_dict(a, b, prefix, full):
+    """The differing fields: all of them with values (full), or the first with its values and the
+    other fields' names."""
+    a, b = flat(a), flat(b)
+    keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    if not keys:
+        return []
+    if full:
+        return [f"{prefix}{k}: {a.get(k)} vs {b.get(k)}" for k in keys]
+    more = f" (and {', '.join(keys[1:])})" if keys[1:] else ""
+    return [f"{prefix}{keys[0]} {a.get(keys[0])} vs {b.get(keys[0])}{more}"]
+
+
+def differences(a, b, full=False):
+    """What differs between two results (exit status, signature); [] when SAME."""
     if a["status"] != b["status"]:
         return [f"exit status {a['status']} vs {b['status']}"]
     if a["status"] != 0:
@@ -263,13 +278,11 @@ def differences(a, b):
         out.append(f"{len(sa['streams'])} vs {len(sb['streams'])} streams")
     else:
         for x, y in zip(sa["streams"], sb["streams"]):
-            out += describe_dict(x, y, f"stream #{x['index']} ")
-    out += describe_dict(sa["format"], sb["format"], "format ")
+            out += describe_dict(x, y, f"stream #{x['index']} ", full)
+    out += describe_dict(sa["format"], sb["format"], "format ", full)
     if sa["frame_header"] != sb["frame_header"]:
         out.append("video: framemd5 header (" + "; ".join(set(sa["frame_header"]) ^ set(sb["frame_header"])) + ")")
-    d = describe_frames(sa["frames"], sb["frames"])
-    if d:
-        out.append(d)
+    out += describe_frames(sa["frames"], sb["frames"])
     out += describe_packets(sa["packets"], sb["packets"])
     return out
 
@@ -344,12 +357,22 @@ def main():
                 results[which, t] = r
         case_ok = True
         ref = settings[0]
+        full_report = []
         for t in settings:
             old, new = results["old", t], results["new", t]
-            problems = [f"old vs new: {d}" for d in differences(old, new)]
+            # The comparisons behind this line: old with new, and each with its own first setting.
+            pairs = [("old vs new", old, new)]
             if t != ref:
-                problems += [f"new {label(t)} vs {label(ref)}: {d}" for d in differences(results["new", ref], new)]
-                problems += [f"old {label(t)} vs {label(ref)}: {d}" for d in differences(results["old", ref], old)]
+                pairs += [(f"new {label(t)} vs {label(ref)}", results["new", ref], new),
+                          (f"old {label(t)} vs {label(ref)}", results["old", ref], old)]
+            # Comparisons that found the same differences are named together.
+            grouped = {}
+            for what, x, y in pairs:
+                found = differences(x, y)
+                if found:
+                    grouped.setdefault(tuple(found), []).append(what)
+                    full_report.append(f"{label(t)}, {what}:\n" + "".join(f"  {d}\n" for d in differences(x, y, True)))
+            problems = [f"{', '.join(whats)}: {'; '.join(found)}" for found, whats in grouped.items()]
             if old["status"] != 0 and not problems:
                 # The same failure in both builds: the case itself is broken; say so, do not pass it.
                 first = (old["messages"] or ["(no message)"])[-1]
@@ -377,6 +400,8 @@ def main():
             print(f"  {name:{width}}  {label(t):12} {verdict}" + (f" ({detail})" if detail else ""), flush=True)
         with open(os.path.join(casedir, "commands.sh"), "w") as f:
             f.write("# " + name + ": old, new at each thread setting\n" + "\n".join(commands) + "\n")
+        with open(os.path.join(casedir, "differences.txt"), "w") as f:
+            f.write("".join(full_report) or "none\n")
         if case_ok and not args.keep:
             shutil.rmtree(casedir)
         else:
