@@ -44,14 +44,18 @@ mkdir -p "$CACHE"
 # The swift build lines worth seeing (the static runtime's own link-time notes are not ours).
 build_log_tail() { grep -E "error|warning: |Build" "$1" | grep -vF "/swift_static/" | tail -5 >&2 || true; }
 
-# build_rev REV: prints the path of the cropzoom binary built from REV, in its own worktree.
+# resolve REV: its commit's sha, resolved once (a branch may move while a build runs).
+resolve() {
+    git rev-parse --verify --quiet "$1^{commit}" || { echo "compare: no such revision: $1" >&2; exit 2; }
+}
+
+# build_rev SHA NAME: prints the path of the cropzoom binary built from SHA, in its own worktree.
 build_rev() {
-    local sha dir log
-    sha=$(git rev-parse --verify --quiet "$1^{commit}") || { echo "compare: no such revision: $1" >&2; exit 2; }
+    local sha=$1 name=$2 dir log
     dir=$CACHE/build-${sha:0:12}
     log=$CACHE/build-${sha:0:12}.log
     if [[ -f $dir/.cz-compare-built && -x $dir/.build/release/cropzoom ]]; then
-        echo "compare: reusing the build of $1 (${sha:0:12}) in $dir" >&2
+        echo "compare: reusing the build of $name (${sha:0:12}) in $dir" >&2
     else
         # A worktree left by an interrupted run is built on; anything else there is replaced.
         if [[ $(git -C "$dir" rev-parse HEAD 2>/dev/null || true) != "$sha" ]]; then
@@ -59,10 +63,10 @@ build_rev() {
             git worktree prune
             git worktree add --detach --quiet "$dir" "$sha"
         fi
-        echo "compare: building $1 (${sha:0:12}) in $dir (log: $log)" >&2
+        echo "compare: building $name (${sha:0:12}) in $dir (log: $log)" >&2
         if ! (cd "$dir" && swift build -c release --product cropzoom >"$log" 2>&1); then
             build_log_tail "$log"
-            echo "compare: the build of $1 failed (log: $log)" >&2
+            echo "compare: the build of $name failed (log: $log)" >&2
             exit 2
         fi
         touch "$dir/.cz-compare-built"
@@ -90,14 +94,17 @@ describe_tree() {
 }
 
 started=$SECONDS
-old_bin=$(build_rev "${revs[0]}")
-old_desc="${revs[0]} = $(git rev-parse "${revs[0]}^{commit}")"
+old_sha=$(resolve "${revs[0]}")
+new_sha=""
+if ((${#revs[@]} == 2)); then new_sha=$(resolve "${revs[1]}"); fi
+old_bin=$(build_rev "$old_sha" "${revs[0]}")
+old_desc="${revs[0]} = $old_sha"
 if ((${#revs[@]} == 2)); then
-    new_bin=$(build_rev "${revs[1]}")
-    new_desc="${revs[1]} = $(git rev-parse "${revs[1]}^{commit}")"
+    new_bin=$(build_rev "$new_sha" "${revs[1]}")
+    new_desc="${revs[1]} = $new_sha"
 else
-    new_bin=$(build_tree)
     new_desc="working tree $ROOT at $(describe_tree)"
+    new_bin=$(build_tree)
 fi
 built=$SECONDS
 
