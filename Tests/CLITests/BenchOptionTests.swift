@@ -8,6 +8,17 @@ import Testing
 /// `cropzoom bench`'s parsing and arithmetic, without running anything.
 @Suite("Bench options and figures")
 struct BenchOptionTests {
+    @Test("every engine wait counter is attributed to the stage that waited (bench's wait_ms_per_frame)")
+    func waitsByStage() {
+        let expected: [EngineWait: String] = [
+            .demuxQueueFull: "demux", .decodeWaitingForPackets: "decode", .workQueueFull: "decode",
+            .workersWaitingForFrames: "transform", .encodeWaitingForFrames: "encode", .muxWaitingForPackets: "mux",
+        ]
+        #expect(Set(expected.keys) == Set(EngineWait.allCases))
+        for (wait, stage) in expected { #expect(benchWaitingStage(wait.rawValue) == stage, "\(wait)") }
+        #expect(benchWaitingStage("something else") == "other")
+    }
+
     @Test func threadLists() throws {
         #expect(try Bench.parseThreads("1,2,4", cores: 8) == [1, 2, 4])
         #expect(try Bench.parseThreads("4,1,4", cores: 8) == [1, 4])

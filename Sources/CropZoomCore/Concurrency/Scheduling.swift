@@ -69,6 +69,17 @@ public enum EngineWait: String, Sendable, CaseIterable, Codable, CodingKeyRepres
     /// The muxer waited for packets.
     case muxWaitingForPackets = "mux_waiting_for_packets"
 
+    /// The stage that waited.
+    public var stage: EngineStage {
+        switch self {
+        case .demuxQueueFull: return .demux
+        case .decodeWaitingForPackets, .workQueueFull: return .decode
+        case .workersWaitingForFrames: return .transform
+        case .encodeWaitingForFrames: return .encode
+        case .muxWaitingForPackets: return .mux
+        }
+    }
+
     /// In words, for the `--stats` line.
     public var description: String {
         switch self {

@@ -1,3 +1,4 @@
+import CropZoomKit
 import Foundation
 
 // `cropzoom bench`: what was measured, the figures derived from it, and the three renderings —
@@ -50,16 +51,10 @@ struct Spread: Codable, Equatable, Sendable {
 /// The stages `--stats` times, in pipeline order (the table's columns and the JSON keys).
 let benchStages = ["demux", "decode", "transform", "encode", "mux", "audio"]
 
-/// The stage that waited, for each of the engine's wait counters (stable JSON keys).
+/// The stage that waited, for each of the engine's wait counters (their stable JSON names,
+/// `EngineWait`).
 func benchWaitingStage(_ counter: String) -> String {
-    switch counter {
-    case "demux→decode queue full": return "demux"
-    case "decode waiting for packets", "decode→workers queue full": return "decode"
-    case "workers waiting for frames": return "transform"
-    case "encode waiting for the next frame": return "encode"
-    case "mux waiting for packets": return "mux"
-    default: return "other"
-    }
+    EngineWait(rawValue: counter)?.stage.rawValue ?? "other"
 }
 
 /// The document `--format json` prints (schema `cropzoom-bench`, version 1; README,
