@@ -27,12 +27,7 @@ package final class BoundedQueue<Element>: @unchecked Sendable {
         self.producers = producers
         ring = Array(repeating: nil, count: self.capacity)
         self.control = control
-        control.onStop { [weak self] in
-            guard let self else { return }
-            self.condition.lock()
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
+        control.wakeOnStop(condition)
     }
 
     /// Appends `element`, waiting while the queue is full; ``Demand/enough`` (and nothing taken)
@@ -111,12 +106,7 @@ package final class ShellPool<Shell: AnyObject>: @unchecked Sendable {
         for _ in 0..<capacity { shells.append(try make()) }
         free = shells
         self.control = control
-        control.onStop { [weak self] in
-            guard let self else { return }
-            self.condition.lock()
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
+        control.wakeOnStop(condition)
     }
 
     package func acquire() throws(CropZoomError) -> Shell {

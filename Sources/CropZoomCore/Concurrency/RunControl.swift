@@ -43,8 +43,18 @@ package final class RunControl: @unchecked Sendable {
         return error
     }
 
+    /// Wakes every thread waiting on `condition` when the run stops (one call per queue or pool,
+    /// at set-up). The condition alone is kept, not its owner.
+    package func wakeOnStop(_ condition: NSCondition) {
+        onStop {
+            condition.lock()
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
     /// Registers a wake-up for blocked waiters (called once per queue/pool at set-up).
-    package func onStop(_ wake: @escaping () -> Void) {
+    private func onStop(_ wake: @escaping () -> Void) {
         lock.lock()
         waiters.append(wake)
         lock.unlock()

@@ -27,12 +27,7 @@ final class FramePool: @unchecked Sendable {
         self.control = control
         free.reserveCapacity(self.capacity)
         statistics.capacity = self.capacity
-        control?.onStop { [weak self] in
-            guard let self else { return }
-            self.condition.lock()
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
+        control?.wakeOnStop(condition)
     }
 
     /// Allocates every frame the pool may hold, before the first is needed, so that warm-up does

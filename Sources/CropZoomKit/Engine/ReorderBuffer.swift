@@ -15,12 +15,7 @@ final class ReorderBuffer: @unchecked Sendable {
         slots.reserveCapacity(capacity * 2)
         liveWorkers = workers
         self.control = control
-        control.onStop { [weak self] in
-            guard let self else { return }
-            self.condition.lock()
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
+        control.wakeOnStop(condition)
     }
 
     func put(_ seq: Int, _ frame: Frame) throws(CropZoomError) {

@@ -71,14 +71,7 @@ struct SerialEngine {
         try demux.finish()
         clock.switchTo(nil)
 
-        var c = EngineCounts()
-        c.framesIn = decode.framesIn
-        c.duplicates = decode.duplicates
-        c.framesOut = encode.framesOut
-        c.lastTime = encode.lastTime
-        c.audioPackets = demux.audioPackets
-        c.audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
-        c.copiedDamaged = mux.copiedDamaged
+        var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio)
         c.busy = clock.totals
         c.pool = pool.snapshot()
         return c
@@ -109,4 +102,17 @@ struct EngineCounts {
     var waits: [EngineWait: Double] = [:]
     var pool = PoolStatistics()
     var workers = 1
+
+    init() {}
+
+    /// What the stages counted (their busy times, waits and the pool are the engine's to add).
+    init(demux: DemuxStage, decode: DecodeStage, encode: EncodeStage, mux: MuxStage, audio: [AudioStage]) {
+        framesIn = decode.framesIn
+        duplicates = decode.duplicates
+        framesOut = encode.framesOut
+        lastTime = encode.lastTime
+        audioPackets = demux.audioPackets
+        audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
+        copiedDamaged = mux.copiedDamaged
+    }
 }

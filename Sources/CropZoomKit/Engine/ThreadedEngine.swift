@@ -230,14 +230,7 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         if let e = control.firstError { throw e }
 
-        var c = EngineCounts()
-        c.framesIn = decode.framesIn
-        c.duplicates = decode.duplicates
-        c.framesOut = encode.framesOut
-        c.lastTime = encode.lastTime
-        c.audioPackets = demux.audioPackets
-        c.audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
-        c.copiedDamaged = mux.copiedDamaged
+        var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio)
         for clock in clocks.values { c.busy.merge(clock.totals, uniquingKeysWith: +) }
         c.busy[.transform] = workerBusy.reduce(0, +)
         c.waits = [
