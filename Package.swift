@@ -40,10 +40,10 @@ let package = Package(
             name: "CPlaneKernels",
             linkerSettings: [.linkedLibrary("zimg")]
         ),
-        // The pure core: geometry and keyframe tracks, the configuration, reports and errors,
-        // the thread plan, the engine's queues and scheduling vocabulary. No C target: its
-        // tests run without FFmpeg.
-        .target(name: "CropZoomCore"),
+        // The pure core: geometry and keyframe tracks, the settings (table, parsers, job files) and
+        // the configuration, reports and errors, the thread plan, the engine's queues and scheduling
+        // vocabulary. No C target of ours and no FFmpeg: its tests run without them.
+        .target(name: "CropZoomCore", dependencies: [.product(name: "Yams", package: "Yams")]),
         .target(
             name: "CropZoomKit",
             dependencies: ["CropZoomCore", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
@@ -53,7 +53,6 @@ let package = Package(
             dependencies: [
                 "CropZoomKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
             ],
             // Release builds carry the Swift runtime and Foundation inside the binary: it starts
             // in 53 ms instead of 68 (the loader maps and binds 14 fewer libraries; README,

@@ -1,5 +1,5 @@
 /// Everything a transcode needs to know; built by the CLI (or any caller) and validated here.
-public struct TranscodeConfiguration: Sendable {
+public struct TranscodeConfiguration: Sendable, Equatable {
     public enum AudioMode: String, Sendable, CaseIterable {
         /// Copy every audio stream packet for packet; re-encode only what the container cannot hold.
         case auto

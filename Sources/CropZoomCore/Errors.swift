@@ -1,7 +1,11 @@
 /// The one error type of CropZoomKit.
 ///
 /// Every failure carries what was being done, the file it concerns, the reason (for FFmpeg
-/// failures, `av_strerror`'s text) and a ``Kind`` that decides the process exit code.
+/// failures, `av_strerror`'s text) and a ``Kind`` that decides the process exit code. An error
+/// about a setting names it (``setting``), and its reason refers to settings by reference
+/// (`"\(setting: .crop) …"`), so that each front end shows them in its own words: the library
+/// by their job-file keys (`crop`), the command line by their flags (`--crop`), through
+/// ``description(naming:)``.
 public struct CropZoomError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What class of failure this is; decides the command's exit code.
     public enum Kind: Sendable, Equatable {
@@ -27,11 +31,17 @@ public struct CropZoomError: Error, CustomStringConvertible, Sendable, Equatable
     public var reason: String
     /// The FFmpeg or errno code behind it, if any (negative AVERROR).
     public var code: Int32?
+    /// The setting the error is about, when it is about one (a job file names it as the field).
+    public var setting: Setting?
 
-    public init(_ kind: Kind, what: String = "", path: String? = nil, reason: String, code: Int32? = nil) {
+    public init(
+        _ kind: Kind, what: String = "", path: String? = nil, setting: Setting? = nil, reason: String,
+        code: Int32? = nil
+    ) {
         self.kind = kind
         self.what = what
         self.path = path
+        self.setting = setting
         self.reason = reason
         self.code = code
     }
@@ -47,12 +57,27 @@ public struct CropZoomError: Error, CustomStringConvertible, Sendable, Equatable
         }
     }
 
-    /// One line: `<path>: <what>: <reason>` (the CLI prefixes `cropzoom: error: `).
-    public var description: String {
+    /// One line: `<path>: <what>: <reason>`, settings named by their keys (the CLI prefixes
+    /// `cropzoom: error: ` and names them by flag).
+    public var description: String { description(naming: \.key) }
+
+    /// One line, each setting the reason refers to written as `name` gives it.
+    public func description(naming name: (Setting) -> String) -> String {
         var parts: [String] = []
         if let path { parts.append(path) }
-        if !what.isEmpty { parts.append(what) }
-        parts.append(reason)
+        if !what.isEmpty { parts.append(Setting.render(what, naming: name)) }
+        parts.append(Setting.render(reason, naming: name))
         return parts.joined(separator: ": ")
+    }
+
+    /// The reason alone, settings named as `name` gives them.
+    public func reason(naming name: (Setting) -> String) -> String { Setting.render(reason, naming: name) }
+}
+
+extension DefaultStringInterpolation {
+    /// A reference to a setting in an error's text, written by each front end in its own words
+    /// (``CropZoomError/description(naming:)``).
+    public mutating func appendInterpolation(setting: Setting) {
+        appendLiteral(Setting.marker(setting))
     }
 }

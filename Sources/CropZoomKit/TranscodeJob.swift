@@ -36,14 +36,21 @@ public final class TranscodeJob: @unchecked Sendable {
     private let lock = NSLock()
     private var started = false
 
-    public init(configuration: TranscodeConfiguration) {
+    /// How notices, warnings and the plan's and summary's notices name settings.
+    private let naming: @Sendable (Setting) -> String
+
+    /// A job for `configuration`. Notices and warnings name settings as `naming` gives them: by their keys
+    /// (`crop`) unless a front end has its own words (the command line passes `\.flag`: `--crop`). Errors carry
+    /// the references and are written by ``CropZoomError/description(naming:)``.
+    public init(configuration: TranscodeConfiguration, naming: @escaping @Sendable (Setting) -> String = \.key) {
         self.configuration = configuration
+        self.naming = naming
         runner = JobRunner(configuration: configuration)
         (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(64))
         let c = continuation
         runner.onProgress = { c.yield(.progress($0)) }
-        runner.onNotice = { c.yield(.notice($0)) }
-        runner.onWarning = { c.yield(.warning($0)) }
+        runner.onNotice = { c.yield(.notice(Setting.render($0, naming: naming))) }
+        runner.onWarning = { c.yield(.warning(Setting.render($0, naming: naming))) }
     }
 
     /// Stops the job from any thread or task: its stages stop, nothing is left at the output
@@ -52,7 +59,11 @@ public final class TranscodeJob: @unchecked Sendable {
 
     /// What ``run()`` would do, without doing it: the input is opened and the geometry, codecs
     /// and stream routes decided as for the real job; nothing is written (`batch --dry-run`).
-    public func plan() throws(CropZoomError) -> JobPlan { try runner.plan() }
+    public func plan() throws(CropZoomError) -> JobPlan {
+        var plan = try runner.plan()
+        plan.notices = plan.notices.map { Setting.render($0, naming: naming) }
+        return plan
+    }
 
     /// Runs the transcode (the job runner on a thread of its own) and returns its summary.
     /// Cancelling the awaiting task cancels the job.
@@ -69,7 +80,13 @@ public final class TranscodeJob: @unchecked Sendable {
                 try await withCheckedThrowingContinuation { (done: CheckedContinuation<TranscodeSummary, Error>) in
                     let thread = Thread { [self] in
                         defer { continuation.finish() }
-                        do { done.resume(returning: try runner.run()) } catch { done.resume(throwing: error) }
+                        do {
+                            var summary = try runner.run()
+                            summary.notices = summary.notices.map { Setting.render($0, naming: naming) }
+                            done.resume(returning: summary)
+                        } catch {
+                            done.resume(throwing: error)
+                        }
                     }
                     thread.name = "cropzoom job"
                     thread.start()

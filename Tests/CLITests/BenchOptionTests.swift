@@ -68,17 +68,14 @@ struct BenchOptionTests {
             "--preset", "fast", "--bitrate", "2.5M", "--pix-fmt", "yuv420p10le", "--audio", "aac",
         ]
         let t = try Transcode.parse(given)
-        let again = try Transcode.parse(
-            ["in.mov", "-o", "o.mkv"] + t.geometry.arguments() + t.encoding.arguments() + t.streams.arguments())
+        let again = try Transcode.parse(["in.mov", "-o", "o.mkv"] + t.settings.arguments())
         let (a, b) = (try t.configuration(), try again.configuration())
         #expect(a.geometry == b.geometry && a.scaler == b.scaler && a.kernel == b.kernel && a.codec == b.codec)
         #expect(
             a.crf == b.crf && a.preset == b.preset && a.bitrate == b.bitrate && a.pixelFormat == b.pixelFormat
                 && a.audio == b.audio)
         let plain = try Transcode.parse(["in.mov", "-o", "o.mkv"])
-        #expect(
-            plain.geometry.arguments().isEmpty && plain.encoding.arguments().isEmpty
-                && plain.streams.arguments().isEmpty)
+        #expect(plain.settings.arguments().isEmpty)
     }
 
     /// A value other than the default for every option `batch`, `run` and `bench` pass on to
@@ -117,12 +114,16 @@ struct BenchOptionTests {
             let value = try #require(
                 Self.samples[name], "--\(name) has no sample value here: add one, and check arguments()")
             let t = try Transcode.parse(["in.mov", "-o", "o.mkv", "--\(name)"] + (value.isEmpty ? [] : [value]))
-            let passed = t.geometry.arguments() + t.trim.arguments() + t.encoding.arguments() + t.streams.arguments()
-            #expect(passed.contains("--\(name)"), "arguments() drops --\(name): \(passed)")
+            let passed = t.settings.arguments()
+            #expect(
+                passed.contains { $0 == "--\(name)" || $0.hasPrefix("--\(name)=") },
+                "arguments() drops --\(name): \(passed)")
             let again = try Transcode.parse(["in.mov", "-o", "o.mkv"] + passed)
             #expect(
                 "\(try t.configuration())" == "\(try again.configuration())", "--\(name) \(value) changes on the way")
-            #expect(RunJobFile.settings.values.contains("--\(name)"), "--\(name) cannot be given in a job file")
+            #expect(
+                Setting.allCases.contains { $0.flag == "--\(name)" && $0.inJobFiles },
+                "--\(name) cannot be given in a job file")
         }
     }
 
@@ -196,7 +197,7 @@ struct BenchOptionTests {
         #expect(svg.components(separatedBy: "class=\"fps-point\"").count - 1 == 2)
         #expect(svg.components(separatedBy: "class=\"efficiency-point\"").count - 1 == 2)
         #expect(
-            shellQuoted(["ffmpeg", "-vf", "crop=1:2:3:4,scale=5:6", "a b", "it's"])
+            ChildProcess.shellQuoted(["ffmpeg", "-vf", "crop=1:2:3:4,scale=5:6", "a b", "it's"])
                 == "ffmpeg -vf crop=1:2:3:4,scale=5:6 'a b' 'it'\\''s'")
     }
 }

@@ -44,11 +44,11 @@ struct OptionTests {
     }
 
     @Test func bitrates() {
-        #expect(EncodingOptions.parseBitrate("800k") == 800_000)
-        #expect(EncodingOptions.parseBitrate("4M") == 4_000_000)
-        #expect(EncodingOptions.parseBitrate("123456") == 123_456)
-        #expect(EncodingOptions.parseBitrate("fast") == nil)
-        #expect(EncodingOptions.parseBitrate("-1M") == nil)
+        #expect(Settings.bitrate("800k") == 800_000)
+        #expect(Settings.bitrate("4M") == 4_000_000)
+        #expect(Settings.bitrate("123456") == 123_456)
+        #expect(Settings.bitrate("fast") == nil)
+        #expect(Settings.bitrate("-1M") == nil)
     }
 
     static let refused: [([String], String)] = [

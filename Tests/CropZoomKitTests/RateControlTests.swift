@@ -28,7 +28,7 @@ struct RateControlTests {
                 return nil
             } catch {
                 #expect(error.kind == .usage)
-                return error.reason
+                return error.reason(naming: \.flag)
             }
         }
         #expect(try reason("libx264", crf: 60, bitrate: nil) == "--crf 60: libx264 takes 0–51")

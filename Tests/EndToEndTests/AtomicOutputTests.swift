@@ -2,6 +2,7 @@
 // unless -y; failures and signals leave neither OUTPUT nor a `.…cropzoom-tmp-*` file; MP4
 // output is faststart.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -142,7 +143,7 @@ struct AtomicOutputTests {
         let binary = try CLI.binary()
         // ulimit -f counts 512-byte blocks: 200 = 100 KB.
         let script =
-            "ulimit -f 200; exec " + Oracle.shellQuoted([binary, input.path, "-o", output.path, "--zoom", "1.5"])
+            "ulimit -f 200; exec " + ChildProcess.shellQuoted([binary, input.path, "-o", output.path, "--zoom", "1.5"])
         let run = try CLI.bash(script)
         #expect(!run.killedBySignal, "cropzoom was killed (SIGXFSZ not ignored?): \(run)")
         #expect(run.status == 1, "expected exit 1: \(run)")

@@ -278,13 +278,14 @@ struct BatchTests {
         let sub = try scratch.folder("in/sub")
         try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: dir.appendingPathComponent("a.mp4"))
         try FileManager.default.copyItem(at: try Files.sample("one-frame.mp4"), to: sub.appendingPathComponent("b.mp4"))
-        let cz = Oracle.shellQuoted([try CLI.binary()])
+        let cz = ChildProcess.shellQuoted([try CLI.binary()])
         let cases = [
             ("zoomed", ["zoomed/a-zoom.mp4", "zoomed/sub/b-zoom.mp4"]),
             (".", ["a-zoom.mp4", "sub/b-zoom.mp4"]),
         ]
         for (outDir, written) in cases {
-            let batch = "cd \(Oracle.shellQuoted([dir.path])) && \(cz) batch . --out-dir \(outDir) --progress none"
+            let batch =
+                "cd \(ChildProcess.shellQuoted([dir.path])) && \(cz) batch . --out-dir \(outDir) --progress none"
             let first = try CLI.bash(batch)
             #expect(first.status == 0 && first.stdout.contains("2 files: 2 ok"), "\(outDir): \(first)")
             let again = try CLI.bash(batch + " --skip-existing")

@@ -391,7 +391,7 @@ struct BenchSignalTests {
         let out = scratch.file("out.mp4").path
         // stderr is a pipe nobody reads: the reader closes at once.
         let run = try CLI.bash(
-            "\(Oracle.shellQuoted([try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast"]))"
+            "\(ChildProcess.shellQuoted([try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast"]))"
                 + " 2> >(exec 0<&-; true); echo \"status $?\""
         )
         #expect(run.stdout.contains("status 0"), "\(run)")

@@ -1,6 +1,7 @@
 // Runs the cropzoom binary built by `swift build` (<package root>/.build/debug/cropzoom) and
 // captures what it did: exit status (or the signal that killed it), stdout and stderr.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -28,7 +29,7 @@ struct CLIResult: Sendable, CustomStringConvertible {
     var shellStatus: Int32 { killedBySignal ? 128 + status : status }
 
     var description: String {
-        "`\(Oracle.shellQuoted(command))` -> "
+        "`\(ChildProcess.shellQuoted(command))` -> "
             + (killedBySignal ? "killed by signal \(status)" : "exit \(status)")
             + String(format: " after %.2f s", seconds)
             + "\n--- stderr ---\n\(stderr.suffix(3000))"
@@ -49,16 +50,10 @@ enum CLI {
         return path
     }
 
-    /// Runs `cropzoom args…` to completion (killed after `timeout` seconds, which throws).
     /// An executable on PATH, or nil.
-    static func which(_ name: String) -> String? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(dir)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
+    static func which(_ name: String) -> String? { ChildProcess.which(name) }
 
+    /// Runs `cropzoom args…` to completion (killed after `timeout` seconds, which throws).
     static func cropzoom(_ args: [String], timeout: TimeInterval = 300) throws -> CLIResult {
         try run(try binary(), args, timeout: timeout)
     }
@@ -80,7 +75,7 @@ enum CLI {
     /// Runs `executable args…` with stdin from /dev/null; output goes to files (no pipe
     /// deadlocks). When `signal` is given, that signal is sent once after its delay.
     ///
-    /// The child is started with `posix_spawn` with an EMPTY signal mask and default
+    /// The child is started by `ChildProcess.spawn` with an EMPTY signal mask and default
     /// dispositions for the usual terminal signals, as a shell would start it.  (Foundation's
     /// `Process` passes on the mask of the calling thread, and the test runner's worker
     /// threads block nearly every signal, so a child started that way never sees SIGINT or
@@ -96,32 +91,12 @@ enum CLI {
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ, SIGCHLD] { sigaddset(&defaults, s) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
         let start = Date()
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, &argv, environ)
-        guard spawned == 0 else {
-            throw Oracle.Failure("cannot start `\(Oracle.shellQuoted(command))`: \(String(cString: strerror(spawned)))")
+        let pid: Int32
+        do throws(CropZoomError) {
+            pid = try ChildProcess.spawn(command, stdout: .file(outPath), stderr: .file(errPath))
+        } catch {
+            throw Oracle.Failure(error.description)
         }
 
         var status: Int32 = 0
@@ -131,7 +106,7 @@ enum CLI {
             if r == pid { break }
             if r == -1 && errno != EINTR {
                 throw Oracle.Failure(
-                    "waitpid for `\(Oracle.shellQuoted(command))`: \(String(cString: strerror(errno)))")
+                    "waitpid for `\(ChildProcess.shellQuoted(command))`: \(String(cString: strerror(errno)))")
             }
             let elapsed = Date().timeIntervalSince(start)
             if let signal, !signalSent, elapsed >= signal.delay {
@@ -144,7 +119,8 @@ enum CLI {
                 let stderr = String(
                     decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
                 throw Oracle.Failure(
-                    "`\(Oracle.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)")
+                    "`\(ChildProcess.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)"
+                )
             }
             usleep(5_000)
         }

@@ -117,7 +117,10 @@ struct JobFileTests {
             ("nooutput.json", "{\"clips\": [{\"input\": \"a.mp4\"}]}", ["clips[0] (a.mp4)", "output", "missing"]),
             ("type.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: true}\n", ["clips[0] (a.mp4)", "crop"]),
             ("crop.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, crop: '10:abc'}\n", ["clips[0] (a.mp4)", "crop"]),
-            ("trim.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, start: 2, end: 1}\n", ["clips[0] (a.mp4): end:"]),
+            (
+                "trim.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, start: 2, end: 1}\n",
+                ["clips[0] (a.mp4): end 1 is not after start 2"]
+            ),
             (
                 "defaults.yaml", "defaults: {output: x.mp4}\nclips:\n  - {input: a.mp4, output: o.mp4}\n",
                 ["defaults", "output"]
@@ -141,7 +144,7 @@ struct JobFileTests {
             // A negative value is the value (it read as "Missing value for '--duration'" before).
             (
                 "negative.yaml", "clips:\n  - {input: a.mp4, output: o.mp4, duration: -1}\n",
-                ["clips[0] (a.mp4): duration: --duration -1: not a time"]
+                ["clips[0] (a.mp4): duration -1: not a time"]
             ),
         ]
         for (name, text, needles) in cases {
@@ -234,9 +237,9 @@ struct JobFileTests {
         let scratch = try Scratch()
         try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
         let cases: [(String, String)] = [
-            ("preset: superslow", "clips[1] (a.mp4): preset: --preset superslow: libx264 presets are"),
-            ("crop: '5000:100'", "clips[1] (a.mp4): crop: --crop 5000:100 does not fit the 640x360 picture"),
-            ("start: 100", "clips[1] (a.mp4): start: "),
+            ("preset: superslow", "clips[1] (a.mp4): preset superslow: libx264 presets are"),
+            ("crop: '5000:100'", "clips[1] (a.mp4): crop 5000:100 does not fit the 640x360 picture"),
+            ("start: 100", "clips[1] (a.mp4): start 100 s is past the end"),
         ]
         for (setting, needle) in cases {
             let job = scratch.file("job.yaml")

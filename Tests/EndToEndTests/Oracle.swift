@@ -1,10 +1,11 @@
 // Test oracle: independent measurements of media files made with the FFmpeg
 // command-line tools (`ffprobe`, `ffmpeg`), for checking what cropzoom writes.
 //
-// Foundation only; no dependency on the package's own modules.  Every function
+// No media code of the package's own (only ChildProcess's shell quoting, for messages).  Every function
 // runs a subprocess synchronously, so call them from tests freely (they block
 // the calling thread, never the cooperative pool's other tasks for long).
 
+import CropZoomKit
 import Foundation
 
 /// Measurements of media files through the `ffprobe` / `ffmpeg` CLIs.
@@ -20,7 +21,7 @@ enum Oracle {
         init(_ description: String) { self.description = description }
 
         static func exit(_ command: [String], _ status: Int32, stderr: String) -> Failure {
-            Failure("`\(Oracle.shellQuoted(command))` exited with status \(status); stderr:\n\(stderr)")
+            Failure("`\(ChildProcess.shellQuoted(command))` exited with status \(status); stderr:\n\(stderr)")
         }
     }
 
@@ -156,7 +157,7 @@ enum Oracle {
         do {
             try process.run()
         } catch {
-            throw Failure("cannot start `\(shellQuoted(command))`: \(error)")
+            throw Failure("cannot start `\(ChildProcess.shellQuoted(command))`: \(error)")
         }
 
         if exited.wait(timeout: .now() + timeout) == .timedOut {
@@ -166,7 +167,9 @@ enum Oracle {
                 exited.wait()
             }
             let stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-            throw Failure("`\(shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)")
+            throw Failure(
+                "`\(ChildProcess.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)"
+            )
         }
 
         let stdout = String(decoding: try Data(contentsOf: outURL), as: UTF8.self)
@@ -322,7 +325,8 @@ enum Oracle {
             let value = line.split(separator: " ").last(where: { $0.hasPrefix("average:") })?.dropFirst(
                 "average:".count)
         else {
-            throw Failure("no PSNR summary in the stderr of `\(shellQuoted(["ffmpeg"] + args))`:\n\(stderr)")
+            throw Failure(
+                "no PSNR summary in the stderr of `\(ChildProcess.shellQuoted(["ffmpeg"] + args))`:\n\(stderr)")
         }
         if value == "inf" { return .infinity }
         guard let psnr = Double(value) else { throw Failure("cannot parse PSNR average '\(value)' in: \(line)") }
@@ -482,7 +486,7 @@ enum Oracle {
         do {
             return try JSONDecoder().decode(T.self, from: Data(json.utf8))
         } catch {
-            throw Failure("cannot decode the JSON of `ffprobe \(shellQuoted(args))`: \(error)")
+            throw Failure("cannot decode the JSON of `ffprobe \(ChildProcess.shellQuoted(args))`: \(error)")
         }
     }
 
@@ -517,13 +521,5 @@ enum Oracle {
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
         throw Failure("`\(name)` not found on PATH (\(path))")
-    }
-
-    /// The command as one shell-ish line, for messages.
-    static func shellQuoted(_ words: [String]) -> String {
-        words.map { word in
-            word.allSatisfy({ $0.isLetter || $0.isNumber || "-_./:=+,".contains($0) }) && !word.isEmpty
-                ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-        }.joined(separator: " ")
     }
 }

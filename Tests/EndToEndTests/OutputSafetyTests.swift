@@ -3,6 +3,7 @@
 // needs --force; image sequences and HLS land under their own names; temporaries always fit and
 // a killed run's are cleaned up; batch children end with their parent.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -47,8 +48,9 @@ struct OutputSafetyTests {
         try #require(mkfifo(fifo, 0o644) == 0)
         let input = try Files.sample("std-h264-aac.mp4").path
         let script =
-            "cat \(Oracle.shellQuoted([fifo])) > \(Oracle.shellQuoted([received])) & reader=$!; "
-            + Oracle.shellQuoted([try CLI.binary(), input, "-o", fifo]) + "; status=$?; wait $reader; exit $status"
+            "cat \(ChildProcess.shellQuoted([fifo])) > \(ChildProcess.shellQuoted([received])) & reader=$!; "
+            + ChildProcess.shellQuoted([try CLI.binary(), input, "-o", fifo])
+            + "; status=$?; wait $reader; exit $status"
         let run = try CLI.bash(script, timeout: 120)
         #expect(run.status == 0, "\(run)")
         #expect(Self.fileType(fifo) == S_IFIFO, "the FIFO was replaced")
@@ -64,8 +66,8 @@ struct OutputSafetyTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/proc/self/fd/1")
         let input = try Files.sample("std-h264-aac.mp4").path
         let run = try CLI.bash(
-            Oracle.shellQuoted([try CLI.binary(), input, "-o", link, "-y"]) + " > "
-                + Oracle.shellQuoted([piped]))
+            ChildProcess.shellQuoted([try CLI.binary(), input, "-o", link, "-y"]) + " > "
+                + ChildProcess.shellQuoted([piped]))
         #expect(run.status == 0, "\(run)")
         #expect(Self.fileType(link) == S_IFLNK, "the link was replaced")
         #expect(try Self.frameCount(piped) == (try Self.frameCount(input)))
@@ -225,13 +227,14 @@ struct OutputSafetyTests {
         let out = try scratch.folder("out")
         // "[t]ranscode" matches the children's command lines, not this script's own.
         let script =
-            Oracle.shellQuoted([
+            ChildProcess.shellQuoted([
                 try CLI.binary(), "batch", inputs.path, "--out-dir", out.path,
                 "--jobs", "1", "--progress", "none",
             ])
             + " & batch=$!; for i in $(seq 100); do pgrep -f -- "
-            + Oracle.shellQuoted(["[t]ranscode " + inputs.path]) + " >/dev/null && break; sleep 0.05; done; "
-            + "sleep 0.3; kill -9 $batch; sleep 2; pgrep -f -- " + Oracle.shellQuoted(["[t]ranscode " + inputs.path])
+            + ChildProcess.shellQuoted(["[t]ranscode " + inputs.path]) + " >/dev/null && break; sleep 0.05; done; "
+            + "sleep 0.3; kill -9 $batch; sleep 2; pgrep -f -- "
+            + ChildProcess.shellQuoted(["[t]ranscode " + inputs.path])
             + " && echo ORPHAN; exit 0"
         let run = try CLI.bash(script, timeout: 120)
         #expect(!run.stdout.contains("ORPHAN"), "a batch child outlived its parent: \(run)")

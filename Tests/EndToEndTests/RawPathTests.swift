@@ -1,6 +1,7 @@
 // File names that are not valid UTF-8 survive from the command line to the files: transcode,
 // batch (folder scan) and job files read and write them byte for byte.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -8,8 +9,8 @@ import Testing
 struct RawFileNameTests {
     /// Runs a bash script in `folder` with `cz` bound to the cropzoom binary.
     static func bash(_ script: String, in folder: URL) throws -> CLIResult {
-        let cz = Oracle.shellQuoted([try CLI.binary()])
-        return try CLI.bash("cd \(Oracle.shellQuoted([folder.path])) && cz() { \(cz) \"$@\"; } && \(script)")
+        let cz = ChildProcess.shellQuoted([try CLI.binary()])
+        return try CLI.bash("cd \(ChildProcess.shellQuoted([folder.path])) && cz() { \(cz) \"$@\"; } && \(script)")
     }
 
     /// Frames in `name` (a bash word such as $'out\xfe.mp4'), counted by ffprobe.

@@ -283,7 +283,8 @@ public struct GeometryPlan: Sendable, Equatable {
 
         guard request.zoom >= GeometryPlan.minimumZoom, request.zoom.isFinite else {
             throw CropZoomError(
-                .usage, reason: "--zoom must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
+                .usage, setting: .zoom,
+                reason: "\(setting: .zoom) must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
         }
         // 1. The window in the upright picture.
         var window: Rect
@@ -291,8 +292,10 @@ public struct GeometryPlan: Sendable, Equatable {
             guard crop.width > 0, crop.height > 0, Double(crop.width) <= uw, Double(crop.height) <= uh else {
                 throw CropZoomError(
                     .usage,
+                    setting: .crop,
                     reason:
-                        "--crop \(crop.width):\(crop.height) does not fit the \(upright.width)x\(upright.height) "
+                        "\(setting: .crop) \(crop.width):\(crop.height) does not fit the "
+                        + "\(upright.width)x\(upright.height) "
                         + "picture"
                 )
             }
@@ -303,8 +306,9 @@ public struct GeometryPlan: Sendable, Equatable {
             if let x = crop.x, let y = crop.y, x < 0 || y < 0 || Double(x) + cw > uw || Double(y) + ch > uh {
                 throw CropZoomError(
                     .usage,
+                    setting: .crop,
                     reason:
-                        "--crop \(crop.width):\(crop.height):\(x):\(y) reaches outside the "
+                        "\(setting: .crop) \(crop.width):\(crop.height):\(x):\(y) reaches outside the "
                         + "\(upright.width)x\(upright.height) picture"
                 )
             }
@@ -340,7 +344,8 @@ public struct GeometryPlan: Sendable, Equatable {
             case (true, false): out = (Double(size.width), Double(size.width) * base.h / base.w)
             case (false, true): out = (Double(size.height) * base.w / base.h, Double(size.height))
             case (false, false):
-                throw CropZoomError(.usage, reason: "--size needs at least one positive side")
+                throw CropZoomError(
+                    .usage, setting: .size, reason: "\(setting: .size) needs at least one positive side")
             }
         }
         func align(_ v: Double, _ m: Int) -> Int {
@@ -369,7 +374,9 @@ public struct GeometryPlan: Sendable, Equatable {
         if request.movesWindow {
             let z = request.zoomTrack ?? Track(constant: [request.zoom])
             guard z.range(component: 0).lowerBound >= GeometryPlan.minimumZoom else {
-                throw CropZoomError(.usage, reason: "--zoom keyframes must be at least \(GeometryPlan.minimumZoom)")
+                throw CropZoomError(
+                    .usage, setting: .zoom,
+                    reason: "\(setting: .zoom) keyframes must be at least \(GeometryPlan.minimumZoom)")
             }
             var animation = Animation(
                 zoom: z, center: request.centerTrack ?? Track(constant: [request.center.x, request.center.y]),
@@ -403,15 +410,20 @@ public struct GeometryPlan: Sendable, Equatable {
             guard v[0] >= 2, v[1] >= 2, v[0] <= width, v[1] <= height else {
                 throw CropZoomError(
                     .usage,
+                    setting: .crop,
                     reason:
-                        "--crop keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the "
+                        "\(setting: .crop) keyframe at \(k.time)s: \(Int(v[0])):\(Int(v[1])) does not fit the "
                         + "\(Int(width))x\(Int(height)) picture"
                 )
             }
             if !v[2].isNaN, v[2] < 0 || v[3] < 0 || v[2] + v[0] > width || v[3] + v[1] > height {
                 throw CropZoomError(
                     .usage,
-                    reason: "--crop keyframe at \(k.time)s reaches outside the \(Int(width))x\(Int(height)) picture")
+                    setting: .crop,
+                    reason:
+                        "\(setting: .crop) keyframe at \(k.time)s reaches outside the "
+                        + "\(Int(width))x\(Int(height)) picture"
+                )
             }
         }
         try checkCropAspect(track)
@@ -424,8 +436,9 @@ public struct GeometryPlan: Sendable, Equatable {
         for k in track.keys where abs(k.value[0] / k.value[1] - aspect) > 0.01 * aspect {
             throw CropZoomError(
                 .usage,
+                setting: .crop,
                 reason:
-                    "--crop keyframes must keep one aspect ratio (the output has one size): "
+                    "\(setting: .crop) keyframes must keep one aspect ratio (the output has one size): "
                     + "\(Int(first.value[0])):\(Int(first.value[1])) at \(first.time)s, "
                     + "\(Int(k.value[0])):\(Int(k.value[1])) at \(k.time)s"
             )
@@ -441,7 +454,8 @@ public struct GeometryPlan: Sendable, Equatable {
         where k.value[0..<4].contains(where: { abs($0) > 1e4 }) || k.value[4...].contains(where: { abs($0) > 1e7 }) {
             throw CropZoomError(
                 .usage,
-                reason: "--transform at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within "
+                setting: .transform,
+                reason: "\(setting: .transform) at \(k.time)s: a, b, c, d must be within ±10000 and tx, ty within "
                     + "±10000000 pixels"
             )
         }
@@ -455,8 +469,10 @@ public struct GeometryPlan: Sendable, Equatable {
             if abs(d) < 1e-6 || (sign != 0 && (d > 0) != (sign > 0)) {
                 throw CropZoomError(
                     .usage,
+                    setting: .transform,
                     reason:
-                        "--transform is not invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - "
+                        "\(setting: .transform) is not "
+                        + "invertible\(steps == 0 ? "" : String(format: " at %.3fs", t)) (a*d - "
                         + "b*c = 0): the picture would collapse to a line"
                 )
             }

@@ -21,6 +21,12 @@ public struct Track: Sendable, Equatable {
             self.time = time
             self.value = value
         }
+
+        /// NaN components (a crop key's X and Y when the window is centred) are equal to each other.
+        public static func == (l: Key, r: Key) -> Bool {
+            l.time == r.time && l.value.count == r.value.count
+                && zip(l.value, r.value).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) }
+        }
     }
 
     public var keys: [Key]
@@ -39,15 +45,16 @@ public struct Track: Sendable, Equatable {
 
     /// Parses `"4s:1.65"` lists (`T s: value[, value…]`, keys separated by commas; times in
     /// seconds with an `s`). Text without any `s:` is a single constant value. Each value must
-    /// have `components` numbers. Errors say what is wrong, for the option named `option`.
-    public static func parse(_ text: String, components: Int, option: String) throws(CropZoomError) -> Track {
-        try parse(text, counts: [components], separator: ",", option: option)
+    /// have `components` numbers. Errors say what is wrong, naming `setting`.
+    public static func parse(_ text: String, components: Int, setting: Setting) throws(CropZoomError) -> Track {
+        try parse(text, counts: [components], separator: ",", setting: setting)
     }
 
     /// The same, for values whose numbers are separated by `separator` (`--crop`'s
     /// `0s:1920:1080:0:0, 4s:960:540:480:270`: `":"`) and may have any of `counts` numbers — the
     /// same count in every key.
-    public static func parse(_ text: String, counts: [Int], separator: Character, option: String) throws(CropZoomError)
+    public static func parse(_ text: String, counts: [Int], separator: Character, setting: Setting)
+        throws(CropZoomError)
         -> Track
     {
         func numbers(_ s: Substring) throws(CropZoomError) -> [Double] {
@@ -59,9 +66,9 @@ public struct Track: Sendable, Equatable {
                 let expected =
                     counts == [1] ? "a number" : "\(counts.map(String.init).joined(separator: " or ")) numbers"
                 throw CropZoomError(
-                    .usage,
+                    .usage, setting: setting,
                     reason:
-                        "\(option) \(text): expected "
+                        "\(setting: setting) \(text): expected "
                         + "\(expected)\(counts == [1] ? "" : " separated by '\(separator)'") in "
                         + "'\(s.trimmingCharacters(in: .whitespaces))'"
                 )
@@ -87,7 +94,8 @@ public struct Track: Sendable, Equatable {
         if markers.isEmpty { return Track(constant: try numbers(Substring(text))) }
         guard text[..<markers[0].range.lowerBound].trimmingCharacters(in: .whitespaces).isEmpty else {
             throw CropZoomError(
-                .usage, reason: "\(option) \(text): keyframes are 'TIMEs:VALUE' (e.g. '0s:1.0, 4s:1.65')")
+                .usage, setting: setting,
+                reason: "\(setting: setting) \(text): keyframes are 'TIMEs:VALUE' (e.g. '0s:1.0, 4s:1.65')")
         }
         var keys: [Key] = []
         for (n, m) in markers.enumerated() {
@@ -95,19 +103,22 @@ public struct Track: Sendable, Equatable {
             var body = text[m.range.upperBound..<end].trimmingCharacters(in: .whitespaces)
             if n + 1 < markers.count {
                 guard body.hasSuffix(",") else {
-                    throw CropZoomError(.usage, reason: "\(option) \(text): separate keyframes with commas")
+                    throw CropZoomError(
+                        .usage, setting: setting, reason: "\(setting: setting) \(text): separate keyframes with commas")
                 }
                 body.removeLast()
             }
             keys.append(Key(time: m.time, value: try numbers(Substring(body))))
             if keys.last!.value.count != keys[0].value.count {
                 throw CropZoomError(
-                    .usage, reason: "\(option) \(text): every keyframe needs as many numbers as the first")
+                    .usage, setting: setting,
+                    reason: "\(setting: setting) \(text): every keyframe needs as many numbers as the first")
             }
         }
         for (a, b) in zip(keys, keys.dropFirst()) where b.time <= a.time {
             throw CropZoomError(
-                .usage, reason: "\(option) \(text): keyframe times must increase (\(a.time)s then \(b.time)s)")
+                .usage, setting: setting,
+                reason: "\(setting: setting) \(text): keyframe times must increase (\(a.time)s then \(b.time)s)")
         }
         return Track(keys: keys)
     }

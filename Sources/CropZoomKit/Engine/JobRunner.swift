@@ -130,7 +130,8 @@ final class JobRunner {
             throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "no video frame could be decoded")
         }
         if let truncation = job.demuxer.truncation {
-            onWarning("\(cfg.input): \(truncation); the output holds what was there (--strict refuses such input)")
+            onWarning(
+                "\(cfg.input): \(truncation); the output holds what was there (\(setting: .strict) refuses such input)")
         }
         try job.finish()
         let precision = job.muxer.timePrecisionNotices()

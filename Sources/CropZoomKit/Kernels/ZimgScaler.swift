@@ -49,9 +49,11 @@ final class ZimgScaler: @unchecked Sendable {
     static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
         CropZoomError(
             .usage,
+            setting: .kernel,
             reason:
-                "--kernel zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): \(reason) (use "
-                + "--kernel auto)"
+                "\(setting: .kernel) zimg cannot scale \(pixelFormatName(src)) to \(pixelFormatName(dst)): "
+                + "\(reason) (use "
+                + "\(setting: .kernel) auto)"
         )
     }
 

@@ -97,7 +97,9 @@ final class AtomicOutput: @unchecked Sendable {
                 throw CropZoomError(.usage, path: target, reason: "already exists (use -y to overwrite)")
             }
             if info.st_mode & 0o222 == 0 || RawPath.withCString(target, { access($0, W_OK) }) != 0, !force {
-                throw CropZoomError(.usage, path: target, reason: "is read-only (use --force to replace it)")
+                throw CropZoomError(
+                    .usage, path: target, setting: .force, reason: "is read-only (use \(setting: .force) to replace it)"
+                )
             }
         }
         // A link's target is what gets replaced; the link stays.

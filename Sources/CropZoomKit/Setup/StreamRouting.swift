@@ -87,7 +87,8 @@ struct StreamRouting {
                     if let f = MediaProbe.fieldOrder(par.pointee.field_order), f.name != "progressive" {
                         if cfg.deinterlace == .off {
                             notice(
-                                "video stream #\(i) is interlaced (\(f.meaning)); --deinterlace off: its fields "
+                                "video stream #\(i) is interlaced (\(f.meaning)); \(setting: .deinterlace) off: "
+                                    + "its fields "
                                     + "are scaled woven together")
                         } else {
                             notice(
@@ -122,7 +123,8 @@ struct StreamRouting {
                 if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
                     throw CropZoomError(
                         .usage, path: cfg.output,
-                        reason: "--audio aac: \(containerName) cannot hold AAC")
+                        setting: .audio,
+                        reason: "\(setting: .audio) aac: \(containerName) cannot hold AAC")
                 }
                 if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
                     guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
@@ -159,9 +161,11 @@ struct StreamRouting {
                 } else {
                     throw CropZoomError(
                         .usage, path: cfg.output,
+                        setting: .audio,
                         reason:
-                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) (--audio "
-                            + "copy); use --audio auto or aac"
+                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) "
+                            + "(\(setting: .audio) "
+                            + "copy); use \(setting: .audio) auto or aac"
                     )
                 }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:

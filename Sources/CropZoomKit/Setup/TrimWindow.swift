@@ -72,11 +72,11 @@ struct TrimWindow {
             if let d = end, (cfg.start ?? 0) >= d {
                 let digits: Int32 = (cfg.start ?? 0) < 1e9 ? 13 : 4
                 var reason = String(
-                    format: "--start %.*g s is past the end of the file (%.3f s", digits, cfg.start ?? 0, d)
+                    format: "\(setting: .start) %.*g s is past the end of the file (%.3f s", digits, cfg.start ?? 0, d)
                 if fileStart != 0 {
                     reason += String(format: ", counted from its first timestamp at %.3f s", fileStart)
                 }
-                throw CropZoomError(.usage, path: cfg.input, reason: reason + ")")
+                throw CropZoomError(.usage, path: cfg.input, setting: .start, reason: reason + ")")
             }
             range = (cfg.start ?? 0, cfg.end)
             let video = input.span(stream: videoIndex)

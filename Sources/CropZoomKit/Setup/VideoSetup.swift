@@ -52,9 +52,12 @@ struct VideoSetup {
             guard geometry.warp != nil else {
                 throw CropZoomError(
                     .usage,
+                    setting: .background,
                     reason:
-                        "--background cover zooms a rotated or moved picture in until it fills the frame: it needs "
-                        + "--rotate by an angle other than 0/90/180/270, or --transform (use another --background)"
+                        "\(setting: .background) cover zooms a rotated or moved picture in until it fills the "
+                        + "frame: it needs \(setting: .rotate) by an angle other than 0/90/180/270, or "
+                        + "\(setting: .transform) "
+                        + "(use another \(setting: .background))"
                 )
             }
             geometry.warp?.cover = true
@@ -65,9 +68,10 @@ struct VideoSetup {
         if plan.animation != nil && cfg.kernel == .swscale {
             throw CropZoomError(
                 .usage,
+                setting: .kernel,
                 reason:
-                    "keyframed --zoom/--center and --zoom below 1 need sub-pixel windows, which swscale cannot "
-                    + "read: use --kernel auto"
+                    "keyframed \(setting: .zoom)/\(setting: .center) and \(setting: .zoom) below 1 need "
+                    + "sub-pixel windows, which swscale cannot read: use \(setting: .kernel) auto"
             )
         }
         // `--kernel zimg` where zimg cannot scale: refused before anything is written.
@@ -117,9 +121,10 @@ struct VideoSetup {
             let fps = frameRate.den > 0 ? String(format: "%.4g", av_q2d(frameRate)) : "?"
             throw CropZoomError(
                 .usage, path: cfg.output,
+                setting: .codec,
                 reason: "\(output.containerName)'s own codec \(name) cannot encode "
                     + "\(plan.output.width)x\(plan.output.height) at \(fps) fps "
-                    + "(use a size and rate it takes, --codec, or another container)")
+                    + "(use a size and rate it takes, \(setting: .codec), or another container)")
         }
     }
 }

@@ -92,8 +92,8 @@ struct BatchRunner {
             + arguments
         if slot < perItemArguments.count { args += perItemArguments[slot] }
         if overwrite { args.append("-y") }
-        var done: [String: Any]? = nil
-        var errorEvent: [String: Any]? = nil
+        var done: JobRecord.Done? = nil
+        var failure: JobRecord.Failure? = nil
         let child: MeasuredChild
         do {
             child = try MeasuredChild.run(
@@ -107,11 +107,11 @@ struct BatchRunner {
                     if s != 0 { kill(pid, s) }
                 },
                 onLine: { line in
-                    guard line.hasPrefix("{"),
-                        let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                    else { return }
-                    if o["event"] as? String == "done" { done = o }
-                    if o["event"] as? String == "error" { errorEvent = o }
+                    switch JobRecord(jsonLine: line) {
+                    case .done(let d): done = d
+                    case .error(let f): failure = f
+                    default: break
+                    }
                 })
         } catch {
             item.result = .failed
@@ -124,8 +124,8 @@ struct BatchRunner {
         item.seconds = (child.wallSeconds * 1000).rounded() / 1000
         if child.succeeded, let done {
             item.result = .ok
-            item.frames = done["frames_out"] as? Int
-            item.fps = (done["fps"] as? Double).map { ($0 * 10).rounded() / 10 }
+            item.frames = done.framesOut
+            item.fps = (done.fps * 10).rounded() / 10
             item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }
             return
         }
@@ -133,7 +133,7 @@ struct BatchRunner {
         item.exitCode = code
         item.result = code == 130 || code == 143 ? .interrupted : .failed
         item.error =
-            (errorEvent?["message"] as? String) ?? child.lines.last { !$0.hasPrefix("{") }
+            failure?.message ?? child.lines.last { !$0.hasPrefix("{") }
             ?? (item.result == .interrupted ? "interrupted; nothing written" : "exit \(code)")
     }
 }

@@ -318,7 +318,7 @@ struct BenchResults: Sendable {
         out += "by stage (all transform workers together); waits: time stages spent blocked on queues; "
         out += "pool: frame-pool high-water mark.\n"
         if compared, let f = rows.first(where: { $0.ffmpeg != nil })?.ffmpeg {
-            out += "ffmpeg\(ffmpegVersion.map { " (\($0))" } ?? ""), e.g.: \(shellQuoted(f.command))\n"
+            out += "ffmpeg\(ffmpegVersion.map { " (\($0))" } ?? ""), e.g.: \(ChildProcess.shellQuoted(f.command))\n"
         }
         return out
     }
@@ -485,12 +485,4 @@ func xmlEscaped(_ s: String) -> String {
         }
     }
     return out
-}
-
-/// A command line as a POSIX shell reads it back.
-func shellQuoted(_ args: [String]) -> String {
-    args.map { a in
-        if !a.isEmpty, a.allSatisfy({ $0.isLetter || $0.isNumber || "-_./=:,+%@".contains($0) }) { return a }
-        return "'" + a.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }.joined(separator: " ")
 }

@@ -19,8 +19,8 @@ struct MeasuredChild {
 
     var succeeded: Bool { !signaled && status == 0 }
 
-    /// Starts `executable args…` with `posix_spawn` — empty signal mask and default dispositions,
-    /// as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
+    /// Starts `executable args…` with `ChildProcess.spawn` — empty signal mask and default
+    /// dispositions, as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
     /// receives meanwhile (with `ProcessSignals.install`) is passed on to the child.
     /// `reading` is the child's descriptor that is read (2, stderr, or 1, stdout).
     static func run(
@@ -40,49 +40,22 @@ struct MeasuredChild {
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 3 - reading, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, reading)
-        posix_spawn_file_actions_addclose(&actions, readEnd)
-        posix_spawn_file_actions_addclose(&actions, writeEnd)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, s) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let command = [executable] + args
-        var argv: [UnsafeMutablePointer<CChar>?] = command.map { RawPath.withCString($0) { strdup($0) } } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
-        let start = monotonicSeconds()
         // The child learns who its parent is, to end with it (`ProcessSignals.endWithParent`).
-        let marker = "\(ProcessSignals.parentVariable)="
-        var environment: [UnsafeMutablePointer<CChar>?] = [strdup(marker + String(getpid()))]
-        var entry = environ
-        while let e = entry.pointee {
-            if strncmp(e, marker, marker.utf8.count) != 0 { environment.append(e) }
-            entry += 1
+        let environment = ChildProcess.environment(setting: ProcessSignals.parentVariable, to: String(getpid()))
+        let start = monotonicSeconds()
+        let pid: Int32
+        do throws(CropZoomError) {
+            pid = try ChildProcess.spawn(
+                [executable] + args, stdout: reading == 1 ? .descriptor(writeEnd) : .null,
+                stderr: reading == 2 ? .descriptor(writeEnd) : .null, environment: environment)
+        } catch {
+            close(writeEnd)
+            spawnLock.unlock()
+            close(readEnd)
+            throw CommandError.failure("cannot start \(executable): \(error.reason)")
         }
-        environment.append(nil)
-        defer { free(environment[0]) }
-        let spawned = posix_spawnp(&pid, executable, &actions, &attributes, &argv, environment)
         close(writeEnd)
         spawnLock.unlock()
-        guard spawned == 0 else {
-            close(readEnd)
-            throw CommandError.failure("cannot start \(executable): \(String(cString: strerror(spawned)))")
-        }
 
         onStart(pid)
         // Read to EOF, handing over complete lines.
@@ -155,36 +128,26 @@ struct ChildReport {
 
     /// Folds one NDJSON event line into the report (other lines are ignored).
     mutating func read(_ line: String) {
-        guard line.hasPrefix("{"),
-            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            let event = object["event"] as? String
-        else { return }
-        switch event {
-        case "done":
-            frames = object["frames_out"] as? Int ?? 0
-            codec = object["codec"] as? String ?? ""
-            pixelFormat = object["pix_fmt"] as? String ?? ""
-            if let w = object["width"] as? Int, let h = object["height"] as? Int { outputSize = "\(w)x\(h)" }
-            if let win = object["window"] as? [String: Int], let w = win["width"], let h = win["height"],
-                let x = win["x"], let y = win["y"]
-            {
-                window = "\(w)x\(h)+\(x)+\(y)"
-            }
-            ffmpegFilter = object["ffmpeg_filter"] as? String ?? ""
-            audioCopied = object["audio_streams_copied"] as? Int ?? 0
-            audioReencoded = object["audio_streams_reencoded"] as? Int ?? 0
-            poolHighWater = (object["pool"] as? [String: Int])?["high_water"]
-        case "stats":
-            busy = (object["busy_seconds"] as? [String: Double]) ?? [:]
+        switch JobRecord(jsonLine: line) {
+        case .done(let d):
+            frames = d.framesOut
+            codec = d.codec
+            pixelFormat = d.pixFmt
+            outputSize = "\(d.width)x\(d.height)"
+            window = "\(d.window.width)x\(d.window.height)+\(d.window.x)+\(d.window.y)"
+            ffmpegFilter = d.ffmpegFilter
+            audioCopied = d.audioStreamsCopied
+            audioReencoded = d.audioStreamsReencoded
+            poolHighWater = d.pool.highWater
+        case .stats(let s):
+            busy = s.busySeconds
             var w: [String: Double] = [:]
-            for (k, v) in (object["wait_seconds"] as? [String: Double]) ?? [:] {
-                w[benchWaitingStage(k), default: 0] += v
-            }
+            for (k, v) in s.waitSeconds { w[benchWaitingStage(k), default: 0] += v }
             waits = w
-        case "error":
-            error = object["message"] as? String
-        case "progress":
-            if let f = object["frames"] as? Int, let fps = object["fps"] as? Double { progress = (f, fps) }
+        case .error(let f):
+            error = f.message
+        case .progress(let p):
+            progress = (p.frames, p.fps)
         default:
             break
         }
@@ -244,7 +207,7 @@ struct BenchRunner {
             let last = child.lines.last { !$0.contains("=") } ?? ""
             throw CommandError.failure(
                 "ffmpeg failed (exit \(child.status))\(last.isEmpty ? "" : ": \(last)"); command: "
-                    + "\(shellQuoted(command))"
+                    + "\(ChildProcess.shellQuoted(command))"
             )
         }
         return BenchRun(

@@ -196,7 +196,7 @@ struct Batch: ParsableCommand {
                 item.reason = "not a media file"
             } catch {
                 item.result = .failed
-                item.error = error.description
+                item.error = error.message
                 item.exitCode = error.exitCode
             }
             items.append(item)
@@ -219,7 +219,7 @@ struct Batch: ParsableCommand {
                 throw CommandError.usage("\(dir.path): cannot create the output folder: \(error.reason)")
             }
         }
-        let args = geometry.arguments() + trim.arguments() + encoding.arguments() + streams.arguments()
+        let args = settings.arguments()
         let runner = BatchRunner(
             executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
             jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
@@ -260,10 +260,17 @@ struct Batch: ParsableCommand {
     }
 
     /// The transcode settings every file shares (input and output set per file).
+    /// The settings every file gets (each file's `transcode` run takes them as arguments).
+    var settings: Settings {
+        geometry.settings.merging(trim.settings).merging(encoding.settings).merging(streams.settings)
+    }
+
     func transcodeConfiguration() throws -> TranscodeConfiguration {
-        var c = TranscodeConfiguration(input: "", output: "")
-        try c.apply(geometry: geometry, trim: trim, encoding: encoding, streams: streams)
-        return c
+        do throws(CropZoomError) {
+            return try settings.configuration(input: "", output: "")
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
     /// Refuses, before any work (batch and job files alike): two inputs with one output, an
@@ -305,9 +312,9 @@ struct Batch: ParsableCommand {
     /// One `--dry-run` line: what `cfg` would do (`TranscodeJob.plan`), or why it would fail.
     static func planLine(_ cfg: TranscodeConfiguration) -> String {
         do {
-            return planLine(cfg, plan: try TranscodeJob(configuration: cfg).plan())
+            return planLine(cfg, plan: try TranscodeJob(configuration: cfg, naming: \.flag).plan())
         } catch {
-            return "\(cfg.input): would fail: \(error.description)"
+            return "\(cfg.input): would fail: \(error.message)"
         }
     }
 

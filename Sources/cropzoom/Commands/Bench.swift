@@ -126,7 +126,7 @@ struct Bench: ParsableCommand {
             let a = arguments[i]
             if a.hasPrefix("--compare-ffmpeg=") {
                 out += ["--compare-ffmpeg", "--ffmpeg", String(a.dropFirst("--compare-ffmpeg=".count))]
-            } else if a == "--compare-ffmpeg", i + 1 < arguments.count, isExecutableFile(arguments[i + 1]),
+            } else if a == "--compare-ffmpeg", i + 1 < arguments.count, ChildProcess.isExecutableFile(arguments[i + 1]),
                 (arguments[i + 1] as NSString).lastPathComponent.lowercased().contains("ffmpeg")
             {
                 // Only a binary named like ffmpeg: an INPUT that happens to be executable stays the input.
@@ -138,12 +138,6 @@ struct Bench: ParsableCommand {
             i += 1
         }
         return out
-    }
-
-    static func isExecutableFile(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
-            && FileManager.default.isExecutableFile(atPath: path)
     }
 
     /// Where the bundled sample is: $CROPZOOM_SAMPLES, an installed build's
@@ -169,16 +163,6 @@ struct Bench: ParsableCommand {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    /// An executable by name on PATH (or the path itself when it has a slash).
-    static func which(_ name: String) -> String? {
-        if name.contains("/") { return isExecutableFile(name) ? name : nil }
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let p = "\(dir)/\(name)"
-            if isExecutableFile(p) { return p }
-        }
-        return nil
-    }
-
     func validate() throws {
         if input == "-" {
             throw ValidationError("bench reads its input once per run: name a file, not - (standard input)")
@@ -202,13 +186,15 @@ struct Bench: ParsableCommand {
             }
         }
         if ffmpegPath != nil && !compareFFmpeg { throw ValidationError("--ffmpeg needs --compare-ffmpeg") }
-        if compareFFmpeg, let g = try? geometry.request(), g.movesWindow || g.warps {
+        if compareFFmpeg, let g = try? geometry.settings.configuration(input: "", output: "").geometry,
+            g.movesWindow || g.warps
+        {
             throw ValidationError(
                 "--compare-ffmpeg compares static jobs: ffmpeg's CLI has no equivalent of keyframes, zoom below 1, "
                     + "rotation by any angle or --transform"
             )
         }
-        if compareFFmpeg && Bench.which(ffmpegPath ?? "ffmpeg") == nil {
+        if compareFFmpeg && ChildProcess.which(ffmpegPath ?? "ffmpeg") == nil {
             throw ValidationError(
                 "--compare-ffmpeg: \(ffmpegPath ?? "ffmpeg") "
                     + "\(ffmpegPath == nil ? "is not on PATH" : "is not an executable file")"
@@ -221,7 +207,7 @@ struct Bench: ParsableCommand {
     /// the same encoder and settings, audio copied as cropzoom copied it, the same sink.
     static func ffmpegCommand(
         binary: String, input: String, report: ChildReport, threads: Int, frames: Int?,
-        encoding: EncodingOptions, writeTo file: String?
+        encoding: TranscodeConfiguration, writeTo file: String?
     ) -> [String] {
         var c = [
             binary, "-hide_banner", "-nostdin", "-v", "error", "-nostats", "-progress", "pipe:2",
@@ -241,7 +227,7 @@ struct Bench: ParsableCommand {
             c += ["-c:v", report.codec, "-pix_fmt", report.pixelFormat]
             if let crf = encoding.crf { c += ["-crf", String(format: "%g", crf)] }
             if let preset = encoding.preset { c += ["-preset", preset] }
-            if let bitrate = encoding.bitrate { c += ["-b:v", bitrate] }
+            if let bitrate = encoding.bitrate { c += ["-b:v", "\(bitrate)"] }
             c += ["-threads", "\(threads)"]
         }
         if let file { c += ["-y", file] } else { c += ["-f", "null", "-"] }
@@ -274,20 +260,22 @@ struct Bench: ParsableCommand {
         let scratch =
             write
             ? FileManager.default.temporaryDirectory.appendingPathComponent("cropzoom-bench-\(getpid()).mkv").path : nil
-        var args = ["transcode", path] + geometry.arguments() + encoding.arguments() + streams.arguments()
+        let settings = geometry.settings.merging(encoding.settings).merging(streams.settings)
+        let encodingSettings = try settings.configuration(input: path, output: "")
+        var args = ["transcode", path] + settings.arguments()
         args += scratch.map { ["-o", $0, "-y"] } ?? ["--null"]
         args += ["--progress", "json", "--stats"]
         if let frames { args += ["--bench-frames", "\(frames)"] }
 
         let style = progress.resolved
-        let ffmpeg = compareFFmpeg ? Bench.which(ffmpegPath ?? "ffmpeg") : nil
+        let ffmpeg = compareFFmpeg ? ChildProcess.which(ffmpegPath ?? "ffmpeg") : nil
         let runner = BenchRunner(
             executable: exe, arguments: args, threadCounts: threads, repeats: repeats,
             ffmpegCommand: ffmpeg.map { bin in
                 { report, t in
                     Bench.ffmpegCommand(
                         binary: bin, input: path, report: report, threads: t, frames: frames,
-                        encoding: encoding, writeTo: scratch)
+                        encoding: encodingSettings, writeTo: scratch)
                 }
             },
             progress: { text in style.say("bench", text) },

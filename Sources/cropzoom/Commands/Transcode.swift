@@ -31,19 +31,20 @@ struct Transcode: ParsableCommand {
         }
     }
 
-    func configuration() throws -> TranscodeConfiguration {
-        var c = TranscodeConfiguration(input: input, output: out.output ?? "null.mkv")
+    /// Every setting the options give, from all the groups.
+    var settings: Settings {
+        geometry.settings.merging(trim.settings).merging(encoding.settings).merging(streams.settings)
+            .merging(out.settings).merging(engine.settings)
+    }
+
+    /// The job: the library validates the settings; the options that are not settings (the
+    /// output and how it is written) are set here.
+    func configuration() throws(CropZoomError) -> TranscodeConfiguration {
+        var c = try settings.configuration(input: input, output: out.output ?? "null.mkv")
         c.null = out.null
-        c.threads = engine.threads
-        c.decoderThreads = engine.decoderThreads
-        c.encoderThreads = engine.encoderThreads
-        c.workers = engine.workers
         c.frameLimit = engine.benchFrames
-        try c.apply(geometry: geometry, trim: trim, encoding: encoding, streams: streams)
-        c.overwrite = out.overwrite || out.force
-        c.force = out.force
+        c.overwrite = c.overwrite || out.overwrite
         c.format = out.format
-        c.strict = out.strict
         c.verbose = out.verbose
         return c
     }
@@ -52,11 +53,11 @@ struct Transcode: ParsableCommand {
     /// printed as they come, the summary (or the error) once they have all been printed. The
     /// command's thread waits; the job runs on its own threads, the printing on a task.
     func run() throws {
-        let config = try configuration()
+        let config = try reportingErrors { () throws(CropZoomError) in try configuration() }
         let reporter = Reporter(mode: out.quiet ? .none : out.progress, quiet: out.quiet)
         reporter.null = out.null
         ProcessSignals.install()
-        let job = TranscodeJob(configuration: config)
+        let job = TranscodeJob(configuration: config, naming: \.flag)
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)
         Task {

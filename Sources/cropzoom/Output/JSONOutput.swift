@@ -7,7 +7,7 @@ func reportingErrors<T>(_ body: () throws(CropZoomError) -> T) throws -> T {
     do {
         return try body()
     } catch {
-        Stderr.write("cropzoom: error: \(error.description)\n")
+        Stderr.write("cropzoom: error: \(error.message)\n")
         throw ExitCode(error.exitCode)
     }
 }

@@ -35,7 +35,7 @@ final class Reporter: @unchecked Sendable {
 
     func notice(_ text: String) {
         if style == .json {
-            json(["event": "notice", "message": text])
+            json(.notice(.init(message: text)))
             return
         }
         guard !quiet else { return }
@@ -45,7 +45,7 @@ final class Reporter: @unchecked Sendable {
 
     func warning(_ text: String) {
         if style == .json {
-            json(["event": "warning", "message": text])
+            json(.warning(.init(message: text)))
             return
         }
         guard !quiet else { return }
@@ -59,13 +59,7 @@ final class Reporter: @unchecked Sendable {
         switch style {
         case .none: return
         case .json:
-            var e: [String: Any] = [
-                "event": "progress", "frames": p.frames, "time": round3(p.time),
-                "elapsed": round3(p.elapsed), "fps": round3(fps), "speed": round3(speed),
-            ]
-            if let f = p.fraction { e["percent"] = round3(f * 100) }
-            if let d = p.duration { e["duration"] = round3(d) }
-            json(e)
+            json(JobRecord(p))
         case .bar:
             let width = 24
             var line = ""
@@ -88,22 +82,7 @@ final class Reporter: @unchecked Sendable {
     func finished(_ s: TranscodeSummary) {
         clearBar()
         if style == .json {
-            var done: [String: Any] = [
-                "event": "done", "output": s.output, "width": s.outputWidth, "height": s.outputHeight,
-                "codec": s.videoCodec, "pix_fmt": s.pixelFormat, "frames_in": s.framesIn, "frames_out": s.framesOut,
-                "corrupt_skipped": s.corruptSkipped, "duplicate_timestamps_dropped": s.duplicateTimestampsDropped,
-                "audio_streams_copied": s.audioStreamsCopied, "audio_streams_reencoded": s.audioStreamsReencoded,
-                "audio_packets": s.audioPackets, "seconds": round3(s.seconds), "fps": round3(s.fps),
-                "speed": round3(s.speed),
-                "window": ["x": s.window.x, "y": s.window.y, "width": s.window.width, "height": s.window.height],
-                "ffmpeg_filter": s.ffmpegFilter,
-                "pool": [
-                    "allocations": s.pool.allocations, "reuses": s.pool.reuses,
-                    "high_water": s.pool.highWater, "capacity": s.pool.capacity,
-                ],
-            ]
-            if let t = s.truncated { done["truncated"] = t }
-            json(done)
+            json(.finished(s))
             return
         }
         guard !quiet else { return }
@@ -148,14 +127,7 @@ final class Reporter: @unchecked Sendable {
                 + "\(s.pool.reuses), high-water \(s.pool.highWater)"
         )
         if style == .json {
-            json([
-                "event": "stats", "threads": e.threads, "decoder_threads": e.decoderThreads,
-                "encoder_threads": e.encoderThreads, "transform_workers": e.transformWorkers,
-                "upstream_nice": e.upstreamNice,
-                "cpu_seconds": round3(e.cpuSeconds),
-                "busy_seconds": Dictionary(uniqueKeysWithValues: e.busy.map { ($0.key.rawValue, round3($0.value)) }),
-                "wait_seconds": Dictionary(uniqueKeysWithValues: e.waits.map { ($0.key.rawValue, round3($0.value)) }),
-            ])
+            json(.statistics(s))
             return
         }
         write(lines.joined(separator: "\n") + "\n")
@@ -163,19 +135,13 @@ final class Reporter: @unchecked Sendable {
 
     func failed(_ e: CropZoomError) {
         clearBar()
-        if style == .json { json(["event": "error", "message": e.description, "exit_code": Int(e.exitCode)]) }
-        write("cropzoom: error: \(e.description)\n")
+        if style == .json { json(.error(.init(message: e.message, exitCode: Int(e.exitCode)))) }
+        write("cropzoom: error: \(e.message)\n")
     }
 
-    private func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
-
-    private func json(_ object: [String: Any]) {
-        guard
-            let data = try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        else { return }
-        // As UTF-8 (a path's non-UTF-8 byte stays U+10FF00 + byte): NDJSON must be valid UTF-8.
-        Stderr.write(data + Data("\n".utf8))
+    /// One NDJSON line. As UTF-8 (a path's non-UTF-8 byte stays U+10FF00 + byte): NDJSON must be valid UTF-8.
+    private func json(_ record: JobRecord) {
+        Stderr.write(record.jsonLine + Data("\n".utf8))
     }
 }
 

@@ -109,7 +109,10 @@ final class Demuxer: @unchecked Sendable {
                 let short = matroska && declaredEnd.map { reached > 0 && reached < $0 - max(0.5, 0.02 * $0) } ?? false
                 if consecutiveErrors > 0 || lastWasPartial || pastEnd || short {
                     let reason = truncationReason(indexPastEnd: pastEnd)
-                    if strict { throw CropZoomError(.inputUnreadable, path: path, reason: reason + " (--strict)") }
+                    if strict {
+                        throw CropZoomError(
+                            .inputUnreadable, path: path, setting: .strict, reason: reason + " (\(setting: .strict))")
+                    }
                     truncation = reason
                 }
                 return .endOfStream

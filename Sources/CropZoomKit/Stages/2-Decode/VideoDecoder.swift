@@ -68,13 +68,16 @@ final class VideoDecoder: @unchecked Sendable {
             try drain(strict: strict, body)
         }
         if strict && cz_counter_get(concealed) > 0 {
-            throw CropZoomError(.processing, what: "decoding (--strict)", path: context.path, reason: "damaged frame")
+            throw CropZoomError(
+                .processing, what: "decoding (\(setting: .strict))", path: context.path, setting: .strict,
+                reason: "damaged frame")
         }
         if let refusal {
             refused += 1
             if strict {
                 throw CropZoomError.ffmpeg(
-                    refusal.code ?? AVCode.invalidData, .processing, what: "decoding a damaged packet (--strict)",
+                    refusal.code ?? AVCode.invalidData, .processing,
+                    what: "decoding a damaged packet (\(setting: .strict))",
                     path: context.path)
             }
         }
@@ -104,7 +107,8 @@ final class VideoDecoder: @unchecked Sendable {
                     flaggedFrames += 1
                     if strict {
                         throw CropZoomError(
-                            .processing, what: "decoding (--strict)", path: context.path,
+                            .processing, what: "decoding (\(setting: .strict))", path: context.path,
+                            setting: .strict,
                             reason: "damaged frame")
                     }
                 }

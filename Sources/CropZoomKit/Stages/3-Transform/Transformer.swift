@@ -280,8 +280,9 @@ final class Transformer: @unchecked Sendable {
             if beyond {
                 throw CropZoomError(
                     .processing, what: "zooming out",
+                    setting: .scaler,
                     reason:
-                        "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with --scaler "
+                        "\(pixelFormatName(inFormat)) to \(pixelFormatName(dstFormat)) with \(setting: .scaler) "
                         + "\(filter.rawValue): zoom below 1 needs planar YUV or grey of one depth and range in "
                         + "and out"
                 )
@@ -339,7 +340,11 @@ final class Transformer: @unchecked Sendable {
         guard PlaneResampler.takes(src: inFormat, dst: inFormat, filter: filter == .area ? .bicubic : filter) else {
             throw CropZoomError(
                 .processing, what: "rotating",
-                reason: "\(pixelFormatName(inFormat)): --rotate by any angle and --transform need planar YUV or grey")
+                setting: .rotate,
+                reason:
+                    "\(pixelFormatName(inFormat)): \(setting: .rotate) by any angle and \(setting: .transform) "
+                    + "need planar YUV or grey"
+            )
         }
         let direct = inFormat == out.pixelFormat && inputFull == outputFullRange
         let target: Frame

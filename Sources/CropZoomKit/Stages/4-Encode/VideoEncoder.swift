@@ -57,7 +57,8 @@ final class VideoEncoder: @unchecked Sendable {
                 c.pointee.type == AVMEDIA_TYPE_VIDEO
             else {
                 throw CropZoomError(
-                    .usage, reason: "--codec \(name): no such video encoder in this FFmpeg (try `ffmpeg -encoders`)")
+                    .usage, setting: .codec,
+                    reason: "\(setting: .codec) \(name): no such video encoder in this FFmpeg (try `ffmpeg -encoders`)")
             }
             guard output.canStore(c.pointee.id) else {
                 throw CropZoomError(
@@ -83,7 +84,8 @@ final class VideoEncoder: @unchecked Sendable {
         if id != AV_CODEC_ID_NONE, let c = avcodec_find_encoder(id) { return c }
         throw CropZoomError(
             .usage, path: output.displayPath,
-            reason: "no video encoder for the \(output.formatName) container (name one with --codec)")
+            setting: .codec,
+            reason: "no video encoder for the \(output.formatName) container (name one with \(setting: .codec))")
     }
 
     /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else
@@ -96,11 +98,13 @@ final class VideoEncoder: @unchecked Sendable {
         let name = String(cString: codec.pointee.name)
         if let requested {
             guard let info = PixelFormatInfo(name: requested) else {
-                throw CropZoomError(.usage, reason: "--pix-fmt \(requested): unknown pixel format")
+                throw CropZoomError(
+                    .usage, setting: .pixFmt, reason: "\(setting: .pixFmt) \(requested): unknown pixel format")
             }
             guard supported.isEmpty || supported.contains(info.format) else {
                 let list = supported.map(pixelFormatName).joined(separator: ", ")
-                throw CropZoomError(.usage, reason: "--pix-fmt \(requested): \(name) takes only \(list)")
+                throw CropZoomError(
+                    .usage, setting: .pixFmt, reason: "\(setting: .pixFmt) \(requested): \(name) takes only \(list)")
             }
             return info.format
         }
@@ -215,15 +219,19 @@ final class VideoEncoder: @unchecked Sendable {
         let name = String(cString: codec.pointee.name)
         let props = avcodec_descriptor_get(codec.pointee.id)?.pointee.props ?? 0
         if bitrate != nil && props & AV_CODEC_PROP_LOSSLESS != 0 && props & AV_CODEC_PROP_LOSSY == 0 {
-            throw CropZoomError(.usage, reason: "--bitrate: \(name) is lossless and has no bit rate to set")
+            throw CropZoomError(
+                .usage, setting: .bitrate,
+                reason: "\(setting: .bitrate): \(name) is lossless and has no bit rate to set")
         }
         if let crf, let range = crfRange(codec), !range.contains(crf) {
             let f = { (v: Double) in String(format: "%g", v) }
             let takes = "\(f(range.lowerBound))–\(f(range.upperBound))"
-            throw CropZoomError(.usage, reason: "--crf \(f(crf)): \(name) takes \(takes)")
+            throw CropZoomError(.usage, setting: .crf, reason: "\(setting: .crf) \(f(crf)): \(name) takes \(takes)")
         }
         if crf != nil && bitrate != nil && !constrainedQuality.contains(name) {
-            throw CropZoomError(.usage, reason: "use one of --crf or --bitrate: \(name) would ignore one of them")
+            throw CropZoomError(
+                .usage, setting: .crf,
+                reason: "use one of \(setting: .crf) or \(setting: .bitrate): \(name) would ignore one of them")
         }
     }
 
@@ -241,8 +249,9 @@ final class VideoEncoder: @unchecked Sendable {
             let fps = String(format: "%.3f", av_q2d(s.frameRate))
             throw CropZoomError(
                 .usage, path: s.path,
+                setting: .codec,
                 reason: "\(name) video takes only the MPEG frame rates (23.976, 24, 25, 29.97, 30, "
-                    + "50, 59.94, 60); the input's is \(fps) fps (choose another container or --codec)")
+                    + "50, 59.94, 60); the input's is \(fps) fps (choose another container or \(setting: .codec))")
         }
         context = try CodecContext(codec: s.codec, path: s.path)
         let c = context.pointer
@@ -274,7 +283,11 @@ final class VideoEncoder: @unchecked Sendable {
         if let preset = s.preset, name == "libx264" || name == "libx265", !VideoEncoder.x26xPresets.contains(preset) {
             throw CropZoomError(
                 .usage,
-                reason: "--preset \(preset): \(name) presets are \(VideoEncoder.x26xPresets.joined(separator: ", "))")
+                setting: .preset,
+                reason:
+                    "\(setting: .preset) \(preset): \(name) presets are "
+                    + "\(VideoEncoder.x26xPresets.joined(separator: ", "))"
+            )
         }
         try VideoEncoder.checkRateControl(codec: s.codec, crf: s.crf, bitrate: s.bitrate)
         var options: [String: String] = [:]

@@ -29,7 +29,8 @@ final class AudioTranscoder: @unchecked Sendable {
         guard let dcodec = avcodec_find_decoder(par.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(par.pointee.codec_id))
             throw CropZoomError(
-                .processing, path: input.path, reason: "no decoder for the audio codec '\(name)' (use --audio none)")
+                .processing, path: input.path, setting: .audio,
+                reason: "no decoder for the audio codec '\(name)' (use \(setting: .audio) none)")
         }
         decoder = try CodecContext(codec: dcodec, path: input.path)
         try check(avcodec_parameters_to_context(decoder.pointer, par), "configuring an audio decoder", path: input.path)

@@ -1,0 +1,190 @@
+/// The settings of a transcode that a person gives: one table from which the command line's options, the job
+/// files' keys and the printing of changed settings are all made.
+///
+/// The raw value is the setting's key in job files and in the library's messages (`pix_fmt`); ``flag`` is its
+/// command-line option (`--pix-fmt`). Values are text in every front end (a job file's numbers and lists are
+/// written as the command line would write them); ``Settings`` parses and validates them into a
+/// ``TranscodeConfiguration``.
+public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
+    // Geometry.
+    case zoom, center, ease, background, crop, size, rotate, transform, flip, scaler, kernel, deinterlace, orientation
+    // Trim.
+    case start, end, duration
+    case keepStartTime = "keep_start_time"
+    // Encoding.
+    case codec, crf, preset, bitrate
+    case pixFmt = "pix_fmt"
+    // Streams.
+    case audio
+    // Input and output handling.
+    case strict, force
+    // Engine: command-line only (a batch or a job file shares the machine's threads out itself).
+    case threads
+    case decoderThreads = "decoder_threads"
+    case encoderThreads = "encoder_threads"
+    case workers
+
+    /// The key in job files and library messages.
+    public var key: String { rawValue }
+
+    /// The command-line option, `--` and the key with dashes.
+    public var flag: String { "--" + rawValue.replacingOccurrences(of: "_", with: "-") }
+
+    /// The option's long name (the flag without `--`).
+    public var longName: String { String(flag.dropFirst(2)) }
+
+    /// An on/off setting: a flag on the command line, `true`/`false` in a job file.
+    public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force }
+
+    /// Whether a job file may give it (clips and `defaults`).
+    public var inJobFiles: Bool {
+        switch self {
+        case .threads, .decoderThreads, .encoderThreads, .workers, .force: return false
+        default: return true
+        }
+    }
+
+    /// The value when none is given, as text (nil: the setting is unset by default).
+    public var defaultText: String? {
+        switch self {
+        case .zoom: return "1"
+        case .center: return "0.5,0.5"
+        case .ease: return Track.Ease.linear.rawValue
+        case .background: return "black"
+        case .rotate: return "0"
+        case .scaler: return TranscodeConfiguration.Scaler.bicubic.rawValue
+        case .kernel, .deinterlace, .orientation, .audio: return "auto"
+        default: return nil
+        }
+    }
+
+    /// The words a setting with a fixed set of values takes (nil for the others).
+    public var choices: [String]? {
+        switch self {
+        case .ease: return Track.Ease.allCases.map(\.rawValue)
+        case .flip: return GeometryRequest.Flip.allCases.map(\.rawValue)
+        case .scaler: return TranscodeConfiguration.Scaler.allCases.map(\.rawValue)
+        case .kernel: return TranscodeConfiguration.Kernel.allCases.map(\.rawValue)
+        case .deinterlace: return TranscodeConfiguration.Deinterlace.allCases.map(\.rawValue)
+        case .orientation: return GeometryRequest.OrientationMode.allCases.map(\.rawValue)
+        case .audio: return TranscodeConfiguration.AudioMode.allCases.map(\.rawValue)
+        default: return nil
+        }
+    }
+
+    /// What the value looks like in help (nil: the option's name in capitals).
+    public var valueName: String? {
+        switch self {
+        case .zoom: return "Z"
+        case .center: return "X,Y"
+        case .background: return "FILL"
+        case .crop: return "W:H[:X:Y]"
+        case .size: return "WxH"
+        case .rotate: return "DEGREES"
+        case .transform: return "A,B,C,D,TX,TY"
+        case .start, .end, .duration: return "T"
+        case .bitrate: return "RATE"
+        case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
+        default: return nil
+        }
+    }
+
+    /// One paragraph of help, other settings named as `name` gives them (flags on the command line).
+    public func help(naming name: (Setting) -> String) -> String { Setting.render(helpText, naming: name) }
+
+    private var helpText: String {
+        switch self {
+        case .zoom:
+            return
+                "Digital zoom around the centre (≥ 0.1; below 1 zooms out over \(setting: .background)), or keyframes "
+                + "'TIMEs:Z, …' (e.g. '0s:1, 4s:1.65'); the output keeps the input's displayed size unless "
+                + "\(setting: .size) "
+                + "says otherwise."
+        case .center:
+            return "Centre of the zoom/crop window as fractions of the upright frame (the window is clamped inside "
+                + "the picture), or keyframes 'TIMEs:X,Y, …'."
+        case .ease: return "Between keyframes: linear, or smooth (continuous speed, no overshoot)."
+        case .background:
+            return "Around a zoomed-out, rotated or moved picture: black (default), white, gray, #RRGGBB, edge (the "
+                + "picture's edge samples repeated outwards), blur (the picture scaled to cover the frame, "
+                + "blurred), or cover (with \(setting: .rotate)/\(setting: .transform): zoom in just enough "
+                + "that no corner shows)."
+        case .crop:
+            return
+                "Crop window in pixels of the upright picture; centred (on \(setting: .center)) when X:Y is "
+                + "omitted; or "
+                + "keyframes 'TIMEs:W:H[:X:Y], …' (one aspect ratio)."
+        case .size:
+            return "Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format "
+                + "needs, even for 4:2:0)."
+        case .rotate:
+            return "Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) "
+                + "or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing "
+                + "--background."
+        case .transform:
+            return "A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) "
+                + "moves to (a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'."
+        case .flip: return "Mirror after rotating: horizontal or vertical."
+        case .scaler: return "Scaling filter: bicubic, bilinear, lanczos, area, neighbor."
+        case .kernel:
+            return "Scaling library: auto (zimg for planar YUV and grey above 8 bits, swscale for 8-bit pictures and "
+                + "the rest), zimg (fail where it cannot), swscale."
+        case .deinterlace:
+            return "auto: deinterlace the frames the decoder flags interlaced (one field kept, the other rebuilt "
+                + "from it); on: every frame; off: none."
+        case .orientation:
+            return "auto: output upright as a player shows the input (rotation, mirror and pixel aspect applied); "
+                + "ignore: work on the coded pixels and keep the input's display matrix and aspect."
+        case .start:
+            return "Start at this time from the beginning of the file: seconds (12.5) or [hh:]mm:ss[.mmm]. The first "
+                + "frame kept is the first at or after it."
+        case .end: return "Stop before this time (same forms as \(setting: .start))."
+        case .duration: return "Keep this long from \(setting: .start) (instead of \(setting: .end))."
+        case .keepStartTime:
+            return "Keep the input's absolute timestamps (an MPEG-TS clock reading included) instead of starting "
+                + "at 0."
+        case .codec:
+            return "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, "
+                + "libvpx-vp9 for webm); none (with --null) skips encoding."
+        case .crf: return "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63)."
+        case .preset: return "Encoder preset (x264/x265: ultrafast … veryslow)."
+        case .bitrate: return "Target video bit rate, e.g. 4M or 800k."
+        case .pixFmt:
+            return "Output pixel format (default: the input's when the encoder takes it, else the nearest one it "
+                + "does)."
+        case .audio:
+            return "auto: copy every audio stream packet for packet, re-encoding (AAC, Opus for WebM) only what the "
+                + "container cannot carry; copy: fail instead of re-encoding; aac: re-encode to AAC; none: drop "
+                + "audio."
+        case .strict: return "Fail on damaged packets instead of skipping and counting them."
+        case .force: return "Like -y, and replace a read-only OUTPUT too."
+        case .threads:
+            return "Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). "
+                + "1 runs every stage, codecs included, on one thread."
+        case .decoderThreads: return "Frame threads of the video decoder (default: the measured plan, see the README)."
+        case .encoderThreads: return "Threads of the video encoder (default: the measured plan, see the README)."
+        case .workers: return "Transform workers (default: the measured plan, see the README)."
+        }
+    }
+
+    // MARK: References in messages
+
+    /// The text standing for `setting` in a message, until a front end renders it.
+    package static func marker(_ setting: Setting) -> String { "\u{E000}\(setting.rawValue)\u{E001}" }
+
+    /// `text` with every setting reference written as `name` gives it.
+    package static func render(_ text: String, naming name: (Setting) -> String) -> String {
+        guard text.contains("\u{E000}") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "\u{E000}") {
+            out += rest[..<open]
+            let after = rest.index(after: open)
+            guard let close = rest[after...].firstIndex(of: "\u{E001}") else { break }
+            let key = String(rest[after..<close])
+            out += Setting(rawValue: key).map(name) ?? key
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+}

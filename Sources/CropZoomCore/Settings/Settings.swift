@@ -1,0 +1,333 @@
+import Foundation
+
+/// The settings a person gave, as text, keyed by ``Setting``: what the command line's options and a job file's
+/// fields both become, validated and turned into a ``TranscodeConfiguration`` in one place (``apply(to:)``).
+///
+/// Errors are `CropZoomError`s of kind `.usage` that name the setting (``CropZoomError/setting``) and refer to
+/// settings by reference, so the command line shows `--crop` and a job file `crop`.
+public struct Settings: Sendable, Equatable {
+    /// The values given; a switch given as on holds `"true"`.
+    public private(set) var values: [Setting: String] = [:]
+
+    public init() {}
+
+    public init(_ values: [Setting: String]) {
+        for (setting, value) in values { self[setting] = value }
+    }
+
+    /// The value given for `setting` (nil: not given). Setting a switch to anything but `"true"` clears it.
+    public subscript(setting: Setting) -> String? {
+        get { values[setting] }
+        set {
+            if setting.isSwitch && newValue != "true" {
+                values[setting] = nil
+            } else {
+                values[setting] = newValue
+            }
+        }
+    }
+
+    /// These settings with `other`'s on top (a job file's clip over its `defaults`).
+    public func merging(_ other: Settings) -> Settings {
+        var merged = self
+        merged.values.merge(other.values) { _, new in new }
+        return merged
+    }
+
+    /// The settings that differ from their defaults as command-line arguments, in the table's order: `--zoom 2`,
+    /// `--keep-start-time`, and `--rotate=-3` (one word when the value starts with `-`, so it stays a value).
+    /// What `batch`, `bench` and job files pass to each run, and what reads like a command a person would type.
+    public func arguments() -> [String] {
+        Setting.allCases.flatMap { setting -> [String] in
+            guard let value = values[setting], value != setting.defaultText else { return [] }
+            if setting.isSwitch { return [setting.flag] }
+            return value.hasPrefix("-") ? ["\(setting.flag)=\(value)"] : [setting.flag, value]
+        }
+    }
+
+    /// A new configuration for `input` → `output` with these settings.
+    public func configuration(input: String, output: String) throws(CropZoomError) -> TranscodeConfiguration {
+        var c = TranscodeConfiguration(input: input, output: output)
+        try apply(to: &c)
+        return c
+    }
+
+    /// Validates every value and writes them into `c` (what is not given gets its default).
+    public func apply(to c: inout TranscodeConfiguration) throws(CropZoomError) {
+        let ease = try choice(.ease, Track.Ease.self) ?? .linear
+        c.geometry = try geometry(ease: ease)
+        c.background = try Settings.background(values[.background] ?? "black")
+        c.scaler = try choice(.scaler, TranscodeConfiguration.Scaler.self) ?? .bicubic
+        c.kernel = try choice(.kernel, TranscodeConfiguration.Kernel.self) ?? .auto
+        c.deinterlace = try choice(.deinterlace, TranscodeConfiguration.Deinterlace.self) ?? .auto
+        (c.start, c.end) = try trim()
+        c.keepStartTime = values[.keepStartTime] == "true"
+        c.codec = values[.codec]
+        c.crf = try values[.crf].map { text throws(CropZoomError) in
+            guard let crf = Double(text.trimmingCharacters(in: .whitespaces)), crf >= 0, crf <= 63 else {
+                throw Settings.refuse(.crf, "\(setting: .crf) must be between 0 and 63 (got \(text))")
+            }
+            return crf
+        }
+        c.preset = values[.preset]
+        c.bitrate = try values[.bitrate].map { text throws(CropZoomError) in
+            guard let rate = Settings.bitrate(text) else {
+                throw Settings.refuse(
+                    .bitrate,
+                    "\(setting: .bitrate) takes a number of bits per second, optionally with k or M (got '\(text)')")
+            }
+            return rate
+        }
+        c.pixelFormat = values[.pixFmt]
+        c.audio = try choice(.audio, TranscodeConfiguration.AudioMode.self) ?? .auto
+        c.strict = values[.strict] == "true"
+        c.force = values[.force] == "true"
+        if c.force { c.overwrite = true }
+        c.threads = try count(.threads)
+        c.decoderThreads = try count(.decoderThreads)
+        c.encoderThreads = try count(.encoderThreads)
+        c.workers = try count(.workers)
+        if c.threads == 1 {
+            for setting in [Setting.decoderThreads, .encoderThreads, .workers] where values[setting] != nil {
+                throw Settings.refuse(
+                    setting,
+                    "\(setting: setting) needs more than one thread: \(setting: .threads) 1 runs everything on one "
+                        + "thread")
+            }
+        }
+    }
+
+    // MARK: Value parsers (public: a caller with its own front end parses as the command line does)
+
+    /// `"12.5"`, `"1:02.5"`, `"01:02:03.250"` → seconds; nil when malformed.
+    public static func seconds(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (i, p) in parts.enumerated() {
+            let last = i == parts.count - 1
+            guard !p.isEmpty, let v = last ? Double(p) : Double(p).flatMap({ $0 == $0.rounded() ? $0 : nil }),
+                v >= 0, v.isFinite
+            else { return nil }
+            if !last && parts.count > 1 && i > 0 && v >= 60 { return nil }
+            if last && parts.count > 1 && v >= 60 { return nil }
+            total = total * 60 + v
+        }
+        return total
+    }
+
+    /// `"4M"`, `"800k"`, `"123456"` → bits per second; nil when malformed or beyond 100 Gbit/s.
+    public static func bitrate(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var multiplier = 1.0
+        var number = Substring(t)
+        if t.hasSuffix("k") {
+            multiplier = 1e3
+            number = number.dropLast()
+        } else if t.hasSuffix("m") {
+            multiplier = 1e6
+            number = number.dropLast()
+        }
+        // Up to 100 Gbit/s: beyond any encoder, and the Int conversion must not trap.
+        guard let v = Double(number), v > 0, v * multiplier <= 1e11 else { return nil }
+        return Int(v * multiplier)
+    }
+
+    /// `black`, `white`, `gray`, `#RRGGBB`, `edge`, `blur`, `cover` → the configuration's background.
+    public static func background(_ text: String) throws(CropZoomError) -> TranscodeConfiguration.Background {
+        switch text.lowercased() {
+        case "black": return .color(red: 0, green: 0, blue: 0)
+        case "white": return .color(red: 255, green: 255, blue: 255)
+        case "gray", "grey": return .color(red: 128, green: 128, blue: 128)
+        case "edge": return .edge
+        case "blur": return .blur
+        case "cover": return .cover
+        default:
+            let hex = text.hasPrefix("#") ? String(text.dropFirst()) : ""
+            guard hex.count == 6, let v = Int(hex, radix: 16) else {
+                throw refuse(
+                    .background,
+                    "\(setting: .background) takes black, white, gray, #RRGGBB, edge, blur or cover (got '\(text)')")
+            }
+            return .color(red: v >> 16 & 255, green: v >> 8 & 255, blue: v & 255)
+        }
+    }
+
+    /// `W:H[:X:Y]` or keyframes `'TIMEs:W:H[:X:Y], …'` (every key with X:Y or none, one aspect ratio): the window
+    /// as a track of [W, H, X, Y] in whole pixels, X and Y NaN when the window is centred on the centre setting.
+    public static func crop(_ text: String) throws(CropZoomError) -> Track {
+        var track: Track
+        do {
+            track = try Track.parse(text, counts: [2, 4], separator: ":", setting: .crop)
+        } catch {
+            throw refuse(.crop, "\(error.reason) (W:H[:X:Y], or keyframes 'TIMEs:W:H[:X:Y], …')")
+        }
+        for k in track.keys {
+            // Whole pixels within what a picture can have (an Int conversion must not trap).
+            guard k.value.allSatisfy({ $0 == $0.rounded() && abs($0) <= 1_048_576 }), k.value[0] > 0, k.value[1] > 0
+            else {
+                throw refuse(
+                    .crop,
+                    "\(setting: .crop) takes W:H or W:H:X:Y in whole pixels (e.g. 1280:720), or keyframes "
+                        + "'TIMEs:W:H[:X:Y], …' (e.g. '0s:1920:1080:0:0, 4s:960:540:480:270') (got '\(text)')")
+            }
+            if k.value.count == 4, k.value[2] < 0 || k.value[3] < 0 {
+                throw refuse(.crop, "\(setting: .crop) offsets must not be negative (got '\(text)')")
+            }
+        }
+        try GeometryPlan.checkCropAspect(track)
+        track.keys = track.keys.map {
+            .init(time: $0.time, value: $0.value.count == 4 ? $0.value : $0.value + [.nan, .nan])
+        }
+        return track
+    }
+
+    // MARK: Groups
+
+    /// The geometry request: zoom, centre, crop, size, rotation (a quarter turn, or any angle), matrix, flip.
+    private func geometry(ease: Track.Ease) throws(CropZoomError) -> GeometryRequest {
+        var g = GeometryRequest()
+        let zoomText = values[.zoom] ?? "1"
+        var zoom: Track
+        do { zoom = try Track.parse(zoomText, components: 1, setting: .zoom) } catch {
+            throw Settings.refuse(
+                .zoom,
+                "\(setting: .zoom) must be a number (≥ 0.1) or keyframes like '0s:1, 4s:1.65' (got '\(zoomText)')")
+        }
+        guard zoom.keys.allSatisfy({ $0.value[0] >= GeometryPlan.minimumZoom }) else {
+            throw Settings.refuse(
+                .zoom, "\(setting: .zoom) must be a number ≥ \(GeometryPlan.minimumZoom) (got \(zoomText))")
+        }
+        _ = try Settings.background(values[.background] ?? "black")
+        zoom.ease = ease
+        g.zoom = zoom.keys[0].value[0]
+        if zoom.isAnimated { g.zoomTrack = zoom }
+
+        let centerText = values[.center] ?? "0.5,0.5"
+        var center: Track
+        do { center = try Track.parse(centerText, components: 2, setting: .center) } catch {
+            throw Settings.refuse(
+                .center,
+                "\(setting: .center) takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4, or keyframes like "
+                    + "'0s:0.5,0.5, 4s:0.6,0.4' (got '\(centerText)')")
+        }
+        guard center.keys.allSatisfy({ $0.value.allSatisfy { (0...1).contains($0) } }) else {
+            throw Settings.refuse(
+                .center,
+                "\(setting: .center) takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4 (got '\(centerText)')")
+        }
+        center.ease = ease
+        g.center = (center.keys[0].value[0], center.keys[0].value[1])
+        if center.isAnimated { g.centerTrack = center }
+
+        if let text = values[.crop] {
+            var track = try Settings.crop(text)
+            track.ease = ease
+            let first = track.keys[0].value
+            g.crop = .init(
+                width: Int(first[0]), height: Int(first[1]),
+                x: first[2].isNaN ? nil : Int(first[2]), y: first[3].isNaN ? nil : Int(first[3]))
+            if track.isAnimated { g.cropTrack = track }
+        }
+        if let text = values[.size] {
+            let p = text.lowercased().split(separator: "x").map { Int($0) }
+            guard p.count == 2, let w = p[0], let h = p[1], w > 0 || w == -1 || w == -2, h > 0 || h == -1 || h == -2,
+                w > 0 || h > 0
+            else {
+                throw Settings.refuse(
+                    .size, "\(setting: .size) takes WxH, with -1 or -2 for one side to keep the aspect (got '\(text)')")
+            }
+            guard w <= 16384, h <= 16384 else {
+                throw Settings.refuse(.size, "\(setting: .size): at most 16384 pixels a side (got '\(text)')")
+            }
+            g.size = .init(width: w, height: h)
+        }
+
+        let rotateText = values[.rotate] ?? "0"
+        var angle: Track
+        do { angle = try Track.parse(rotateText, components: 1, setting: .rotate) } catch {
+            throw Settings.refuse(
+                .rotate,
+                "\(setting: .rotate) takes degrees clockwise (90, 180, 270, or any angle such as 7.5 or -3) or "
+                    + "keyframes like '0s:0, 2s:10' (got '\(rotateText)')")
+        }
+        angle.ease = ease
+        guard angle.keys.allSatisfy({ abs($0.value[0]) <= 1_000_000 }) else {
+            throw Settings.refuse(
+                .rotate, "\(setting: .rotate): at most 1000000 degrees either way (got '\(rotateText)')")
+        }
+        let degrees = angle.keys[0].value[0]
+        if !angle.isAnimated, degrees.truncatingRemainder(dividingBy: 90) == 0 {
+            g.rotate = (Int(degrees.truncatingRemainder(dividingBy: 360)) + 360) % 360
+        } else {
+            g.angle = angle
+        }
+
+        if let text = values[.transform] {
+            var m: Track
+            do { m = try Track.parse(text, components: 6, setting: .transform) } catch {
+                throw Settings.refuse(
+                    .transform,
+                    "\(setting: .transform) takes six numbers a,b,c,d,tx,ty (e.g. 1.2,0,0,1.2,-192,-108) or keyframes "
+                        + "like '0s:1,0,0,1,0,0, 4s:1.5,0,0,1.5,-480,-270' (got '\(text)')")
+            }
+            m.ease = ease
+            try GeometryPlan.checkTransform(m)
+            g.transform = m
+        }
+        g.flip = try choice(.flip, GeometryRequest.Flip.self)
+        g.orientation = try choice(.orientation, GeometryRequest.OrientationMode.self) ?? .auto
+        return g
+    }
+
+    /// Start and end in seconds (a duration becomes the end).
+    private func trim() throws(CropZoomError) -> (start: Double?, end: Double?) {
+        var parsed: [Setting: Double] = [:]
+        for setting in [Setting.start, .end, .duration] {
+            guard let text = values[setting] else { continue }
+            guard let seconds = Settings.seconds(text) else {
+                throw Settings.refuse(
+                    setting, "\(setting: setting) \(text): not a time (seconds like 12.5, or [hh:]mm:ss[.mmm])")
+            }
+            parsed[setting] = seconds
+        }
+        if parsed[.end] != nil && parsed[.duration] != nil {
+            throw Settings.refuse(
+                .duration, "\(setting: .end) and \(setting: .duration) both say where to stop: give one")
+        }
+        let start = parsed[.start] ?? 0
+        if let end = parsed[.end], end <= start {
+            throw Settings.refuse(
+                .end, "\(setting: .end) \(values[.end]!) is not after \(setting: .start) \(values[.start] ?? "0")")
+        }
+        if let duration = parsed[.duration] {
+            guard duration > 0 else { throw Settings.refuse(.duration, "\(setting: .duration) must be more than 0") }
+            return (parsed[.start], start + duration)
+        }
+        return (parsed[.start], parsed[.end])
+    }
+
+    /// A word from the setting's choices.
+    private func choice<T: RawRepresentable<String>>(_ setting: Setting, _: T.Type) throws(CropZoomError) -> T? {
+        guard let text = values[setting] else { return nil }
+        guard let value = T(rawValue: text.lowercased()) else {
+            let words = setting.choices ?? []
+            let list = words.dropLast().joined(separator: ", ") + (words.count > 1 ? " or " : "") + (words.last ?? "")
+            throw Settings.refuse(setting, "\(setting: setting) takes \(list) (got '\(text)')")
+        }
+        return value
+    }
+
+    /// A thread count from 1 to 256.
+    private func count(_ setting: Setting) throws(CropZoomError) -> Int? {
+        guard let text = values[setting] else { return nil }
+        guard let n = Int(text.trimmingCharacters(in: .whitespaces)), (1...256).contains(n) else {
+            throw Settings.refuse(setting, "\(setting: setting) takes a number from 1 to 256 (got \(text))")
+        }
+        return n
+    }
+
+    static func refuse(_ setting: Setting, _ reason: String) -> CropZoomError {
+        CropZoomError(.usage, setting: setting, reason: reason)
+    }
+}
