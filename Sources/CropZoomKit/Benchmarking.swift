@@ -55,10 +55,11 @@
         source = try Frame(width: sourceWidth, height: sourceHeight, format: info.format)
         source.pts = 0
         Self.fill(source, info)
-        framePool = FramePool(width: plan.output.width, height: plan.output.height, format: info.format, capacity: 4)
+        framePool = FramePool(
+            width: plan.output.width, height: plan.output.height, format: PixelFormat(info.format), capacity: 4)
         // Frame n is shown at n / 30 s.
         transformer = Transformer(
-            plan: plan, outputFormat: info.format, outputFullRange: info.isJ,
+            plan: plan, outputFormat: PixelFormat(info.format), outputFullRange: info.isJ,
             scaler: scaler, kernel: kernel,
             frameTime: { Double($0) / 30 }, background: background)
         try runOnce()  // builds the scaler and the pool's first frame outside the measurement
@@ -114,7 +115,7 @@
         guard let info = PixelFormatInfo(name: pixelFormat) else {
             throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
         }
-        pool = FramePool(width: width, height: height, format: info.format, capacity: capacity)
+        pool = FramePool(width: width, height: height, format: PixelFormat(info.format), capacity: capacity)
         try acquireRelease()  // the first acquire allocates; later ones reuse
     }
 

@@ -75,18 +75,6 @@ public struct StreamInfo: Codable, Sendable, Equatable {
 }
 
 public enum MediaProbe {
-    /// ffprobe's name for a field order and what it means; nil when unknown.
-    static func fieldOrder(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
-        switch f {
-        case AV_FIELD_PROGRESSIVE: return ("progressive", "progressive")
-        case AV_FIELD_TT: return ("tt", "top field first")
-        case AV_FIELD_BB: return ("bb", "bottom field first")
-        case AV_FIELD_TB: return ("tb", "top field coded first, bottom shown first")
-        case AV_FIELD_BT: return ("bt", "bottom field coded first, top shown first")
-        default: return nil
-        }
-    }
-
     /// Video packets read to decide whether the frame rate varies (≈ 30 s at 30 fps).
     public static let rateWindow = 900
 
@@ -127,11 +115,11 @@ public enum MediaProbe {
         return info
     }
 
-    private static func seconds(_ t: Int64, _ tb: AVRational) -> Double? {
-        t == AVCode.noPTS ? nil : Double(t) * av_q2d(tb)
+    private static func seconds(_ t: Int64, _ tb: TimeBase) -> Double? {
+        t == AVCode.noPTS ? nil : Double(t) * tb.seconds
     }
 
-    private static func rational(_ r: AVRational) -> String { "\(r.num)/\(r.den)" }
+    private static func rational(_ r: Rational) -> String { "\(r.num)/\(r.den)" }
 
     private static func describe(_ st: StreamRef, index: Int) -> StreamInfo {
         let par = st.parameters.pointee
@@ -154,8 +142,8 @@ public enum MediaProbe {
         let disposition = st.disposition
         var s = StreamInfo(
             index: index, type: type, codec: codecName, profile: profile,
-            startTime: seconds(st.startTime ?? AVCode.noPTS, st.timeBase.rational),
-            duration: st.duration > 0 ? seconds(st.duration, st.timeBase.rational) : nil,
+            startTime: seconds(st.startTime ?? AVCode.noPTS, st.timeBase),
+            duration: st.duration > 0 ? seconds(st.duration, st.timeBase) : nil,
             declaredFrames: Int(st.declaredFrames), language: language,
             isDefault: disposition & AV_DISPOSITION_DEFAULT != 0,
             attachedPicture: disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
@@ -168,10 +156,10 @@ public enum MediaProbe {
             s.rotation = (orientation.isMirror ? orientation.then(.flipHorizontal) : orientation).rotationDegrees
             s.mirrored = orientation.isMirror
             var sar = st.sampleAspectRatio
-            if sar.num <= 0 || sar.den <= 0 { sar = par.sample_aspect_ratio }
-            if sar.num <= 0 || sar.den <= 0 { sar = AVRational(num: 1, den: 1) }
+            if !sar.isKnown { sar = Rational(par.sample_aspect_ratio) }
+            if !sar.isKnown { sar = .one }
             s.sampleAspectRatio = "\(sar.num):\(sar.den)"
-            let stretched = (Double(par.width) * av_q2d(sar)).rounded()
+            let stretched = (Double(par.width) * sar.value).rounded()
             let shown = orientation.apply(width: Int(stretched), height: Int(par.height))
             (s.displayWidth, s.displayHeight) = (shown.width, shown.height)
             let pf = AVPixelFormat(rawValue: par.format)
@@ -179,12 +167,10 @@ public enum MediaProbe {
                 s.pixelFormat = info.name
                 s.bitDepth = info.bitDepth
             }
-            s.fieldOrder = MediaProbe.fieldOrder(par.field_order)?.name
+            s.fieldOrder = st.fieldOrder?.name
             s.rFrameRate = rational(st.realFrameRate)
             s.avgFrameRate = rational(st.averageFrameRate)
-            if st.averageFrameRate.num > 0 && st.averageFrameRate.den > 0 {
-                s.fps = av_q2d(st.averageFrameRate)
-            }
+            if st.averageFrameRate.isKnown { s.fps = st.averageFrameRate.value }
         } else if par.codec_type == AVMEDIA_TYPE_AUDIO {
             s.sampleRate = Int(par.sample_rate)
             s.channels = Int(par.ch_layout.nb_channels)

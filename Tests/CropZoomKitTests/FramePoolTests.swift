@@ -13,7 +13,7 @@ struct FramePoolTests {
     ]
 
     @Test func reusesFramesAfterWarmUp() throws {
-        let pool = FramePool(width: 64, height: 48, format: AV_PIX_FMT_YUV420P, capacity: 4)
+        let pool = FramePool(width: 64, height: 48, format: PixelFormat(AV_PIX_FMT_YUV420P), capacity: 4)
         for _ in 0..<300 {
             let a = try pool.acquire()
             let b = try pool.acquire()
@@ -27,7 +27,7 @@ struct FramePoolTests {
     }
 
     @Test func skipsFramesStillReferencedElsewhere() throws {
-        let pool = FramePool(width: 64, height: 48, format: AV_PIX_FMT_YUV420P, capacity: 4)
+        let pool = FramePool(width: 64, height: 48, format: PixelFormat(AV_PIX_FMT_YUV420P), capacity: 4)
         let a = try pool.acquire()
         // Someone (an encoder) keeps a reference to a's buffers.
         let holder = try Frame()
@@ -44,7 +44,7 @@ struct FramePoolTests {
     }
 
     @Test func isBounded() throws {
-        let pool = FramePool(width: 16, height: 16, format: AV_PIX_FMT_YUV420P, capacity: 2)
+        let pool = FramePool(width: 16, height: 16, format: PixelFormat(AV_PIX_FMT_YUV420P), capacity: 2)
         let a = try pool.acquire()
         let b = try pool.acquire()
         #expect(throws: CropZoomError.self) { _ = try pool.acquire() }

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: all state is behind `condition`; frames are handed over whole.
 final class FramePool: @unchecked Sendable {
-    let width: Int, height: Int, format: AVPixelFormat
+    let width: Int, height: Int, format: PixelFormat
     let capacity: Int
     private var free: [Frame] = []
     private var outstanding = 0
@@ -19,7 +19,7 @@ final class FramePool: @unchecked Sendable {
     private var statistics = PoolStatistics()
     private let control: RunControl?
 
-    init(width: Int, height: Int, format: AVPixelFormat, capacity: Int, control: RunControl? = nil) {
+    init(width: Int, height: Int, format: PixelFormat, capacity: Int, control: RunControl? = nil) {
         self.width = width
         self.height = height
         self.format = format

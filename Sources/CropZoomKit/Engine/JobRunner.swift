@@ -39,17 +39,16 @@ final class JobRunner {
             switch route {
             case .copy where job.demuxer.isAudio(i): audio.append("#\(i) copied")
             case .reencode(let t, _):
-                audio.append("#\(i) re-encoded (\(String(cString: t.encoder.pointer.pointee.codec.pointee.name)))")
+                audio.append("#\(i) re-encoded (\(t.encoder.name))")
             default: break
             }
         }
-        let container =
-            av_guess_format(nil, configuration.output, nil).map { String(cString: $0.pointee.name) } ?? "unknown"
+        let container = OutputFormat.guessMuxer(format: nil, path: configuration.output) ?? "unknown"
         return JobPlan(
             input: configuration.input, output: configuration.output, container: container,
             window: p.source, outputWidth: p.output.width, outputHeight: p.output.height,
             orientation: display.isIdentity ? "none" : display.description,
-            videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
+            videoCodec: job.encoder?.context.name ?? "none", pixelFormat: job.outputFormat.name,
             audio: audio, notices: notices, motion: Self.motion(of: p))
     }
 
@@ -140,7 +139,7 @@ final class JobRunner {
         return TranscodeSummary(
             output: cfg.null ? "(null)" : cfg.output, outputWidth: job.plan.output.width,
             outputHeight: job.plan.output.height,
-            videoCodec: job.encoder?.context.name ?? "none", pixelFormat: pixelFormatName(job.outputFormat),
+            videoCodec: job.encoder?.context.name ?? "none", pixelFormat: job.outputFormat.name,
             framesIn: counts.framesIn, framesOut: counts.framesOut,
             corruptSkipped: job.decoder.corruptPackets + job.demuxer.skippedErrors + counts.audioCorrupt
                 + counts.copiedDamaged,

@@ -25,6 +25,16 @@ final class CodecContext: @unchecked Sendable {
     }
 
     var name: String { String(cString: codec.pointee.name) }
+    var codecID: AVCodecID { pointer.pointee.codec_id }
+    /// Picture size and format (a decoder's, from its stream's parameters).
+    var width: Int { Int(pointer.pointee.width) }
+    var height: Int { Int(pointer.pointee.height) }
+    var pixelFormat: PixelFormat { PixelFormat(pointer.pointee.pix_fmt) }
+    /// Tagged full ("JPEG") range.
+    var isTaggedFullRange: Bool { pointer.pointee.color_range == AVCOL_RANGE_JPEG }
+    var sampleAspect: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
+    /// The bottom field is shown first (`AV_FIELD_BB`, `AV_FIELD_BT`).
+    var isBottomFieldFirst: Bool { [AV_FIELD_BB, AV_FIELD_BT].contains(pointer.pointee.field_order) }
 
     /// `avcodec_open2` with the given options; options the codec did not take are returned.
     @discardableResult

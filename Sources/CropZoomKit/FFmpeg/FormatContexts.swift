@@ -71,6 +71,10 @@ final class InputFormat: @unchecked Sendable {
 
     /// Short name of the demuxer (e.g. "mov,mp4,m4a,3gp,3g2,mj2").
     var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
+    /// The times are a clock reading, not presentation times (`AVFMT_TS_DISCONT`: MPEG-TS/PS).
+    var hasClockTimestamps: Bool { pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 }
+    /// Chapters the demuxer read.
+    var chapterCount: Int { Int(pointer.pointee.nb_chapters) }
 
     /// Duration in seconds, if known.
     var duration: Double? {
@@ -247,6 +251,21 @@ final class OutputFormat: @unchecked Sendable {
     func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
 
     var needsGlobalHeader: Bool { outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
+
+    /// The muxer FFmpeg would choose for `format` (a name) or else `path`'s extension (`av_guess_format`).
+    static func guessMuxer(format: String?, path: String) -> String? {
+        av_guess_format(format, path, nil).map { String(cString: $0.pointee.name) }
+    }
+
+    /// The file's tags from `input` (`av_dict_copy` of the container metadata).
+    func copyMetadata(from input: InputFormat) {
+        av_dict_copy(&pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+    }
+
+    /// `input`'s chapters in [from, to) (`AV_TIME_BASE` units), moved by `shift` (`cz_copy_chapters`).
+    func copyChapters(from input: InputFormat, from start: Int64, to end: Int64, shift: Int64) throws(CropZoomError) {
+        try check(cz_copy_chapters(pointer, input.pointer, start, end, shift), "copying chapters", path: displayPath)
+    }
 
     /// `avio_open2` on the temporary path, then `avformat_write_header` with muxer options.
     func writeHeader(options: [String: String]) throws(CropZoomError) {

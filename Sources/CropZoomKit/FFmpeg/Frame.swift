@@ -19,12 +19,20 @@ final class Frame: @unchecked Sendable {
     static let pictureAlignment: Int32 = 64
 
     /// A frame with its own buffers (`av_frame_get_buffer`, 64-byte aligned) for a picture.
+    convenience init(width: Int, height: Int, format: PixelFormat) throws(CropZoomError) {
+        try self.init(width: width, height: height, format: format.av)
+    }
+
     convenience init(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
         try self.init()
         try allocatePicture(width: width, height: height, format: format)
     }
 
     /// Gives the frame fresh picture buffers (`av_frame_unref`, then `av_frame_get_buffer`).
+    func allocatePicture(width: Int, height: Int, format: PixelFormat) throws(CropZoomError) {
+        try allocatePicture(width: width, height: height, format: format.av)
+    }
+
     func allocatePicture(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
         av_frame_unref(pointer)
         pointer.pointee.width = Int32(width)
@@ -41,6 +49,16 @@ final class Frame: @unchecked Sendable {
     var width: Int { Int(pointer.pointee.width) }
     var height: Int { Int(pointer.pointee.height) }
     var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+    /// The decoder's guess of the presentation time (`best_effort_timestamp`).
+    var bestEffortTimestamp: Int64 {
+        get { pointer.pointee.best_effort_timestamp }
+        set { pointer.pointee.best_effort_timestamp = newValue }
+    }
+    /// The duration of the packet the frame came from (`pkt_duration`), in the decoder's time base.
+    var packetDuration: Int64 {
+        get { pointer.pointee.pkt_duration }
+        set { pointer.pointee.pkt_duration = newValue }
+    }
     /// Full ("JPEG") range: a "J" pixel format, or tagged so.
     var isFullRange: Bool {
         PixelFormatInfo(pixelFormat)?.isJ == true || pointer.pointee.color_range == AVCOL_RANGE_JPEG

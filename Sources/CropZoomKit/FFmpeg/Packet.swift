@@ -21,8 +21,19 @@ final class Packet: @unchecked Sendable {
     }
 
     var streamIndex: Int { Int(pointer.pointee.stream_index) }
-    var pts: Int64 { pointer.pointee.pts }
-    var dts: Int64 { pointer.pointee.dts }
+    var pts: Int64 {
+        get { pointer.pointee.pts }
+        set { pointer.pointee.pts = newValue }
+    }
+    var dts: Int64 {
+        get { pointer.pointee.dts }
+        set { pointer.pointee.dts = newValue }
+    }
+    /// In the stream's time base (0: unknown).
+    var duration: Int64 {
+        get { pointer.pointee.duration }
+        set { pointer.pointee.duration = newValue }
+    }
     var size: Int { Int(pointer.pointee.size) }
     var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
 

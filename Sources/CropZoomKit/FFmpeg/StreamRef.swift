@@ -37,9 +37,35 @@ struct StreamRef: @unchecked Sendable {
     var isSubtitle: Bool { mediaType == AVMEDIA_TYPE_SUBTITLE }
     /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`), not video.
     var isAttachedPicture: Bool { pointer.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
-    var averageFrameRate: AVRational { pointer.pointee.avg_frame_rate }
-    var realFrameRate: AVRational { pointer.pointee.r_frame_rate }
-    var sampleAspectRatio: AVRational { pointer.pointee.sample_aspect_ratio }
+    var averageFrameRate: Rational { Rational(pointer.pointee.avg_frame_rate) }
+    var realFrameRate: Rational { Rational(pointer.pointee.r_frame_rate) }
+    var sampleAspectRatio: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
+    /// The frame rate the stream states: the average, else the "real" base rate (either may be unknown).
+    var statedFrameRate: Rational { averageFrameRate.isKnown ? averageFrameRate : realFrameRate }
+    /// The YUV matrix the stream is labelled with (`color_space`).
+    var colorMatrix: ColorMatrix { ColorMatrix(parameters.pointee.color_space) }
+    /// Audio: samples per second and channels (0: unknown, as in an MPEG-TS stream not yet seen).
+    var sampleRate: Int { Int(parameters.pointee.sample_rate) }
+    var channelCount: Int { Int(parameters.pointee.ch_layout.nb_channels) }
+    /// Samples the decoder drops at the start (Opus's pre-skip), at the codec's rate.
+    var initialPadding: Int64 { Int64(parameters.pointee.initial_padding) }
+    /// The demuxer reads none of its packets (`AVDISCARD_ALL`).
+    var isDiscarded: Bool { pointer.pointee.discard == AVDISCARD_ALL }
+    /// How the stream's frames are scanned, and what that means: nil when unknown, "progressive" or
+    /// an interlaced order ("tt", top field first, …).
+    var fieldOrder: (name: String, meaning: String)? { StreamRef.describe(parameters.pointee.field_order) }
+
+    /// `AVFieldOrder` in ffprobe's name, and what it means.
+    static func describe(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
+        switch f {
+        case AV_FIELD_PROGRESSIVE: return ("progressive", "progressive")
+        case AV_FIELD_TT: return ("tt", "top field first")
+        case AV_FIELD_BB: return ("bb", "bottom field first")
+        case AV_FIELD_TB: return ("tb", "top field coded first, bottom shown first")
+        case AV_FIELD_BT: return ("bt", "bottom field coded first, top shown first")
+        default: return nil
+        }
+    }
 
     /// The stream's tag `key` (`av_dict_get`), nil when absent.
     func metadata(_ key: String) -> String? {

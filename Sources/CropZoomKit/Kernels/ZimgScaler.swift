@@ -22,6 +22,19 @@ final class ZimgScaler: @unchecked Sendable {
         var chromaLocation: AVChromaLocation
     }
 
+    /// Why zimg cannot do `src` → `dst` with `filter`, or nil when it can (see below).
+    static func refusal(
+        src: PixelFormat, dst: PixelFormat, srcFullRange: Bool, dstFullRange: Bool,
+        filter: TranscodeConfiguration.Scaler
+    ) -> String? {
+        refusal(src: src.av, dst: dst.av, srcFullRange: srcFullRange, dstFullRange: dstFullRange, filter: filter)
+    }
+
+    /// The usage error for `--kernel zimg` where zimg cannot scale.
+    static func refused(_ reason: String, src: PixelFormat, dst: PixelFormat) -> CropZoomError {
+        refused(reason, src: src.av, dst: dst.av)
+    }
+
     /// Why zimg cannot do `src` → `dst` with `filter`, or nil when it can: it takes planar YUV or
     /// grey on both sides (no alpha, native endianness, 8–16 bits), the same range in and out,
     /// and every filter but area. Everything else goes to swscale.

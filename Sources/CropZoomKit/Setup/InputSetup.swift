@@ -20,8 +20,8 @@ struct InputSetup {
         }
         self.videoIndex = videoIndex
         decoder = try VideoDecoder(input: input, streamIndex: videoIndex)
-        let dec = decoder.context.pointer
-        guard dec.pointee.width > 0, dec.pointee.height > 0, dec.pointee.pix_fmt != AV_PIX_FMT_NONE else {
+        let dec = decoder.context
+        guard dec.width > 0, dec.height > 0, dec.pixelFormat != .none else {
             if cfg.input == "-" && input.formatName.contains("mp4") {
                 throw CropZoomError(
                     .inputUnreadable, path: "stdin",
@@ -60,8 +60,7 @@ extension SourcePicture {
     /// The pixel aspect ratio of stream `st` (its own, else its decoder's; 1 when neither says).
     static func sampleAspect(_ st: StreamRef, _ decoder: VideoDecoder) -> Double {
         var r = st.sampleAspectRatio
-        if r.num <= 0 || r.den <= 0 { r = decoder.context.pointer.pointee.sample_aspect_ratio }
-        if r.num <= 0 || r.den <= 0 { return 1 }
-        return av_q2d(r)
+        if !r.isKnown { r = decoder.context.sampleAspect }
+        return r.isKnown ? r.value : 1
     }
 }

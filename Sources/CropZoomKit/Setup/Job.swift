@@ -21,10 +21,10 @@ final class Job: @unchecked Sendable {
     let encoder: VideoEncoder?
     let muxer: Muxer
     let plan: GeometryPlan
-    let outputFormat: AVPixelFormat
+    let outputFormat: PixelFormat
     let fullRange: Bool
     /// The YUV matrix of an RGB ↔ YUV conversion.
-    let matrix: AVColorSpace
+    let matrix: ColorMatrix
     let routes: [StreamRoute]
     let videoIndex: Int
     let videoOutput: Int?
@@ -64,13 +64,11 @@ final class Job: @unchecked Sendable {
         routes = streams.routes
         videoOutput = streams.videoOutput
         let input = source.input
-        av_dict_copy(&target.output.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        target.output.copyMetadata(from: input)
         trim = try TrimWindow(cfg, input: input, videoIndex: videoIndex)
         // Chapters: cut to the trim and moved with the streams.
-        try check(
-            cz_copy_chapters(
-                target.output.pointer, input.pointer, trim.chapters.from, trim.chapters.to,
-                trim.chapters.shift), "copying chapters", path: cfg.output)
+        try target.output.copyChapters(
+            from: input, from: trim.chapters.from, to: trim.chapters.to, shift: trim.chapters.shift)
         let bases = muxer.sourceTimeBase
         times = TimestampPolicy(
             window: trim.times, videoIndex: videoIndex, decoderBase: decoder.timeBase,
@@ -87,7 +85,7 @@ final class Job: @unchecked Sendable {
             scaler: configuration.scaler, kernel: configuration.kernel,
             frameTime: { pts in pts == AVCode.noPTS ? 0 : times.mediaTime(pts) },
             background: configuration.background, deinterlace: configuration.deinterlace,
-            topFieldFirst: ![AV_FIELD_BB, AV_FIELD_BT].contains(decoder.context.pointer.pointee.field_order))
+            topFieldFirst: !decoder.context.isBottomFieldFirst)
     }
 
     /// Trailer, close, rename into place.

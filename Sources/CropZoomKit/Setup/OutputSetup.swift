@@ -17,7 +17,7 @@ struct OutputSetup {
     /// temporary name to rename). Refuses one image name for a whole clip.
     static func claim(_ cfg: TranscodeConfiguration, notices: NoticeLog) throws(CropZoomError) -> AtomicOutput? {
         if cfg.null || cfg.output == "-" { return nil }
-        let muxerName = av_guess_format(cfg.format, cfg.output, nil).map { String(cString: $0.pointee.name) }
+        let muxerName = OutputFormat.guessMuxer(format: cfg.format, path: cfg.output)
         // One image file cannot hold every frame (image2 fails at the second one).
         if muxerName == "image2", RawPath.withCString(cfg.output, { av_filename_number_test($0) }) == 0 {
             let name = URL(fileURLWithPath: cfg.output).deletingPathExtension().lastPathComponent
@@ -42,8 +42,7 @@ struct OutputSetup {
             streaming: cfg.output == "-" || atomic?.kind == .stream)
         containerName =
             cfg.null
-            ? (cfg.format ?? av_guess_format(nil, cfg.output, nil).map { String(cString: $0.pointee.name) }
-                ?? "matroska")
+            ? (cfg.format ?? OutputFormat.guessMuxer(format: nil, path: cfg.output) ?? "matroska")
             : output.formatName
         container =
             cfg.null ? (try? OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)) ?? output : output

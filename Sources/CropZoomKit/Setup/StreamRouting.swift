@@ -60,7 +60,6 @@ struct StreamRouting {
         }
         for i in 0..<input.streamCount {
             let st = input.stream(i)
-            let par = st.parameters
             let codecName = st.codecName
             if i == videoIndex {
                 if let encoder = video.encoder {
@@ -84,7 +83,7 @@ struct StreamRouting {
                     } else if alphaMode == "1" && !inInfo.hasAlpha {
                         notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
                     }
-                    if let f = MediaProbe.fieldOrder(par.pointee.field_order), f.name != "progressive" {
+                    if let f = st.fieldOrder, f.name != "progressive" {
                         if cfg.deinterlace == .off {
                             notice(
                                 "video stream #\(i) is interlaced (\(f.meaning)); \(setting: .deinterlace) off: "
@@ -112,7 +111,7 @@ struct StreamRouting {
                     continue
                 }
                 // (An MPEG-TS can declare a stream whose first packets come after the probe.)
-                if par.pointee.sample_rate <= 0 || par.pointee.ch_layout.nb_channels <= 0 {
+                if st.sampleRate <= 0 || st.channelCount <= 0 {
                     drop(
                         "audio", i, codecName,
                         "its sample rate and channels are unknown "
@@ -140,7 +139,7 @@ struct StreamRouting {
                     routes[i] = .reencode(t, output: out)
                     audioReencoded += 1
                     if cfg.audio == .auto {
-                        let id = t.encoder.pointer.pointee.codec_id
+                        let id = t.encoder.codecID
                         let targetName =
                             id == AV_CODEC_ID_OPUS
                             ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
@@ -153,9 +152,9 @@ struct StreamRouting {
                     let mkvOut = containerName == "matroska" || containerName == "webm"
                     let out = try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily)
                     routes[i] = .copy(output: out)
-                    if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && par.pointee.initial_padding > 0 {
-                        codecDelay[out] = av_rescale_q(
-                            Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), st.timeBase.rational)
+                    if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && st.initialPadding > 0 {
+                        // Opus counts its pre-skip at 48 kHz whatever the stream's rate.
+                        codecDelay[out] = TimeBase(num: 1, den: 48000).rescale(st.initialPadding, to: st.timeBase)
                     }
                     audioCopied += 1
                 } else {
@@ -197,7 +196,7 @@ struct StreamRouting {
     /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's
     /// chapters (`mov_read_chapters`), makes it a data stream and discards it (`AVDISCARD_ALL`).
     static func isChapterTrack(_ st: StreamRef, in input: InputFormat) -> Bool {
-        input.pointer.pointee.nb_chapters > 0 && st.pointer.pointee.discard == AVDISCARD_ALL
+        input.chapterCount > 0 && st.isDiscarded
             && st.mediaType == AVMEDIA_TYPE_DATA
     }
 }

@@ -18,7 +18,7 @@ struct TrimWindow {
             let t = p.pts != AVCode.noPTS ? p.pts : p.dts
             guard t != AVCode.noPTS else { return true }
             let i = p.streamIndex
-            let d = p.pointer.pointee.duration
+            let d = p.duration
             if subtitle[i] && d > 0 { return t + d > start[i] && (end[i].map { t < $0 } ?? true) }
             return t >= start[i] && (end[i].map { t < $0 } ?? true)
         }
@@ -26,13 +26,13 @@ struct TrimWindow {
         /// A kept subtitle packet shown beyond the window starts or ends at its edge.
         func cut(_ p: Packet) {
             let i = p.streamIndex
-            let d = p.pointer.pointee.duration
+            let d = p.duration
             guard subtitle[i], d > 0, p.pts != AVCode.noPTS else { return }
             let from = max(p.pts, start[i])
             let to = min(p.pts + d, end[i] ?? .max)
-            p.pointer.pointee.pts = from
-            if p.dts != AVCode.noPTS { p.pointer.pointee.dts = max(p.dts, from) }
-            p.pointer.pointee.duration = to - from
+            p.pts = from
+            if p.dts != AVCode.noPTS { p.dts = max(p.dts, from) }
+            p.duration = to - from
         }
 
         /// True for a packet at or after the end (its stream has nothing more to give).
@@ -126,7 +126,7 @@ struct TrimWindow {
     /// (`AVFMT_TS_DISCONT`) start wherever the encoder's clock stood. Nil for other inputs — an
     /// MP4's or Matroska's start (an empty edit) is deliberate and kept.
     static func clockOrigin(_ input: InputFormat) -> [Int64]? {
-        guard input.pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 else { return nil }
+        guard input.hasClockTimestamps else { return nil }
         var earliest: (time: Int64, base: TimeBase)? = nil
         for i in 0..<input.streamCount {
             let st = input.stream(i)

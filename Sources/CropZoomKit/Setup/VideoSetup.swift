@@ -7,12 +7,12 @@ import Foundation
 /// it the decoder opened and the encoder made.
 struct VideoSetup {
     let plan: GeometryPlan
-    let outputFormat: AVPixelFormat
+    let outputFormat: PixelFormat
     let inputInfo: PixelFormatInfo
     let outputInfo: PixelFormatInfo
     let fullRange: Bool
     /// The YUV matrix of an RGB ↔ YUV conversion: the output's label, or the input's for RGB output.
-    let matrix: AVColorSpace
+    let matrix: ColorMatrix
     let threads: ThreadPlan
     /// Nil with `--codec none`.
     let encoder: VideoEncoder?
@@ -20,30 +20,30 @@ struct VideoSetup {
 
     init(_ cfg: TranscodeConfiguration, input: InputSetup, output: OutputSetup) throws(CropZoomError) {
         let decoder = input.decoder
-        let dec = decoder.context.pointer
+        let dec = decoder.context
         let videoStream = input.input.stream(input.videoIndex)
-        let codec: UnsafePointer<AVCodec>? =
+        let codec: EncoderRef? =
             cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: output.container)
-        let inFormat = dec.pointee.pix_fmt
+        let inFormat = dec.pixelFormat
         let outputFormat =
-            try codec.map { (c: UnsafePointer<AVCodec>) throws(CropZoomError) in
+            try codec.map { (c: EncoderRef) throws(CropZoomError) in
                 try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
             } ?? inFormat
         self.outputFormat = outputFormat
-        let inInfo = PixelFormatInfo(inFormat)!
-        let outInfo = PixelFormatInfo(outputFormat)!
+        let inInfo = inFormat.info!
+        let outInfo = outputFormat.info!
         inputInfo = inInfo
         outputInfo = outInfo
-        let fullRange = outInfo.isJ || inInfo.isJ || dec.pointee.color_range == AVCOL_RANGE_JPEG
+        let fullRange = outInfo.isJ || inInfo.isJ || dec.isTaggedFullRange
         self.fullRange = fullRange
-        let inSpace = videoStream.parameters.pointee.color_space
+        let inSpace = videoStream.colorMatrix
         matrix =
             outInfo.isRGB
             ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
 
         // Geometry.
         let source = SourcePicture(
-            width: Int(dec.pointee.width), height: Int(dec.pointee.height),
+            width: dec.width, height: dec.height,
             sampleAspect: SourcePicture.sampleAspect(videoStream, decoder),
             display: videoStream.displayOrientation,
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
@@ -87,7 +87,7 @@ struct VideoSetup {
         let load = ThreadPlan.Load(
             inputPixels: source.width * source.height,
             outputPixels: plan.output.width * plan.output.height,
-            encoder: codec.map { String(cString: $0.pointee.name) }, preset: cfg.preset,
+            encoder: codec?.name, preset: cfg.preset,
             strict: cfg.strict, heavyTransform: plan.warp != nil)
         let threads = ThreadPlan.make(
             threads: cfg.threads, load: load, decoder: cfg.decoderThreads,
@@ -101,24 +101,23 @@ struct VideoSetup {
             encoder = nil
             return
         }
-        let sar = plan.keepsInputAspectAndMatrix ? dec.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
-        var frameRate = videoStream.averageFrameRate
-        if frameRate.num <= 0 || frameRate.den <= 0 { frameRate = videoStream.realFrameRate }
+        let sar = plan.keepsInputAspectAndMatrix ? dec.sampleAspect : .one
+        let frameRate = videoStream.statedFrameRate
         do {
             encoder = try VideoEncoder(
                 .init(
                     codec: codec, width: plan.output.width, height: plan.output.height,
-                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.timeBase.rational,
+                    pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.timeBase,
                     frameRate: frameRate, sampleAspect: sar,
-                    colorSource: UnsafePointer(videoStream.parameters),
+                    colorSource: videoStream,
                     globalHeader: output.output.needsGlobalHeader, threads: threads.encoder,
                     crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
                     verbose: cfg.verbose))
         } catch  where cfg.codec == nil && error.kind == .processing && error.code == AVCode.invalidArgument {
             // The container's own codec (DV's, for one, takes 720x480 at 29.97 fps or 720x576
             // at 25 fps only) refuses this picture: a usage error, before anything is written.
-            let name = String(cString: codec.pointee.name)
-            let fps = frameRate.den > 0 ? String(format: "%.4g", av_q2d(frameRate)) : "?"
+            let name = codec.name
+            let fps = frameRate.den > 0 ? String(format: "%.4g", frameRate.value) : "?"
             throw CropZoomError(
                 .usage, path: cfg.output,
                 setting: .codec,

@@ -66,10 +66,8 @@ struct TimestampPolicy: Sendable {
         if t < w.start[videoIndex] { return .before }
         if let e = w.end[videoIndex], t >= e { return .after }
         let o = w.shift[videoIndex]
-        if frame.pointer.pointee.pts != AVCode.noPTS { frame.pointer.pointee.pts -= o }
-        if frame.pointer.pointee.best_effort_timestamp != AVCode.noPTS {
-            frame.pointer.pointee.best_effort_timestamp -= o
-        }
+        if frame.pts != AVCode.noPTS { frame.pts -= o }
+        if frame.bestEffortTimestamp != AVCode.noPTS { frame.bestEffortTimestamp -= o }
         return .keep
     }
 
@@ -78,10 +76,10 @@ struct TimestampPolicy: Sendable {
     @inline(__always)
     func stamp(_ out: Frame, from input: Frame) {
         out.pts = input.presentationTime
-        out.pointer.pointee.pkt_duration = input.pointer.pointee.pkt_duration
+        out.packetDuration = input.packetDuration
         guard let encoderBase, !decoderBase.isSameUnit(as: encoderBase) else { return }
         out.pts = decoderBase.rescale(out.pts, to: encoderBase)
-        out.pointer.pointee.pkt_duration = decoderBase.rescale(out.pointer.pointee.pkt_duration, to: encoderBase)
+        out.packetDuration = decoderBase.rescale(out.packetDuration, to: encoderBase)
     }
 
     /// Media seconds of a decoded frame's presentation time (where keyframes are evaluated).

@@ -59,13 +59,15 @@ final class Transformer: @unchecked Sendable {
     private var fields: Frame?
 
     init(
-        plan: GeometryPlan, outputFormat: AVPixelFormat, outputFullRange: Bool,
-        matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED,
+        plan: GeometryPlan, outputFormat pixelFormat: PixelFormat, outputFullRange: Bool,
+        matrix colorMatrix: ColorMatrix = .unspecified,
         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto,
         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0),
         deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true
     ) {
+        let outputFormat = pixelFormat.av
+        let matrix = colorMatrix.av
         self.plan = plan
         self.deinterlace = deinterlace
         self.topFieldFirst = topFieldFirst

@@ -5,19 +5,21 @@ final class VideoEncoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the encode stage).
     let context: CodecContext
     let timeBase: TimeBase
-    let pixelFormat: AVPixelFormat
+    let pixelFormat: PixelFormat
     let fullRange: Bool
     private let packet: Packet
 
     struct Settings {
-        var codec: UnsafePointer<AVCodec>
+        var codec: EncoderRef
         var width: Int, height: Int
-        var pixelFormat: AVPixelFormat
+        var pixelFormat: PixelFormat
         var fullRange: Bool
-        var timeBase: AVRational
-        var frameRate: AVRational
-        var sampleAspect: AVRational
-        var colorSource: UnsafePointer<AVCodecParameters>
+        var timeBase: TimeBase
+        var frameRate: Rational
+        var sampleAspect: Rational
+        /// The input stream whose colour description (range, matrix, primaries, transfer, chroma siting) the
+        /// output keeps.
+        var colorSource: StreamRef
         var globalHeader: Bool
         var threads: Int
         var crf: Double?
@@ -51,7 +53,13 @@ final class VideoEncoder: @unchecked Sendable {
     /// mp4/mov/mkv/ts, VP9 for WebM), or where the container cannot hold those its own codec
     /// (`AVOutputFormat.video_codec`, `avcodec_find_encoder`: GIF, APNG, MPEG-2 for MXF, Theora for
     /// Ogg, wrapped frames for y4m).
-    static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> UnsafePointer<AVCodec> {
+    static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> EncoderRef {
+        EncoderRef(try findEncoder(named: name, output: output))
+    }
+
+    private static func findEncoder(named name: String?, output: OutputFormat) throws(CropZoomError)
+        -> UnsafePointer<AVCodec>
+    {
         if let name {
             guard let c = avcodec_find_encoder_by_name(name), av_codec_is_encoder(c) != 0,
                 c.pointee.type == AVMEDIA_TYPE_VIDEO
@@ -91,8 +99,13 @@ final class VideoEncoder: @unchecked Sendable {
     /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else
     /// the nearest one it does (`avcodec_find_best_pix_fmt_of_list`).
     static func choosePixelFormat(
-        codec: UnsafePointer<AVCodec>, input: AVPixelFormat,
-        requested: String?
+        codec encoder: EncoderRef, input: PixelFormat, requested: String?
+    ) throws(CropZoomError) -> PixelFormat {
+        PixelFormat(try choosePixelFormat(codec: encoder.pointer, input: input.av, requested: requested))
+    }
+
+    private static func choosePixelFormat(
+        codec: UnsafePointer<AVCodec>, input: AVPixelFormat, requested: String?
     ) throws(CropZoomError) -> AVPixelFormat {
         let supported = codec.supportedPixelFormats
         let name = String(cString: codec.pointee.name)
@@ -133,9 +146,11 @@ final class VideoEncoder: @unchecked Sendable {
     /// The matrix to label the output with (and to convert RGB with): GBR for RGB output; BT.709
     /// for YUV from RGB input (`color_space` gbr or an RGB pixel format: FFV1 RGB, libx264rgb,
     /// VP9 RGB); else the input's.
-    static func matrix(inputSpace: AVColorSpace, inputFormat: AVPixelFormat, output: AVPixelFormat) -> AVColorSpace {
-        if PixelFormatInfo(output)?.isRGB == true { return AVCOL_SPC_RGB }
-        if inputSpace == AVCOL_SPC_RGB || PixelFormatInfo(inputFormat)?.isRGB == true { return AVCOL_SPC_BT709 }
+    static func matrix(inputSpace: ColorMatrix, inputFormat: PixelFormat, output: PixelFormat) -> ColorMatrix {
+        if output.info?.isRGB == true { return ColorMatrix(AVCOL_SPC_RGB) }
+        if inputSpace == ColorMatrix(AVCOL_SPC_RGB) || inputFormat.info?.isRGB == true {
+            return ColorMatrix(AVCOL_SPC_BT709)
+        }
         return inputSpace
     }
 
@@ -241,35 +256,38 @@ final class VideoEncoder: @unchecked Sendable {
     ]
 
     init(_ s: Settings) throws(CropZoomError) {
-        let id = s.codec.pointee.id
+        let id = s.codec.pointer.pointee.id
         if id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO,
-            !VideoEncoder.mpegFrameRateFits(s.frameRate, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO)
+            !VideoEncoder.mpegFrameRateFits(s.frameRate.av, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO)
         {
-            let name = String(cString: s.codec.pointee.name)
-            let fps = String(format: "%.3f", av_q2d(s.frameRate))
+            let name = s.codec.name
+            let fps = String(format: "%.3f", s.frameRate.value)
             throw CropZoomError(
                 .usage, path: s.path,
                 setting: .codec,
                 reason: "\(name) video takes only the MPEG frame rates (23.976, 24, 25, 29.97, 30, "
                     + "50, 59.94, 60); the input's is \(fps) fps (choose another container or \(setting: .codec))")
         }
-        context = try CodecContext(codec: s.codec, path: s.path)
+        context = try CodecContext(codec: s.codec.pointer, path: s.path)
         let c = context.pointer
         c.pointee.width = Int32(s.width)
         c.pointee.height = Int32(s.height)
-        c.pointee.pix_fmt = s.pixelFormat
-        c.pointee.time_base = VideoEncoder.timeBase(for: s.codec, input: s.timeBase, frameRate: s.frameRate)
-        c.pointee.framerate = s.frameRate
-        c.pointee.sample_aspect_ratio = s.sampleAspect
-        let cp = s.colorSource.pointee
+        c.pointee.pix_fmt = s.pixelFormat.av
+        c.pointee.time_base = VideoEncoder.timeBase(
+            for: s.codec.pointer, input: s.timeBase.rational, frameRate: s.frameRate.av)
+        c.pointee.framerate = s.frameRate.av
+        c.pointee.sample_aspect_ratio = s.sampleAspect.av
+        let cp = s.colorSource.parameters.pointee
         c.pointee.color_range =
             s.fullRange
             ? AVCOL_RANGE_JPEG
             : (cp.color_range == AVCOL_RANGE_UNSPECIFIED ? AVCOL_RANGE_UNSPECIFIED : AVCOL_RANGE_MPEG)
-        let inputFormat = AVPixelFormat(rawValue: cp.format)
-        c.pointee.colorspace = VideoEncoder.matrix(
-            inputSpace: cp.color_space, inputFormat: inputFormat,
-            output: s.pixelFormat)
+        let inputFormat = PixelFormat(AVPixelFormat(rawValue: cp.format))
+        c.pointee.colorspace =
+            VideoEncoder.matrix(
+                inputSpace: ColorMatrix(cp.color_space), inputFormat: inputFormat, output: s.pixelFormat
+            )
+            .av
         c.pointee.color_primaries = cp.color_primaries
         c.pointee.color_trc = cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
@@ -289,7 +307,7 @@ final class VideoEncoder: @unchecked Sendable {
                     + "\(VideoEncoder.x26xPresets.joined(separator: ", "))"
             )
         }
-        try VideoEncoder.checkRateControl(codec: s.codec, crf: s.crf, bitrate: s.bitrate)
+        try VideoEncoder.checkRateControl(codec: s.codec.pointer, crf: s.crf, bitrate: s.bitrate)
         var options: [String: String] = [:]
         if let crf = s.crf { options["crf"] = String(crf) }
         if let preset = s.preset { options["preset"] = preset }
