@@ -53,7 +53,9 @@ static double kernel(const cz_resampler *r, double x) {
     default: {
         const double b = r->b, c = r->c;
         if (x < 1) return ((12 - 9 * b - 6 * c) * x * x * x + (-18 + 12 * b + 6 * c) * x * x + (6 - 2 * b)) / 6;
-        if (x < 2) return ((-b - 6 * c) * x * x * x + (6 * b + 30 * c) * x * x + (-12 * b - 48 * c) * x + (8 * b + 24 * c)) / 6;
+        if (x < 2)
+            return ((-b - 6 * c) * x * x * x + (6 * b + 30 * c) * x * x + (-12 * b - 48 * c) * x + (8 * b + 24 * c))
+                / 6;
         return 0;
     }
     }
@@ -173,15 +175,18 @@ static int get(const uint8_t *row, int bytes, int x) {
 
 /// Outside the picture (a window larger than it: zooming out): `background` >= 0 paints that
 /// value, -1 repeats the nearest resampled sample (edge fill).
-static void fill_outside(uint8_t *dst, ptrdiff_t stride, int bytes, int w, int h, int x0, int x1, int y0, int y1, int background) {
+static void fill_outside(uint8_t *dst, ptrdiff_t stride, int bytes, int w, int h, int x0, int x1, int y0, int y1,
+                         int background) {
     if (background == -2) return;   // painted already (the blurred background)
     if (x0 > x1 || y0 > y1) {   // nothing of the picture shows
-        for (int y = 0; y < h; y++) for (int x = 0; x < w; x++) put(dst + (ptrdiff_t)y * stride, bytes, x, background < 0 ? 0 : background);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) put(dst + (ptrdiff_t)y * stride, bytes, x, background < 0 ? 0 : background);
         return;
     }
     for (int y = y0; y <= y1; y++) {
         uint8_t *row = dst + (ptrdiff_t)y * stride;
-        const int left = background < 0 ? get(row, bytes, x0) : background, right = background < 0 ? get(row, bytes, x1) : background;
+        const int left = background < 0 ? get(row, bytes, x0) : background;
+        const int right = background < 0 ? get(row, bytes, x1) : background;
         for (int x = 0; x < x0; x++) put(row, bytes, x, left);
         for (int x = x1 + 1; x < w; x++) put(row, bytes, x, right);
     }
@@ -380,8 +385,10 @@ static void resample_u8(cz_resampler *r, const uint8_t *src, ptrdiff_t src_strid
                         uint8_t *dst, ptrdiff_t dst_stride) {
     const int mth = r->max_taps_h, mtv = r->max_taps_v;
     const int tv2 = (tv + 1) & ~1;
-    for (int x = ox0; x <= ox1; x++) quantize(r->h_weight + (size_t)x * mth, th, r->h_coef + (size_t)x * r->max_taps_h2, r->max_taps_h2);
-    for (int y = oy0; y <= oy1; y++) quantize(r->v_weight + (size_t)y * mtv, tv, r->v_coef + (size_t)y * r->max_taps_v2, tv2);
+    for (int x = ox0; x <= ox1; x++)
+        quantize(r->h_weight + (size_t)x * mth, th, r->h_coef + (size_t)x * r->max_taps_h2, r->max_taps_h2);
+    for (int y = oy0; y <= oy1; y++)
+        quantize(r->v_weight + (size_t)y * mtv, tv, r->v_coef + (size_t)y * r->max_taps_v2, tv2);
     const int avx2 = r->simd && have_avx2();
     const int shuffled = avx2 && build_blocks(r, ox0, ox1, th);
     int16_t *tmp = r->tmp + r->pad;   // indexed by source column
@@ -390,7 +397,8 @@ static void resample_u8(cz_resampler *r, const uint8_t *src, ptrdiff_t src_strid
     for (int y = oy0; y <= oy1; y++) {
         const int16_t *c = r->v_coef + (size_t)y * r->max_taps_v2;
         const int n = tv2 < 64 ? tv2 : 64;
-        for (int k = 0; k < n; k++) rw[k] = src + (ptrdiff_t)clampi(r->v_first[y] + (k < tv ? k : 0), 0, src_h - 1) * src_stride;
+        for (int k = 0; k < n; k++)
+            rw[k] = src + (ptrdiff_t)clampi(r->v_first[y] + (k < tv ? k : 0), 0, src_h - 1) * src_stride;
 #if defined(__x86_64__)
         if (avx2) vert_u8_avx2(rw, c, n, in_lo, in_hi, tmp); else
 #endif
@@ -436,7 +444,8 @@ static void resample_float(cz_resampler *r, const uint8_t *src, ptrdiff_t src_st
                 for (int x = in_lo; x <= in_hi; x++) col[(size_t)(x + pad) * BAND] = (float)l16[x];
             }
             for (int x = in_hi + 1; x <= hi; x++)
-                col[(size_t)(x + pad) * BAND] = bytes == 1 ? (float)line[src_w - 1] : (float)((const uint16_t *)line)[src_w - 1];
+                col[(size_t)(x + pad) * BAND] =
+                    bytes == 1 ? (float)line[src_w - 1] : (float)((const uint16_t *)line)[src_w - 1];
         }
         for (int x = ox0; x <= ox1; x++) {
             float acc[BAND] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -517,7 +526,10 @@ int cz_resample_plane(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride,
     int ox0, ox1, oy0, oy1;
     inside(origin_x, step_x, src_w, dst_w, &ox0, &ox1);
     inside(origin_y, step_y, src_h, dst_h, &oy0, &oy1);
-    if (ox0 > ox1 || oy0 > oy1) { fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background); return 0; }
+    if (ox0 > ox1 || oy0 > oy1) {
+        fill_outside(dst, dst_stride, bytes, dst_w, dst_h, ox0, ox1, oy0, oy1, background);
+        return 0;
+    }
 
     // Source rows the vertical pass reads (clamped to the picture).
     int y_lo = clampi(r->v_first[oy0], 0, src_h - 1);
@@ -585,8 +597,8 @@ static inline int warp_get(const uint8_t *src, ptrdiff_t stride, int bytes, int 
 }
 
 /// One output sample around source sample (ui + fraction pu/1024, vi + pv/1024).
-static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,
-                              int ui, int vi, int pu, int pv, int bg, int keep) {
+static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h,
+                              int bytes, int ui, int vi, int pu, int pv, int bg, int keep) {
     const int16_t *wx = w->weight[pu], *wy = w->weight[pv];
     const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
     if (ui >= 1 && vi >= 1 && ui + 2 < src_w && vi + 2 < src_h) {
@@ -604,7 +616,8 @@ static inline int warp_sample(const cz_warp *w, const uint8_t *src, ptrdiff_t sr
         const uint8_t *p = src + (ptrdiff_t)(vi - 1) * src_stride;
         for (int r = 0; r < 4; r++, p += src_stride) {
             const uint16_t *q = (const uint16_t *)p + (ui - 1);
-            const int64_t h = (int64_t)wx[0] * q[0] + (int64_t)wx[1] * q[1] + (int64_t)wx[2] * q[2] + (int64_t)wx[3] * q[3];
+            const int64_t h =
+                (int64_t)wx[0] * q[0] + (int64_t)wx[1] * q[1] + (int64_t)wx[2] * q[2] + (int64_t)wx[3] * q[3];
             a2 += (int64_t)wy[r] * h;
         }
         return (int)(a2 >> (2 * COEF_BITS));
@@ -644,11 +657,15 @@ static int warp_block_u8_avx2(const cz_warp *w, const uint8_t *src, ptrdiff_t st
                               int64_t U, int64_t V, const __m256i du8[2], const __m256i dv8[2], uint8_t *out) {
     const int shift1 = COEF_BITS - MID_BITS, shift2 = COEF_BITS + MID_BITS;
     const __m256i odd = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7), even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const __m256i U0 = _mm256_add_epi64(_mm256_set1_epi64x(U), du8[0]), U1 = _mm256_add_epi64(_mm256_set1_epi64x(U), du8[1]);
-    const __m256i V0 = _mm256_add_epi64(_mm256_set1_epi64x(V), dv8[0]), V1 = _mm256_add_epi64(_mm256_set1_epi64x(V), dv8[1]);
+    const __m256i U0 = _mm256_add_epi64(_mm256_set1_epi64x(U), du8[0]);
+    const __m256i U1 = _mm256_add_epi64(_mm256_set1_epi64x(U), du8[1]);
+    const __m256i V0 = _mm256_add_epi64(_mm256_set1_epi64x(V), dv8[0]);
+    const __m256i V1 = _mm256_add_epi64(_mm256_set1_epi64x(V), dv8[1]);
     // Whole sample (high dword) and phase (top 10 bits of the low dword), pixels in order.
-    const __m256i vu = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(U0, odd), _mm256_permutevar8x32_epi32(U1, odd), 0x20);
-    const __m256i vv = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(V0, odd), _mm256_permutevar8x32_epi32(V1, odd), 0x20);
+    const __m256i vu =
+        _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(U0, odd), _mm256_permutevar8x32_epi32(U1, odd), 0x20);
+    const __m256i vv =
+        _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(V0, odd), _mm256_permutevar8x32_epi32(V1, odd), 0x20);
     const __m256i phu = _mm256_srli_epi32(_mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(U0, even),
                                                                     _mm256_permutevar8x32_epi32(U1, even), 0x20), 22);
     const __m256i phv = _mm256_srli_epi32(_mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(V0, even),
@@ -797,6 +814,7 @@ void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int 
     if (radius < 1 || w < 1 || h < 1) return;
     for (int p = 0; p < passes; p++) {
         for (int y = 0; y < h; y++) box_line(plane + (ptrdiff_t)y * stride, 1, w, bytes, radius, tmp);
-        for (int x = 0; x < w; x++) box_line(plane + (ptrdiff_t)x * bytes, bytes == 1 ? stride : stride / 2, h, bytes, radius, tmp);
+        for (int x = 0; x < w; x++)
+            box_line(plane + (ptrdiff_t)x * bytes, bytes == 1 ? stride : stride / 2, h, bytes, radius, tmp);
     }
 }

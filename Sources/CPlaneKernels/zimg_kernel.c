@@ -171,7 +171,8 @@ int cz_zimg_process(cz_zimg *z, uint8_t *const src[4], const int src_stride[4],
         out.plane[i].stride = dst_stride[i];
         out.plane[i].mask = ZIMG_BUFFER_MAX;
     }
-    return zimg_filter_graph_process(z->graph, &in, &out, z->tmp, NULL, NULL, NULL, NULL) == ZIMG_ERROR_SUCCESS ? 0 : -1;
+    const zimg_error_code_e e = zimg_filter_graph_process(z->graph, &in, &out, z->tmp, NULL, NULL, NULL, NULL);
+    return e == ZIMG_ERROR_SUCCESS ? 0 : -1;
 }
 
 void cz_zimg_free(cz_zimg *z) {

@@ -307,3 +307,43 @@ public enum FileIdentity {
         return ra == rb
     }
 }
+
+/// Small files a command writes beside its media (a report, a chart), with the same guarantee as
+/// ``AtomicOutput``: written under the same temporary name (`.NAME.cropzoom-tmp-PID`) in the
+/// target's folder and renamed into place, so the file is whole or absent, and a file it replaces
+/// is replaced in one step.
+public enum AtomicFile {
+    /// Writes `data` to `path` (its bytes as `RawPath` keeps them); throws `.processing` with the
+    /// system's reason.
+    public static func write(_ data: Data, to path: String) throws(CropZoomError) {
+        let url = URL(fileURLWithPath: path)
+        let tmp = url.deletingLastPathComponent().appendingPathComponent(
+            AtomicOutput.temporaryPrefix(for: url.lastPathComponent) + "\(getpid())"
+        )
+        .path
+        let fd = RawPath.withCString(tmp) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        var failure = fd < 0 ? errno : 0
+        var done = 0
+        while failure == 0 && done < data.count {
+            let n = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, data.count - done) }
+            if n > 0 {
+                done += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                failure = n < 0 ? errno : EIO
+            }
+        }
+        if fd >= 0 && close(fd) != 0 && failure == 0 { failure = errno }
+        // rename(2) replaces an old file in one step: whole or untouched.
+        if failure == 0 && RawPath.withCString(tmp, { t in RawPath.withCString(path) { rename(t, $0) } }) != 0 {
+            failure = errno
+        }
+        if failure != 0 {
+            _ = RawPath.withCString(tmp) { unlink($0) }
+            throw CropZoomError(
+                .processing, what: "cannot write it", path: path, reason: String(cString: strerror(failure)),
+                code: failure)
+        }
+    }
+}

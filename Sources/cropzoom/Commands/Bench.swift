@@ -315,32 +315,12 @@ struct Bench: ParsableCommand {
         Stderr.write("cropzoom: warning: \(text)\n")
     }
 
-    /// Writes through a temporary file in the same folder and a rename, so a chart or a report
-    /// is whole or absent.
-    /// The path goes to the system as the bytes it stands for (`RawPath`), so a report or chart
-    /// may have a name that is not UTF-8.
+    /// Writes a chart or a report whole or not at all (the library's `AtomicFile`).
     static func writeAtomically(_ text: String, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let tmp = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).cropzoom-tmp-\(getpid())"
-        )
-        .path
-        let bytes = [UInt8](text.utf8)
-        let fd = RawPath.withCString(tmp) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        var failure = fd < 0 ? errno : 0
-        var done = 0
-        while failure == 0 && done < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, bytes.count - done) }
-            if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { failure = n < 0 ? errno : EIO }
-        }
-        if fd >= 0 && close(fd) != 0 && failure == 0 { failure = errno }
-        // rename(2) replaces the old file (with -y) in one step: whole or untouched.
-        if failure == 0 && RawPath.withCString(tmp, { t in RawPath.withCString(path) { rename(t, $0) } }) != 0 {
-            failure = errno
-        }
-        if failure != 0 {
-            _ = RawPath.withCString(tmp) { unlink($0) }
-            throw CommandError.failure("\(path): cannot write it: \(String(cString: strerror(failure)))")
+        do throws(CropZoomError) {
+            try AtomicFile.write(Data(text.utf8), to: path)
+        } catch {
+            throw CommandError.failure("\(path): cannot write it: \(error.reason)")
         }
     }
 

@@ -14,8 +14,9 @@ final class DemuxStage: @unchecked Sendable {
     private let strict: Bool
     private let video: Outlet<Packet>
     private let mux: Outlet<MuxPacket>
-    /// Per input stream: the re-encoder's outlet (re-encoded audio only).
-    private let reencoders: [Int: Outlet<Packet>]
+    /// Per input stream, by index: the re-encoder's outlet (re-encoded audio only; nil for the others), an array
+    /// so that a packet finds it without hashing.
+    private let reencoders: [Outlet<Packet>?]
     private let packet: Packet
     private var videoWanted = true
     private var waitingFor: Set<Int>
@@ -32,7 +33,7 @@ final class DemuxStage: @unchecked Sendable {
         self.strict = strict
         self.video = video
         self.mux = mux
-        self.reencoders = reencoders
+        self.reencoders = routes.indices.map { reencoders[$0] }
         packet = try Packet()
         let passThrough = Set(
             routes.indices.filter { i in
@@ -78,7 +79,7 @@ final class DemuxStage: @unchecked Sendable {
     /// order), then the copied streams'.
     func finish() throws(CropZoomError) {
         try video.finish()
-        for i in reencoders.keys.sorted() { try reencoders[i]?.finish() }
+        for reencoder in reencoders { try reencoder?.finish() }
         try mux.finish()
     }
 }
