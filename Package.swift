@@ -23,6 +23,7 @@ let package = Package(
             name: "CFFmpeg",
             dependencies: ["CCropZoomSystem"],
             linkerSettings: [
+                .linkedLibrary("avdevice"),
                 .linkedLibrary("avformat"),
                 .linkedLibrary("avcodec"),
                 .linkedLibrary("swscale"),

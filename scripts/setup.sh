@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what cropzoom needs on a Debian machine when it is missing:
 #   FFmpeg 5.1's development packages (libavformat, libavcodec, libavutil, libswscale,
-#   libswresample), zimg's (the scaling kernel), pkg-config, and the ffmpeg/ffprobe CLIs the
-#   tests use as an oracle.
+#   libswresample, libavdevice for capture devices), zimg's (the scaling kernel), pkg-config,
+#   and the ffmpeg/ffprobe CLIs the tests use as an oracle.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
 set -euo pipefail
 
 need=()
-for lib in libavformat libavcodec libavutil libswscale libswresample; do
+for lib in libavformat libavcodec libavutil libswscale libswresample libavdevice; do
     pkg-config --exists "$lib" 2>/dev/null || need+=("${lib}-dev")
 done
 pkg-config --exists zimg 2>/dev/null || need+=(libzimg-dev)

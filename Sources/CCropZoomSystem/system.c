@@ -42,6 +42,12 @@ void cz_install_signal_handlers(void) {
 
 int cz_pending_signal(void) { return pending_signal; }
 
+int cz_take_pending_signal(void) {
+    int s = pending_signal;
+    pending_signal = 0;
+    return s;
+}
+
 // MARK: - Files
 
 int cz_rename_noreplace(const char *from, const char *to) {

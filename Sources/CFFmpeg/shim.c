@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 const char *cz_strerror(int errnum, char *buf, size_t size) {
     if (av_strerror(errnum, buf, size) < 0) {
@@ -20,6 +21,45 @@ int cz_interrupt_callback(void *opaque) {
     (void)opaque;
     return cz_pending_signal() != 0;
 }
+
+struct cz_watch {
+    atomic_int stopped;
+    atomic_int timed_out;         // sticky: a read was interrupted by the deadline
+    _Atomic int64_t deadline_ns;  // CLOCK_MONOTONIC; 0: none
+};
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+cz_watch *cz_watch_new(void) { return calloc(1, sizeof(cz_watch)); }
+
+void cz_watch_free(cz_watch *w) { free(w); }
+
+void cz_watch_stop(cz_watch *w) { atomic_store(&w->stopped, 1); }
+
+void cz_watch_arm(cz_watch *w, double seconds) {
+    atomic_store(&w->deadline_ns, seconds > 0 ? now_ns() + (int64_t)(seconds * 1e9) : 0);
+}
+
+int cz_watch_reason(cz_watch *w) {
+    if (atomic_load(&w->stopped)) return 1;
+    if (atomic_load(&w->timed_out)) return 2;
+    const int64_t d = atomic_load(&w->deadline_ns);
+    if (d > 0 && now_ns() > d) {
+        atomic_store(&w->timed_out, 1);
+        return 2;
+    }
+    return 0;
+}
+
+int cz_watch_callback(void *opaque) {
+    return cz_pending_signal() != 0 || cz_watch_reason(opaque) != 0;
+}
+
+int cz_watch_only_callback(void *opaque) { return cz_watch_reason(opaque) != 0; }
 
 // MARK: - Logging and decode-error counting
 

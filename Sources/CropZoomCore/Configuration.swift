@@ -93,6 +93,40 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     /// Print FFmpeg's own warnings.
     public var verbose = false
 
+    /// Treat the input as live even where its name does not say so (a pipe fed in real time).
+    public var live = false
+    /// The demuxer or capture device to read the input with (`x11grab`, `v4l2`, `lavfi` …); nil: FFmpeg probes.
+    public var inputFormat: String? = nil
+    /// Options of that input format, device or protocol (`framerate`, `video_size` …).
+    public var inputOptions: [String: String] = [:]
+    /// Live: the most a video frame may lag behind its capture when a stage takes it (seconds).
+    public var maxLatency: Double = 1
+    /// Live: the recording ends after this long without data from the source (seconds).
+    public var liveTimeout: Double = 5
+
+    /// Capture devices: an input read with one of these formats is live.
+    public static let captureDevices: Set<String> = [
+        "x11grab", "v4l2", "video4linux2", "kmsgrab", "fbdev", "pulse", "alsa", "oss", "jack", "lavfi", "openal",
+        "xcbgrab", "decklink", "dshow", "avfoundation", "gdigrab",
+    ]
+    /// URL schemes of live network sources.
+    public static let liveSchemes: Set<String> = ["udp", "rtp", "srt", "rtmp", "rtmps", "rtsp", "tcp", "sctp"]
+
+    /// The input is a live source: asked for, a capture device, a live network URL, or an HLS playlist over
+    /// HTTP. A live job reads without waiting for later stages, drops late video frames (counted), never audio,
+    /// and ends on SIGINT/SIGTERM keeping what it recorded.
+    public var isLive: Bool {
+        if live { return true }
+        if let f = inputFormat, Self.captureDevices.contains(f) { return true }
+        let lower = input.lowercased()
+        if let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://") {
+            let scheme = String(lower[..<colon])
+            if Self.liveSchemes.contains(scheme) { return true }
+            if scheme == "http" || scheme == "https" { return lower.split(separator: "?")[0].hasSuffix(".m3u8") }
+        }
+        return false
+    }
+
     public init(input: String, output: String) {
         self.input = input
         self.output = output
@@ -112,6 +146,12 @@ public struct TranscodeSummary: Sendable {
     public var corruptSkipped: Int
     /// Frames whose timestamp repeated an earlier one and could not be stored twice.
     public var duplicateTimestampsDropped: Int
+    /// Live: video frames dropped because a stage was late, by where, every ``DropPoint`` present (empty for a
+    /// file).
+    public var framesDropped: [DropPoint: Int] = [:]
+    /// Live: how the recording ended ("stopped" by a signal or a stop request, "no data for 5 s"); nil at the
+    /// source's end or for a file.
+    public var liveEnd: String? = nil
     public var audioStreamsCopied: Int
     public var audioStreamsReencoded: Int
     public var otherStreamsCopied: Int
@@ -166,6 +206,16 @@ public struct TranscodeSummary: Sendable {
     }
 }
 
+/// Where a live recording dropped a video frame: the stage that was late (it could not take the frame in time).
+public enum DropPoint: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+    /// The decoder (or the reader) fell behind the source: packets were dropped up to the next keyframe.
+    case input
+    /// The transform workers were busy: a decoded frame waited too long, or was pushed out by newer ones.
+    case transform
+    /// The encoder was: no output picture was free for the transform.
+    case encode
+}
+
 /// Counters of a frame pool.
 public struct PoolStatistics: Sendable, Equatable {
     public var allocations = 0
@@ -178,6 +228,8 @@ public struct PoolStatistics: Sendable, Equatable {
 /// Progress events for a caller to show.
 public struct ProgressEvent: Sendable {
     public var frames: Int
+    /// Live: video frames dropped so far because a stage was late.
+    public var framesDropped = 0
     /// Media time reached, in seconds since the input's start.
     public var time: Double
     /// Total media duration when known.
@@ -188,8 +240,9 @@ public struct ProgressEvent: Sendable {
         return min(1, max(0, time / duration))
     }
 
-    package init(frames: Int, time: Double, duration: Double? = nil, elapsed: Double) {
+    package init(frames: Int, framesDropped: Int = 0, time: Double, duration: Double? = nil, elapsed: Double) {
         self.frames = frames
+        self.framesDropped = framesDropped
         self.time = time
         self.duration = duration
         self.elapsed = elapsed

@@ -27,6 +27,13 @@ public enum JobRecord: Sendable, Equatable, Codable {
         /// Of the duration, when it is known.
         public var percent: Double?
         public var duration: Double?
+        /// Live: video frames dropped so far.
+        public var framesDropped: Int? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case frames, time, elapsed, fps, speed, percent, duration
+            case framesDropped = "frames_dropped"
+        }
     }
 
     public struct Message: Sendable, Equatable, Codable {
@@ -55,6 +62,11 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var pool: Pool
         /// Why the input looked cut short, when it did.
         public var truncated: String?
+        /// Live: video frames dropped because a stage was late, in all and by where (absent for a file).
+        public var framesDropped: Int? = nil
+        public var droppedBy: [String: Int]? = nil
+        /// Live: how the recording ended ("stopped", "no data for 5 s"); absent at the source's end.
+        public var liveEnd: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case output, width, height, codec, seconds, fps, speed, window, pool, truncated
@@ -67,6 +79,9 @@ public enum JobRecord: Sendable, Equatable, Codable {
             case audioStreamsReencoded = "audio_streams_reencoded"
             case audioPackets = "audio_packets"
             case ffmpegFilter = "ffmpeg_filter"
+            case framesDropped = "frames_dropped"
+            case droppedBy = "dropped_by"
+            case liveEnd = "live_end"
         }
     }
 
@@ -130,7 +145,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
             Progress(
                 frames: p.frames, time: Self.round3(p.time), elapsed: Self.round3(p.elapsed), fps: Self.round3(fps),
                 speed: Self.round3(speed), percent: p.fraction.map { Self.round3($0 * 100) },
-                duration: p.duration.map(Self.round3)))
+                duration: p.duration.map(Self.round3), framesDropped: p.framesDropped > 0 ? p.framesDropped : nil))
     }
 
     /// The `done` record of a summary.
@@ -146,7 +161,11 @@ public enum JobRecord: Sendable, Equatable, Codable {
                 pool: Pool(
                     allocations: s.pool.allocations, reuses: s.pool.reuses, highWater: s.pool.highWater,
                     capacity: s.pool.capacity),
-                truncated: s.truncated))
+                truncated: s.truncated,
+                framesDropped: s.framesDropped.isEmpty ? nil : s.framesDropped.values.reduce(0, +),
+                droppedBy: s.framesDropped.isEmpty
+                    ? nil : Dictionary(uniqueKeysWithValues: s.framesDropped.map { ($0.key.rawValue, $0.value) }),
+                liveEnd: s.liveEnd))
     }
 
     /// The `stats` record of a summary's engine report.

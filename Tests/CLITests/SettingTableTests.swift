@@ -12,6 +12,7 @@ struct SettingTableTests {
     static func sample(_ setting: Setting) -> String? {
         let others: [Setting: String] = [
             .strict: "", .force: "", .threads: "4", .decoderThreads: "2", .encoderThreads: "3", .workers: "2",
+            .live: "", .inputFormat: "lavfi", .inputOption: "framerate=30", .maxLatency: "0.5", .liveTimeout: "3",
         ]
         return others[setting] ?? BenchOptionTests.samples[setting.longName]
     }

@@ -14,7 +14,9 @@ struct SettingsTests {
         .flip: "vertical", .scaler: "lanczos", .kernel: "zimg", .deinterlace: "off", .orientation: "ignore",
         .start: "1.5", .end: "0:04", .duration: "2", .keepStartTime: "true", .codec: "libx265", .crf: "20",
         .preset: "fast", .bitrate: "2.5M", .pixFmt: "yuv420p10le", .audio: "aac", .strict: "true", .force: "true",
-        .threads: "4", .decoderThreads: "2", .encoderThreads: "3", .workers: "2",
+        .threads: "4", .decoderThreads: "2", .encoderThreads: "3", .workers: "2", .live: "true",
+        .inputFormat: "lavfi", .inputOption: "framerate=30\nvideo_size=1280x720", .maxLatency: "0.5",
+        .liveTimeout: "3",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")
@@ -31,7 +33,9 @@ struct SettingsTests {
             #expect(
                 c != (try base.configuration(input: "in.mov", output: "out.mkv")),
                 "\(setting.key) \(value) changes nothing")
-            let expected = setting.isSwitch ? [setting.flag] : [setting.flag, value]
+            let expected =
+                setting.isSwitch
+                ? [setting.flag] : value.split(separator: "\n").flatMap { [setting.flag, String($0)] }
             #expect(settings.arguments() == expected, "\(setting.key)")
             #expect(!setting.help(naming: \.flag).contains("\u{E000}"), "\(setting.key)'s help")
         }
@@ -138,8 +142,13 @@ struct SettingsTests {
     func jobFileMatchesSettings(yaml: Bool) throws {
         for setting in Setting.allCases where setting.inJobFiles {
             let value = try #require(Self.samples[setting])
+            let quote = yaml ? "'" : "\""
             let written =
-                setting.isSwitch ? "true" : yaml ? "'\(value)'" : "\"\(value)\""
+                setting.isSwitch
+                ? "true"
+                : setting.isRepeatable
+                    ? "[" + value.split(separator: "\n").map { quote + $0 + quote }.joined(separator: ", ") + "]"
+                    : quote + value + quote
             let text =
                 yaml
                 ? "clips:\n  - {input: a.mp4, output: out/o.mkv, \(setting.key): \(written)}\n"

@@ -15,6 +15,9 @@
 void cz_install_signal_handlers(void);
 /// The first signal received since installation, or 0.
 int cz_pending_signal(void);
+/// Returns the pending signal and clears it (0 when none): a live recording turns its first
+/// SIGINT/SIGTERM into a clean stop, and only a second one interrupts.
+int cz_take_pending_signal(void);
 
 // MARK: - Threads
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <errno.h>
 
+#include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -52,6 +53,25 @@ const char *cz_strerror(int errnum, char *buf, size_t size);
 /// The AVIOInterruptCB callback: non-zero once a signal is pending (cz_pending_signal of
 /// CCropZoomSystem).
 int cz_interrupt_callback(void *opaque);
+
+/// What a live input's reads are interrupted by, besides a signal: a stop request (the recording
+/// ends cleanly) and a deadline (no data for the live timeout). Made with cz_watch_new, given as
+/// the AVIOInterruptCB opaque of cz_watch_callback, freed with cz_watch_free.
+typedef struct cz_watch cz_watch;
+cz_watch *cz_watch_new(void);
+void cz_watch_free(cz_watch *w);
+/// Interrupts reads from now on.
+void cz_watch_stop(cz_watch *w);
+/// Interrupts a read still waiting `seconds` from now (0 or less: no deadline).
+void cz_watch_arm(cz_watch *w, double seconds);
+/// 1 when the watch stopped the input (a stop request), 2 once the deadline has passed (sticky:
+/// re-arming does not undo a read it interrupted), 0 otherwise.
+int cz_watch_reason(cz_watch *w);
+/// The AVIOInterruptCB callback of a watched input: a pending signal, a stop or a passed deadline.
+int cz_watch_callback(void *opaque);
+/// The same without the signal: for a live recording's output, which must still be written (its
+/// end included) after the signal that ended the recording; only a stop of its watch interrupts it.
+int cz_watch_only_callback(void *opaque);
 
 // MARK: - Logging and decode-error counting
 

@@ -182,6 +182,14 @@ public struct JobFile: Sendable {
             guard case .bool(let on) = value else { throw refuse("must be true or false") }
             return on ? "true" : nil
         }
+        if setting.isRepeatable, case .list(let items) = value {
+            var lines: [String] = []
+            for item in items {
+                guard case .text(let s) = item else { throw refuse("must be a list of text") }
+                lines.append(s)
+            }
+            return lines.isEmpty ? nil : lines.joined(separator: "\n")
+        }
         switch value {
         case .text(let s): return s
         case .number(let n): return number(n)

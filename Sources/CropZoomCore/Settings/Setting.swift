@@ -18,6 +18,12 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case audio
     // Input and output handling.
     case strict, force
+    // Live sources.
+    case live
+    case inputFormat = "input_format"
+    case inputOption = "input_option"
+    case maxLatency = "max_latency"
+    case liveTimeout = "live_timeout"
     // Engine: command-line only (a batch or a job file shares the machine's threads out itself).
     case threads
     case decoderThreads = "decoder_threads"
@@ -34,7 +40,10 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     public var longName: String { String(flag.dropFirst(2)) }
 
     /// An on/off setting: a flag on the command line, `true`/`false` in a job file.
-    public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force }
+    public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force || self == .live }
+
+    /// A setting given any number of times (`--input-option K=V` …), its values one per line.
+    public var isRepeatable: Bool { self == .inputOption }
 
     /// Whether a job file may give it (clips and `defaults`).
     public var inJobFiles: Bool {
@@ -54,6 +63,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .rotate: return "0"
         case .scaler: return TranscodeConfiguration.Scaler.bicubic.rawValue
         case .kernel, .deinterlace, .orientation, .audio: return "auto"
+        case .maxLatency: return "1"
+        case .liveTimeout: return "5"
         default: return nil
         }
     }
@@ -85,6 +96,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .start, .end, .duration: return "T"
         case .bitrate: return "RATE"
         case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
+        case .inputFormat: return "NAME"
+        case .inputOption: return "KEY=VALUE"
+        case .maxLatency, .liveTimeout: return "SECONDS"
         default: return nil
         }
     }
@@ -158,6 +172,21 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
                 + "audio."
         case .strict: return "Fail on damaged packets instead of skipping and counting them."
         case .force: return "Like -y, and replace a read-only OUTPUT too."
+        case .live:
+            return "Treat the input as a live source (a pipe, a growing stream): the reader never waits, late video "
+                + "frames are dropped and counted, audio never; SIGINT/SIGTERM end the recording and keep it. Devices "
+                + "and udp/rtp/srt/rtmp/tcp URLs (and .m3u8 over http) are live without it."
+        case .inputFormat:
+            return "Read the input with this demuxer or capture device: x11grab, v4l2, kmsgrab, pulse, alsa, lavfi, "
+                + "or any FFmpeg input format (the input is then the device: :0.0, /dev/video0, default …)."
+        case .inputOption:
+            return "An option of the input format, device or protocol (repeatable): framerate=30, "
+                + "video_size=1280x720, timeout=… ."
+        case .maxLatency:
+            return "Live: the most a video frame may lag behind its capture when a stage takes it; an older frame is "
+                + "dropped and counted."
+        case .liveTimeout:
+            return "Live: end the recording when the source sends nothing for this long."
         case .threads:
             return "Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). "
                 + "1 runs every stage, codecs included, on one thread."

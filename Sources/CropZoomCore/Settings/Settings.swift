@@ -35,13 +35,15 @@ public struct Settings: Sendable, Equatable {
     }
 
     /// The settings that differ from their defaults as command-line arguments, in the table's order: `--zoom 2`,
-    /// `--keep-start-time`, and `--rotate=-3` (one word when the value starts with `-`, so it stays a value).
-    /// What `batch`, `bench` and job files pass to each run, and what reads like a command a person would type.
+    /// `--keep-start-time`, and `--rotate=-3` (one word when the value starts with `-`, so it stays a value); a
+    /// repeatable setting once per value. What `batch`, `bench` and job files pass to each run, and what reads like
+    /// a command a person would type.
     public func arguments() -> [String] {
         Setting.allCases.flatMap { setting -> [String] in
             guard let value = values[setting], value != setting.defaultText else { return [] }
             if setting.isSwitch { return [setting.flag] }
-            return value.hasPrefix("-") ? ["\(setting.flag)=\(value)"] : [setting.flag, value]
+            let each = setting.isRepeatable ? value.split(separator: "\n").map(String.init) : [value]
+            return each.flatMap { $0.hasPrefix("-") ? ["\(setting.flag)=\($0)"] : [setting.flag, $0] }
         }
     }
 
@@ -81,6 +83,18 @@ public struct Settings: Sendable, Equatable {
         c.pixelFormat = values[.pixFmt]
         c.audio = try choice(.audio, TranscodeConfiguration.AudioMode.self) ?? .auto
         c.strict = values[.strict] == "true"
+        c.live = values[.live] == "true"
+        c.inputFormat = values[.inputFormat]
+        c.inputOptions = [:]
+        for line in (values[.inputOption] ?? "").split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw Settings.refuse(.inputOption, "\(setting: .inputOption) takes KEY=VALUE (got '\(line)')")
+            }
+            c.inputOptions[String(parts[0])] = String(parts[1])
+        }
+        c.maxLatency = try seconds(.maxLatency, range: 0.05...3600) ?? 1
+        c.liveTimeout = try seconds(.liveTimeout, range: 0.1...86400) ?? 5
         c.force = values[.force] == "true"
         if c.force { c.overwrite = true }
         c.threads = try count(.threads)
@@ -316,6 +330,17 @@ public struct Settings: Sendable, Equatable {
             throw Settings.refuse(setting, "\(setting: setting) takes \(list) (got '\(text)')")
         }
         return value
+    }
+
+    /// A number of seconds within `range`.
+    private func seconds(_ setting: Setting, range: ClosedRange<Double>) throws(CropZoomError) -> Double? {
+        guard let text = values[setting] else { return nil }
+        guard let s = Settings.seconds(text), range.contains(s) else {
+            throw Settings.refuse(
+                setting,
+                "\(setting: setting) takes seconds from \(range.lowerBound) to \(Int(range.upperBound)) (got \(text))")
+        }
+        return s
     }
 
     /// A thread count from 1 to 256.

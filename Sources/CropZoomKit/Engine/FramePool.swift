@@ -84,6 +84,13 @@ final class FramePool: @unchecked Sendable {
         return victim
     }
 
+    /// Every frame is out (the next `acquire` would wait for the encoder to give one back).
+    var isExhausted: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return free.isEmpty && outstanding >= capacity
+    }
+
     /// Gives a frame back for reuse.
     func release(_ frame: Frame) {
         condition.lock()

@@ -107,11 +107,12 @@ final class JobRunner {
             { (frames: Int, time: Double) in
                 callback(
                     ProgressEvent(
-                        frames: frames, time: time, duration: job.duration,
-                        elapsed: monotonicSeconds() - started))
+                        frames: frames, framesDropped: job.live?.totalDropped ?? 0, time: time,
+                        duration: job.duration, elapsed: monotonicSeconds() - started))
             }
         }
-        if threads.workers == 0 {
+        // A live source needs the threaded engine: its reader must never wait for the other stages.
+        if threads.workers == 0 && job.live == nil {
             counts = try SerialEngine(job: job, progress: report).run()
         } else {
             counts = try ThreadedEngine(job: job, workers: threads.workers).run(progress: report)
@@ -136,7 +137,7 @@ final class JobRunner {
         let precision = job.muxer.timePrecisionNotices()
         precision.forEach(onNotice)
 
-        return TranscodeSummary(
+        var summary = TranscodeSummary(
             output: cfg.null ? "(null)" : cfg.output, outputWidth: job.plan.output.width,
             outputHeight: job.plan.output.height,
             videoCodec: job.encoder?.context.name ?? "none", pixelFormat: job.outputFormat.name,
@@ -157,6 +158,12 @@ final class JobRunner {
                 cpuSeconds: JobRunner.cpuSeconds() - cpuStart,
                 upstreamNice: Int(threads.upstreamNice)),
             window: job.plan.source, ffmpegFilter: job.plan.ffmpegFilter(scaler: cfg.scaler))
+        if job.live != nil {
+            summary.framesDropped = Dictionary(
+                uniqueKeysWithValues: DropPoint.allCases.map { ($0, counts.dropped[$0] ?? 0) })
+        }
+        summary.liveEnd = job.demuxer.liveEnd
+        return summary
     }
 
     /// User + system CPU time of the process (`getrusage`).

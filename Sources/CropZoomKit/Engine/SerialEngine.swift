@@ -102,6 +102,8 @@ struct EngineCounts {
     var waits: [EngineWait: Double] = [:]
     var pool = PoolStatistics()
     var workers = 1
+    /// Live: frames dropped, by where.
+    var dropped: [DropPoint: Int] = [:]
 
     init() {}
 

@@ -19,6 +19,11 @@ import Foundation
 ///   makes the video queue refuse more, which the demux stage sees as the answer to its send.
 /// - Errors: the first error stops every stage (`RunControl`) and is the one reported; every
 ///   thread is joined before `run` returns.
+/// - Live sources (``LivePolicy``): the reader never waits — the packet and mux queues are long
+///   and offered to, not pushed to — and decoded frames go through a short ``LeakyQueue`` instead
+///   of the work queue: the workers take them (numbering them then, so a dropped frame leaves no
+///   gap), the policy decides and counts what is dropped. The first signal stops the reader and
+///   the recording is finished and kept; a second one interrupts it.
 final class ThreadedEngine: @unchecked Sendable {
     // @unchecked Sendable: each stage and each per-thread field below is touched only by its
     // own thread (marked); what crosses threads goes through the queues and pools, which lock.
@@ -33,6 +38,10 @@ final class ThreadedEngine: @unchecked Sendable {
     private let pool: FramePool  // decode (acquire) → encode (release)
     private let videoQueue: BoundedQueue<Packet>
     private let workQueue: BoundedQueue<WorkItem>
+    /// Live: decoded frames waiting for a worker, and the lock under which a worker takes one,
+    /// numbers it and takes its output picture (so pictures are taken in number order).
+    private let liveQueue: LeakyQueue<LiveItem>?
+    private let dispatch = NSLock()
     private let muxQueue: BoundedQueue<MuxItem>
     private let reorder: ReorderBuffer
 
@@ -46,7 +55,7 @@ final class ThreadedEngine: @unchecked Sendable {
 
     // Per-thread state.
     private let clocks: [EngineStage: StageClock]  // one per stage thread
-    private var nextSeq = 0  // decode
+    private var nextSeq = 0  // decode (live: the workers, under `dispatch`)
     /// Worker k writes element k only (raw buffers, so no two workers ever access the same
     /// Swift variable): its busy seconds and the sequence number of the frame it renders.
     private let workerBusy: UnsafeMutableBufferPointer<Double>
@@ -57,6 +66,11 @@ final class ThreadedEngine: @unchecked Sendable {
         var input: Frame
         var output: Frame
     }
+    struct LiveItem {
+        var frame: Frame
+        /// When it was decoded (monotonic seconds).
+        var at: Double
+    }
     struct MuxItem {
         var message: MuxPacket
         var owner: ShellPool<Packet>
@@ -66,15 +80,22 @@ final class ThreadedEngine: @unchecked Sendable {
         self.job = job
         self.workers = max(1, workers)
         let w = self.workers
-        demuxShells = try ShellPool(capacity: 128, control: control) { () throws(CropZoomError) in try Packet() }
+        let live = job.live != nil
+        // Live: room for seconds of packets, so that the reader never waits (packet shells are small).
+        let packets = live ? 2048 : 128
+        demuxShells = try ShellPool(capacity: packets, control: control) { () throws(CropZoomError) in try Packet() }
         encodedShells = try ShellPool(capacity: 32, control: control) { () throws(CropZoomError) in try Packet() }
-        frameShells = try ShellPool(capacity: 2 * w + 2, control: control) { () throws(CropZoomError) in try Frame() }
+        let waiting = job.live?.frameQueueCapacity(workers: w) ?? 0
+        liveQueue = live ? LeakyQueue(capacity: waiting, control: control) : nil
+        // Live: the leaky queue, the frames the workers hold, and one being pushed.
+        let frames = live ? waiting + w + 2 : 2 * w + 2
+        frameShells = try ShellPool(capacity: frames, control: control) { () throws(CropZoomError) in try Frame() }
         // Output frames in flight: one per worker, the work queue, the reorder window and the
         // one being encoded. Encoders that keep references get fresh buffers (counted).
         pool = FramePool(
             width: job.plan.output.width, height: job.plan.output.height,
             format: job.outputFormat, capacity: 3 * w + 2, control: control)
-        videoQueue = BoundedQueue(capacity: 32, control: control)
+        videoQueue = BoundedQueue(capacity: live ? packets / 2 : 32, control: control)
         workQueue = BoundedQueue(capacity: 2 * w, control: control)
         let reencoded = job.routes.filter {
             if case .reencode = $0 { return true }
@@ -82,7 +103,7 @@ final class ThreadedEngine: @unchecked Sendable {
         }.count
         // Producers: the demux stage, the encode stage and each re-encoder. Never full: it can
         // hold every packet shell there is.
-        muxQueue = BoundedQueue(capacity: 128 + 32 + 1, producers: 2 + reencoded, control: control)
+        muxQueue = BoundedQueue(capacity: packets + 32 + 1, producers: 2 + reencoded, control: control)
         reorder = ReorderBuffer(capacity: 3 * w + 2, workers: w, control: control)
         workerBusy = .allocate(capacity: w)
         workerBusy.initialize(repeating: 0)
@@ -118,18 +139,20 @@ final class ThreadedEngine: @unchecked Sendable {
             transforms.append(TransformStage(transformer: job.makeTransformer(), times: times, output: toReorder))
         }
         let decodeClock = clocks[.decode]!
-        let toWorkers = Outlet<Frame>(
-            send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
-                try decodeClock.charge(nil) { () throws(CropZoomError) -> Demand in
-                    let shell = try frameShells.acquire()
-                    shell.take(frame)
-                    let out = try pool.acquire()
-                    let d = try workQueue.push(WorkItem(seq: nextSeq, input: shell, output: out))
-                    nextSeq += 1
-                    return d
-                }
-            },
-            finish: { [workQueue] in workQueue.close() })
+        let toWorkers =
+            liveQueue.map { liveOutlet($0, clock: decodeClock) }
+            ?? Outlet<Frame>(
+                send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
+                    try decodeClock.charge(nil) { () throws(CropZoomError) -> Demand in
+                        let shell = try frameShells.acquire()
+                        shell.take(frame)
+                        let out = try pool.acquire()
+                        let d = try workQueue.push(WorkItem(seq: nextSeq, input: shell, output: out))
+                        nextSeq += 1
+                        return d
+                    }
+                },
+                finish: { [workQueue] in workQueue.close() })
         decode = DecodeStage(
             decoder: job.decoder, times: times, strict: strict, limit: job.configuration.frameLimit,
             output: toWorkers)
@@ -145,6 +168,19 @@ final class ThreadedEngine: @unchecked Sendable {
         let toDecode = Outlet<Packet>(
             send: { [self] (packet: Packet) throws(CropZoomError) -> Demand in
                 try demuxClock.charge(nil) { () throws(CropZoomError) -> Demand in
+                    if let live = job.live {
+                        if videoQueue.isRefused { return .enough }
+                        // The reader never waits: a packet the decoder has no room for is dropped (the
+                        // policy then drops up to the next keyframe).
+                        guard live.admit(keyframe: packet.isKeyframe, room: videoQueue.hasRoom) else { return .more }
+                        let shell = try demuxShells.acquire()
+                        shell.take(packet)
+                        if !videoQueue.offer(shell) {
+                            shell.unref()
+                            demuxShells.release(shell)
+                        }
+                        return .more
+                    }
                     let shell = try demuxShells.acquire()
                     shell.take(packet)
                     let d = try videoQueue.push(shell)
@@ -159,6 +195,31 @@ final class ThreadedEngine: @unchecked Sendable {
         demux = try DemuxStage(
             demuxer: job.demuxer, routes: job.routes, times: times, strict: strict,
             video: toDecode, mux: toMux, reencoders: reencoders)
+    }
+
+    /// Live: the edge from the decoder into the leaky queue. It never waits; a frame pushed out by a
+    /// newer one is dropped, counted against the stage that held the work up.
+    private func liveOutlet(_ queue: LeakyQueue<LiveItem>, clock: StageClock) -> Outlet<Frame> {
+        Outlet(
+            send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
+                try clock.charge(nil) { () throws(CropZoomError) -> Demand in
+                    let shell = try frameShells.acquire()
+                    shell.take(frame)
+                    if let old = queue.push(LiveItem(frame: shell, at: monotonicSeconds())) {
+                        drop(old.frame)
+                    }
+                    return .more
+                }
+            },
+            finish: { queue.close() })
+    }
+
+    /// Live: a decoded frame not transformed, counted against the encoder when it held every output
+    /// picture, else against the transform.
+    private func drop(_ frame: Frame) {
+        frame.unref()
+        frameShells.release(frame)
+        job.live?.count(pool.isExhausted ? .encode : .transform)
     }
 
     /// An edge into the mux queue from one thread: the packet moves into a shell from `shells`.
@@ -217,6 +278,16 @@ final class ThreadedEngine: @unchecked Sendable {
         // Wait, watching for signals and reporting progress.
         var lastReport = 0.0
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            if let live = job.live {
+                // Live: the first signal ends the recording (kept); a second interrupts it.
+                let signal = cz_take_pending_signal()
+                if signal != 0 && !live.stopRequested {
+                    live.requestStop()
+                } else if signal != 0 {
+                    live.abort()
+                    control.fail(CropZoomError(.interrupted(signal: signal), reason: "interrupted"))
+                }
+            }
             let signal = cz_pending_signal()
             if signal != 0 { control.fail(CropZoomError(.interrupted(signal: signal), reason: "interrupted")) }
             if job.cancel.isSet {
@@ -237,12 +308,13 @@ final class ThreadedEngine: @unchecked Sendable {
             .demuxQueueFull: videoQueue.pushWait,
             .decodeWaitingForPackets: videoQueue.popWait,
             .workQueueFull: workQueue.pushWait,
-            .workersWaitingForFrames: workQueue.popWait,
+            .workersWaitingForFrames: liveQueue?.popWait ?? workQueue.popWait,
             .encodeWaitingForFrames: reorder.waitSeconds,
             .muxWaitingForPackets: muxQueue.popWait,
         ]
         c.pool = pool.snapshot()
         c.workers = workers
+        c.dropped = job.live?.dropped ?? [:]
         return c
     }
 
@@ -281,10 +353,33 @@ final class ThreadedEngine: @unchecked Sendable {
         clock.switchTo(nil)
     }
 
+    /// The next frame for a worker: from the work queue, or live from the leaky queue.
+    private func nextWork() throws(CropZoomError) -> WorkItem? {
+        if let liveQueue { return try takeLive(liveQueue) }
+        return try workQueue.pop()
+    }
+
+    /// Live: the next frame a worker transforms, numbered, with its output picture; frames that
+    /// waited longer than the latency bound are dropped on the way. Nil at the end.
+    private func takeLive(_ queue: LeakyQueue<LiveItem>) throws(CropZoomError) -> WorkItem? {
+        dispatch.lock()
+        defer { dispatch.unlock() }
+        while let item = try queue.pop() {
+            if let live = job.live, live.isLate(since: item.at, now: monotonicSeconds()) {
+                drop(item.frame)
+                continue
+            }
+            let out = try pool.acquire()
+            defer { nextSeq += 1 }
+            return WorkItem(seq: nextSeq, input: item.frame, output: out)
+        }
+        return nil
+    }
+
     private func workerLoop(_ k: Int) throws(CropZoomError) {
         let transform = transforms[k]
         var busy = 0.0
-        while let item = try workQueue.pop() {
+        while let item = try nextWork() {
             let t0 = monotonicSeconds()
             workerSeq[k] = item.seq
             _ = try transform.receive(.init(input: item.input, output: item.output))

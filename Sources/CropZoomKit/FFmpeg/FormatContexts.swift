@@ -8,19 +8,59 @@ import Foundation
 final class InputFormat: @unchecked Sendable {
     private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
     let path: String
+    /// A live input's watch (stop request, no-data deadline); nil for a file.
+    let watch: IOWatch?
 
-    /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`).
-    init(path given: String) throws(CropZoomError) {
+    /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`): a file, a URL, or with
+    /// `format` a demuxer or capture device by name (`av_find_input_format`: `x11grab`, `v4l2`, `lavfi` …) that
+    /// takes `options` (its AVOptions: `framerate`, `video_size` …). Options it does not know are refused, by name.
+    /// A `watch` interrupts the reads of a live source.
+    init(
+        path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil
+    ) throws(CropZoomError) {
         // "-" is standard input (FFmpeg's pipe protocol), named "stdin" in messages.
         let path = given == "-" ? "stdin" : given
         let url = given == "-" ? "pipe:0" : given
         self.path = path
+        self.watch = watch
+        var demuxer: UnsafePointer<AVInputFormat>? = nil
+        if let format {
+            _ = InputFormat.registerDevices
+            guard let f = av_find_input_format(format) else {
+                throw CropZoomError(
+                    .usage, setting: .inputFormat,
+                    reason: "\(setting: .inputFormat) \(format): no such input format or device in this FFmpeg "
+                        + "(try `ffmpeg -formats` and `ffmpeg -devices`)")
+            }
+            demuxer = f
+        }
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard ctx != nil else {
             throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
         }
-        ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
-        let r = RawPath.withCString(url) { avformat_open_input(&ctx, $0, nil, nil) }
+        if let watch {
+            ctx!.pointee.interrupt_callback.callback = cz_watch_callback
+            ctx!.pointee.interrupt_callback.opaque = UnsafeMutableRawPointer(watch.pointer)
+        } else {
+            ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
+        }
+        var dict: OpaquePointer? = nil
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dict, key, value, 0) }
+        let r = RawPath.withCString(url) { avformat_open_input(&ctx, $0, demuxer, &dict) }
+        var unused: [String] = []
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let e = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            unused.append(String(cString: e.pointee.key))
+            entry = e
+        }
+        av_dict_free(&dict)
+        if r >= 0, let first = unused.first {
+            avformat_close_input(&ctx)
+            throw CropZoomError(
+                .usage, path: path, setting: .inputOption,
+                reason: "\(setting: .inputOption) \(first): not an option of the \(format ?? "input")'s demuxer or "
+                    + "protocol")
+        }
         if r < 0 {
             var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
             if r == AVCode.invalidData && InputFormat.looksLikeISOMedia(url) {
@@ -53,6 +93,10 @@ final class InputFormat: @unchecked Sendable {
         let type = String(decoding: head[4..<8], as: UTF8.self)
         return ["ftyp", "mdat", "moov", "free", "wide", "skip"].contains(type)
     }
+
+    /// libavdevice's devices (capture: x11grab, v4l2, pulse, alsa, lavfi …) made known to
+    /// `av_find_input_format`, once (`avdevice_register_all`).
+    static let registerDevices: Void = avdevice_register_all()
 
     private static func kind(for code: Int32) -> CropZoomError.Kind {
         let signal = cz_pending_signal()
@@ -156,6 +200,8 @@ final class OutputFormat: @unchecked Sendable {
     /// Written as a stream that cannot be rewound (a pipe, a FIFO, a character device).
     let streaming: Bool
     private var ioOpen = false
+    /// For a live recording: what interrupts writing (its stop); nil: a signal does (set before the header).
+    var watch: IOWatch?
 
     /// `avformat_alloc_output_context2` for the muxer guessed from `displayPath` (or named by
     /// `formatName`), writing to `path`.
@@ -270,6 +316,10 @@ final class OutputFormat: @unchecked Sendable {
     /// `avio_open2` on the temporary path, then `avformat_write_header` with muxer options.
     func writeHeader(options: [String: String]) throws(CropZoomError) {
         var cb = AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil)
+        if let watch {
+            // A live recording's output outlives the signal that ends the recording.
+            cb = AVIOInterruptCB(callback: cz_watch_only_callback, opaque: UnsafeMutableRawPointer(watch.pointer))
+        }
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
             let opened = RawPath.withCString(path) { avio_open2(&pointer.pointee.pb, $0, AVIO_FLAG_WRITE, &cb, nil) }
             try check(

@@ -9,8 +9,12 @@ struct InputSetup {
     let videoIndex: Int
     let decoder: VideoDecoder
 
-    init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
-        demuxer = try Demuxer(path: cfg.input)
+    init(_ cfg: TranscodeConfiguration, watch: IOWatch? = nil) throws(CropZoomError) {
+        // A live source has the live timeout to send what the probe needs.
+        watch?.arm(cfg.liveTimeout)
+        demuxer = try Demuxer(
+            path: cfg.input, format: cfg.inputFormat, options: cfg.inputOptions, watch: watch,
+            timeout: cfg.liveTimeout)
         let input = demuxer.input
         guard let videoIndex = input.bestVideoStream() else {
             let cover = (0..<input.streamCount).contains(where: input.isAttachedPicture)

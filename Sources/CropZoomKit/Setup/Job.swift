@@ -33,6 +33,9 @@ final class Job: @unchecked Sendable {
     let trim: TrimWindow
     /// Every rewrite of a time, demuxer to muxer.
     let times: TimestampPolicy
+    /// A live source's policy (what is dropped when the machine cannot keep up), and its input's
+    /// and output's stops; nil for a file.
+    let live: LivePolicy?
     private let log: NoticeLog
 
     var notices: [String] { log.all }
@@ -45,15 +48,20 @@ final class Job: @unchecked Sendable {
         configuration = cfg
         self.cancel = cancel
         log = NoticeLog(onNotice)
-        if cfg.input != "-" { try InputSetup.check(cfg.input) }
+        if cfg.input != "-" && cfg.inputFormat == nil && !cfg.input.contains("://") { try InputSetup.check(cfg.input) }
         atomic = try OutputSetup.claim(cfg, notices: log)
-        let source = try InputSetup(cfg)
+        let live = cfg.isLive ? try LivePolicy(cfg) : nil
+        self.live = live
+        let source = try InputSetup(cfg, watch: live?.input)
         demuxer = source.demuxer
         decoder = source.decoder
         videoIndex = source.videoIndex
         let target = try OutputSetup(cfg, atomic: atomic)
+        target.output.watch = live?.output
         muxer = Muxer(output: target.output)
         let video = try VideoSetup(cfg, input: source, output: target)
+        let rate = source.input.stream(source.videoIndex).statedFrameRate
+        if rate.isKnown { live?.framesPerSecond = rate.value }
         plan = video.plan
         outputFormat = video.outputFormat
         fullRange = video.fullRange

@@ -18,6 +18,7 @@ struct Transcode: ParsableCommand {
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
     @OptionGroup(title: "Output") var out: OutputOptions
+    @OptionGroup(title: "Live") var liveOptions: LiveOptions
     @OptionGroup(title: "Engine") var engine: EngineOptions
 
     func validate() throws {
@@ -34,7 +35,7 @@ struct Transcode: ParsableCommand {
     /// Every setting the options give, from all the groups.
     var settings: Settings {
         geometry.settings.merging(trim.settings).merging(encoding.settings).merging(streams.settings)
-            .merging(out.settings).merging(engine.settings)
+            .merging(out.settings).merging(liveOptions.settings).merging(engine.settings)
     }
 
     /// The job: the library validates the settings; the options that are not settings (the

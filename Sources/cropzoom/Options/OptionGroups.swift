@@ -126,6 +126,26 @@ struct OutputOptions: ParsableArguments {
     }
 }
 
+/// Live sources: capture devices, network streams, the drop policy.
+struct LiveOptions: ParsableArguments {
+    @Flag(name: .setting(.live), help: .setting(.live)) var live = false
+    @Option(name: .setting(.inputFormat), help: .setting(.inputFormat)) var inputFormat: String?
+    @Option(name: .setting(.inputOption), help: .setting(.inputOption)) var inputOption: [String] = []
+    @Option(name: .setting(.maxLatency), parsing: .unconditional, help: .setting(.maxLatency)) var maxLatency: String?
+    @Option(name: .setting(.liveTimeout), parsing: .unconditional, help: .setting(.liveTimeout))
+    var liveTimeout: String?
+
+    var settings: Settings {
+        Settings([
+            .live: live ? "true" : nil, .inputFormat: inputFormat,
+            .inputOption: inputOption.isEmpty ? nil : inputOption.joined(separator: "\n"), .maxLatency: maxLatency,
+            .liveTimeout: liveTimeout,
+        ])
+    }
+
+    func validate() throws { try settings.validate() }
+}
+
 /// How many cores to use.
 struct EngineOptions: ParsableArguments {
     @Option(name: .setting(.threads), parsing: .unconditional, help: .setting(.threads)) var threads: String?

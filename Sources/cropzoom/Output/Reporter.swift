@@ -70,6 +70,7 @@ final class Reporter: @unchecked Sendable {
                 line += String(format: "%3.0f%%", f * 100)
             }
             line += String(format: "  frame %d  %.0f fps  %.2fx", p.frames, fps, speed)
+            if p.framesDropped > 0 { line += "  dropped \(p.framesDropped)" }
             if let f = p.fraction, f > 0.01 {
                 let eta = p.elapsed * (1 - f) / f
                 line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
@@ -96,6 +97,12 @@ final class Reporter: @unchecked Sendable {
         line += String(format: "%.2f s (%.0f fps, %.1fx)", s.seconds, s.fps, s.speed)
         if s.corruptSkipped > 0 { line += ", \(s.corruptSkipped) damaged packets skipped" }
         if s.truncated != nil { line += ", input truncated" }
+        let dropped = s.framesDropped.values.reduce(0, +)
+        if dropped > 0 {
+            let by = DropPoint.allCases.compactMap { p in s.framesDropped[p].map { "\($0) \(p.rawValue) late" } }
+            line += ", \(dropped) frames dropped (\(by.joined(separator: ", ")))"
+        }
+        if let end = s.liveEnd { line += ", recording \(end)" }
         if s.duplicateTimestampsDropped > 0 {
             line += ", \(s.duplicateTimestampsDropped) frames with repeated timestamps dropped"
         }

@@ -60,8 +60,34 @@ final class Demuxer: @unchecked Sendable {
         return reason
     }
 
-    init(path: String) throws(CropZoomError) {
-        input = try InputFormat(path: path)
+    /// A live source's no-data timeout (the watch is re-armed with it after every packet).
+    private let timeout: Double
+    /// How a live source ended: "stopped" (a signal or a stop request), "no data for N s", or nil (its end).
+    private(set) var liveEnd: String?
+
+    init(
+        path: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
+        timeout: Double = 0
+    ) throws(CropZoomError) {
+        self.timeout = timeout
+        do {
+            input = try InputFormat(path: path, format: format, options: options, watch: watch)
+        } catch  where watch?.reason == .timedOut {
+            throw CropZoomError(
+                .inputUnreadable, path: path, setting: .liveTimeout,
+                reason: "no media from the source within \(String(format: "%g", timeout)) s (\(setting: .liveTimeout))")
+        }
+    }
+
+    /// For a live source: why its reads end now (a stop or silence), or nil while they may go on. A pending
+    /// signal counts as a stop: the recording ends and is kept.
+    private func liveEnding() -> String? {
+        guard let watch = input.watch else { return nil }
+        switch watch.reason {
+        case .stopped: return "stopped"
+        case .timedOut: return "no data for \(String(format: "%g", timeout)) s"
+        case .none: return cz_pending_signal() != 0 ? "stopped" : nil
+        }
     }
 
     var path: String { input.path }
@@ -76,6 +102,10 @@ final class Demuxer: @unchecked Sendable {
         while true {
             let step: AVStep<Void>
             do { step = try input.read(into: packet) } catch {
+                if let end = liveEnding() {
+                    liveEnd = end
+                    return .endOfStream
+                }
                 let signal = cz_pending_signal()
                 if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
                 skippedErrors += 1
@@ -86,6 +116,7 @@ final class Demuxer: @unchecked Sendable {
             switch step {
             case .value:
                 consecutiveErrors = 0
+                input.watch?.arm(timeout)
                 // A short read of the last packet in the file is flagged corrupt by libavformat.
                 lastWasPartial = packet.isCorrupt
                 noteTime(packet)
@@ -93,6 +124,10 @@ final class Demuxer: @unchecked Sendable {
             case .again:
                 return .again
             case .endOfStream:
+                if let end = liveEnding() {
+                    liveEnd = end
+                    return .endOfStream
+                }
                 let signal = cz_pending_signal()
                 if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
                 // avio reports a short read past the end of data as EOF too; a pb error says otherwise.

@@ -1,0 +1,79 @@
+import Foundation
+
+/// What a live recording does when the machine cannot keep up — the policy the live engine's leaky edges ask (the
+/// engine only moves messages), and its counters:
+///
+/// - The reader never waits: it drains the device or socket whatever the later stages do.
+/// - Compressed video packets all go to the decoder (a frame needs every packet it refers to). Only when the packet
+///   queue overflows (the decoder itself fell behind) are packets dropped, and then up to the next keyframe, so
+///   what is decoded stays whole (``DropPoint/input``).
+/// - Decoded frames wait in a short queue before the transform. When it is full the oldest frame is dropped; a
+///   frame older than `maxLatency` when a worker takes it is dropped too. Each is counted against the stage that
+///   held it up: the encoder when no output picture was free (``DropPoint/encode``), else the transform
+///   (``DropPoint/transform``). Kept frames keep their capture times: the output is variable-rate where frames
+///   were dropped, never re-timed.
+/// - Audio is never dropped: copied or re-encoded on the reader's thread, it goes straight to the muxer.
+/// - The first SIGINT/SIGTERM (or ``requestStop()``) stops the reader: the recording ends cleanly and is kept. The
+///   output is interrupted only by a second signal (``abort()``).
+///
+/// `@unchecked Sendable`: counters behind `lock`; `skipping` is the reader thread's own.
+final class LivePolicy: @unchecked Sendable {
+    /// Stops the reader (a stop request, the no-data deadline).
+    let input: IOWatch
+    /// Interrupts writing (a second signal).
+    let output: IOWatch
+    let maxLatency: Double
+    /// The source's frame rate (set once the input is open; 30 when it does not say).
+    var framesPerSecond = 30.0
+    private let lock = NSLock()
+    private var counts: [DropPoint: Int] = [:]
+    private var stopping = false
+    /// Reader thread only: packets are being dropped up to the next keyframe.
+    private var skipping = false
+
+    init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
+        input = try IOWatch()
+        output = try IOWatch()
+        maxLatency = cfg.maxLatency
+    }
+
+    /// Ends the recording cleanly: the reader stops, what is in flight is finished and written. Any thread.
+    func requestStop() {
+        lock.withLock { stopping = true }
+        input.stop()
+    }
+
+    var stopRequested: Bool { lock.withLock { stopping } }
+
+    /// Interrupts writing too (the recording is then lost, as a file transcode's would be).
+    func abort() { output.stop() }
+
+    /// Whether a video packet goes on to the decoder, `room` telling whether its queue can take it (reader
+    /// thread). Past an overflow, packets are dropped up to the next keyframe.
+    func admit(keyframe: Bool, room: Bool) -> Bool {
+        if skipping && keyframe && room { skipping = false }
+        if skipping || !room {
+            skipping = true
+            count(.input)
+            return false
+        }
+        return true
+    }
+
+    /// Decoded frames that may wait for the transform: what the latency bound holds at the source's rate (a
+    /// burst — the frames the probe buffered, a network hiccup — is absorbed, not dropped), at least one per
+    /// worker and one more, at most 4 s at 60 fps.
+    func frameQueueCapacity(workers: Int) -> Int {
+        let rate = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 30
+        return min(240, max(workers + 1, Int((maxLatency * rate).rounded(.up)) + workers))
+    }
+
+    /// A decoded frame waited from `since` until `now` (monotonic seconds): too long to be worth transforming.
+    func isLate(since: Double, now: Double) -> Bool { now - since > maxLatency }
+
+    /// One frame dropped at `point`.
+    func count(_ point: DropPoint) { lock.withLock { counts[point, default: 0] += 1 } }
+
+    var dropped: [DropPoint: Int] { lock.withLock { counts } }
+    var totalDropped: Int { lock.withLock { counts.values.reduce(0, +) } }
+}
