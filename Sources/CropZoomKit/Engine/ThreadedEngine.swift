@@ -323,8 +323,11 @@ final class ThreadedEngine: @unchecked Sendable {
     private func demuxLoop() throws(CropZoomError) {
         let clock = clocks[.demux]!
         while true {
+            // Live, a signal ends the recording: the reader's watch stops it (the run loop takes the signal).
             let signal = cz_pending_signal()
-            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+            if signal != 0 && job.live == nil {
+                throw CropZoomError(.interrupted(signal: signal), reason: "interrupted")
+            }
             clock.switchTo(.demux)
             guard try demux.step() else { break }
         }

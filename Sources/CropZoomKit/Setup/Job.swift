@@ -99,8 +99,9 @@ final class Job: @unchecked Sendable {
     /// Trailer, close, rename into place.
     func finish() throws(CropZoomError) {
         try muxer.finish()
+        // A live recording being finished is kept, whatever signal comes now (its reader has stopped).
         let signal = cz_pending_signal()
-        if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+        if signal != 0 && live == nil { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
         try atomic?.commit()
     }
 }

@@ -1,0 +1,192 @@
+// Live sources, with real senders: the ffmpeg CLI streams MPEG-TS over UDP on loopback in real time
+// (`-re`), and libavdevice's lavfi device paced by `realtime`. cropzoom records with a zoom; what
+// arrived is checked against what was sent with ffprobe/ffmpeg.
+
+import CropZoomKit
+import Foundation
+import Testing
+
+/// A cropzoom run in the background (its output in files), for tests that act while it records.
+struct BackgroundRun {
+    let pid: Int32
+    let stdoutPath: String
+    let stderrPath: String
+    let started = Date()
+
+    static func start(_ args: [String], in folder: URL) throws -> BackgroundRun {
+        let out = folder.appendingPathComponent("cz-stdout").path
+        let err = folder.appendingPathComponent("cz-stderr").path
+        let pid = try ChildProcess.spawn([try CLI.binary()] + args, stdout: .file(out), stderr: .file(err))
+        return BackgroundRun(pid: pid, stdoutPath: out, stderrPath: err)
+    }
+
+    /// Waits for the exit (killed after `timeout` seconds, which throws): the exit status and stderr.
+    func wait(timeout: TimeInterval) throws -> (status: Int32, stderr: String, seconds: Double) {
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if Date().timeIntervalSince(started) > timeout {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                throw Oracle.Failure("cropzoom did not end within \(timeout) s: \(stderr)")
+            }
+            usleep(20_000)
+        }
+        let exit = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (exit, stderr, Date().timeIntervalSince(started))
+    }
+
+    var stderr: String {
+        String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: stderrPath))) ?? Data(), as: UTF8.self)
+    }
+}
+
+@Suite("Live sources", .serialized)
+struct LiveTests {
+    /// A UDP port nothing listens on now (the kernel's choice for a socket bound to port 0).
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+        }
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    /// The audio of `path` as an ADTS stream (`ffmpeg -c copy -f adts`): the AAC payloads byte for byte, whatever
+    /// container carried them.
+    static func adts(_ path: String) throws -> Data {
+        let out = path + ".aac"
+        _ = try Oracle.runChecked(
+            "ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-c", "copy", "-f", "adts", out])
+        return try Data(contentsOf: URL(fileURLWithPath: out))
+    }
+
+    /// The `done` record of a `--progress json` run.
+    static func done(_ stderr: String) -> JobRecord.Done? {
+        for line in stderr.split(separator: "\n") {
+            if case .done(let d) = JobRecord(jsonLine: String(line)) { return d }
+        }
+        return nil
+    }
+
+    @Test("UDP MPEG-TS in real time: every frame and every audio packet arrives; no data for --live-timeout ends it")
+    func udpAtNormalLoad() throws {
+        let scratch = try Scratch()
+        let sent = scratch.file("sent.ts").path
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            ["-v", "error", "-i", try Files.sample("std-h264-aac.mp4").path, "-c", "copy", "-f", "mpegts", sent])
+        let port = Self.freePort()
+        let out = scratch.file("rec.mkv").path
+        let run = try BackgroundRun.start(
+            ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"],
+            in: scratch.url)
+        usleep(500_000)
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            ["-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316"],
+            timeout: 30)
+        let ended = try run.wait(timeout: 30)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        let done = try #require(Self.done(ended.stderr), "\(ended.stderr)")
+        #expect(done.liveEnd == "no data for 2 s" && done.framesDropped == 0, "\(done)")
+        // Every frame, at the sent times (the output starts at the earliest stream's start: its frames keep their
+        // distances; Matroska keeps milliseconds).
+        let sentTimes = try Oracle.videoFramePTS(sent)
+        let got = try Oracle.videoFramePTS(out)
+        #expect(got.count == sentTimes.count && sentTimes.count == 60, "\(got.count) of \(sentTimes.count) frames")
+        for (g, s) in zip(got, sentTimes) {
+            #expect(abs((g - got[0]) - (s - sentTimes[0])) <= 0.0015, "\(g - got[0]) vs \(s - sentTimes[0])")
+        }
+        // Every audio packet, byte for byte.
+        let a = try Self.adts(out)
+        let b = try Self.adts(sent)
+        #expect(!a.isEmpty && a == b, "audio: \(a.count) bytes recorded, \(b.count) sent")
+    }
+
+    @Test("SIGINT ends a live recording and keeps it: exit 0, a playable file, nothing else left")
+    func interruptKeepsTheRecording() throws {
+        let scratch = try Scratch()
+        let port = Self.freePort()
+        let sender = try ChildProcess.spawn(
+            [
+                "ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", try Files.sample("std-h264-aac.mp4").path,
+                "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
+            ], stdout: .null, stderr: .null)
+        defer {
+            kill(sender, SIGKILL)
+            var s: Int32 = 0
+            waitpid(sender, &s, 0)
+        }
+        let out = scratch.file("rec.mp4").path
+        let run = try BackgroundRun.start(
+            ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--progress", "json"], in: scratch.url)
+        // Once 30 frames are recorded (the stream joined mid-way is probed first).
+        while Date().timeIntervalSince(run.started) < 30 {
+            let frames = run.stderr.split(separator: "\n").compactMap { line -> Int? in
+                if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p.frames }
+                return nil
+            }
+            if (frames.last ?? 0) >= 30 { break }
+            usleep(100_000)
+        }
+        kill(run.pid, SIGINT)
+        let ended = try run.wait(timeout: 30)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        let done = try #require(Self.done(ended.stderr), "\(ended.stderr)")
+        #expect(done.liveEnd == "stopped", "\(done)")
+        let frames = try Oracle.decodedFrameHashes(out).count
+        #expect(frames >= 30, "\(frames) frames in 3.5 s")
+        #expect(Files.names(in: scratch.url).filter { $0.contains("cropzoom-tmp") }.isEmpty)
+    }
+
+    @Test("a capture device through libavdevice (lavfi, paced in real time): --duration ends it, every frame kept")
+    func lavfiDevice() throws {
+        let scratch = try Scratch()
+        let out = scratch.file("dev.mkv").path
+        let run = try CLI.cropzoom([
+            "testsrc2=size=320x240:rate=25,realtime", "--input-format", "lavfi", "-o", out, "--duration", "2",
+            "--zoom", "2", "--progress", "json",
+        ])
+        #expect(run.status == 0, "\(run)")
+        let done = try #require(Self.done(run.stderr))
+        #expect(done.framesOut == 50 && done.framesDropped == 0 && done.liveEnd == nil, "\(done)")
+        #expect(try Oracle.decodedFrameHashes(out).count == 50)
+    }
+
+    @Test("live inputs refused with one line: silence, an unknown format or option; nothing written")
+    func refusals() throws {
+        let scratch = try Scratch()
+        let out = scratch.file("x.mkv").path
+        let port = Self.freePort()
+        let cases: [([String], Int32, String)] = [
+            (
+                ["udp://127.0.0.1:\(port)", "--live-timeout", "1"], 3,
+                "no media from the source within 1 s (--live-timeout)"
+            ),
+            (["x", "--input-format", "nosuch"], 2, "--input-format nosuch: no such input format or device"),
+            (
+                ["testsrc2", "--input-format", "lavfi", "--input-option", "bogus=1"], 2,
+                "--input-option bogus: not an option"
+            ),
+            (["testsrc2", "--input-format", "lavfi", "--input-option", "bogus"], 2, "--input-option takes KEY=VALUE"),
+            (["testsrc2", "--input-format", "lavfi", "--max-latency", "0"], 2, "--max-latency takes seconds"),
+        ]
+        for (args, status, message) in cases {
+            let run = try CLI.cropzoom([args[0], "-o", out] + args.dropFirst(), timeout: 30)
+            #expect(run.status == status && run.errorLines.count == 1, "\(args): \(run)")
+            #expect(run.stderr.contains(message), "\(args): \(run.stderr)")
+            #expect(Files.names(in: scratch.url).isEmpty, "\(args): something was left")
+        }
+    }
+}
