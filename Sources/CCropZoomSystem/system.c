@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "CCropZoomSystem.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -68,6 +70,30 @@ int cz_end_with_parent(int parent) {
 }
 
 // MARK: - Thread priority
+
+int cz_thread_id(void) { return (int)syscall(SYS_gettid); }
+
+int cz_thread_ids(int *tids, int capacity) {
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -errno;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        if (n < capacity) tids[n] = atoi(e->d_name);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int cz_lower_priority_of(int tid, int by) {
+    errno = 0;
+    int current = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (current == -1 && errno != 0) return -errno;
+    if (setpriority(PRIO_PROCESS, (id_t)tid, current + by) != 0) return -errno;
+    return 0;
+}
 
 int cz_lower_thread_priority(int by) {
     // On Linux the nice value is per thread: PRIO_PROCESS with a thread id reads and sets that

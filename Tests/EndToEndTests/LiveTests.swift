@@ -114,6 +114,54 @@ struct LiveTests {
         #expect(!a.isEmpty && a == b, "audio: \(a.count) bytes recorded, \(b.count) sent")
     }
 
+    @Test(
+        """
+        overload (1080p into x264 slow, faster than this machine can encode): every audio byte still arrives, \
+        kept + dropped frames = sent, each kept frame at a sent frame's time, the end within seconds of the stream's
+        """)
+    func udpUnderOverload() throws {
+        let scratch = try Scratch()
+        let sent = scratch.file("big.ts").path
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000", "-t", "4", "-c:v", "libx264", "-preset", "ultrafast", "-g",
+                "30",
+                "-c:a", "aac", "-shortest", "-f", "mpegts", sent,
+            ])
+        let port = Self.freePort()
+        let out = scratch.file("rec.mkv").path
+        let run = try BackgroundRun.start(
+            [
+                "udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.2", "--preset", "slow", "--max-latency", "0.5",
+                "--live-timeout", "2", "--progress", "json",
+            ], in: scratch.url)
+        usleep(500_000)
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            ["-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316"],
+            timeout: 30)
+        let streamEnded = Date().timeIntervalSince(run.started)
+        let ended = try run.wait(timeout: 60)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        let done = try #require(Self.done(ended.stderr), "\(ended.stderr)")
+        let dropped = try #require(done.framesDropped)
+        #expect(dropped > 0, "nothing dropped: this machine kept up, so overload was not tested (\(done))")
+        #expect(done.framesOut + dropped == 120 && done.corruptSkipped == 0, "\(done)")
+        #expect(ended.seconds - streamEnded < 2 + 4, "ended \(ended.seconds - streamEnded) s after the stream")
+        // Audio: every byte.
+        #expect(try Self.adts(out) == Self.adts(sent), "the audio differs")
+        // Video: each kept frame at a sent frame's time, moved by the earliest stream's start.
+        let sentTimes = try Oracle.videoFramePTS(sent)
+        let origin = try Oracle.streams(sent).compactMap(\.startTime).min() ?? 0
+        let got = try Oracle.videoFramePTS(out)
+        #expect(got.count == done.framesOut)
+        for t in got {
+            #expect(sentTimes.contains { abs($0 - origin - t) <= 0.0015 }, "\(t) is no sent frame's time")
+        }
+    }
+
     @Test("SIGINT ends a live recording and keeps it: exit 0, a playable file, nothing else left")
     func interruptKeepsTheRecording() throws {
         let scratch = try Scratch()

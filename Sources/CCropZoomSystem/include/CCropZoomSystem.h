@@ -21,6 +21,15 @@ int cz_take_pending_signal(void);
 
 // MARK: - Threads
 
+/// The calling thread's id (gettid).
+int cz_thread_id(void);
+/// The ids of the process's threads (/proc/self/task), up to `capacity` of them written to `tids`;
+/// returns how many there are (negative errno on failure).
+int cz_thread_ids(int *tids, int capacity);
+/// Lowers thread `tid`'s priority by `by` nice steps (an unprivileged process may only lower).
+/// 0 or a negative errno.
+int cz_lower_priority_of(int tid, int by);
+
 /// Raises the calling thread's nice value by `by` (`getpriority`/`setpriority` on its thread
 /// id; Linux nice values are per thread), relative to what it is. Returns 0 or -errno.
 int cz_lower_thread_priority(int by);

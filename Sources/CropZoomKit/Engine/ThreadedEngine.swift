@@ -254,11 +254,13 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         // Stages before the encoder yield to it when the plan says so (a pipeline split).
         let upstreamNice = job.threads.upstreamNice
+        let live = job.live
         let yieldToEncoder: @Sendable () -> Void = {
-            if upstreamNice > 0 { _ = cz_lower_thread_priority(upstreamNice) }
+            if upstreamNice > 0 && live == nil { _ = cz_lower_thread_priority(upstreamNice) }
         }
         spawn("demux") { [self] () throws(CropZoomError) in
             yieldToEncoder()
+            live?.protectCurrentThread()
             try demuxLoop()
         }
         spawn("decode") { [self] () throws(CropZoomError) in
@@ -272,13 +274,22 @@ final class ThreadedEngine: @unchecked Sendable {
             }
         }
         spawn("encode") { [self] () throws(CropZoomError) in try encodeLoop() }
-        spawn("mux") { [self] () throws(CropZoomError) in try muxLoop() }
+        spawn("mux") { [self] () throws(CropZoomError) in
+            live?.protectCurrentThread()
+            try muxLoop()
+        }
         for thread in threads { thread.start() }
 
         // Wait, watching for signals and reporting progress.
         var lastReport = 0.0
+        var deprioritized = false
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             if let live = job.live {
+                // Once the reader and the muxer have said who they are, everything else gives way to them.
+                if !deprioritized && live.engineThreadsProtected >= 2 {
+                    live.deprioritizeOthers()
+                    deprioritized = true
+                }
                 // Live: the first signal ends the recording (kept); a second interrupts it.
                 let signal = cz_take_pending_signal()
                 if signal != 0 && !live.stopRequested {

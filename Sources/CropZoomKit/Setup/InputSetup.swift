@@ -13,7 +13,7 @@ struct InputSetup {
         // A live source has the live timeout to send what the probe needs.
         watch?.arm(cfg.liveTimeout)
         demuxer = try Demuxer(
-            path: cfg.input, format: cfg.inputFormat, options: cfg.inputOptions, watch: watch,
+            path: cfg.input, format: cfg.inputFormat, options: InputSetup.options(cfg), watch: watch,
             timeout: cfg.liveTimeout)
         let input = demuxer.input
         guard let videoIndex = input.bestVideoStream() else {
@@ -41,6 +41,18 @@ struct InputSetup {
     }
 
     var input: InputFormat { demuxer.input }
+
+    /// The input's options: the user's, and for a live UDP/RTP source a 4 MiB socket receive buffer unless given
+    /// (FFmpeg's default, 64 KiB, overflows during one 1080p keyframe sent in a burst while the machine is busy;
+    /// the kernel caps it at `net.core.rmem_max`).
+    static func options(_ cfg: TranscodeConfiguration) -> [String: String] {
+        var options = cfg.inputOptions
+        let scheme = cfg.input.split(separator: ":").first.map { $0.lowercased() } ?? ""
+        if cfg.isLive && (scheme == "udp" || scheme == "rtp") && options["buffer_size"] == nil {
+            options["buffer_size"] = "4194304"
+        }
+        return options
+    }
 
     /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
     static func check(_ path: String) throws(CropZoomError) {

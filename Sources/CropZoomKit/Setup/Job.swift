@@ -53,6 +53,7 @@ final class Job: @unchecked Sendable {
         let live = cfg.isLive ? try LivePolicy(cfg) : nil
         self.live = live
         let source = try InputSetup(cfg, watch: live?.input)
+        live?.protectThreadsNow()
         demuxer = source.demuxer
         decoder = source.decoder
         videoIndex = source.videoIndex

@@ -1,3 +1,4 @@
+import CCropZoomSystem
 import Foundation
 
 /// What a live recording does when the machine cannot keep up — the policy the live engine's leaky edges ask (the
@@ -13,6 +14,9 @@ import Foundation
 ///   (``DropPoint/transform``). Kept frames keep their capture times: the output is variable-rate where frames
 ///   were dropped, never re-timed.
 /// - Audio is never dropped: copied or re-encoded on the reader's thread, it goes straight to the muxer.
+/// - Under overload the reader, its input's own threads (FFmpeg's UDP receive thread) and the muxer are not
+///   starved: every other thread of the process — codec threads, transform workers, the decoder and encoder
+///   stages — runs 5 nice steps lower (``deprioritizeOthers()``).
 /// - The first SIGINT/SIGTERM (or ``requestStop()``) stops the reader: the recording ends cleanly and is kept. The
 ///   output is interrupted only by a second signal (``abort()``).
 ///
@@ -30,6 +34,42 @@ final class LivePolicy: @unchecked Sendable {
     private var stopping = false
     /// Reader thread only: packets are being dropped up to the next keyframe.
     private var skipping = false
+    /// Threads that keep their priority, and how many of the engine's (reader, muxer) have said so.
+    private var protected: Set<Int32> = []
+    private(set) var engineThreadsProtected = 0
+
+    /// Keeps the threads there are now at their priority: called once the input is open (FFmpeg's receive
+    /// thread for a network source exists then), before the codecs make theirs.
+    func protectThreadsNow() {
+        let now = LivePolicy.threadIDs()
+        lock.withLock { protected.formUnion(now) }
+    }
+
+    /// Keeps the calling thread (the reader's, the muxer's) at its priority.
+    func protectCurrentThread() {
+        let tid = cz_thread_id()
+        lock.withLock {
+            protected.insert(tid)
+            engineThreadsProtected += 1
+        }
+    }
+
+    /// Lowers every thread not protected by 5 nice steps (`cz_lower_priority_of`); returns how many.
+    @discardableResult
+    func deprioritizeOthers() -> Int {
+        let keep = lock.withLock { protected }
+        var lowered = 0
+        for tid in LivePolicy.threadIDs() where !keep.contains(tid) {
+            if cz_lower_priority_of(tid, 5) == 0 { lowered += 1 }
+        }
+        return lowered
+    }
+
+    static func threadIDs() -> [Int32] {
+        var ids = [Int32](repeating: 0, count: 1024)
+        let n = ids.withUnsafeMutableBufferPointer { cz_thread_ids($0.baseAddress, Int32($0.count)) }
+        return Array(ids.prefix(Int(max(0, min(n, 1024)))))
+    }
 
     init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
         input = try IOWatch()

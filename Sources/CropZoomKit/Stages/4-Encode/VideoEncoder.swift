@@ -30,6 +30,9 @@ final class VideoEncoder: @unchecked Sendable {
         var hdr: HDRMetadata? = nil
         /// Let codec libraries that print their own log (x265, SVT-AV1) print it (`--verbose`).
         var verbose = false
+        /// Live: the most frames the encoder may hold back to look ahead (x264/x265 `rc-lookahead`, libvpx
+        /// `lag-in-frames`), so that its own buffer stays within the latency bound; nil: the encoder's default.
+        var lookahead: Int? = nil
     }
 
     /// SVT_LOG as the user set it, read before cropzoom sets it.
@@ -321,16 +324,21 @@ final class VideoEncoder: @unchecked Sendable {
         }
         if name == "libx265" {
             let log = s.verbose ? "log-level=info" : "log-level=none"
-            options["x265-params"] = ([log] + (s.hdr?.x265Params ?? [])).joined(separator: ":")
+            let live = s.lookahead.map { ["rc-lookahead=\(max(1, $0))"] } ?? []
+            options["x265-params"] = ([log] + (s.hdr?.x265Params ?? []) + live).joined(separator: ":")
         }
         if name == "libsvtav1" { VideoEncoder.setSVTLog(verbose: s.verbose) }
         if name == "libx264", let lookahead = VideoEncoder.x264LookaheadThreads(threads: s.threads, height: s.height) {
             options["x264-params"] = "lookahead-threads=\(lookahead)"
         }
+        if let n = s.lookahead {
+            if name == "libx264" { options["rc-lookahead"] = "\(n)" }
+            if name == "libvpx-vp9" || name == "libvpx" { options["lag-in-frames"] = "\(n)" }
+        }
         let unused = try context.open(options: options, kind: .processing, what: "opening the \(name) encoder")
-        let userFacing = unused.filter { ["crf", "preset"].contains($0) }
-        if let first = userFacing.first {
-            throw CropZoomError(.usage, reason: "--\(first): the \(name) encoder has no such setting")
+        if let first = unused.compactMap({ $0 == "crf" || $0 == "preset" ? Setting(rawValue: $0) : nil }).first {
+            throw CropZoomError(
+                .usage, setting: first, reason: "\(setting: first): the \(name) encoder has no such setting")
         }
         timeBase = TimeBase(c.pointee.time_base)
         pixelFormat = s.pixelFormat
