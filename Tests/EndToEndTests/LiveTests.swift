@@ -198,6 +198,53 @@ struct LiveTests {
         #expect(Files.names(in: scratch.url).filter { $0.contains("cropzoom-tmp") }.isEmpty)
     }
 
+    @Test(
+        """
+        kill -9 mid-recording leaves a playable recording (Matroska clusters every second); the next run on the \
+        output keeps it as STEM-recovered-PID.mkv and says so
+        """)
+    func killedRecordingIsRecovered() throws {
+        let scratch = try Scratch()
+        let port = Self.freePort()
+        let sender = try ChildProcess.spawn(
+            [
+                "ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", try Files.sample("std-h264-aac.mp4").path,
+                "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
+            ], stdout: .null, stderr: .null)
+        defer {
+            kill(sender, SIGKILL)
+            var s: Int32 = 0
+            waitpid(sender, &s, 0)
+        }
+        let out = scratch.file("rec.mkv").path
+        let run = try BackgroundRun.start(
+            ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--progress", "json"], in: scratch.url)
+        var recorded = 0
+        while Date().timeIntervalSince(run.started) < 30 && recorded < 150 {
+            usleep(100_000)
+            recorded =
+                run.stderr.split(separator: "\n").compactMap { line -> Int? in
+                    if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p.frames }
+                    return nil
+                }.last ?? 0
+        }
+        kill(run.pid, SIGKILL)
+        _ = try? run.wait(timeout: 10)
+        let left = Files.names(in: scratch.url).filter { $0.hasPrefix(".rec.mkv.cropzoom-rec-") }
+        #expect(left == [".rec.mkv.cropzoom-rec-\(run.pid)"], "\(Files.names(in: scratch.url))")
+        let partial = scratch.file(".rec.mkv.cropzoom-rec-\(run.pid)").path
+        // Everything but the last second or two: ≥ 3 s of the 5 s recorded, video and audio.
+        let frames = try Oracle.decodedFrameHashes(partial).count
+        #expect(frames >= 90, "\(frames) frames playable after \(recorded) recorded")
+        #expect(try Self.adts(partial).count > 20_000, "the audio is not playable")
+        // The next run on the same output keeps it and says where.
+        let next = try CLI.cropzoom(
+            ["testsrc2=size=320x240:rate=25", "--input-format", "lavfi", "-o", out, "--duration", "0.5", "-y"])
+        let kept = scratch.file("rec-recovered-\(run.pid).mkv").path
+        #expect(next.status == 0 && next.stderr.contains("kept as \(kept)"), "\(next)")
+        #expect(try Oracle.decodedFrameHashes(kept).count == frames)
+    }
+
     @Test("a capture device through libavdevice (lavfi, paced in real time): --duration ends it, every frame kept")
     func lavfiDevice() throws {
         let scratch = try Scratch()

@@ -16,6 +16,11 @@ import Foundation
 /// Temporary names are `.NAME.cropzoom-tmp-PID` (NAME shortened so the whole fits in 255 bytes).
 /// One left by a run that was killed (its lock is free) is removed, with a notice, by the next run
 /// on the same output.
+///
+/// A live recording is written under `.NAME.cropzoom-rec-PID` instead, as a file that stays
+/// playable while it grows (fragmented MP4, Matroska clusters: see `Muxer`). One left by a recording
+/// that was killed (kill -9, a power cut) is the recording up to its last second or two: the next
+/// run on the same output keeps it, renamed `STEM-recovered-PID.EXT` beside the output, and says so.
 final class AtomicOutput: @unchecked Sendable {
     // @unchecked Sendable: used by the pipeline's controlling thread only.
 
@@ -55,7 +60,7 @@ final class AtomicOutput: @unchecked Sendable {
     /// without `overwrite`, no read-only file without `force`), removes stale temporaries of
     /// killed runs (`notice` says so), and creates and locks this run's temporary.
     init(
-        target: String, input: String, overwrite: Bool, force: Bool, multiFile: Bool,
+        target: String, input: String, overwrite: Bool, force: Bool, multiFile: Bool, recording: Bool = false,
         notice: (String) -> Void
     ) throws(CropZoomError) {
         self.target = target
@@ -111,8 +116,12 @@ final class AtomicOutput: @unchecked Sendable {
         guard RawPath.isDirectory(dir) else {
             throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
         }
-        let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent)
-        AtomicOutput.removeStale(in: dir, prefix: prefix, notice: notice)
+        let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent, recording: recording && !multiFile)
+        let name = url.lastPathComponent
+        AtomicOutput.removeStale(in: dir, prefix: AtomicOutput.temporaryPrefix(for: name), notice: notice)
+        AtomicOutput.recoverStale(
+            in: dir, prefix: AtomicOutput.temporaryPrefix(for: url.lastPathComponent, recording: true),
+            target: url.lastPathComponent, notice: notice)
         temporary = url.deletingLastPathComponent().appendingPathComponent("\(prefix)\(getpid())").path
         if multiFile {
             kind = .folder
@@ -142,8 +151,8 @@ final class AtomicOutput: @unchecked Sendable {
     /// `.NAME.cropzoom-tmp-`, with NAME cut (on a character boundary) so that the prefix and any
     /// process id fit in ``nameLimit`` bytes, and `%` made `_` (a muxer would expand a pattern in
     /// the folder's name).
-    static func temporaryPrefix(for name: String) -> String {
-        let suffix = ".cropzoom-tmp-"
+    static func temporaryPrefix(for name: String, recording: Bool = false) -> String {
+        let suffix = recording ? ".cropzoom-rec-" : ".cropzoom-tmp-"
         let room = nameLimit - 1 - suffix.utf8.count - 10
         var kept = ""
         var bytes = 0
@@ -179,6 +188,33 @@ final class AtomicOutput: @unchecked Sendable {
             guard free else { continue }
             guard removeTree(path) else { continue }
             notice("removed \(path), left by an earlier run (process \(pid)) that did not finish")
+        }
+    }
+
+    /// Keeps the recordings named `prefix` + PID in `dir` that a killed run left (their lock is free): each is
+    /// renamed `STEM-recovered-PID.EXT` (never replacing a file), and `notice` says where it is.
+    static func recoverStale(in dir: String, prefix: String, target: String, notice: (String) -> Void) {
+        guard let names = RawPath.contents(ofDirectory: dir) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if kill(pid, 0) == 0 || errno != ESRCH { continue }
+            let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
+            let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            guard fd >= 0 else { continue }
+            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+            close(fd)
+            guard free else { continue }
+            let t = URL(fileURLWithPath: target)
+            let ext = t.pathExtension
+            let kept = URL(fileURLWithPath: dir).appendingPathComponent(
+                t.deletingPathExtension().lastPathComponent + "-recovered-\(pid)" + (ext.isEmpty ? "" : ".\(ext)")
+            ).path
+            let moved = RawPath.withCString(path) { f in RawPath.withCString(kept) { cz_rename_noreplace(f, $0) } }
+            if moved == 0 {
+                notice(
+                    "found the unfinished recording of an earlier run (process \(pid), stopped by a crash or kill): "
+                        + "kept as \(kept)")
+            }
         }
     }
 

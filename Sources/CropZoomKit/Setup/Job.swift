@@ -60,6 +60,7 @@ final class Job: @unchecked Sendable {
         let target = try OutputSetup(cfg, atomic: atomic)
         target.output.watch = live?.output
         muxer = Muxer(output: target.output)
+        muxer.live = live != nil
         let video = try VideoSetup(cfg, input: source, output: target)
         let rate = source.input.stream(source.videoIndex).statedFrameRate
         if rate.isKnown { live?.framesPerSecond = rate.value }
@@ -83,6 +84,12 @@ final class Job: @unchecked Sendable {
             window: trim.times, videoIndex: videoIndex, decoderBase: decoder.timeBase,
             encoderBase: encoder?.timeBase, startTime: trim.startTime, outputBases: bases,
             outputOffsets: bases.indices.map { [streams] in streams.codecDelay[$0] ?? 0 })
+        if live != nil && muxer.hasUnconfiguredAAC && ["mp4", "mov"].contains(target.containerName) {
+            log.add(
+                "\(cfg.output) is written as a regular MP4, not fragmented: its AAC audio (ADTS, from MPEG-TS) has "
+                    + "no configuration before its first packet. A crash would lose it; record to .mkv or .ts to keep "
+                    + "what was recorded")
+        }
         try muxer.writeHeader()
     }
 

@@ -29,7 +29,7 @@ struct OutputSetup {
         }
         return try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
-            multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false,
+            multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false, recording: cfg.isLive,
             notice: notices.add)
     }
 
