@@ -79,8 +79,12 @@ struct LiveTests {
         return nil
     }
 
-    @Test("UDP MPEG-TS in real time: every frame and every audio packet arrives; no data for --live-timeout ends it")
-    func udpAtNormalLoad() throws {
+    @Test(
+        """
+        MPEG-TS in real time over UDP and SRT: every frame and every audio packet arrives; the sender hanging up \
+        (SRT) or no data for --live-timeout (UDP) ends it
+        """, arguments: ["udp", "srt"])
+    func networkAtNormalLoad(protocol scheme: String) throws {
         let scratch = try Scratch()
         let sent = scratch.file("sent.ts").path
         _ = try Oracle.runChecked(
@@ -88,18 +92,21 @@ struct LiveTests {
             ["-v", "error", "-i", try Files.sample("std-h264-aac.mp4").path, "-c", "copy", "-f", "mpegts", sent])
         let port = Self.freePort()
         let out = scratch.file("rec.mkv").path
+        // SRT: cropzoom listens, the sender calls (and lingers so that its last packets are delivered).
+        let source = scheme == "udp" ? "udp://127.0.0.1:\(port)" : "srt://127.0.0.1:\(port)?mode=listener"
+        let target =
+            scheme == "udp"
+            ? "udp://127.0.0.1:\(port)?pkt_size=1316" : "srt://127.0.0.1:\(port)?mode=caller&pkt_size=1316&linger=3"
         let run = try BackgroundRun.start(
-            ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"],
-            in: scratch.url)
+            [source, "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"], in: scratch.url)
         usleep(500_000)
         _ = try Oracle.runChecked(
-            "ffmpeg",
-            ["-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316"],
-            timeout: 30)
+            "ffmpeg", ["-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts", target], timeout: 30)
         let ended = try run.wait(timeout: 30)
         #expect(ended.status == 0, "\(ended.stderr)")
         let done = try #require(Self.done(ended.stderr), "\(ended.stderr)")
-        #expect(done.liveEnd == "no data for 2 s" && done.framesDropped == 0, "\(done)")
+        let end = scheme == "udp" ? "no data for 2 s" : "the source closed the connection (Input/output error)"
+        #expect(done.liveEnd == end && done.framesDropped == 0, "\(done)")
         // Every frame, at the sent times (the output starts at the earliest stream's start: its frames keep their
         // distances; Matroska keeps milliseconds).
         let sentTimes = try Oracle.videoFramePTS(sent)

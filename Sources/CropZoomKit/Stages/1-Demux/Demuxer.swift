@@ -79,6 +79,14 @@ final class Demuxer: @unchecked Sendable {
         }
     }
 
+    /// For a live source: a system error on the connection (an SRT or TCP peer that hung up: EIO, ECONNRESET,
+    /// EPIPE …) is the source's end, not a damaged file's; nil for a file, for no error, and for FFmpeg's own
+    /// codes (damaged data is skipped as usual).
+    private func sourceClosed(_ code: Int32?) -> String? {
+        guard input.watch != nil, let code, code < 0, code > -4096, code != AVCode.again else { return nil }
+        return "the source closed the connection (\(String(cString: strerror(-code))))"
+    }
+
     /// For a live source: why its reads end now (a stop or silence), or nil while they may go on. A pending
     /// signal counts as a stop: the recording ends and is kept.
     private func liveEnding() -> String? {
@@ -102,7 +110,7 @@ final class Demuxer: @unchecked Sendable {
         while true {
             let step: AVStep<Void>
             do { step = try input.read(into: packet) } catch {
-                if let end = liveEnding() {
+                if let end = liveEnding() ?? sourceClosed(error.code) {
                     liveEnd = end
                     return .endOfStream
                 }
@@ -124,7 +132,7 @@ final class Demuxer: @unchecked Sendable {
             case .again:
                 return .again
             case .endOfStream:
-                if let end = liveEnding() {
+                if let end = liveEnding() ?? sourceClosed(input.pointer.pointee.pb?.pointee.error) {
                     liveEnd = end
                     return .endOfStream
                 }
