@@ -211,7 +211,8 @@ def main():
             results["overload"].append(r)
             lines.append(f"| {name} | {rnd + 1} | {r['kept_frames']} / {sent} | {r['dropped']} | "
                          f"{r['lost_frames'] if r['dropped'] is not None else sent - r['kept_frames']} | "
-                         f"{r['audio']} / {sent_audio} | {r['audio_identical']} | {r['ended_after_s']} | {r['rss_mib']} |")
+                         f"{r['audio']} / {sent_audio} | {r['audio_identical']} | {r['ended_after_s']} | "
+                         f"{r['rss_mib']} |")
             print(lines[-1], flush=True)
     lines += ["", "Commands (PORT and OUT vary):", ""] + [f"- {k}: `{v}`" for k, v in commands.items()] + [""]
 
