@@ -169,6 +169,32 @@ struct LiveTests {
         }
     }
 
+    @Test("re-encoded audio in a live recording (its own thread): as long as the audio sent, no gap")
+    func liveReencodedAudio() throws {
+        let scratch = try Scratch()
+        let sent = scratch.file("sent.ts").path
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            ["-v", "error", "-i", try Files.sample("std-h264-aac.mp4").path, "-c", "copy", "-f", "mpegts", sent])
+        let port = Self.freePort()
+        let out = scratch.file("rec.mkv").path
+        let run = try BackgroundRun.start(
+            ["udp://127.0.0.1:\(port)", "-o", out, "--audio", "aac", "--live-timeout", "2", "--progress", "json"],
+            in: scratch.url)
+        usleep(500_000)
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            ["-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316"],
+            timeout: 30)
+        let ended = try run.wait(timeout: 30)
+        let done = try #require(Self.done(ended.stderr), "\(ended.stderr)")
+        #expect(ended.status == 0 && done.audioStreamsReencoded == 1 && done.audioPackets == 95, "\(done)")
+        // AAC frames of 1024 samples at 48 kHz: the re-encoded stream covers the sent one (one priming frame more).
+        let times = try Oracle.packets(out, streamIndex: 1).compactMap(\.ptsTime)
+        #expect((95...97).contains(times.count), "\(times.count) packets")
+        for (a, b) in zip(times, times.dropFirst()) { #expect(b - a < 0.03, "a gap from \(a) to \(b)") }
+    }
+
     @Test("SIGINT ends a live recording and keeps it: exit 0, a playable file, nothing else left")
     func interruptKeepsTheRecording() throws {
         let scratch = try Scratch()

@@ -42,6 +42,9 @@ final class ThreadedEngine: @unchecked Sendable {
     /// numbers it and takes its output picture (so pictures are taken in number order).
     private let liveQueue: LeakyQueue<LiveItem>?
     private let dispatch = NSLock()
+    /// Live: packets for the audio re-encoders, which run on a thread of their own (the reader only
+    /// hands them over); each carries the index of its stage in `audio`.
+    private let audioQueue: BoundedQueue<AudioItem>?
     private let muxQueue: BoundedQueue<MuxItem>
     private let reorder: ReorderBuffer
 
@@ -65,6 +68,10 @@ final class ThreadedEngine: @unchecked Sendable {
         var seq: Int
         var input: Frame
         var output: Frame
+    }
+    struct AudioItem {
+        var stage: Int
+        var packet: Packet
     }
     struct LiveItem {
         var frame: Frame
@@ -109,8 +116,11 @@ final class ThreadedEngine: @unchecked Sendable {
         workerBusy.initialize(repeating: 0)
         workerSeq = .allocate(capacity: w)
         workerSeq.initialize(repeating: 0)
+        // Live: never full in practice (20 s of AAC); audio is never dropped, so a stalled re-encoder
+        // would make the reader wait rather than lose a packet.
+        audioQueue = live && reencoded > 0 ? BoundedQueue(capacity: 1024, producers: reencoded, control: control) : nil
         clocks = Dictionary(
-            uniqueKeysWithValues: [EngineStage.demux, .decode, .encode, .mux].map { ($0, StageClock()) })
+            uniqueKeysWithValues: [EngineStage.demux, .decode, .encode, .mux, .audio].map { ($0, StageClock()) })
         try pool.prefill()
         try wire()
     }
@@ -161,6 +171,22 @@ final class ThreadedEngine: @unchecked Sendable {
         var reencoders: [Int: Outlet<Packet>] = [:]
         for (i, route) in job.routes.enumerated() {
             guard case .reencode(let transcoder, let out) = route else { continue }
+            if let audioQueue {
+                // Live: the re-encoder runs on the audio thread; the reader only hands its packets over.
+                let audioClock = clocks[.audio]!
+                let stage = AudioStage(
+                    transcoder: transcoder, stream: out, output: muxOutlet(shells: demuxShells, clock: audioClock))
+                let index = audio.count
+                audio.append(stage)
+                reencoders[i] = Outlet(
+                    send: { [self] (packet: Packet) throws(CropZoomError) -> Demand in
+                        let shell = try demuxShells.acquire()
+                        shell.take(packet)
+                        return try audioQueue.push(AudioItem(stage: index, packet: shell))
+                    },
+                    finish: { audioQueue.close() })
+                continue
+            }
             let stage = AudioStage(transcoder: transcoder, stream: out, output: toMux)
             audio.append(stage)
             reencoders[i] = SerialEngine.direct(stage, .audio, demuxClock)
@@ -274,6 +300,12 @@ final class ThreadedEngine: @unchecked Sendable {
             }
         }
         spawn("encode") { [self] () throws(CropZoomError) in try encodeLoop() }
+        if audioQueue != nil {
+            spawn("audio") { [self] () throws(CropZoomError) in
+                live?.protectCurrentThread()
+                try audioLoop()
+            }
+        }
         spawn("mux") { [self] () throws(CropZoomError) in
             live?.protectCurrentThread()
             try muxLoop()
@@ -286,7 +318,7 @@ final class ThreadedEngine: @unchecked Sendable {
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             if let live = job.live {
                 // Once the reader and the muxer have said who they are, everything else gives way to them.
-                if !deprioritized && live.engineThreadsProtected >= 2 {
+                if !deprioritized && live.engineThreadsProtected >= (audioQueue == nil ? 2 : 3) {
                     live.deprioritizeOthers()
                     deprioritized = true
                 }
@@ -417,6 +449,25 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         clock.switchTo(.encode)
         try encode.finish()
+        clock.switchTo(nil)
+    }
+
+    /// Live: the audio re-encoders' thread. Ends each stage (flushing its encoder) once the reader
+    /// has closed the queue.
+    private func audioLoop() throws(CropZoomError) {
+        guard let audioQueue else { return }
+        let clock = clocks[.audio]!
+        while let item = try audioQueue.pop() {
+            clock.switchTo(.audio)
+            defer {
+                item.packet.unref()
+                demuxShells.release(item.packet)
+            }
+            _ = try audio[item.stage].receive(item.packet)
+            clock.switchTo(nil)
+        }
+        clock.switchTo(.audio)
+        for stage in audio { try stage.finish() }
         clock.switchTo(nil)
     }
 

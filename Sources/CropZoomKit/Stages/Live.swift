@@ -13,10 +13,11 @@ import Foundation
 ///   held it up: the encoder when no output picture was free (``DropPoint/encode``), else the transform
 ///   (``DropPoint/transform``). Kept frames keep their capture times: the output is variable-rate where frames
 ///   were dropped, never re-timed.
-/// - Audio is never dropped: copied or re-encoded on the reader's thread, it goes straight to the muxer.
-/// - Under overload the reader, its input's own threads (FFmpeg's UDP receive thread) and the muxer are not
-///   starved: every other thread of the process — codec threads, transform workers, the decoder and encoder
-///   stages — runs 5 nice steps lower (``deprioritizeOthers()``).
+/// - Audio is never dropped: copied, it goes from the reader straight to the muxer; re-encoded, through a thread
+///   of its own (its queue blocks rather than drops, and it never fills).
+/// - Under overload the reader, its input's own threads (FFmpeg's UDP receive thread), the audio thread and the
+///   muxer are not starved: every other thread of the process — codec threads, transform workers, the decoder
+///   and encoder stages — runs 5 nice steps lower (``deprioritizeOthers()``).
 /// - The first SIGINT/SIGTERM (or ``requestStop()``) stops the reader: the recording ends cleanly and is kept. The
 ///   output is interrupted only by a second signal (``abort()``).
 ///

@@ -1,6 +1,7 @@
 /// The audio re-encode stage for one stream: decodes, resamples and encodes its packets
-/// (``AudioTranscoder``) and sends the new packets to the muxer. Runs where the engine puts it
-/// (on the demux thread: audio is light, and it then never waits behind video work).
+/// (``AudioTranscoder``) and sends the new packets to the muxer. Runs where the engine puts it:
+/// on the demux thread for a file (audio is light, and it then never waits behind video work), on
+/// a thread of its own for a live source (the reader only hands packets over).
 ///
 /// `@unchecked Sendable`: driven by one thread.
 final class AudioStage: Stage, @unchecked Sendable {
