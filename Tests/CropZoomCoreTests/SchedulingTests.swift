@@ -52,6 +52,19 @@ struct SchedulingTests {
         #expect(try queue.pop() == nil)
     }
 
+    @Test("live edges never wait: offer says full or refused and takes nothing; an evicting push hands back the oldest")
+    func liveEdges() throws {
+        let control = RunControl()
+        let q = BoundedQueue<Int>(capacity: 2, control: control)
+        #expect(q.offer(1) == .taken && q.offer(2) == .taken && q.offer(3) == .full)
+        #expect(q.pushEvictingOldest(4) == 1 && q.pushEvictingOldest(5) == 2)
+        #expect(try q.pop() == 4 && q.pushEvictingOldest(6) == nil)
+        q.refuse()
+        #expect(q.offer(7) == .refused)
+        q.close()
+        #expect(try q.pop() == 5 && q.pop() == 6 && q.pop() == nil)
+    }
+
     @Test("a failed run wakes a blocked consumer with the stop, and the first error is kept")
     func stopWakesWaiters() throws {
         let control = RunControl()

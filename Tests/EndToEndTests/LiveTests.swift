@@ -37,6 +37,21 @@ struct BackgroundRun {
         return (exit, stderr, Date().timeIntervalSince(started))
     }
 
+    /// Waits (up to 30 s) until the run's `--progress json` events report `frames` frames; the last count seen.
+    @discardableResult
+    func waitForFrames(_ frames: Int) -> Int {
+        var recorded = 0
+        while Date().timeIntervalSince(started) < 30 && recorded < frames {
+            usleep(100_000)
+            recorded =
+                stderr.split(separator: "\n").compactMap { line -> Int? in
+                    if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p.frames }
+                    return nil
+                }.last ?? 0
+        }
+        return recorded
+    }
+
     var stderr: String {
         String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: stderrPath))) ?? Data(), as: UTF8.self)
     }
@@ -60,6 +75,21 @@ struct LiveTests {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
         }
         return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    /// An ffmpeg sender streaming the 2 s sample in a loop, in real time, as MPEG-TS to UDP `port` on loopback.
+    static func loopingSender(port: Int) throws -> Int32 {
+        try ChildProcess.spawn(
+            [
+                "ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", try Files.sample("std-h264-aac.mp4").path,
+                "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
+            ], stdout: .null, stderr: .null)
+    }
+
+    static func stop(_ pid: Int32) {
+        kill(pid, SIGKILL)
+        var s: Int32 = 0
+        waitpid(pid, &s, 0)
     }
 
     /// The audio of `path` as an ADTS stream (`ffmpeg -c copy -f adts`): the AAC payloads byte for byte, whatever
@@ -199,28 +229,13 @@ struct LiveTests {
     func interruptKeepsTheRecording() throws {
         let scratch = try Scratch()
         let port = Self.freePort()
-        let sender = try ChildProcess.spawn(
-            [
-                "ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", try Files.sample("std-h264-aac.mp4").path,
-                "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
-            ], stdout: .null, stderr: .null)
-        defer {
-            kill(sender, SIGKILL)
-            var s: Int32 = 0
-            waitpid(sender, &s, 0)
-        }
+        let sender = try Self.loopingSender(port: port)
+        defer { Self.stop(sender) }
         let out = scratch.file("rec.mp4").path
         let run = try BackgroundRun.start(
             ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--progress", "json"], in: scratch.url)
         // Once 30 frames are recorded (the stream joined mid-way is probed first).
-        while Date().timeIntervalSince(run.started) < 30 {
-            let frames = run.stderr.split(separator: "\n").compactMap { line -> Int? in
-                if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p.frames }
-                return nil
-            }
-            if (frames.last ?? 0) >= 30 { break }
-            usleep(100_000)
-        }
+        run.waitForFrames(30)
         kill(run.pid, SIGINT)
         let ended = try run.wait(timeout: 30)
         #expect(ended.status == 0, "\(ended.stderr)")
@@ -239,28 +254,12 @@ struct LiveTests {
     func killedRecordingIsRecovered() throws {
         let scratch = try Scratch()
         let port = Self.freePort()
-        let sender = try ChildProcess.spawn(
-            [
-                "ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", try Files.sample("std-h264-aac.mp4").path,
-                "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
-            ], stdout: .null, stderr: .null)
-        defer {
-            kill(sender, SIGKILL)
-            var s: Int32 = 0
-            waitpid(sender, &s, 0)
-        }
+        let sender = try Self.loopingSender(port: port)
+        defer { Self.stop(sender) }
         let out = scratch.file("rec.mkv").path
         let run = try BackgroundRun.start(
             ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--progress", "json"], in: scratch.url)
-        var recorded = 0
-        while Date().timeIntervalSince(run.started) < 30 && recorded < 150 {
-            usleep(100_000)
-            recorded =
-                run.stderr.split(separator: "\n").compactMap { line -> Int? in
-                    if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p.frames }
-                    return nil
-                }.last ?? 0
-        }
+        let recorded = run.waitForFrames(150)
         kill(run.pid, SIGKILL)
         _ = try? run.wait(timeout: 10)
         let left = Files.names(in: scratch.url).filter { $0.hasPrefix(".rec.mkv.cropzoom-rec-") }

@@ -43,36 +43,33 @@ package final class BoundedQueue<Element>: @unchecked Sendable {
         }
         if control.isStopped { throw .stopped }
         if refused { return .enough }
-        ring[(head + count) % capacity] = element
-        count += 1
-        condition.broadcast()
+        append(element)
         return .more
     }
 
-    /// The consumer refused (it wants no more).
-    package var isRefused: Bool {
+    /// What `offer` did.
+    package enum Offer: Sendable { case taken, full, refused }
+
+    /// Appends `element` if there is room, never waiting (a live reader must not wait): `.full` or `.refused`
+    /// take nothing.
+    package func offer(_ element: Element) -> Offer {
         condition.lock()
         defer { condition.unlock() }
-        return refused
+        if refused { return .refused }
+        if count == capacity { return .full }
+        append(element)
+        return .taken
     }
 
-    /// Whether `offer` would take an element now.
-    package var hasRoom: Bool {
+    /// Appends `element`, never waiting: when the queue is full its oldest element is taken out first and
+    /// returned, for the caller to drop (GStreamer's `queue leaky=downstream`: what a live engine puts between its
+    /// decoder and the stages that may fall behind).
+    package func pushEvictingOldest(_ element: Element) -> Element? {
         condition.lock()
         defer { condition.unlock() }
-        return !refused && count < capacity
-    }
-
-    /// Appends `element` if there is room, never waiting (a live reader must not wait): false when the queue is
-    /// full (nothing taken) or refused.
-    package func offer(_ element: Element) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !refused, count < capacity else { return false }
-        ring[(head + count) % capacity] = element
-        count += 1
-        condition.broadcast()
-        return true
+        let evicted = count == capacity ? removeFirst() : nil
+        append(element)
+        return evicted
     }
 
     /// The next element, waiting while empty; nil once closed and drained. Throws
@@ -87,6 +84,17 @@ package final class BoundedQueue<Element>: @unchecked Sendable {
         }
         if control.isStopped { throw .stopped }
         if count == 0 { return nil }
+        return removeFirst()
+    }
+
+    /// The ring's two moves (under `condition`); each wakes whoever waits for the other.
+    private func append(_ element: Element) {
+        ring[(head + count) % capacity] = element
+        count += 1
+        condition.broadcast()
+    }
+
+    private func removeFirst() -> Element? {
         let e = ring[head]
         ring[head] = nil
         head = (head + 1) % capacity
@@ -161,72 +169,4 @@ public func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-}
-
-/// A short FIFO that never makes its producer wait: when it is full, the oldest element is taken out to make room
-/// and handed back to the producer, which drops it (GStreamer's `queue leaky=downstream`). Consumers wait while it
-/// is empty. What a live engine puts between its decoder and the stages that may fall behind.
-///
-/// `@unchecked Sendable`: all state is behind `condition`.
-package final class LeakyQueue<Element>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var ring: [Element?]
-    private var head = 0, count = 0
-    private var closed = false
-    private let control: RunControl
-    package let capacity: Int
-    /// Time consumers spent waiting for an element, in seconds.
-    package private(set) var popWait = 0.0
-
-    package init(capacity: Int, control: RunControl) {
-        self.capacity = max(1, capacity)
-        ring = Array(repeating: nil, count: self.capacity)
-        self.control = control
-        control.wakeOnStop(condition)
-    }
-
-    /// Appends `element`; when the queue is full, the oldest element is taken out first and returned (the caller
-    /// drops it). Never waits.
-    package func push(_ element: Element) -> Element? {
-        condition.lock()
-        defer { condition.unlock() }
-        var evicted: Element? = nil
-        if count == capacity {
-            evicted = ring[head]
-            ring[head] = nil
-            head = (head + 1) % capacity
-            count -= 1
-        }
-        ring[(head + count) % capacity] = element
-        count += 1
-        condition.broadcast()
-        return evicted
-    }
-
-    /// The oldest element, waiting while empty; nil once closed and drained. Throws `CropZoomError.stopped` when
-    /// the run stops.
-    package func pop() throws(CropZoomError) -> Element? {
-        condition.lock()
-        defer { condition.unlock() }
-        if count == 0 && !closed {
-            let t0 = monotonicSeconds()
-            while count == 0 && !closed && !control.isStopped { condition.wait() }
-            popWait += monotonicSeconds() - t0
-        }
-        if control.isStopped { throw .stopped }
-        if count == 0 { return nil }
-        let e = ring[head]
-        ring[head] = nil
-        head = (head + 1) % capacity
-        count -= 1
-        return e
-    }
-
-    /// The producer is done: consumers get nil once the queue is drained.
-    package func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
 }

@@ -20,8 +20,8 @@ import Foundation
 /// - Errors: the first error stops every stage (`RunControl`) and is the one reported; every
 ///   thread is joined before `run` returns.
 /// - Live sources (``LivePolicy``): the reader never waits — the packet and mux queues are long
-///   and offered to, not pushed to — and decoded frames go through a short ``LeakyQueue`` instead
-///   of the work queue: the workers take them (numbering them then, so a dropped frame leaves no
+///   and offered to, not pushed to — and decoded frames go through a short queue that evicts its
+///   oldest (`pushEvictingOldest`) instead of the work queue: the workers take them (numbering them then, so a dropped frame leaves no
 ///   gap), the policy decides and counts what is dropped. The first signal stops the reader and
 ///   the recording is finished and kept; a second one interrupts it.
 final class ThreadedEngine: @unchecked Sendable {
@@ -40,7 +40,7 @@ final class ThreadedEngine: @unchecked Sendable {
     private let workQueue: BoundedQueue<WorkItem>
     /// Live: decoded frames waiting for a worker, and the lock under which a worker takes one,
     /// numbers it and takes its output picture (so pictures are taken in number order).
-    private let liveQueue: LeakyQueue<LiveItem>?
+    private let liveQueue: BoundedQueue<LiveItem>?
     private let dispatch = NSLock()
     /// Live: packets for the audio re-encoders, which run on a thread of their own (the reader only
     /// hands them over); each carries the index of its stage in `audio`.
@@ -93,7 +93,7 @@ final class ThreadedEngine: @unchecked Sendable {
         demuxShells = try ShellPool(capacity: packets, control: control) { () throws(CropZoomError) in try Packet() }
         encodedShells = try ShellPool(capacity: 32, control: control) { () throws(CropZoomError) in try Packet() }
         let waiting = job.live?.frameQueueCapacity(workers: w) ?? 0
-        liveQueue = live ? LeakyQueue(capacity: waiting, control: control) : nil
+        liveQueue = live ? BoundedQueue(capacity: waiting, control: control) : nil
         // Live: the leaky queue, the frames the workers hold, and one being pushed.
         let frames = live ? waiting + w + 2 : 2 * w + 2
         frameShells = try ShellPool(capacity: frames, control: control) { () throws(CropZoomError) in try Frame() }
@@ -195,16 +195,18 @@ final class ThreadedEngine: @unchecked Sendable {
             send: { [self] (packet: Packet) throws(CropZoomError) -> Demand in
                 try demuxClock.charge(nil) { () throws(CropZoomError) -> Demand in
                     if let live = job.live {
-                        if videoQueue.isRefused { return .enough }
                         // The reader never waits: a packet the decoder has no room for is dropped (the
                         // policy then drops up to the next keyframe).
-                        guard live.admit(keyframe: packet.isKeyframe, room: videoQueue.hasRoom) else { return .more }
+                        guard live.offers(keyframe: packet.isKeyframe) else { return .more }
                         let shell = try demuxShells.acquire()
                         shell.take(packet)
-                        if !videoQueue.offer(shell) {
+                        let offer = videoQueue.offer(shell)
+                        if offer != .taken {
                             shell.unref()
                             demuxShells.release(shell)
                         }
+                        if offer == .refused { return .enough }
+                        live.offered(taken: offer == .taken)
                         return .more
                     }
                     let shell = try demuxShells.acquire()
@@ -225,13 +227,13 @@ final class ThreadedEngine: @unchecked Sendable {
 
     /// Live: the edge from the decoder into the leaky queue. It never waits; a frame pushed out by a
     /// newer one is dropped, counted against the stage that held the work up.
-    private func liveOutlet(_ queue: LeakyQueue<LiveItem>, clock: StageClock) -> Outlet<Frame> {
+    private func liveOutlet(_ queue: BoundedQueue<LiveItem>, clock: StageClock) -> Outlet<Frame> {
         Outlet(
             send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
                 try clock.charge(nil) { () throws(CropZoomError) -> Demand in
                     let shell = try frameShells.acquire()
                     shell.take(frame)
-                    if let old = queue.push(LiveItem(frame: shell, at: monotonicSeconds())) {
+                    if let old = queue.pushEvictingOldest(LiveItem(frame: shell, at: monotonicSeconds())) {
                         drop(old.frame)
                     }
                     return .more
@@ -407,7 +409,7 @@ final class ThreadedEngine: @unchecked Sendable {
 
     /// Live: the next frame a worker transforms, numbered, with its output picture; frames that
     /// waited longer than the latency bound are dropped on the way. Nil at the end.
-    private func takeLive(_ queue: LeakyQueue<LiveItem>) throws(CropZoomError) -> WorkItem? {
+    private func takeLive(_ queue: BoundedQueue<LiveItem>) throws(CropZoomError) -> WorkItem? {
         dispatch.lock()
         defer { dispatch.unlock() }
         while let item = try queue.pop() {

@@ -1,8 +1,8 @@
 import CFFmpeg
 
 // FFmpeg's small value types as Swift values, so that set-up, the engines and the stages name pixel
-// formats, matrices, rates and encoders without the C types (only the wrappers and the workers that
-// call FFmpeg convert, through `av`).
+// formats, matrices and encoders without the C types (rates and time bases: `Rational`, TimeBase.swift);
+// only the wrappers and the workers that call FFmpeg convert, through `av`.
 
 /// A pixel format (`AVPixelFormat`).
 struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
@@ -38,27 +38,6 @@ struct ColorMatrix: Equatable, Sendable {
     static let unspecified = ColorMatrix(AVCOL_SPC_UNSPECIFIED)
 
     static func == (l: ColorMatrix, r: ColorMatrix) -> Bool { l.av.rawValue == r.av.rawValue }
-}
-
-/// A ratio (`AVRational`): a frame rate, a pixel aspect. (A time base is a ``TimeBase``.)
-struct Rational: Equatable, Sendable {
-    let num: Int32
-    let den: Int32
-
-    init(num: Int32, den: Int32) {
-        self.num = num
-        self.den = den
-    }
-
-    init(_ r: AVRational) { self.init(num: r.num, den: r.den) }
-
-    static let one = Rational(num: 1, den: 1)
-
-    var av: AVRational { AVRational(num: num, den: den) }
-    /// Both terms positive (FFmpeg writes 0/0 or 0/1 for "unknown").
-    var isKnown: Bool { num > 0 && den > 0 }
-    /// `av_q2d`.
-    var value: Double { av_q2d(av) }
 }
 
 /// An encoder FFmpeg has (`AVCodec`, static data that lives as long as the process).

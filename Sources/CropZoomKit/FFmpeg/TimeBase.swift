@@ -1,8 +1,11 @@
 import CFFmpeg
 
-/// A time base: timestamps count units of `num`/`den` seconds. FFmpeg's `AVRational`, as a Swift
-/// value, so that code outside the wrappers never sees the C type.
-struct TimeBase: Sendable, Equatable {
+/// A time base: timestamps count units of `num`/`den` seconds. A ``Rational`` by its use.
+typealias TimeBase = Rational
+
+/// FFmpeg's `AVRational` as a Swift value, so that code outside the wrappers never sees the C type: a time base
+/// (``TimeBase``), a frame rate, a pixel aspect.
+struct Rational: Sendable, Equatable {
     let num: Int32
     let den: Int32
 
@@ -13,8 +16,15 @@ struct TimeBase: Sendable, Equatable {
 
     init(_ r: AVRational) { self.init(num: r.num, den: r.den) }
 
+    static let one = Rational(num: 1, den: 1)
+
     /// For the wrappers that hand it to FFmpeg.
     var rational: AVRational { AVRational(num: num, den: den) }
+
+    /// Both terms positive (FFmpeg writes 0/0 or 0/1 for "unknown").
+    var isKnown: Bool { num > 0 && den > 0 }
+    /// `av_q2d`.
+    var value: Double { av_q2d(rational) }
 
     /// Seconds in one unit (`av_q2d`).
     var seconds: Double { av_q2d(rational) }

@@ -172,40 +172,37 @@ final class AtomicOutput: @unchecked Sendable {
         return RawPath.string(cString: p)
     }
 
-    /// Removes temporaries named `prefix` + PID in `dir` whose lock no process holds (their run
-    /// was killed), and says so.
-    static func removeStale(in dir: String, prefix: String, notice: (String) -> Void) {
-        guard let names = RawPath.contents(ofDirectory: dir) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
-            // A live process keeps it (an older cropzoom did not lock its temporaries).
-            if kill(pid, 0) == 0 || errno != ESRCH { continue }
+    /// The temporaries named `prefix` + PID in `dir` whose run was killed: its process is gone and no one holds
+    /// the file's lock (an older cropzoom did not lock its temporaries, so a live process keeps its own).
+    private static func stale(in dir: String, prefix: String) -> [(path: String, pid: Int32)] {
+        guard let names = RawPath.contents(ofDirectory: dir) else { return [] }
+        return names.compactMap { name in
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else {
+                return nil
+            }
+            if kill(pid, 0) == 0 || errno != ESRCH { return nil }
             let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
             let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-            guard fd >= 0 else { continue }
+            guard fd >= 0 else { return nil }
             let free = flock(fd, LOCK_EX | LOCK_NB) == 0
             close(fd)
-            guard free else { continue }
-            guard removeTree(path) else { continue }
+            return free ? (path, pid) : nil
+        }
+    }
+
+    /// Removes the temporaries named `prefix` + PID in `dir` that killed runs left, and says so.
+    static func removeStale(in dir: String, prefix: String, notice: (String) -> Void) {
+        for (path, pid) in stale(in: dir, prefix: prefix) where removeTree(path) {
             notice("removed \(path), left by an earlier run (process \(pid)) that did not finish")
         }
     }
 
-    /// Keeps the recordings named `prefix` + PID in `dir` that a killed run left (their lock is free): each is
-    /// renamed `STEM-recovered-PID.EXT` (never replacing a file), and `notice` says where it is.
+    /// Keeps the recordings named `prefix` + PID in `dir` that killed runs left: each is renamed
+    /// `STEM-recovered-PID.EXT` (never replacing a file), and `notice` says where it is.
     static func recoverStale(in dir: String, prefix: String, target: String, notice: (String) -> Void) {
-        guard let names = RawPath.contents(ofDirectory: dir) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
-            if kill(pid, 0) == 0 || errno != ESRCH { continue }
-            let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
-            let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-            guard fd >= 0 else { continue }
-            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
-            close(fd)
-            guard free else { continue }
-            let t = URL(fileURLWithPath: target)
-            let ext = t.pathExtension
+        let t = URL(fileURLWithPath: target)
+        let ext = t.pathExtension
+        for (path, pid) in stale(in: dir, prefix: prefix) {
             let kept = URL(fileURLWithPath: dir).appendingPathComponent(
                 t.deletingPathExtension().lastPathComponent + "-recovered-\(pid)" + (ext.isEmpty ? "" : ".\(ext)")
             ).path

@@ -89,16 +89,21 @@ final class LivePolicy: @unchecked Sendable {
     /// Interrupts writing too (the recording is then lost, as a file transcode's would be).
     func abort() { output.stop() }
 
-    /// Whether a video packet goes on to the decoder, `room` telling whether its queue can take it (reader
-    /// thread). Past an overflow, packets are dropped up to the next keyframe.
-    func admit(keyframe: Bool, room: Bool) -> Bool {
-        if skipping && keyframe && room { skipping = false }
-        if skipping || !room {
-            skipping = true
+    /// Whether a video packet is offered to the decoder's queue (reader thread): not while packets are dropped up
+    /// to the next keyframe after an overflow (such a packet is counted).
+    func offers(keyframe: Bool) -> Bool {
+        if skipping && !keyframe {
             count(.input)
             return false
         }
         return true
+    }
+
+    /// What became of an offered packet: taken (a keyframe ends the dropping), or not, the queue being full —
+    /// dropped, counted, and the following packets up to the next keyframe with it.
+    func offered(taken: Bool) {
+        skipping = !taken
+        if !taken { count(.input) }
     }
 
     /// Decoded frames that may wait for the transform: what the latency bound holds at the source's rate (a

@@ -261,7 +261,7 @@ final class VideoEncoder: @unchecked Sendable {
     init(_ s: Settings) throws(CropZoomError) {
         let id = s.codec.pointer.pointee.id
         if id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO,
-            !VideoEncoder.mpegFrameRateFits(s.frameRate.av, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO)
+            !VideoEncoder.mpegFrameRateFits(s.frameRate.rational, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO)
         {
             let name = s.codec.name
             let fps = String(format: "%.3f", s.frameRate.value)
@@ -277,9 +277,9 @@ final class VideoEncoder: @unchecked Sendable {
         c.pointee.height = Int32(s.height)
         c.pointee.pix_fmt = s.pixelFormat.av
         c.pointee.time_base = VideoEncoder.timeBase(
-            for: s.codec.pointer, input: s.timeBase.rational, frameRate: s.frameRate.av)
-        c.pointee.framerate = s.frameRate.av
-        c.pointee.sample_aspect_ratio = s.sampleAspect.av
+            for: s.codec.pointer, input: s.timeBase.rational, frameRate: s.frameRate.rational)
+        c.pointee.framerate = s.frameRate.rational
+        c.pointee.sample_aspect_ratio = s.sampleAspect.rational
         let cp = s.colorSource.parameters.pointee
         c.pointee.color_range =
             s.fullRange
