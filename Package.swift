@@ -23,7 +23,6 @@ let package = Package(
             name: "CFFmpeg",
             dependencies: ["CCropZoomSystem"],
             linkerSettings: [
-                .linkedLibrary("avdevice"),
                 .linkedLibrary("avformat"),
                 .linkedLibrary("avcodec"),
                 .linkedLibrary("swscale"),

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <libavdevice/version_major.h>
 #include <time.h>
 
 const char *cz_strerror(int errnum, char *buf, size_t size) {
@@ -16,6 +18,17 @@ const char *cz_strerror(int errnum, char *buf, size_t size) {
 }
 
 // MARK: - Interrupting FFmpeg
+
+int cz_register_devices(void) {
+    static int done = 0;
+    if (done) return done > 0 ? 0 : -1;
+    void *lib = dlopen("libavdevice.so." AV_STRINGIFY(LIBAVDEVICE_VERSION_MAJOR), RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) lib = dlopen("libavdevice.so", RTLD_NOW | RTLD_GLOBAL);
+    void (*register_all)(void) = lib ? (void (*)(void))dlsym(lib, "avdevice_register_all") : NULL;
+    if (register_all) register_all();
+    done = register_all ? 1 : -1;
+    return register_all ? 0 : -1;
+}
 
 int cz_interrupt_callback(void *opaque) {
     (void)opaque;

@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <errno.h>
 
-#include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -49,6 +48,11 @@ static inline int64_t cz_nopts(void) { return AV_NOPTS_VALUE; }
 const char *cz_strerror(int errnum, char *buf, size_t size);
 
 // MARK: - Interrupting FFmpeg
+
+/// Makes libavdevice's capture devices known to av_find_input_format (avdevice_register_all), loading
+/// libavdevice only then (dlopen): it pulls in ~150 libraries (SDL, PulseAudio, X11 …) that a file
+/// transcode would otherwise load at every start (+20 MiB, measured). 0, or -1 when it cannot be loaded.
+int cz_register_devices(void);
 
 /// The AVIOInterruptCB callback: non-zero once a signal is pending (cz_pending_signal of
 /// CCropZoomSystem).

@@ -95,8 +95,8 @@ final class InputFormat: @unchecked Sendable {
     }
 
     /// libavdevice's devices (capture: x11grab, v4l2, pulse, alsa, lavfi …) made known to
-    /// `av_find_input_format`, once (`avdevice_register_all`).
-    static let registerDevices: Void = avdevice_register_all()
+    /// `av_find_input_format`, once, loading libavdevice then (`cz_register_devices`).
+    static let registerDevices: Void = { _ = cz_register_devices() }()
 
     private static func kind(for code: Int32) -> CropZoomError.Kind {
         let signal = cz_pending_signal()
