@@ -50,7 +50,7 @@ const char *cz_strerror(int errnum, char *buf, size_t size);
 // MARK: - Interrupting FFmpeg
 
 /// Makes libavdevice's capture devices known to av_find_input_format (avdevice_register_all), loading
-/// libavdevice only then (dlopen): it pulls in ~150 libraries (SDL, PulseAudio, X11 …) that a file
+/// libavdevice only then (dlopen): it pulls in ~80 libraries (SDL, PulseAudio, X11 …) that a file
 /// transcode would otherwise load at every start (+20 MiB, measured). 0, or -1 when it cannot be loaded.
 int cz_register_devices(void);
 
