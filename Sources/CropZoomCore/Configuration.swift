@@ -103,6 +103,17 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     public var maxLatency: Double = 1
     /// Live: the recording ends after this long without data from the source (seconds).
     public var liveTimeout: Double = 5
+    /// Live: a second input for sound, a capture device as `FORMAT:DEVICE` (`pulse:default`); its audio replaces the
+    /// input's and is put on the same clock.
+    public var audioInput: String? = nil
+    /// Options of the sound device (`sample_rate`, `channels` …).
+    public var audioInputOptions: [String: String] = [:]
+
+    /// `audioInput` split into the device's format and name.
+    public var audioDevice: (format: String, device: String)? {
+        guard let text = audioInput, let colon = text.firstIndex(of: ":") else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
 
     /// Capture devices: an input read with one of these formats is live.
     public static let captureDevices: Set<String> = [

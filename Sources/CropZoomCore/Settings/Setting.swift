@@ -24,6 +24,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case inputOption = "input_option"
     case maxLatency = "max_latency"
     case liveTimeout = "live_timeout"
+    case audioInput = "audio_input"
+    case audioInputOption = "audio_input_option"
     // Engine: command-line only (a batch or a job file shares the machine's threads out itself).
     case threads
     case decoderThreads = "decoder_threads"
@@ -43,7 +45,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force || self == .live }
 
     /// A setting given any number of times (`--input-option K=V` …), its values one per line.
-    public var isRepeatable: Bool { self == .inputOption }
+    public var isRepeatable: Bool { self == .inputOption || self == .audioInputOption }
 
     /// Whether a job file may give it (clips and `defaults`).
     public var inJobFiles: Bool {
@@ -97,7 +99,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .bitrate: return "RATE"
         case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
         case .inputFormat: return "NAME"
-        case .inputOption: return "KEY=VALUE"
+        case .inputOption, .audioInputOption: return "KEY=VALUE"
+        case .audioInput: return "FORMAT:DEVICE"
         case .maxLatency, .liveTimeout: return "SECONDS"
         default: return nil
         }
@@ -187,6 +190,11 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
                 + "dropped and counted."
         case .liveTimeout:
             return "Live: end the recording when the source sends nothing for this long."
+        case .audioInput:
+            return "Live: record the sound from this capture device instead of the input's audio (pulse:default, "
+                + "alsa:hw:0,0 …), read on its own thread and put on the video's clock."
+        case .audioInputOption:
+            return "An option of the \(setting: .audioInput) device (repeatable): sample_rate=48000, channels=2 …"
         case .threads:
             return "Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). "
                 + "1 runs every stage, codecs included, on one thread."

@@ -85,14 +85,15 @@ public struct Settings: Sendable, Equatable {
         c.strict = values[.strict] == "true"
         c.live = values[.live] == "true"
         c.inputFormat = values[.inputFormat]
-        c.inputOptions = [:]
-        for line in (values[.inputOption] ?? "").split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty else {
-                throw Settings.refuse(.inputOption, "\(setting: .inputOption) takes KEY=VALUE (got '\(line)')")
+        c.inputOptions = try options(.inputOption)
+        c.audioInput = values[.audioInput]
+        if let text = c.audioInput {
+            guard let d = c.audioDevice, !d.format.isEmpty, !d.device.isEmpty else {
+                throw Settings.refuse(
+                    .audioInput, "\(setting: .audioInput) takes FORMAT:DEVICE, e.g. pulse:default (got '\(text)')")
             }
-            c.inputOptions[String(parts[0])] = String(parts[1])
         }
+        c.audioInputOptions = try options(.audioInputOption)
         c.maxLatency = try seconds(.maxLatency, range: 0.05...3600) ?? 1
         c.liveTimeout = try seconds(.liveTimeout, range: 0.1...86400) ?? 5
         c.force = values[.force] == "true"
@@ -341,6 +342,19 @@ public struct Settings: Sendable, Equatable {
                 "\(setting: setting) takes seconds from \(range.lowerBound) to \(Int(range.upperBound)) (got \(text))")
         }
         return s
+    }
+
+    /// A repeatable setting's KEY=VALUE lines.
+    private func options(_ setting: Setting) throws(CropZoomError) -> [String: String] {
+        var options: [String: String] = [:]
+        for line in (values[setting] ?? "").split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw Settings.refuse(setting, "\(setting: setting) takes KEY=VALUE (got '\(line)')")
+            }
+            options[String(parts[0])] = String(parts[1])
+        }
+        return options
     }
 
     /// A thread count from 1 to 256.

@@ -23,7 +23,8 @@ import Foundation
 ///   and offered to, not pushed to — and decoded frames go through a short queue that evicts its
 ///   oldest (`pushEvictingOldest`) instead of the work queue: the workers take them (numbering them then, so a dropped frame leaves no
 ///   gap), the policy decides and counts what is dropped. The first signal stops the reader and
-///   the recording is finished and kept; a second one interrupts it.
+///   the recording is finished and kept; a second one interrupts it. A sound device (`--audio-input`)
+///   has a reader thread of its own, which re-encodes its audio on the spot and hands it to the muxer.
 final class ThreadedEngine: @unchecked Sendable {
     // @unchecked Sendable: each stage and each per-thread field below is touched only by its
     // own thread (marked); what crosses threads goes through the queues and pools, which lock.
@@ -47,6 +48,8 @@ final class ThreadedEngine: @unchecked Sendable {
     private let audioQueue: BoundedQueue<AudioItem>?
     private let muxQueue: BoundedQueue<MuxItem>
     private let reorder: ReorderBuffer
+    /// Live with `--audio-input`: the sound reader's packet shells (its thread → mux).
+    private let soundShells: ShellPool<Packet>?
 
     // The stages, each driven by its thread.
     private var demux: DemuxStage!  // demux
@@ -55,6 +58,8 @@ final class ThreadedEngine: @unchecked Sendable {
     private var transforms: [TransformStage] = []  // worker k drives transforms[k]
     private var encode: EncodeStage!  // encode
     private var mux: MuxStage!  // mux
+    private var sound: SoundStage?  // sound
+    private var soundAudio: [AudioStage] = []  // sound
 
     // Per-thread state.
     private let clocks: [EngineStage: StageClock]  // one per stage thread
@@ -104,13 +109,24 @@ final class ThreadedEngine: @unchecked Sendable {
             format: job.outputFormat, capacity: 3 * w + 2, control: control)
         videoQueue = BoundedQueue(capacity: live ? packets / 2 : 32, control: control)
         workQueue = BoundedQueue(capacity: 2 * w, control: control)
-        let reencoded = job.routes.filter {
-            if case .reencode = $0 { return true }
-            return false
-        }.count
-        // Producers: the demux stage, the encode stage and each re-encoder. Never full: it can
-        // hold every packet shell there is.
-        muxQueue = BoundedQueue(capacity: packets + 32 + 1, producers: 2 + reencoded, control: control)
+        func reencoders(_ routes: [StreamRoute]) -> Int {
+            routes.filter {
+                if case .reencode = $0 { return true }
+                return false
+            }.count
+        }
+        let reencoded = reencoders(job.routes)
+        // The sound reader's: a second of 20 ms packets, and a few more.
+        let soundPackets = job.sound == nil ? 0 : 64
+        soundShells =
+            job.sound == nil
+            ? nil
+            : try ShellPool(capacity: soundPackets, control: control) { () throws(CropZoomError) in try Packet() }
+        let soundProducers = job.sound.map { 1 + reencoders([$0.routes[$0.index]]) } ?? 0
+        // Producers: the demux stage, the encode stage and each re-encoder, and the sound reader and its
+        // re-encoder. Never full: it can hold every packet shell there is.
+        muxQueue = BoundedQueue(
+            capacity: packets + 32 + 1 + soundPackets, producers: 2 + reencoded + soundProducers, control: control)
         reorder = ReorderBuffer(capacity: 3 * w + 2, workers: w, control: control)
         workerBusy = .allocate(capacity: w)
         workerBusy.initialize(repeating: 0)
@@ -223,6 +239,21 @@ final class ThreadedEngine: @unchecked Sendable {
         demux = try DemuxStage(
             demuxer: job.demuxer, routes: job.routes, times: times, strict: strict,
             video: toDecode, mux: toMux, reencoders: reencoders)
+        if let s = job.sound, let soundShells {
+            // The sound reader re-encodes on its own thread (the `.audio` clock: the input's audio is dropped).
+            let clock = clocks[.audio]!
+            let toMux = muxOutlet(shells: soundShells, clock: clock)
+            var encoder: Outlet<Packet>? = nil
+            if case .reencode(let transcoder, let out) = s.routes[s.index] {
+                let stage = AudioStage(transcoder: transcoder, stream: out, output: toMux)
+                soundAudio.append(stage)
+                encoder = SerialEngine.direct(stage, .audio, clock)
+            }
+            let live = job.live
+            sound = try SoundStage(
+                demuxer: s.demuxer, index: s.index, route: s.routes[s.index], times: s.times, reencoder: encoder,
+                mux: toMux, end: { live?.soundEnd })
+        }
     }
 
     /// Live: the edge from the decoder into the leaky queue. It never waits; a frame pushed out by a
@@ -231,6 +262,9 @@ final class ThreadedEngine: @unchecked Sendable {
         Outlet(
             send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
                 try clock.charge(nil) { () throws(CropZoomError) -> Demand in
+                    if let live = job.live, !live.admits(frameAt: job.times.mediaTime(frame.presentationTime)) {
+                        return .more
+                    }
                     let shell = try frameShells.acquire()
                     shell.take(frame)
                     if let old = queue.pushEvictingOldest(LiveItem(frame: shell, at: monotonicSeconds())) {
@@ -302,6 +336,12 @@ final class ThreadedEngine: @unchecked Sendable {
             }
         }
         spawn("encode") { [self] () throws(CropZoomError) in try encodeLoop() }
+        if sound != nil {
+            spawn("sound") { [self] () throws(CropZoomError) in
+                live?.protectCurrentThread()
+                try soundLoop()
+            }
+        }
         if audioQueue != nil {
             spawn("audio") { [self] () throws(CropZoomError) in
                 live?.protectCurrentThread()
@@ -320,7 +360,8 @@ final class ThreadedEngine: @unchecked Sendable {
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             if let live = job.live {
                 // Once the reader and the muxer have said who they are, everything else gives way to them.
-                if !deprioritized && live.engineThreadsProtected >= (audioQueue == nil ? 2 : 3) {
+                let engineThreads = 2 + (audioQueue == nil ? 0 : 1) + (sound == nil ? 0 : 1)
+                if !deprioritized && live.engineThreadsProtected >= engineThreads {
                     live.deprioritizeOthers()
                     deprioritized = true
                 }
@@ -346,7 +387,8 @@ final class ThreadedEngine: @unchecked Sendable {
         }
         if let e = control.firstError { throw e }
 
-        var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio)
+        var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio + soundAudio)
+        c.audioPackets += sound?.audioPackets ?? 0
         for clock in clocks.values { c.busy.merge(clock.totals, uniquingKeysWith: +) }
         c.busy[.transform] = workerBusy.reduce(0, +)
         c.waits = [
@@ -376,7 +418,23 @@ final class ThreadedEngine: @unchecked Sendable {
             clock.switchTo(.demux)
             guard try demux.step() else { break }
         }
+        // The sound device's reader ends where the picture's did (a stop, the source's end, silence); with a
+        // duration, its own window ends it.
+        job.live?.pictureEnded(at: job.times.outputSeconds(input: job.demuxer.reached))
         try demux.finish()
+        clock.switchTo(nil)
+    }
+
+    /// Live with `--audio-input`: reads the sound device and re-encodes its packets, until it or the picture's
+    /// reader ends.
+    private func soundLoop() throws(CropZoomError) {
+        guard let sound else { return }
+        let clock = clocks[.audio]!
+        while true {
+            clock.switchTo(.audio)
+            guard try sound.step() else { break }
+        }
+        try sound.finish()
         clock.switchTo(nil)
     }
 

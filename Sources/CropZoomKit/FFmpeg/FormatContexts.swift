@@ -14,9 +14,11 @@ final class InputFormat: @unchecked Sendable {
     /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`): a file, a URL, or with
     /// `format` a demuxer or capture device by name (`av_find_input_format`: `x11grab`, `v4l2`, `lavfi` …) that
     /// takes `options` (its AVOptions: `framerate`, `video_size` …). Options it does not know are refused, by name.
-    /// A `watch` interrupts the reads of a live source.
+    /// A `watch` interrupts the reads of a live source. `settings` are the ones refusals name (the format's, the
+    /// options').
     init(
-        path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil
+        path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
+        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
     ) throws(CropZoomError) {
         // "-" is standard input (FFmpeg's pipe protocol), named "stdin" in messages.
         let path = given == "-" ? "stdin" : given
@@ -28,8 +30,8 @@ final class InputFormat: @unchecked Sendable {
             _ = InputFormat.registerDevices
             guard let f = av_find_input_format(format) else {
                 throw CropZoomError(
-                    .usage, setting: .inputFormat,
-                    reason: "\(setting: .inputFormat) \(format): no such input format or device in this FFmpeg "
+                    .usage, setting: settings.format,
+                    reason: "\(setting: settings.format) \(format): no such input format or device in this FFmpeg "
                         + "(try `ffmpeg -formats` and `ffmpeg -devices`)")
             }
             demuxer = f
@@ -57,8 +59,8 @@ final class InputFormat: @unchecked Sendable {
         if r >= 0, let first = unused.first {
             avformat_close_input(&ctx)
             throw CropZoomError(
-                .usage, path: path, setting: .inputOption,
-                reason: "\(setting: .inputOption) \(first): not an option of the \(format ?? "input")'s demuxer or "
+                .usage, path: path, setting: settings.options,
+                reason: "\(setting: settings.options) \(first): not an option of the \(format ?? "input")'s demuxer or "
                     + "protocol")
         }
         if r < 0 {

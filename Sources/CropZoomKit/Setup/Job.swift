@@ -36,7 +36,19 @@ final class Job: @unchecked Sendable {
     /// A live source's policy (what is dropped when the machine cannot keep up), and its input's
     /// and output's stops; nil for a file.
     let live: LivePolicy?
+    /// `--audio-input`: the sound device, read on a thread of its own (nil without one).
+    let sound: Sound?
     private let log: NoticeLog
+
+    /// The sound device of a live recording: its demuxer, its streams' routes and its times' policy (the device's
+    /// stream indices; its trim window starts where ``LiveClock`` puts the recording's start).
+    struct Sound {
+        let demuxer: Demuxer
+        /// The stream recorded.
+        let index: Int
+        let routes: [StreamRoute]
+        let times: TimestampPolicy
+    }
 
     var notices: [String] { log.all }
     /// Seconds of media the output will hold, when known (progress).
@@ -52,7 +64,22 @@ final class Job: @unchecked Sendable {
         atomic = try OutputSetup.claim(cfg, notices: log)
         let live = cfg.isLive ? try LivePolicy(cfg) : nil
         self.live = live
+        if cfg.audioInput != nil && live == nil {
+            throw CropZoomError(
+                .usage, path: cfg.input, setting: .audioInput,
+                reason: "\(setting: .audioInput) records with a live input (a capture device, a network stream, or "
+                    + "\(setting: .live))")
+        }
+        if cfg.audioInput == nil, let key = cfg.audioInputOptions.keys.sorted().first {
+            throw CropZoomError(
+                .usage, setting: .audioInputOption,
+                reason: "\(setting: .audioInputOption) \(key): there is no \(setting: .audioInput)")
+        }
         let source = try InputSetup(cfg, watch: live?.input)
+        let sourceOpenedAt = Date().timeIntervalSince1970
+        let soundSetup = try cfg.audioInput.map { _ throws(CropZoomError) in
+            try AudioInputSetup(cfg, watch: live?.soundInput)
+        }
         live?.protectThreadsNow()
         demuxer = source.demuxer
         decoder = source.decoder
@@ -64,18 +91,27 @@ final class Job: @unchecked Sendable {
         let video = try VideoSetup(cfg, input: source, output: target)
         let rate = source.input.stream(source.videoIndex).statedFrameRate
         if rate.isKnown { live?.framesPerSecond = rate.value }
+        if rate.isKnown, rate.value > 0, let format = cfg.inputFormat,
+            TranscodeConfiguration.captureDevices.contains(format)
+        {
+            live?.minimumSpacing = 0.5 / rate.value
+        }
         plan = video.plan
         outputFormat = video.outputFormat
         fullRange = video.fullRange
         matrix = video.matrix
         threads = video.threads
         encoder = video.encoder
-        streams = try StreamRouting(cfg, input: source, output: target, video: video, muxer: muxer, notices: log)
+        streams = try StreamRouting(
+            cfg, input: source, sound: soundSetup, output: target, video: video, muxer: muxer, notices: log)
         routes = streams.routes
         videoOutput = streams.videoOutput
         let input = source.input
         target.output.copyMetadata(from: input)
-        trim = try TrimWindow(cfg, input: input, videoIndex: videoIndex)
+        let clock = soundSetup.map {
+            LiveClock([(input, sourceOpenedAt), ($0.input, $0.openedAt)], now: Date().timeIntervalSince1970)
+        }
+        trim = try TrimWindow(cfg, input: input, videoIndex: videoIndex, anchor: clock?.starts[0])
         // Chapters: cut to the trim and moved with the streams.
         try target.output.copyChapters(
             from: input, from: trim.chapters.from, to: trim.chapters.to, shift: trim.chapters.shift)
@@ -84,6 +120,18 @@ final class Job: @unchecked Sendable {
             window: trim.times, videoIndex: videoIndex, decoderBase: decoder.timeBase,
             encoderBase: encoder?.timeBase, startTime: trim.startTime, outputBases: bases,
             outputOffsets: bases.indices.map { [streams] in streams.codecDelay[$0] ?? 0 })
+        if let soundSetup, let clock {
+            let index = soundSetup.audioIndex
+            let window = try TrimWindow(cfg, input: soundSetup.input, videoIndex: index, anchor: clock.starts[1])
+            sound = Sound(
+                demuxer: soundSetup.demuxer, index: index, routes: streams.soundRoutes,
+                times: TimestampPolicy(
+                    window: window.times, videoIndex: index, decoderBase: soundSetup.input.stream(index).timeBase,
+                    encoderBase: nil, startTime: 0, outputBases: bases,
+                    outputOffsets: [Int64](repeating: 0, count: bases.count)))
+        } else {
+            sound = nil
+        }
         if live != nil && muxer.hasUnconfiguredAAC && ["mp4", "mov"].contains(target.containerName) {
             log.add(
                 "\(cfg.output) is written as a regular MP4, not fragmented: its AAC audio (ADTS, from MPEG-TS) has "

@@ -16,6 +16,8 @@ enum StreamRoute {
 /// says so in a notice (streams dropped for one reason share one).
 struct StreamRouting {
     let routes: [StreamRoute]
+    /// The `--audio-input` device's streams' routes (empty without one).
+    let soundRoutes: [StreamRoute]
     /// The output's video stream (nil with `--codec none`).
     let videoOutput: Int?
     let audioCopied: Int, audioReencoded: Int, otherCopied: Int, dropped: Int
@@ -24,8 +26,8 @@ struct StreamRouting {
     let codecDelay: [Int: Int64]
 
     init(
-        _ cfg: TranscodeConfiguration, input source: InputSetup, output target: OutputSetup, video: VideoSetup,
-        muxer: Muxer, notices: NoticeLog
+        _ cfg: TranscodeConfiguration, input source: InputSetup, sound: AudioInputSetup? = nil,
+        output target: OutputSetup, video: VideoSetup, muxer: Muxer, notices: NoticeLog
     ) throws(CropZoomError) {
         let input = source.input
         let videoIndex = source.videoIndex
@@ -57,6 +59,70 @@ struct StreamRouting {
         var videoOutput: Int? = nil
         let sameFamily = input.formatName.split(separator: ",").contains {
             $0 == containerName || ($0 == "mov" && containerName == "mp4") || ($0 == "mp4" && containerName == "mov")
+        }
+        /// The route of an audio stream (nil: dropped, with the reason noted), by `--audio` and what the container
+        /// can hold.
+        func routeAudio(_ st: StreamRef, _ i: Int, in input: InputFormat, named what: String) throws(CropZoomError)
+            -> StreamRoute?
+        {
+            let codecName = st.codecName
+            // (An MPEG-TS can declare a stream whose first packets come after the probe.)
+            if st.sampleRate <= 0 || st.channelCount <= 0 {
+                drop(
+                    "audio", i, codecName,
+                    "its sample rate and channels are unknown "
+                        + "(no packet of it in the part of the file FFmpeg probes)")
+                return nil
+            }
+            let canCopy = container.canStore(st.codecID)
+            if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
+                throw CropZoomError(
+                    .usage, path: cfg.output,
+                    setting: .audio,
+                    reason: "\(setting: .audio) aac: \(containerName) cannot hold AAC")
+            }
+            if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
+                guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
+                    drop("audio", i, codecName, "\(containerName) holds no audio")
+                    return nil
+                }
+                // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
+                let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
+                let t = try AudioTranscoder(
+                    input: input, streamIndex: i, encoderName: target,
+                    globalHeader: output.needsGlobalHeader, sampleRate: rate)
+                let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
+                audioReencoded += 1
+                if cfg.audio == .auto {
+                    let id = t.encoder.codecID
+                    let targetName =
+                        id == AV_CODEC_ID_OPUS
+                        ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
+                    notice(
+                        "\(what) (\(codecName)) cannot go in \(containerName); "
+                            + "re-encoding it to \(targetName)")
+                }
+                return .reencode(t, output: out)
+            } else if canCopy {
+                let mkvIn = input.formatName.hasPrefix("matroska")
+                let mkvOut = containerName == "matroska" || containerName == "webm"
+                let out = try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily && sound == nil)
+                if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && st.initialPadding > 0 {
+                    // Opus counts its pre-skip at 48 kHz whatever the stream's rate.
+                    codecDelay[out] = TimeBase(num: 1, den: 48000).rescale(st.initialPadding, to: st.timeBase)
+                }
+                audioCopied += 1
+                return .copy(output: out)
+            } else {
+                throw CropZoomError(
+                    .usage, path: cfg.output,
+                    setting: .audio,
+                    reason:
+                        "\(what) (\(codecName)) cannot be copied into \(containerName) "
+                        + "(\(setting: .audio) "
+                        + "copy); use \(setting: .audio) auto or aac"
+                )
+            }
         }
         for i in 0..<input.streamCount {
             let st = input.stream(i)
@@ -110,63 +176,11 @@ struct StreamRouting {
                     dropped += 1
                     continue
                 }
-                // (An MPEG-TS can declare a stream whose first packets come after the probe.)
-                if st.sampleRate <= 0 || st.channelCount <= 0 {
-                    drop(
-                        "audio", i, codecName,
-                        "its sample rate and channels are unknown "
-                            + "(no packet of it in the part of the file FFmpeg probes)")
+                if sound != nil {
+                    drop("audio", i, codecName, "\(setting: .audioInput) replaces it")
                     continue
                 }
-                let canCopy = container.canStore(st.codecID)
-                if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
-                    throw CropZoomError(
-                        .usage, path: cfg.output,
-                        setting: .audio,
-                        reason: "\(setting: .audio) aac: \(containerName) cannot hold AAC")
-                }
-                if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
-                    guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
-                        drop("audio", i, codecName, "\(containerName) holds no audio")
-                        continue
-                    }
-                    // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
-                    let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
-                    let t = try AudioTranscoder(
-                        input: input, streamIndex: i, encoderName: target,
-                        globalHeader: output.needsGlobalHeader, sampleRate: rate)
-                    let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
-                    routes[i] = .reencode(t, output: out)
-                    audioReencoded += 1
-                    if cfg.audio == .auto {
-                        let id = t.encoder.codecID
-                        let targetName =
-                            id == AV_CODEC_ID_OPUS
-                            ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
-                        notice(
-                            "audio stream #\(i) (\(codecName)) cannot go in \(containerName); "
-                                + "re-encoding it to \(targetName)")
-                    }
-                } else if canCopy {
-                    let mkvIn = input.formatName.hasPrefix("matroska")
-                    let mkvOut = containerName == "matroska" || containerName == "webm"
-                    let out = try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily)
-                    routes[i] = .copy(output: out)
-                    if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && st.initialPadding > 0 {
-                        // Opus counts its pre-skip at 48 kHz whatever the stream's rate.
-                        codecDelay[out] = TimeBase(num: 1, den: 48000).rescale(st.initialPadding, to: st.timeBase)
-                    }
-                    audioCopied += 1
-                } else {
-                    throw CropZoomError(
-                        .usage, path: cfg.output,
-                        setting: .audio,
-                        reason:
-                            "audio stream #\(i) (\(codecName)) cannot be copied into \(containerName) "
-                            + "(\(setting: .audio) "
-                            + "copy); use \(setting: .audio) auto or aac"
-                    )
-                }
+                if let route = try routeAudio(st, i, in: input, named: "audio stream #\(i)") { routes[i] = route }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
                 let kind = st.isSubtitle ? "subtitle" : "data"
                 if st.codecID != AV_CODEC_ID_NONE && container.canStore(st.codecID) {
@@ -183,8 +197,18 @@ struct StreamRouting {
                 drop("", i, codecName, "\(containerName) cannot hold it")
             }
         }
+        // The sound device's first audio stream, after the input's streams (`--audio-input`).
+        var soundRoutes: [StreamRoute] = []
+        if let sound, cfg.audio != .none {
+            let input = sound.input
+            soundRoutes = [StreamRoute](repeating: .drop, count: input.streamCount)
+            let name = cfg.audioInput ?? "the audio input"
+            soundRoutes[sound.audioIndex] =
+                try routeAudio(input.stream(sound.audioIndex), sound.audioIndex, in: input, named: name) ?? .drop
+        }
         for g in drops { notice(g.note) }
         self.routes = routes
+        self.soundRoutes = soundRoutes
         self.videoOutput = videoOutput
         self.audioCopied = audioCopied
         self.audioReencoded = audioReencoded

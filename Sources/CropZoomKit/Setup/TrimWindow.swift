@@ -58,14 +58,17 @@ struct TrimWindow {
 
     /// The window `cfg` asks for; with a start, the input is sought to a key frame a second
     /// before it (so frames a B-frame delay before a key frame's decode time are not skipped).
-    /// A start past the end is a usage error that says where the file ends.
-    init(_ cfg: TranscodeConfiguration, input: InputFormat, videoIndex: Int) throws(CropZoomError) {
+    /// A start past the end is a usage error that says where the file ends. A live input recorded with another
+    /// (``LiveClock``) has an `anchor`: where the recording starts in its times, which then count as its start.
+    init(
+        _ cfg: TranscodeConfiguration, input: InputFormat, videoIndex: Int, anchor: Double? = nil
+    ) throws(CropZoomError) {
         let subtitles = (0..<input.streamCount).map {
             input.stream($0).isSubtitle
         }
         let videoStream = input.stream(videoIndex)
-        let fileStart = input.startSeconds
-        if cfg.start != nil || cfg.end != nil {
+        let fileStart = anchor ?? input.startSeconds
+        if cfg.start != nil || cfg.end != nil || anchor != nil {
             let s = fileStart + (cfg.start ?? 0)
             let e = cfg.end.map { fileStart + $0 }
             let end = input.span().end.map { $0 - fileStart }
@@ -90,7 +93,7 @@ struct TrimWindow {
             }
             let shift = cfg.keepStartTime ? [Int64](repeating: 0, count: starts.count) : starts
             times = Times(start: starts, end: ends, shift: shift, subtitle: subtitles)
-            if (cfg.start ?? 0) > 0 {
+            if (cfg.start ?? 0) > 0 && anchor == nil {
                 let target = Int64((s - 1.0) * Double(AV_TIME_BASE))
                 if target > Int64(fileStart * Double(AV_TIME_BASE)) {
                     _ = avformat_seek_file(input.pointer, -1, Int64.min, target, target, 0)
@@ -102,7 +105,7 @@ struct TrimWindow {
         } else {
             range = nil
             videoSpan = (nil, nil)
-            let origin = cfg.keepStartTime ? nil : TrimWindow.clockOrigin(input)
+            let origin = cfg.keepStartTime ? nil : TrimWindow.clockOrigin(input, live: cfg.isLive)
             times = origin.map {
                 Times(
                     start: [Int64](repeating: .min, count: $0.count), end: [Int64?](repeating: nil, count: $0.count),
@@ -123,10 +126,11 @@ struct TrimWindow {
 
     /// Per input stream, the earliest start time of any stream, in that stream's time base, when
     /// the input's times are a clock reading rather than presentation times: MPEG-TS/PS
-    /// (`AVFMT_TS_DISCONT`) start wherever the encoder's clock stood. Nil for other inputs — an
-    /// MP4's or Matroska's start (an empty edit) is deliberate and kept.
-    static func clockOrigin(_ input: InputFormat) -> [Int64]? {
-        guard input.hasClockTimestamps else { return nil }
+    /// (`AVFMT_TS_DISCONT`) start wherever the encoder's clock stood, and a live source's times are its clock's
+    /// (a capture device's are the wall clock's). Nil for other inputs — an MP4's or Matroska's start (an empty
+    /// edit) is deliberate and kept.
+    static func clockOrigin(_ input: InputFormat, live: Bool = false) -> [Int64]? {
+        guard input.hasClockTimestamps || live else { return nil }
         var earliest: (time: Int64, base: TimeBase)? = nil
         for i in 0..<input.streamCount {
             let st = input.stream(i)

@@ -25,6 +25,8 @@ import Foundation
 final class LivePolicy: @unchecked Sendable {
     /// Stops the reader (a stop request, the no-data deadline).
     let input: IOWatch
+    /// Stops the `--audio-input` device's reader (nil without one).
+    let soundInput: IOWatch?
     /// Interrupts writing (a second signal).
     let output: IOWatch
     let maxLatency: Double
@@ -35,6 +37,12 @@ final class LivePolicy: @unchecked Sendable {
     private var stopping = false
     /// Reader thread only: packets are being dropped up to the next keyframe.
     private var skipping = false
+    /// A capture device's: the least time between two frames kept (half its frame interval); 0 for other sources.
+    var minimumSpacing = 0.0
+    /// Decode thread only: the time of the last frame let through.
+    private var lastKept = -Double.infinity
+    /// With `--audio-input`: where the picture's recording ended (output seconds), once its reader has stopped.
+    private var pictureEnd: Double?
     /// Threads that keep their priority, and how many of the engine's (reader, muxer) have said so.
     private var protected: Set<Int32> = []
     private(set) var engineThreadsProtected = 0
@@ -74,6 +82,7 @@ final class LivePolicy: @unchecked Sendable {
 
     init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
         input = try IOWatch()
+        soundInput = cfg.audioInput == nil ? nil : try IOWatch()
         output = try IOWatch()
         maxLatency = cfg.maxLatency
     }
@@ -85,6 +94,17 @@ final class LivePolicy: @unchecked Sendable {
     }
 
     var stopRequested: Bool { lock.withLock { stopping } }
+
+    /// The picture's reader stopped at `seconds` (output clock): the sound reader stops once its packets reach it, or
+    /// at the latest 2 s from now (a sound device that stalled).
+    func pictureEnded(at seconds: Double) {
+        lock.withLock { pictureEnd = seconds }
+        guard let watch = soundInput else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { watch.stop() }
+    }
+
+    /// Where the sound reader stops (output seconds); nil while the picture is being recorded.
+    var soundEnd: Double? { lock.withLock { pictureEnd } }
 
     /// Interrupts writing too (the recording is then lost, as a file transcode's would be).
     func abort() { output.stop() }
@@ -104,6 +124,20 @@ final class LivePolicy: @unchecked Sendable {
     func offered(taken: Bool) {
         skipping = !taken
         if !taken { count(.input) }
+    }
+
+    /// Whether a decoded frame at `time` (seconds) goes on (decode thread). A capture device that fell behind
+    /// delivers its backlog at once, stamped as it is read (x11grab: 27 frames within 30 ms after a 0.9 s stall):
+    /// frames closer than `minimumSpacing` to the last one kept show the same moment and are dropped, counted
+    /// against the input, so the recording keeps the device's rate.
+    func admits(frameAt time: Double) -> Bool {
+        guard minimumSpacing > 0 else { return true }
+        if time >= lastKept && time - lastKept < minimumSpacing {
+            count(.input)
+            return false
+        }
+        lastKept = time
+        return true
     }
 
     /// Decoded frames that may wait for the transform: what the latency bound holds at the source's rate (a

@@ -3,6 +3,8 @@ import CFFmpeg
 /// Every rewrite of a time between the demuxer and the muxer, in one place. Stages ask it; no
 /// stage changes a timestamp itself.
 ///
+/// 0. A live sound device's backlog (`retime`, in the sound stage): the packets it buffered before the recording
+///    started are timed backwards, by their durations, from the first one read at the live edge.
 /// 1. Copied and re-encoded input packets (`admit`, in the demux stage): dropped outside the
 ///    trim window (a subtitle shown across an edge is kept and cut to it), then moved back by
 ///    their stream's shift.
@@ -34,6 +36,19 @@ struct TimestampPolicy: Sendable {
     /// Where a decoded frame lies against the trim window.
     enum FrameVerdict { case before, keep, after }
 
+    // MARK: 0. A sound device's backlog
+
+    /// Times `backlog` (packets of one stream, in order) so that each ends where the next starts, the last keeping
+    /// its time.
+    func retime(backlog: ArraySlice<Packet>) {
+        guard var t = backlog.last?.pts, t != AVCode.noPTS else { return }
+        for p in backlog.dropLast().reversed() {
+            t -= p.duration
+            p.pts = t
+            p.dts = t
+        }
+    }
+
     // MARK: 1. Copied and re-encoded packets
 
     /// False for a packet outside the window (drop it); a kept one is cut and shifted. A
@@ -55,6 +70,16 @@ struct TimestampPolicy: Sendable {
     func streamsToWaitFor(passThrough: Set<Int>) -> Set<Int> {
         window?.end.contains { $0 != nil } == true ? passThrough : []
     }
+
+    /// Seconds on the output's clock of a time in seconds on the input's (the video stream's shift taken off).
+    func outputSeconds(input seconds: Double) -> Double {
+        guard let w = window else { return seconds }
+        return seconds - Double(w.shift[videoIndex]) * decoderBase.seconds
+    }
+
+    /// Seconds on the output's clock of an admitted packet's time (the stream's whose base is `decoderBase`: a
+    /// sound device's policy).
+    func outputSeconds(admitted pts: Int64) -> Double { Double(pts) * decoderBase.seconds }
 
     // MARK: 2. Decoded video frames
 

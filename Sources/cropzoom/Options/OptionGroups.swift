@@ -134,12 +134,15 @@ struct LiveOptions: ParsableArguments {
     @Option(name: .setting(.maxLatency), parsing: .unconditional, help: .setting(.maxLatency)) var maxLatency: String?
     @Option(name: .setting(.liveTimeout), parsing: .unconditional, help: .setting(.liveTimeout))
     var liveTimeout: String?
+    @Option(name: .setting(.audioInput), help: .setting(.audioInput)) var audioInput: String?
+    @Option(name: .setting(.audioInputOption), help: .setting(.audioInputOption)) var audioInputOption: [String] = []
 
     var settings: Settings {
         Settings([
             .live: live ? "true" : nil, .inputFormat: inputFormat,
             .inputOption: inputOption.isEmpty ? nil : inputOption.joined(separator: "\n"), .maxLatency: maxLatency,
-            .liveTimeout: liveTimeout,
+            .liveTimeout: liveTimeout, .audioInput: audioInput,
+            .audioInputOption: audioInputOption.isEmpty ? nil : audioInputOption.joined(separator: "\n"),
         ])
     }
 

@@ -9,8 +9,8 @@ final class Demuxer: @unchecked Sendable {
     /// Read errors skipped so far (damaged data the demuxer could resynchronise after).
     private(set) var skippedErrors = 0
     private var consecutiveErrors = 0
-    /// Latest packet end seen, in seconds, for the truncation message.
-    private var reached: Double = 0
+    /// Latest packet end seen, in seconds of the input's clock (the truncation message, a live recording's end).
+    private(set) var reached: Double = 0
     private var lastWasPartial = false
 
     private func noteTime(_ packet: Packet) {
@@ -62,16 +62,19 @@ final class Demuxer: @unchecked Sendable {
 
     /// A live source's no-data timeout (the watch is re-armed with it after every packet).
     private let timeout: Double
+    /// Whether a pending signal ends a live source's reads (not a sound device's: the picture's reader ending
+    /// ends it, see the threaded engine).
+    var stopsOnSignal = true
     /// How a live source ended: "stopped" (a signal or a stop request), "no data for N s", or nil (its end).
     private(set) var liveEnd: String?
 
     init(
         path: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
-        timeout: Double = 0
+        timeout: Double = 0, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
     ) throws(CropZoomError) {
         self.timeout = timeout
         do {
-            input = try InputFormat(path: path, format: format, options: options, watch: watch)
+            input = try InputFormat(path: path, format: format, options: options, watch: watch, settings: settings)
         } catch  where watch?.reason == .timedOut {
             throw CropZoomError(
                 .inputUnreadable, path: path, setting: .liveTimeout,
@@ -94,7 +97,7 @@ final class Demuxer: @unchecked Sendable {
         switch watch.reason {
         case .stopped: return "stopped"
         case .timedOut: return "no data for \(String(format: "%g", timeout)) s"
-        case .none: return cz_pending_signal() != 0 ? "stopped" : nil
+        case .none: return stopsOnSignal && cz_pending_signal() != 0 ? "stopped" : nil
         }
     }
 
@@ -123,6 +126,12 @@ final class Demuxer: @unchecked Sendable {
             }
             switch step {
             case .value:
+                // A device's reads do not go through the interrupt callback (x11grab, pulse): a stop ends them here.
+                if let end = liveEnding() {
+                    packet.unref()
+                    liveEnd = end
+                    return .endOfStream
+                }
                 consecutiveErrors = 0
                 input.watch?.arm(timeout)
                 // A short read of the last packet in the file is flagged corrupt by libavformat.

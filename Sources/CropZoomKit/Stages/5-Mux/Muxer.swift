@@ -156,19 +156,19 @@ final class Muxer: @unchecked Sendable {
         if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
             // A pipe cannot be rewound to write the index at the front (or at all, after the
             // data): fragmented MP4, whose every fragment carries its own index, instead. So is a
-            // live recording, with a fragment at least every second: a file cut anywhere plays up to
+            // live recording, with a fragment at least every half second: a file cut anywhere plays up to
             // its last complete fragment.
             // FFmpeg 5.1's fragmented MP4 cannot take AAC that has no configuration before its first
             // packet (ADTS AAC from an MPEG-TS): such a live recording is written as a regular MP4.
             let fragmented = output.streaming || (live && !hasUnconfiguredAAC)
             options["movflags"] = fragmented ? "+frag_keyframe+empty_moov+default_base_moof" : "+faststart"
-            if live && fragmented { options["frag_duration"] = "1000000" }
+            if live && fragmented { options["frag_duration"] = "500000" }
             options["movie_timescale"] = String(movieTimescale())
         }
         if live {
             // Every packet reaches the file when the muxer writes it (not when a 32 KiB buffer fills).
             options["flush_packets"] = "1"
-            if name == "matroska" || name == "webm" { options["cluster_time_limit"] = "1000" }
+            if name == "matroska" || name == "webm" { options["cluster_time_limit"] = "500" }
         }
         if name == "mpegts" { options["mpegts_copyts"] = "1" }
         // Matroska stores negative timestamps relative to the first cluster; the default
