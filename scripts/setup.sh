@@ -2,7 +2,8 @@
 # Installs what cropzoom needs on a Debian machine when it is missing:
 #   FFmpeg 5.1's development packages (libavformat, libavcodec, libavutil, libswscale,
 #   libswresample, libavdevice for capture devices), zimg's (the scaling kernel), pkg-config,
-#   and the ffmpeg/ffprobe CLIs the tests use as an oracle.
+#   and the ffmpeg/ffprobe CLIs the tests use as an oracle; for the live-capture tests an X server
+#   (xvfb, x11-apps' xclock) and a sound server (pulseaudio, pulseaudio-utils).
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
 set -euo pipefail
 
@@ -16,6 +17,11 @@ command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || need+
 # The tests watch processes (pgrep: batch children end with their parent) and pin CPUs (taskset).
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)
+# The live-capture tests start a desktop: an X server with a clock on it, and a sound server.
+command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+command -v xclock >/dev/null 2>&1 || need+=(x11-apps)
+command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
+command -v pacat >/dev/null 2>&1 && command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
 
 if ((${#need[@]})); then
     echo "setup: installing ${need[*]}" >&2

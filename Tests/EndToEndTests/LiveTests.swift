@@ -13,10 +13,11 @@ struct BackgroundRun {
     let stderrPath: String
     let started = Date()
 
-    static func start(_ args: [String], in folder: URL) throws -> BackgroundRun {
+    static func start(_ args: [String], in folder: URL, environment: [String]? = nil) throws -> BackgroundRun {
         let out = folder.appendingPathComponent("cz-stdout").path
         let err = folder.appendingPathComponent("cz-stderr").path
-        let pid = try ChildProcess.spawn([try CLI.binary()] + args, stdout: .file(out), stderr: .file(err))
+        let pid = try ChildProcess.spawn(
+            [try CLI.binary()] + args, stdout: .file(out), stderr: .file(err), environment: environment)
         return BackgroundRun(pid: pid, stdoutPath: out, stderrPath: err)
     }
 

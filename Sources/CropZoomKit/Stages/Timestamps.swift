@@ -3,8 +3,10 @@ import CFFmpeg
 /// Every rewrite of a time between the demuxer and the muxer, in one place. Stages ask it; no
 /// stage changes a timestamp itself.
 ///
-/// 0. A live sound device's backlog (`retime`, in the sound stage): the packets it buffered before the recording
-///    started are timed backwards, by their durations, from the first one read at the live edge.
+/// 0. A live sound device's packets (in the sound stage): its backlog, what it buffered before the recording
+///    started, is timed backwards by the packets' durations from the first one read at the live edge (`retime`);
+///    from there each packet starts where the one before ended (`chain`: the device's stamps jitter by
+///    milliseconds; re-encoded sound is timed by its samples the same way).
 /// 1. Copied and re-encoded input packets (`admit`, in the demux stage): dropped outside the
 ///    trim window (a subtitle shown across an edge is kept and cut to it), then moved back by
 ///    their stream's shift.
@@ -47,6 +49,15 @@ struct TimestampPolicy: Sendable {
             p.pts = t
             p.dts = t
         }
+    }
+
+    /// Moves `p` to where the packet before it ended (`next`), and sets `next` to its end.
+    func chain(_ p: Packet, next: inout Int64?) {
+        if let n = next {
+            p.pts = n
+            p.dts = n
+        }
+        if p.pts != AVCode.noPTS { next = p.pts + p.duration }
     }
 
     // MARK: 1. Copied and re-encoded packets

@@ -5,7 +5,7 @@
 /// as it reads it, by a latency it has not measured yet (PulseAudio's first packets: 0.2–0.65 s off, measured). The
 /// stage holds the backlog until a read has to wait for the device — it has caught up, and that packet's time is
 /// true — and then times the backlog backwards from it by the packets' durations
-/// (``TimestampPolicy/retime(backlog:)``). It ends at the device's end, at its window's end (`--duration`), once its
+/// (``TimestampPolicy/retime(backlog:)``); every packet then starts where the one before ended. It ends at the device's end, at its window's end (`--duration`), once its
 /// packets reach where the picture's recording ended (`end`), or when the engine stops its reads.
 ///
 /// `@unchecked Sendable`: driven by one thread (the engine's sound thread).
@@ -24,6 +24,8 @@ final class SoundStage: @unchecked Sendable {
     private var backlog: [Packet]
     private var held = 0
     private var caughtUp = false
+    /// Where the next packet starts (the previous one's end).
+    private var next: Int64?
     private var waitingFor: Set<Int>
     private let windowEnds: Bool
     /// Audio packets sent on.
@@ -91,6 +93,7 @@ final class SoundStage: @unchecked Sendable {
     }
 
     private func send(_ p: Packet) throws(CropZoomError) {
+        times.chain(p, next: &next)
         guard !reachedEnd, times.admit(p, waitingFor: &waitingFor) else { return }
         if let end = end(), p.pts != AVCode.noPTS, times.outputSeconds(admitted: p.pts) >= end {
             reachedEnd = true

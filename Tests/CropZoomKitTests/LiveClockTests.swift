@@ -1,0 +1,56 @@
+import Testing
+
+@testable import CropZoomKit
+
+/// A live recording's clock rules: a sound device's backlog timed from its first packet read at the live edge, and
+/// and a capture device's catch-up burst thinned to its rate.
+@Suite("Live clock")
+struct LiveClockTests {
+    static func policy() -> TimestampPolicy {
+        TimestampPolicy(
+            window: nil, videoIndex: 0, decoderBase: TimeBase(num: 1, den: 1_000_000), encoderBase: nil, startTime: 0,
+            outputBases: [], outputOffsets: [])
+    }
+
+    @Test("a backlog is timed backwards from its last packet by the packets' durations")
+    func backlogRetimed() throws {
+        // PulseAudio's backlog as read: 20 ms packets stamped 30 ms apart (a latency not measured yet).
+        let packets = try (0..<5).map { i throws -> Packet in
+            let p = try Packet()
+            p.pts = 1_000_000 + Int64(i) * 30_000
+            p.dts = p.pts
+            p.duration = 20_000
+            return p
+        }
+        Self.policy().retime(backlog: packets[...])
+        #expect(packets.map(\.pts) == [1_040_000, 1_060_000, 1_080_000, 1_100_000, 1_120_000])
+        #expect(packets.map(\.dts) == packets.map(\.pts))
+        // After it, each packet starts where the one before ended, whatever its stamp.
+        var next: Int64? = nil
+        for p in packets { Self.policy().chain(p, next: &next) }
+        let late = try Packet()
+        late.pts = 1_150_000
+        late.duration = 20_000
+        Self.policy().chain(late, next: &next)
+        #expect(late.pts == 1_140_000 && late.dts == 1_140_000 && next == 1_160_000)
+    }
+
+    @Test("a capture device's burst (frames read at once after a stall) is thinned to its rate, and counted")
+    func burstThinned() throws {
+        var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
+        cfg.live = true
+        let live = try LivePolicy(cfg)
+        live.minimumSpacing = 0.5 / 30
+        // A frame, a 0.3 s stall, then 10 frames within 2 ms, then the rate again.
+        var times = [0.0]
+        times += (0..<10).map { 0.3 + Double($0) * 0.0002 }
+        times += (1...3).map { 0.3 + Double($0) / 30 }
+        let kept = times.filter { live.admits(frameAt: $0) }
+        let expected: [Double] = [0, 0.3, 0.3 + 1.0 / 30, 0.3 + 2.0 / 30, 0.3 + 3.0 / 30]
+        #expect(kept == expected)
+        #expect(live.dropped[.input] == 9)
+        // Another source (no spacing set) keeps everything.
+        let other = try LivePolicy(cfg)
+        #expect(times.allSatisfy { other.admits(frameAt: $0) })
+    }
+}
