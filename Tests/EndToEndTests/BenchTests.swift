@@ -390,10 +390,10 @@ struct BenchSignalTests {
         let input = try Files.sample("std-h264-aac.mp4").path
         let out = scratch.file("out.mp4").path
         // stderr is a pipe nobody reads: the reader closes at once.
-        let run = try CLI.bash(
-            "\(ChildProcess.shellQuoted([try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast"]))"
-                + " 2> >(exec 0<&-; true); echo \"status $?\""
-        )
+        let command = ChildProcess.shellQuoted([
+            try CLI.binary(), input, "-o", out, "--progress", "json", "--preset", "ultrafast",
+        ])
+        let run = try CLI.bash(command + " 2> >(exec 0<&-; true); echo \"status $?\"")
         #expect(run.stdout.contains("status 0"), "\(run)")
         #expect(Files.names(in: scratch.url) == ["out.mp4"])
         #expect(try Oracle.decodedFrameHashes(out).count == 60)

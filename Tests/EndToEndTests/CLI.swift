@@ -119,7 +119,8 @@ enum CLI {
                 let stderr = String(
                     decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
                 throw Oracle.Failure(
-                    "`\(ChildProcess.shellQuoted(command))` timed out after \(timeout) s and was killed; stderr:\n\(stderr)"
+                    "`\(ChildProcess.shellQuoted(command))` timed out after \(timeout) s and was killed; "
+                        + "stderr:\n\(stderr)"
                 )
             }
             usleep(5_000)

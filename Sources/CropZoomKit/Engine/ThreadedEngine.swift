@@ -21,10 +21,11 @@ import Foundation
 ///   thread is joined before `run` returns.
 /// - Live sources (``LivePolicy``): the reader never waits — the packet and mux queues are long
 ///   and offered to, not pushed to — and decoded frames go through a short queue that evicts its
-///   oldest (`pushEvictingOldest`) instead of the work queue: the workers take them (numbering them then, so a dropped frame leaves no
-///   gap), the policy decides and counts what is dropped. The first signal stops the reader and
-///   the recording is finished and kept; a second one interrupts it. A sound device (`--audio-input`)
-///   has a reader thread of its own, which re-encodes its audio on the spot and hands it to the muxer.
+///   oldest (`pushEvictingOldest`) instead of the work queue: the workers take them (numbering them
+///   then, so a dropped frame leaves no gap), the policy decides and counts what is dropped. The
+///   first signal stops the reader and the recording is finished and kept; a second one interrupts
+///   it. A sound device (`--audio-input`) has a reader thread of its own, which re-encodes its
+///   audio on the spot and hands it to the muxer.
 final class ThreadedEngine: @unchecked Sendable {
     // @unchecked Sendable: each stage and each per-thread field below is touched only by its
     // own thread (marked); what crosses threads goes through the queues and pools, which lock.
