@@ -6,7 +6,8 @@
 /// stage holds the backlog until a read has to wait for the device — it has caught up, and that packet's time is
 /// true — and then times the backlog backwards from it by the packets' durations
 /// (``TimestampPolicy/retime(backlog:)``); every packet then starts where the one before ended. It ends at the
-/// device's end, at its window's end (`--duration`), once its packets reach where the picture's recording ended (`end`), or when the engine stops its reads.
+/// device's end, at its window's end (`--duration`), once its packets reach where the picture's recording ended
+/// (`end`), or when the engine stops its reads.
 ///
 /// `@unchecked Sendable`: driven by one thread (the engine's sound thread).
 final class SoundStage: @unchecked Sendable {
