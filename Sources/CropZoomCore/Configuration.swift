@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything a transcode needs to know; built by the CLI (or any caller) and validated here.
 public struct TranscodeConfiguration: Sendable, Equatable {
     public enum AudioMode: String, Sendable, CaseIterable {
@@ -108,6 +110,18 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     public var audioInput: String? = nil
     /// Options of the sound device (`sample_rate`, `channels` …).
     public var audioInputOptions: [String: String] = [:]
+
+    /// A new output file every this many seconds (`--segment`); nil: one file.
+    public var segment: Double? = nil
+
+    /// The name pattern of `--segment`'s files: the output's own when it has a `%d`/`%03d`, else `STEM-%03d.EXT`.
+    public var segmentPattern: String {
+        if output.range(of: #"%0?\d*d"#, options: .regularExpression) != nil { return output }
+        let url = URL(fileURLWithPath: output)
+        let ext = url.pathExtension
+        let stem = ext.isEmpty ? output : String(output.dropLast(ext.count + 1))
+        return stem + "-%03d" + (ext.isEmpty ? "" : "." + ext)
+    }
 
     /// `audioInput` split into the device's format and name.
     public var audioDevice: (format: String, device: String)? {

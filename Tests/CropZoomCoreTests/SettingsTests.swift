@@ -17,6 +17,7 @@ struct SettingsTests {
         .threads: "4", .decoderThreads: "2", .encoderThreads: "3", .workers: "2", .live: "true",
         .inputFormat: "lavfi", .inputOption: "framerate=30\nvideo_size=1280x720", .maxLatency: "0.5",
         .liveTimeout: "3", .audioInput: "pulse:default", .audioInputOption: "sample_rate=48000\nchannels=1",
+        .segment: "10",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")

@@ -26,6 +26,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case liveTimeout = "live_timeout"
     case audioInput = "audio_input"
     case audioInputOption = "audio_input_option"
+    // Output.
+    case segment
     // Engine: command-line only (a batch or a job file shares the machine's threads out itself).
     case threads
     case decoderThreads = "decoder_threads"
@@ -101,6 +103,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .inputFormat: return "NAME"
         case .inputOption, .audioInputOption: return "KEY=VALUE"
         case .audioInput: return "FORMAT:DEVICE"
+        case .segment: return "SECONDS"
         case .maxLatency, .liveTimeout: return "SECONDS"
         default: return nil
         }
@@ -193,6 +196,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .audioInput:
             return "Live: record the sound from this capture device instead of the input's audio (pulse:default, "
                 + "alsa:hw:0,0 …), read on its own thread and put on the video's clock."
+        case .segment:
+            return "Write a new file every SECONDS (OUTPUT names them with %d/%03d, else STEM-%03d.EXT), each starting "
+                + "with a keyframe forced there and its times at 0; every packet goes into exactly one."
         case .audioInputOption:
             return "An option of the \(setting: .audioInput) device (repeatable): sample_rate=48000, channels=2 …"
         case .threads:

@@ -94,6 +94,7 @@ public struct Settings: Sendable, Equatable {
             }
         }
         c.audioInputOptions = try options(.audioInputOption)
+        c.segment = try seconds(.segment, range: 0.1...86400)
         c.maxLatency = try seconds(.maxLatency, range: 0.05...3600) ?? 1
         c.liveTimeout = try seconds(.liveTimeout, range: 0.1...86400) ?? 5
         c.force = values[.force] == "true"

@@ -212,7 +212,8 @@ final class OutputFormat: @unchecked Sendable {
         self.displayPath = displayPath
         self.streaming = streaming
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = RawPath.withCString(displayPath) { avformat_alloc_output_context2(&ctx, nil, formatName, $0) }
+        let name = formatName ?? OutputFormat.networkMuxer(displayPath)
+        let r = RawPath.withCString(displayPath) { avformat_alloc_output_context2(&ctx, nil, name, $0) }
         guard r >= 0, let c = ctx else {
             throw CropZoomError(
                 .usage, path: displayPath,
@@ -302,7 +303,21 @@ final class OutputFormat: @unchecked Sendable {
 
     /// The muxer FFmpeg would choose for `format` (a name) or else `path`'s extension (`av_guess_format`).
     static func guessMuxer(format: String?, path: String) -> String? {
-        av_guess_format(format, path, nil).map { String(cString: $0.pointee.name) }
+        let network = format == nil ? networkMuxer(path) : nil
+        return av_guess_format(network ?? format, path, nil).map { String(cString: $0.pointee.name) }
+    }
+
+    /// The container a network URL carries unless `--format` says otherwise: MPEG-TS over UDP, SRT, TCP and RTP
+    /// (`rtp_mpegts`), FLV over RTMP; nil for anything else.
+    static func networkMuxer(_ path: String) -> String? {
+        let lower = path.lowercased()
+        guard let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://") else { return nil }
+        switch lower[..<colon] {
+        case "udp", "srt", "tcp": return "mpegts"
+        case "rtp": return "rtp_mpegts"
+        case "rtmp", "rtmps": return "flv"
+        default: return nil
+        }
     }
 
     /// The file's tags from `input` (`av_dict_copy` of the container metadata).

@@ -90,6 +90,11 @@ final class Frame: @unchecked Sendable {
         get { pointer.pointee.pts }
         set { pointer.pointee.pts = newValue }
     }
+    /// Asks the encoder for a keyframe here (`pict_type` I), or leaves the choice to it (none).
+    var forcesKeyframe: Bool {
+        get { pointer.pointee.pict_type == AV_PICTURE_TYPE_I }
+        set { pointer.pointee.pict_type = newValue ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE }
+    }
     /// `pts`, or the decoder's best guess (`best_effort_timestamp`) when there is none.
     var presentationTime: Int64 {
         pointer.pointee.pts != AVCode.noPTS ? pointer.pointee.pts : pointer.pointee.best_effort_timestamp

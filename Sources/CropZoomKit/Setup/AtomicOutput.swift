@@ -61,10 +61,34 @@ final class AtomicOutput: @unchecked Sendable {
     /// killed runs (`notice` says so), and creates and locks this run's temporary.
     init(
         target: String, input: String, overwrite: Bool, force: Bool, multiFile: Bool, recording: Bool = false,
-        notice: (String) -> Void
+        direct: Bool = false, notice: (String) -> Void
     ) throws(CropZoomError) {
         self.target = target
         self.overwrite = overwrite || force
+        // A network URL, and a live recording's segments or HLS files, are written through: a receiver or a
+        // player reads them while they are written, and each finished file is kept as it is finished.
+        if target.contains("://") || direct {
+            if !target.contains("://") && !self.overwrite {
+                let url = URL(fileURLWithPath: target)
+                let dir = url.deletingLastPathComponent().path
+                guard RawPath.isDirectory(dir) else {
+                    throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
+                }
+                let clash =
+                    multiFile
+                    ? AtomicOutput.existingFiles(matching: url.lastPathComponent, in: dir).first
+                    : (RawPath.status(target) != nil ? url.lastPathComponent : nil)
+                if let clash {
+                    throw CropZoomError(.usage, path: target, reason: "\(clash) already exists (use -y to overwrite)")
+                }
+            }
+            kind = .stream
+            writePath = target
+            destination = target
+            temporary = ""
+            keep = nil
+            return
+        }
         var link = stat()
         let exists = RawPath.withCString(target) { lstat($0, &link) } == 0
         let isLink = exists && link.st_mode & S_IFMT == S_IFLNK

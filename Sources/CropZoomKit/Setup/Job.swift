@@ -88,6 +88,7 @@ final class Job: @unchecked Sendable {
         target.output.watch = live?.output
         muxer = Muxer(output: target.output)
         muxer.live = live != nil
+        if let seconds = cfg.segment, !cfg.null { muxer.segment = (target.containerName, seconds) }
         let video = try VideoSetup(cfg, input: source, output: target)
         let rate = source.input.stream(source.videoIndex).statedFrameRate
         if rate.isKnown { live?.framesPerSecond = rate.value }

@@ -17,7 +17,20 @@ struct OutputSetup {
     /// temporary name to rename). Refuses one image name for a whole clip.
     static func claim(_ cfg: TranscodeConfiguration, notices: NoticeLog) throws(CropZoomError) -> AtomicOutput? {
         if cfg.null || cfg.output == "-" { return nil }
-        let muxerName = OutputFormat.guessMuxer(format: cfg.format, path: cfg.output)
+        var muxerName = OutputFormat.guessMuxer(format: cfg.format, path: cfg.output)
+        var target = cfg.output
+        if cfg.segment != nil {
+            guard let inner = muxerName, !AtomicOutput.multiFileMuxers.contains(inner), !cfg.output.contains("://")
+            else {
+                throw CropZoomError(
+                    .usage, path: cfg.output, setting: .segment,
+                    reason: "\(setting: .segment) writes files of one container (mp4, mkv, ts …), not "
+                        + (muxerName.map { "\($0) output" } ?? "this output"))
+            }
+            muxerName = "segment"
+            target = cfg.segmentPattern
+            notices.add("writing a file every \(String(format: "%g", cfg.segment ?? 0)) s: \(target)")
+        }
         // One image file cannot hold every frame (image2 fails at the second one).
         if muxerName == "image2", RawPath.withCString(cfg.output, { av_filename_number_test($0) }) == 0 {
             let name = URL(fileURLWithPath: cfg.output).deletingPathExtension().lastPathComponent
@@ -27,14 +40,22 @@ struct OutputSetup {
                 reason: "names one image, but every frame is written: use a pattern such as "
                     + "\(name)_%04d.\(ext) (one image per frame)")
         }
+        let multiFile = muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false
         return try AtomicOutput(
-            target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force,
-            multiFile: muxerName.map(AtomicOutput.multiFileMuxers.contains) ?? false, recording: cfg.isLive,
-            notice: notices.add)
+            target: target, input: cfg.input, overwrite: cfg.overwrite, force: cfg.force, multiFile: multiFile,
+            recording: cfg.isLive, direct: cfg.isLive && multiFile, notice: notices.add)
     }
 
     init(_ cfg: TranscodeConfiguration, atomic: AtomicOutput?) throws(CropZoomError) {
         self.atomic = atomic
+        if cfg.segment != nil && !cfg.null {
+            // FFmpeg's segment muxer, writing files of the container the output's name or --format gives.
+            container = try OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)
+            containerName = container.formatName
+            output = try OutputFormat(
+                path: atomic?.writePath ?? cfg.segmentPattern, displayPath: cfg.segmentPattern, formatName: "segment")
+            return
+        }
         output = try OutputFormat(
             path: cfg.output == "-" && !cfg.null ? "pipe:1" : atomic?.writePath ?? "",
             displayPath: cfg.output == "-" ? "stdout" : cfg.output,

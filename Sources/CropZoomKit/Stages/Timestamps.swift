@@ -121,6 +121,9 @@ struct TimestampPolicy: Sendable {
     /// Media seconds of a decoded frame's presentation time (where keyframes are evaluated).
     func mediaTime(_ pts: Int64) -> Double { Double(pts) * decoderBase.seconds - startTime }
 
+    /// Seconds on the output's clock of a frame `stamp` has moved to the encoder's time base (what the muxer sees).
+    func outputSeconds(encoderPTS pts: Int64) -> Double { Double(pts) * (encoderBase ?? decoderBase).seconds }
+
     /// Media seconds of a frame `stamp` has moved to the encoder's time base.
     func mediaTime(encoderPTS pts: Int64) -> Double { Double(pts) * (encoderBase ?? decoderBase).seconds - startTime }
 

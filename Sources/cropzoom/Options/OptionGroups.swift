@@ -105,6 +105,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .setting(.strict), help: .setting(.strict))
     var strict = false
 
+    @Option(name: .setting(.segment), parsing: .unconditional, help: .setting(.segment))
+    var segment: String?
+
     @Flag(name: [.customShort("v"), .long], help: "Show FFmpeg's own warnings.")
     var verbose = false
 
@@ -112,7 +115,9 @@ struct OutputOptions: ParsableArguments {
     var stats = false
 
     /// The output handling the library takes as settings.
-    var settings: Settings { Settings([.strict: strict ? "true" : nil, .force: force ? "true" : nil]) }
+    var settings: Settings {
+        Settings([.strict: strict ? "true" : nil, .force: force ? "true" : nil, .segment: segment])
+    }
 
     func validate() throws {
         // A missing -o is refused by Transcode.validate, which can see a stray OUTPUT argument.

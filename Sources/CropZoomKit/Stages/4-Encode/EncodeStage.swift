@@ -13,16 +13,27 @@ final class EncodeStage: Stage, @unchecked Sendable {
     private(set) var framesOut = 0
     /// Media seconds of the last frame encoded.
     private(set) var lastTime = 0.0
+    /// `--segment`: every this many seconds of output time a keyframe is forced (the first frame at or after each
+    /// boundary), where the segment muxer starts the next file.
+    private let cuts: Double?
+    private var nextCut: Double
 
-    init(encoder: VideoEncoder?, stream: Int?, times: TimestampPolicy, output: Outlet<MuxPacket>) {
+    init(encoder: VideoEncoder?, stream: Int?, times: TimestampPolicy, cuts: Double? = nil, output: Outlet<MuxPacket>) {
         self.encoder = encoder
         self.stream = stream
         self.times = times
+        self.cuts = cuts
+        nextCut = cuts ?? .infinity
         self.output = output
     }
 
     func receive(_ frame: Frame) throws(CropZoomError) -> Demand {
         let pts = frame.pts
+        if let cuts, pts != AVCode.noPTS {
+            let t = times.outputSeconds(encoderPTS: pts)
+            frame.forcesKeyframe = t >= nextCut
+            if t >= nextCut { nextCut = ((t / cuts).rounded(.down) + 1) * cuts }
+        }
         try encoder?.encode(frame, send)
         framesOut += 1
         if pts != AVCode.noPTS {

@@ -33,6 +33,9 @@ final class VideoEncoder: @unchecked Sendable {
         /// Live: the most frames the encoder may hold back to look ahead (x264/x265 `rc-lookahead`, libvpx
         /// `lag-in-frames`), so that its own buffer stays within the latency bound; nil: the encoder's default.
         var lookahead: Int? = nil
+        /// Keyframes are forced (`--segment`): x264/x265 make them IDR frames (`forced-idr`), which nothing after
+        /// refers back past.
+        var forcedKeyframes = false
     }
 
     /// SVT_LOG as the user set it, read before cropzoom sets it.
@@ -331,6 +334,7 @@ final class VideoEncoder: @unchecked Sendable {
         if name == "libx264", let lookahead = VideoEncoder.x264LookaheadThreads(threads: s.threads, height: s.height) {
             options["x264-params"] = "lookahead-threads=\(lookahead)"
         }
+        if s.forcedKeyframes && (name == "libx264" || name == "libx265") { options["forced-idr"] = "1" }
         if let n = s.lookahead {
             if name == "libx264" { options["rc-lookahead"] = "\(n)" }
             if name == "libvpx-vp9" || name == "libvpx" { options["lag-in-frames"] = "\(n)" }

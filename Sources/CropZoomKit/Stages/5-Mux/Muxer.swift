@@ -149,10 +149,13 @@ final class Muxer: @unchecked Sendable {
     /// to the last second or two (set before the header).
     var live = false
 
+    /// `--segment`: the segments' container and length (the output is FFmpeg's segment muxer).
+    var segment: (format: String, seconds: Double)?
+
     func writeHeader() throws(CropZoomError) {
         if idle { return }
         var options: [String: String] = [:]
-        let name = output.formatName
+        let name = segment?.format ?? output.formatName
         if ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name) {
             // A pipe cannot be rewound to write the index at the front (or at all, after the
             // data): fragmented MP4, whose every fragment carries its own index, instead. So is a
@@ -174,6 +177,19 @@ final class Muxer: @unchecked Sendable {
         // Matroska stores negative timestamps relative to the first cluster; the default
         // shift to non-negative would move the streams against each other (see addCopiedStream).
         if name == "matroska" || name == "webm" { options["avoid_negative_ts"] = "disabled" }
+        if let segment {
+            // Each file starts at a keyframe (the encoder forces one at every boundary) with its times from 0;
+            // its own container's options go to each file.
+            let inner = options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ":")
+            options = [
+                "segment_format": segment.format, "segment_time": String(format: "%.6f", segment.seconds),
+                "reset_timestamps": "1", "segment_format_options": inner,
+                // Every file's times as the later ones': from its first frame at 0, what comes before it (a
+                // B-frame's decode time, sound captured just before) negative; not the first file's alone shifted.
+                "avoid_negative_ts": "disabled",
+            ]
+            if live { options["flush_packets"] = "1" }
+        }
         try output.writeHeader(options: options)
     }
 
