@@ -138,7 +138,8 @@ final class JobRunner {
         precision.forEach(onNotice)
 
         var summary = TranscodeSummary(
-            output: cfg.null ? "(null)" : cfg.segment != nil ? cfg.segmentPattern : cfg.output, outputWidth: job.plan.output.width,
+            output: cfg.null ? "(null)" : cfg.segment != nil ? cfg.segmentPattern : cfg.output,
+            outputWidth: job.plan.output.width,
             outputHeight: job.plan.output.height,
             videoCodec: job.encoder?.context.name ?? "none", pixelFormat: job.outputFormat.name,
             framesIn: counts.framesIn, framesOut: counts.framesOut,
