@@ -23,7 +23,7 @@ struct SerialEngine {
         let mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
         let toMux = Self.direct(mux, .mux, clock)
         let encode = EncodeStage(
-            encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.configuration.segment, output: toMux)
+            encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.cuts, output: toMux)
         let toEncode = Self.direct(encode, .encode, clock)
         let transform = TransformStage(transformer: job.makeTransformer(), times: times, output: toEncode)
         // The output frame is taken from the pool for the frame and given back once the encoder

@@ -154,7 +154,7 @@ final class ThreadedEngine: @unchecked Sendable {
         mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
         let encodeClock = clocks[.encode]!
         encode = EncodeStage(
-            encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.configuration.segment,
+            encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.cuts,
             output: muxOutlet(shells: encodedShells, clock: encodeClock))
         for k in 0..<workers {
             let toReorder = Outlet<Frame>(

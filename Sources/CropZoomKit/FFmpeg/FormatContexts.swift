@@ -204,6 +204,8 @@ final class OutputFormat: @unchecked Sendable {
     private var ioOpen = false
     /// For a live recording: what interrupts writing (its stop); nil: a signal does (set before the header).
     var watch: IOWatch?
+    /// Options of the output's protocol (`avio_open2`), set before the header.
+    var protocolOptions: [String: String] = [:]
 
     /// `avformat_alloc_output_context2` for the muxer guessed from `displayPath` (or named by
     /// `formatName`), writing to `path`.
@@ -338,7 +340,12 @@ final class OutputFormat: @unchecked Sendable {
             cb = AVIOInterruptCB(callback: cz_watch_only_callback, opaque: UnsafeMutableRawPointer(watch.pointer))
         }
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
-            let opened = RawPath.withCString(path) { avio_open2(&pointer.pointee.pb, $0, AVIO_FLAG_WRITE, &cb, nil) }
+            var protocolDict: OpaquePointer? = nil
+            for (k, v) in protocolOptions { av_dict_set(&protocolDict, k, v, 0) }
+            defer { av_dict_free(&protocolDict) }
+            let opened = RawPath.withCString(path) {
+                avio_open2(&pointer.pointee.pb, $0, AVIO_FLAG_WRITE, &cb, &protocolDict)
+            }
             try check(
                 opened, .processing,
                 "creating the output file", path: displayPath)

@@ -36,6 +36,8 @@ final class Job: @unchecked Sendable {
     /// A live source's policy (what is dropped when the machine cannot keep up), and its input's
     /// and output's stops; nil for a file.
     let live: LivePolicy?
+    /// Seconds between the keyframes the encoder is made to start (`--segment`, HLS's segments); nil: its own.
+    let cuts: Double?
     /// `--audio-input`: the sound device, read on a thread of its own (nil without one).
     let sound: Sound?
     private let log: NoticeLog
@@ -88,7 +90,12 @@ final class Job: @unchecked Sendable {
         target.output.watch = live?.output
         muxer = Muxer(output: target.output)
         muxer.live = live != nil
-        if let seconds = cfg.segment, !cfg.null { muxer.segment = (target.containerName, seconds) }
+        if let seconds = cfg.segment, !cfg.null, target.containerName != "hls" {
+            muxer.segment = (target.containerName, seconds)
+        }
+        // HLS cuts its files at keyframes: one is forced every --segment seconds (2 s, FFmpeg's hls_time).
+        cuts = cfg.segment ?? (target.containerName == "hls" ? 2 : nil)
+        muxer.hlsTime = target.containerName == "hls" ? cuts : nil
         let video = try VideoSetup(cfg, input: source, output: target)
         let rate = source.input.stream(source.videoIndex).statedFrameRate
         if rate.isKnown { live?.framesPerSecond = rate.value }

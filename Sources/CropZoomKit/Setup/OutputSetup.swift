@@ -19,12 +19,12 @@ struct OutputSetup {
         if cfg.null || cfg.output == "-" { return nil }
         var muxerName = OutputFormat.guessMuxer(format: cfg.format, path: cfg.output)
         var target = cfg.output
-        if cfg.segment != nil {
+        if cfg.segment != nil && muxerName != "hls" {
             guard let inner = muxerName, !AtomicOutput.multiFileMuxers.contains(inner), !cfg.output.contains("://")
             else {
                 throw CropZoomError(
                     .usage, path: cfg.output, setting: .segment,
-                    reason: "\(setting: .segment) writes files of one container (mp4, mkv, ts …), not "
+                    reason: "\(setting: .segment) writes files of one container (mp4, mkv, ts …) or HLS, not "
                         + (muxerName.map { "\($0) output" } ?? "this output"))
             }
             muxerName = "segment"
@@ -48,7 +48,7 @@ struct OutputSetup {
 
     init(_ cfg: TranscodeConfiguration, atomic: AtomicOutput?) throws(CropZoomError) {
         self.atomic = atomic
-        if cfg.segment != nil && !cfg.null {
+        if cfg.segment != nil && !cfg.null && OutputFormat.guessMuxer(format: cfg.format, path: cfg.output) != "hls" {
             // FFmpeg's segment muxer, writing files of the container the output's name or --format gives.
             container = try OutputFormat(path: "", displayPath: cfg.output, formatName: cfg.format)
             containerName = container.formatName
@@ -61,6 +61,11 @@ struct OutputSetup {
             displayPath: cfg.output == "-" ? "stdout" : cfg.output,
             formatName: cfg.null ? "null" : cfg.format,
             streaming: cfg.output == "-" || atomic?.kind == .stream)
+        // SRT in live mode drops what is still unsent when the connection closes (linger 0): the last second of a
+        // stream never arrived (55 of 75 frames, measured). Closing waits up to 3 s for the receiver instead.
+        if cfg.output.lowercased().hasPrefix("srt://") && !cfg.output.contains("linger=") {
+            output.protocolOptions["linger"] = "3"
+        }
         containerName =
             cfg.null
             ? (cfg.format ?? OutputFormat.guessMuxer(format: nil, path: cfg.output) ?? "matroska")

@@ -74,7 +74,12 @@ struct StreamRouting {
                         + "(no packet of it in the part of the file FFmpeg probes)")
                 return nil
             }
-            let canCopy = container.canStore(st.codecID)
+            // FLV takes PCM at 44.1, 22.05 and 11.025 kHz only (its header has two bits for the rate).
+            let flvRate =
+                containerName != "flv" || !codecName.hasPrefix("pcm_")
+                || [44100, 22050, 11025].contains(
+                    Int(st.sampleRate))
+            let canCopy = container.canStore(st.codecID) && flvRate
             if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
                 throw CropZoomError(
                     .usage, path: cfg.output,

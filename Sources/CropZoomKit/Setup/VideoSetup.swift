@@ -115,7 +115,7 @@ struct VideoSetup {
                     verbose: cfg.verbose,
                     lookahead: cfg.isLive
                         ? max(1, Int(cfg.maxLatency * (frameRate.isKnown ? frameRate.value : 30) / 2)) : nil,
-                    forcedKeyframes: cfg.segment != nil))
+                    forcedKeyframes: cfg.segment != nil || output.containerName == "hls"))
         } catch  where cfg.codec == nil && error.kind == .processing && error.code == AVCode.invalidArgument {
             // The container's own codec (DV's, for one, takes 720x480 at 29.97 fps or 720x576
             // at 25 fps only) refuses this picture: a usage error, before anything is written.

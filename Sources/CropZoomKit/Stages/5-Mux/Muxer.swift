@@ -151,6 +151,8 @@ final class Muxer: @unchecked Sendable {
 
     /// `--segment`: the segments' container and length (the output is FFmpeg's segment muxer).
     var segment: (format: String, seconds: Double)?
+    /// HLS: its files' length (`hls_time`, a keyframe forced at each cut).
+    var hlsTime: Double?
 
     func writeHeader() throws(CropZoomError) {
         if idle { return }
@@ -174,6 +176,11 @@ final class Muxer: @unchecked Sendable {
             if name == "matroska" || name == "webm" { options["cluster_time_limit"] = "500" }
         }
         if name == "mpegts" { options["mpegts_copyts"] = "1" }
+        if let hlsTime {
+            options["hls_time"] = String(format: "%.6f", hlsTime)
+            // A live recording's playlist lists every file, growing (EVENT): a player can start anywhere.
+            if live { options["hls_playlist_type"] = "event" }
+        }
         // Matroska stores negative timestamps relative to the first cluster; the default
         // shift to non-negative would move the streams against each other (see addCopiedStream).
         if name == "matroska" || name == "webm" { options["avoid_negative_ts"] = "disabled" }
