@@ -131,116 +131,119 @@ final class Desktop {
     }
 }
 
-@Suite("Desktop capture (Xvfb + PulseAudio)", .serialized)
-struct DesktopCaptureTests {
-    /// Seconds of the first and last packet of a stream, its packets' total duration and its largest gap.
-    struct Span {
-        var first: Double, end: Double, covered: Double, largestGap: Double, count: Int
-    }
-
-    /// `skippingFirst`: FFmpeg 5.1's fragmented MP4 muxer stores an AAC track's first packet (the encoder's priming
-    /// samples, which decoders discard) at 0 whatever its time, so in a recording whose audio starts later it is
-    /// followed by a gap that is not in the sound (the ffmpeg CLI writes the same).
-    static func span(_ path: String, stream: Int, skippingFirst: Bool = false) throws -> Span {
-        let packets = try Oracle.packets(path, streamIndex: stream).compactMap { p -> (Double, Double)? in
-            guard let t = p.ptsTime else { return nil }
-            return (t, p.durationTime ?? 0)
-        }.sorted { $0.0 < $1.0 }.dropFirst(skippingFirst ? 1 : 0)
-        guard let first = packets.first, let last = packets.last else {
-            throw Oracle.Failure("\(path): stream \(stream) has no packets")
+extension RealTime {
+    @Suite("Desktop capture (Xvfb + PulseAudio)", .serialized)
+    struct DesktopCaptureTests {
+        /// Seconds of the first and last packet of a stream, its packets' total duration and its largest gap.
+        struct Span {
+            var first: Double, end: Double, covered: Double, largestGap: Double, count: Int
         }
-        var gap = 0.0
-        for (a, b) in zip(packets, packets.dropFirst()) { gap = max(gap, b.0 - (a.0 + a.1)) }
-        return Span(
-            first: first.0, end: last.0 + last.1, covered: packets.reduce(0) { $0 + $1.1 }, largestGap: gap,
-            count: packets.count)
-    }
 
-    /// The mean volume of the audio (dB, ffmpeg's volumedetect).
-    static func meanVolume(_ path: String) throws -> Double {
-        let run = try Oracle.run(
-            "ffmpeg", ["-v", "info", "-i", path, "-map", "0:a", "-af", "volumedetect", "-f", "null", "-"])
-        guard let line = run.stderr.split(separator: "\n").first(where: { $0.contains("mean_volume:") }),
-            let value = line.split(separator: " ").dropLast().last.flatMap({ Double($0) })
-        else { throw Oracle.Failure("no volume measured: \(run.stderr)") }
-        return value
-    }
+        static func span(_ path: String, stream: Int) throws -> Span {
+            let packets = try Oracle.packets(path, streamIndex: stream).compactMap { p -> (Double, Double)? in
+                guard let t = p.ptsTime else { return nil }
+                return (t, p.durationTime ?? 0)
+            }.sorted { $0.0 < $1.0 }
+            guard let first = packets.first, let last = packets.last else {
+                throw Oracle.Failure("\(path): stream \(stream) has no packets")
+            }
+            var gap = 0.0
+            for (a, b) in zip(packets, packets.dropFirst()) { gap = max(gap, b.0 - (a.0 + a.1)) }
+            return Span(
+                first: first.0, end: last.0 + last.1, covered: packets.reduce(0) { $0 + $1.1 }, largestGap: gap,
+                count: packets.count)
+        }
 
-    @Test(
-        """
-        8 s of the desktop with a zoom and the sound server's tone: 8 s of video at 30 fps showing the ticking \
-        clock, 8 s of audio with no gap holding the tone, starting within 100 ms of each other
-        """)
-    func recordsScreenAndSound() throws {
-        let scratch = try Scratch()
-        let desktop = try Desktop(in: scratch.url)
-        defer { desktop.stop() }
-        let out = scratch.file("desk.mkv").path
-        let run = try desktop.record(out, ["--duration", "8"], in: scratch.url)
-        let ended = try run.wait(timeout: 40)
-        #expect(ended.status == 0, "\(ended.stderr)")
-        let streams = try Oracle.streams(out)
-        #expect(streams.map(\.codecType) == ["video", "audio"], "\(streams)")
-        let video = try Self.span(out, stream: 0)
-        let audio = try Self.span(out, stream: 1)
-        // Video: 8 s at the requested rate (a frame every 1/30 s, a few may be dropped under load and counted).
-        #expect(abs(video.end - video.first - 8) < 0.15, "video from \(video.first) to \(video.end)")
-        #expect((228...241).contains(video.count), "\(video.count) frames in 8 s at 30 fps")
-        let pts = try Oracle.videoFramePTS(out)
-        let steps = zip(pts, pts.dropFirst()).map { $1 - $0 }.sorted()
-        #expect(abs(steps[steps.count / 2] - 1.0 / 30) < 0.002, "median frame interval \(steps[steps.count / 2])")
-        // The clock ticks: the recording is of the screen, not a still.
-        #expect(Set(try Oracle.decodedFrameHashes(out)).count >= 6, "fewer than 6 distinct pictures in 8 s")
-        // Audio: 8 s without a gap, holding the tone (silence is about -91 dB), starting with the video.
-        #expect(abs(audio.end - audio.first - 8) < 0.15, "audio from \(audio.first) to \(audio.end)")
-        // (Matroska stores milliseconds: 21.333 ms packets round to 21 or 22.)
-        #expect(audio.largestGap < 0.002, "a gap of \(audio.largestGap) s in the audio")
-        #expect(try Self.meanVolume(out) > -30, "the tone is not in the recording")
-        #expect(abs(audio.first - video.first) <= 0.1, "audio starts at \(audio.first), video at \(video.first)")
-        let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
-        #expect(done.framesOut == video.count)
-    }
+        /// The mean volume of the audio (dB, ffmpeg's volumedetect).
+        static func meanVolume(_ path: String) throws -> Double {
+            let run = try Oracle.run(
+                "ffmpeg", ["-v", "info", "-i", path, "-map", "0:a", "-af", "volumedetect", "-f", "null", "-"])
+            guard let line = run.stderr.split(separator: "\n").first(where: { $0.contains("mean_volume:") }),
+                let value = line.split(separator: " ").dropLast().last.flatMap({ Double($0) })
+            else { throw Oracle.Failure("no volume measured: \(run.stderr)") }
+            return value
+        }
 
-    @Test("Ctrl-C after 5 s keeps a playable recording: exit 0, sound and picture ending together")
-    func interruptKeepsDesktopRecording() throws {
-        let scratch = try Scratch()
-        let desktop = try Desktop(in: scratch.url)
-        defer { desktop.stop() }
-        let out = scratch.file("desk.mkv").path
-        let run = try desktop.record(out, [], in: scratch.url)
-        usleep(5_000_000)
-        kill(run.pid, SIGINT)
-        let ended = try run.wait(timeout: 30)
-        #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(LiveTests.done(ended.stderr)?.liveEnd == "stopped", "\(ended.stderr)")
-        let frames = try Oracle.decodedFrameHashes(out).count
-        #expect(frames >= 90, "\(frames) frames playable after 5 s")
-        let video = try Self.span(out, stream: 0)
-        let audio = try Self.span(out, stream: 1)
-        #expect(audio.end - audio.first >= 3, "\(audio)")
-        #expect(abs(audio.end - video.end) < 0.1, "audio ends at \(audio.end), video at \(video.end)")
-        #expect(Files.names(in: scratch.url).filter { $0.contains("cropzoom-") }.isEmpty)
-    }
+        @Test(
+            """
+            8 s of the desktop with a zoom and the sound server's tone: 8 s of video at 30 fps showing the ticking \
+            clock, 8 s of audio with no gap holding the tone, starting within 100 ms of each other
+            """)
+        func recordsScreenAndSound() throws {
+            let scratch = try Scratch()
+            let desktop = try Desktop(in: scratch.url)
+            defer { desktop.stop() }
+            let out = scratch.file("desk.mkv").path
+            let run = try desktop.record(out, ["--duration", "8"], in: scratch.url)
+            let ended = try run.wait(timeout: 40)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            let streams = try Oracle.streams(out)
+            #expect(streams.map(\.codecType) == ["video", "audio"], "\(streams)")
+            let video = try Self.span(out, stream: 0)
+            let audio = try Self.span(out, stream: 1)
+            // Video: 8 s at the requested rate (a frame every 1/30 s, a few may be dropped under load and counted).
+            #expect(abs(video.end - video.first - 8) < 0.15, "video from \(video.first) to \(video.end)")
+            #expect((228...241).contains(video.count), "\(video.count) frames in 8 s at 30 fps")
+            let pts = try Oracle.videoFramePTS(out)
+            let steps = zip(pts, pts.dropFirst()).map { $1 - $0 }.sorted()
+            #expect(abs(steps[steps.count / 2] - 1.0 / 30) < 0.002, "median frame interval \(steps[steps.count / 2])")
+            // The clock ticks: the recording is of the screen, not a still.
+            #expect(Set(try Oracle.decodedFrameHashes(out)).count >= 6, "fewer than 6 distinct pictures in 8 s")
+            // Audio: 8 s without a gap, holding the tone (silence is about -91 dB), starting with the video.
+            #expect(abs(audio.end - audio.first - 8) < 0.15, "audio from \(audio.first) to \(audio.end)")
+            // (Matroska stores milliseconds: 21.333 ms packets round to 21 or 22.)
+            #expect(audio.largestGap < 0.002, "a gap of \(audio.largestGap) s in the audio")
+            #expect(try Self.meanVolume(out) > -30, "the tone is not in the recording")
+            #expect(abs(audio.first - video.first) <= 0.1, "audio starts at \(audio.first), video at \(video.first)")
+            let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
+            #expect(done.framesOut == video.count)
+        }
 
-    @Test("kill -9 after 6 s leaves a playable recording of at least 4 s, sound and picture")
-    func killedDesktopRecordingPlays() throws {
-        let scratch = try Scratch()
-        let desktop = try Desktop(in: scratch.url)
-        defer { desktop.stop() }
-        let out = scratch.file("desk.mp4").path
-        let run = try desktop.record(out, [], in: scratch.url)
-        usleep(6_000_000)
-        kill(run.pid, SIGKILL)
-        _ = try? run.wait(timeout: 10)
-        let partial = scratch.file(".desk.mp4.cropzoom-rec-\(run.pid)").path
-        #expect(FileManager.default.fileExists(atPath: partial), "\(Files.names(in: scratch.url))")
-        let frames = try Oracle.decodedFrameHashes(partial).count
-        let progress = run.stderr.split(separator: "\n").prefix(4).joined(separator: "\n")
-        #expect(frames >= 120, "\(frames) frames playable (4 s at 30 fps); \(progress)")
-        let audio = try Self.span(partial, stream: 1, skippingFirst: true)
-        #expect(audio.end - audio.first >= 4, "\(audio)")
-        #expect(audio.largestGap < 0.001, "a gap of \(audio.largestGap) s in the audio")
-        let decode = try Oracle.run("ffmpeg", ["-v", "error", "-i", partial, "-f", "null", "-"])
-        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        @Test("Ctrl-C after 5 s keeps a playable recording: exit 0, sound and picture ending together")
+        func interruptKeepsDesktopRecording() throws {
+            let scratch = try Scratch()
+            let desktop = try Desktop(in: scratch.url)
+            defer { desktop.stop() }
+            let out = scratch.file("desk.mkv").path
+            let run = try desktop.record(out, [], in: scratch.url)
+            usleep(5_000_000)
+            kill(run.pid, SIGINT)
+            let ended = try run.wait(timeout: 30)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            #expect(LiveTests.done(ended.stderr)?.liveEnd == "stopped", "\(ended.stderr)")
+            let frames = try Oracle.decodedFrameHashes(out).count
+            #expect(frames >= 90, "\(frames) frames playable after 5 s")
+            let video = try Self.span(out, stream: 0)
+            let audio = try Self.span(out, stream: 1)
+            #expect(audio.end - audio.first >= 3, "\(audio)")
+            #expect(abs(audio.end - video.end) < 0.1, "audio ends at \(audio.end), video at \(video.end)")
+            #expect(Files.names(in: scratch.url).filter { $0.contains("cropzoom-") }.isEmpty)
+        }
+
+        @Test("kill -9 after 6 s leaves a playable recording of at least 4 s, sound and picture")
+        func killedDesktopRecordingPlays() throws {
+            let scratch = try Scratch()
+            let desktop = try Desktop(in: scratch.url)
+            defer { desktop.stop() }
+            let out = scratch.file("desk.mp4").path
+            let run = try desktop.record(out, [], in: scratch.url)
+            usleep(6_000_000)
+            kill(run.pid, SIGKILL)
+            _ = try? run.wait(timeout: 10)
+            let partial = scratch.file(".desk.mp4.cropzoom-rec-\(run.pid)").path
+            #expect(FileManager.default.fileExists(atPath: partial), "\(Files.names(in: scratch.url))")
+            let frames = try Oracle.decodedFrameHashes(partial).count
+            let progress = run.stderr.split(separator: "\n").prefix(4).joined(separator: "\n")
+            #expect(frames >= 120, "\(frames) frames playable (4 s at 30 fps); \(progress)")
+            // Fragmented MP4 whose header waits for the first fragment (delay_moov): each track where it starts,
+            // the sound with no gap after its first (priming) packet, starting with the picture.
+            let audio = try Self.span(partial, stream: 1)
+            let video = try Self.span(partial, stream: 0)
+            #expect(abs(audio.first - video.first) <= 0.1, "audio starts at \(audio.first), video at \(video.first)")
+            #expect(audio.end - audio.first >= 4, "\(audio)")
+            #expect(audio.largestGap < 0.001, "a gap of \(audio.largestGap) s in the audio")
+            let decode = try Oracle.run("ffmpeg", ["-v", "error", "-i", partial, "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        }
     }
 }

@@ -165,8 +165,12 @@ final class Muxer: @unchecked Sendable {
             // its last complete fragment.
             // FFmpeg 5.1's fragmented MP4 cannot take AAC that has no configuration before its first
             // packet (ADTS AAC from an MPEG-TS): such a live recording is written as a regular MP4.
+            // `delay_moov`: the header (moov) waits for the first fragment, so it can hold each track's start —
+            // without it FFmpeg 5.1 moves a track whose first time is not 0 to 0 (the video's B-frame delay: the
+            // picture shown 2 frames late against the sound, and a gap after an AAC track's first packet).
             let fragmented = output.streaming || (live && !hasUnconfiguredAAC)
-            options["movflags"] = fragmented ? "+frag_keyframe+empty_moov+default_base_moof" : "+faststart"
+            options["movflags"] =
+                fragmented ? "+frag_keyframe+empty_moov+delay_moov+default_base_moof" : "+faststart"
             if live && fragmented { options["frag_duration"] = "500000" }
             options["movie_timescale"] = String(movieTimescale())
         }
