@@ -260,6 +260,12 @@ public struct ProgressEvent: Sendable {
     /// Total media duration when known.
     public var duration: Double?
     public var elapsed: Double
+    /// Live: frames received from the source (decoded) so far; nil for a file.
+    public var framesIn: Int? = nil
+    /// Live: the frames dropped so far by where (every ``DropPoint``; empty for a file).
+    public var droppedBy: [DropPoint: Int] = [:]
+    /// Live: how far the last encoded frame is behind its capture (seconds), once frames are encoded.
+    public var latency: Double? = nil
     public var fraction: Double? {
         guard let duration, duration > 0 else { return nil }
         return min(1, max(0, time / duration))

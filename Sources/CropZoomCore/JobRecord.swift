@@ -29,10 +29,21 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var duration: Double?
         /// Live: video frames dropped so far.
         public var framesDropped: Int? = nil
+        /// Live: frames received from the source so far and their rate (fps in; `fps` is the rate out).
+        public var framesIn: Int? = nil
+        public var fpsIn: Double? = nil
+        /// Live: the frames dropped so far by where (`input`, `transform`, `encode`).
+        public var droppedBy: [String: Int]? = nil
+        /// Live: seconds the last encoded frame is behind its capture.
+        public var latency: Double? = nil
 
         enum CodingKeys: String, CodingKey {
             case frames, time, elapsed, fps, speed, percent, duration
             case framesDropped = "frames_dropped"
+            case framesIn = "frames_in"
+            case fpsIn = "fps_in"
+            case droppedBy = "dropped_by"
+            case latency
         }
     }
 
@@ -145,7 +156,12 @@ public enum JobRecord: Sendable, Equatable, Codable {
             Progress(
                 frames: p.frames, time: Self.round3(p.time), elapsed: Self.round3(p.elapsed), fps: Self.round3(fps),
                 speed: Self.round3(speed), percent: p.fraction.map { Self.round3($0 * 100) },
-                duration: p.duration.map(Self.round3), framesDropped: p.framesDropped > 0 ? p.framesDropped : nil))
+                duration: p.duration.map(Self.round3), framesDropped: p.framesDropped > 0 ? p.framesDropped : nil,
+                framesIn: p.framesIn, fpsIn: p.framesIn.map { Self.round3(p.elapsed > 0 ? Double($0) / p.elapsed : 0) },
+                droppedBy: p.framesIn == nil
+                    ? nil
+                    : Dictionary(uniqueKeysWithValues: DropPoint.allCases.map { ($0.rawValue, p.droppedBy[$0] ?? 0) }),
+                latency: p.latency.map(Self.round3)))
     }
 
     /// The `done` record of a summary.

@@ -53,4 +53,34 @@ struct LiveClockTests {
         let other = try LivePolicy(cfg)
         #expect(times.allSatisfy { other.admits(frameAt: $0) })
     }
+
+    @Test(
+        """
+        a frame's age counts the time its packet sat in buffers before the reader got to it, not a pause of the \
+        source's, nor a burst ahead of real time
+        """)
+    func ageFromTheLiveEdge() throws {
+        var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
+        cfg.live = true
+        cfg.maxLatency = 0.5
+        let live = try LivePolicy(cfg)
+        #expect(live.latency(encoded: 0, now: 100) == nil)
+        // Media 0 arrives at 100 s as read (the read waited): the edge.
+        live.read(media: 0, now: 100, waited: true)
+        #expect(live.capturedAt(media: 0, now: 100.2) == 100)
+        #expect(live.isLate(since: live.capturedAt(media: 0, now: 100.7), now: 100.7))
+        // The reader fell behind: media 1 s is read at once from a backlog at 102 s — captured at 101 s.
+        live.read(media: 1, now: 102, waited: false)
+        #expect(live.capturedAt(media: 1, now: 102) == 101)
+        #expect(live.latency(encoded: 1, now: 102) == 1)
+        #expect(live.isLate(since: live.capturedAt(media: 1, now: 102), now: 102))
+        // The source paused 3 s; its next packet waited for: the edge moves, nothing is late.
+        live.read(media: 2, now: 106, waited: true)
+        #expect(live.latency(encoded: 2, now: 106.1)! < 0.11)
+        // A burst ahead of real time (read at once, earlier for its time than the edge) moves the edge back.
+        live.read(media: 5, now: 107, waited: false)
+        #expect(live.capturedAt(media: 5, now: 107) == 107)
+        // Never captured after now (a B-frame's later presentation time).
+        #expect(live.capturedAt(media: 6, now: 107) == 107)
+    }
 }

@@ -192,6 +192,13 @@ extension RealTime {
             let dropped = try #require(done.framesDropped)
             #expect(dropped > 0, "nothing dropped: this machine kept up, so overload was not tested (\(done))")
             #expect(done.framesOut + dropped == 120 && done.corruptSkipped == 0, "\(done)")
+            // The progress events count the drops by where as they happen, and the lag grows under overload.
+            let progress = ended.stderr.split(separator: "\n").compactMap { line -> JobRecord.Progress? in
+                if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p }
+                return nil
+            }
+            #expect(progress.allSatisfy { ($0.droppedBy?.values.reduce(0, +) ?? -1) == ($0.framesDropped ?? 0) })
+            #expect(progress.contains { ($0.framesDropped ?? 0) > 0 && ($0.latency ?? 0) > 0.1 }, "\(progress)")
             #expect(ended.seconds - streamEnded < 2 + 4, "ended \(ended.seconds - streamEnded) s after the stream")
             // Audio: every byte.
             #expect(try Self.adts(out) == Self.adts(sent), "the audio differs")
@@ -298,6 +305,17 @@ extension RealTime {
             let done = try #require(Self.done(run.stderr))
             #expect(done.framesOut == 50 && done.framesDropped == 0 && done.liveEnd == nil, "\(done)")
             #expect(try Oracle.decodedFrameHashes(out).count == 50)
+            // Progress events say what came in, what went out, what was dropped where, and how far behind the
+            // capture the encoder is: at 25 fps in real time with nothing dropped, within the latency bound.
+            let progress = run.stderr.split(separator: "\n").compactMap { line -> JobRecord.Progress? in
+                if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p }
+                return nil
+            }
+            let last = try #require(progress.last { $0.frames > 0 }, "\(run.stderr)")
+            #expect((last.framesIn ?? 0) >= last.frames && (last.fpsIn ?? 0) > 15, "\(last)")
+            #expect(last.droppedBy == ["input": 0, "transform": 0, "encode": 0], "\(last)")
+            let latency = try #require(last.latency, "\(last)")
+            #expect(latency < 1, "\(last)")
         }
 
         @Test("live inputs refused with one line: silence, an unknown format or option; nothing written")

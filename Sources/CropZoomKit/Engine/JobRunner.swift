@@ -105,10 +105,16 @@ final class JobRunner {
         let counts: EngineCounts
         let report = onProgress.map { callback in
             { (frames: Int, time: Double) in
-                callback(
-                    ProgressEvent(
-                        frames: frames, framesDropped: job.live?.totalDropped ?? 0, time: time,
-                        duration: job.duration, elapsed: monotonicSeconds() - started))
+                let now = monotonicSeconds()
+                var event = ProgressEvent(
+                    frames: frames, framesDropped: job.live?.totalDropped ?? 0, time: time, duration: job.duration,
+                    elapsed: now - started)
+                if let live = job.live {
+                    event.framesIn = live.framesReceived
+                    event.droppedBy = live.dropped
+                    event.latency = frames > 0 ? live.latency(encoded: time, now: now) : nil
+                }
+                callback(event)
             }
         }
         // A live source needs the threaded engine: its reader must never wait for the other stages.

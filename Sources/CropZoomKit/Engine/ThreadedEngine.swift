@@ -81,7 +81,8 @@ final class ThreadedEngine: @unchecked Sendable {
     }
     struct LiveItem {
         var frame: Frame
-        /// When it was decoded (monotonic seconds).
+        /// When it was captured, as far as the reader can tell (monotonic seconds;
+        /// ``LivePolicy/capturedAt(media:now:)``).
         var at: Double
     }
     struct MuxItem {
@@ -214,6 +215,11 @@ final class ThreadedEngine: @unchecked Sendable {
                     if let live = job.live {
                         // The reader never waits: a packet the decoder has no room for is dropped (the
                         // policy then drops up to the next keyframe).
+                        let ts = packet.dts != AVCode.noPTS ? packet.dts : packet.pts
+                        if ts != AVCode.noPTS {
+                            let media = job.times.mediaTime(videoPacket: ts)
+                            live.read(media: media, now: monotonicSeconds(), waited: job.demuxer.lastReadWaited)
+                        }
                         guard live.offers(keyframe: packet.isKeyframe) else { return .more }
                         let shell = try demuxShells.acquire()
                         shell.take(packet)
@@ -263,12 +269,13 @@ final class ThreadedEngine: @unchecked Sendable {
         Outlet(
             send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
                 try clock.charge(nil) { () throws(CropZoomError) -> Demand in
-                    if let live = job.live, !live.admits(frameAt: job.times.mediaTime(frame.presentationTime)) {
-                        return .more
-                    }
+                    let media = job.times.mediaTime(frame.presentationTime)
+                    let now = monotonicSeconds()
+                    if let live = job.live, !live.admits(frameAt: media) { return .more }
+                    let captured = job.live?.capturedAt(media: media, now: now) ?? now
                     let shell = try frameShells.acquire()
                     shell.take(frame)
-                    if let old = queue.pushEvictingOldest(LiveItem(frame: shell, at: monotonicSeconds())) {
+                    if let old = queue.pushEvictingOldest(LiveItem(frame: shell, at: captured)) {
                         drop(old.frame)
                     }
                     return .more

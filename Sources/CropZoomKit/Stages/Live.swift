@@ -9,7 +9,9 @@ import Foundation
 ///   queue overflows (the decoder itself fell behind) are packets dropped, and then up to the next keyframe, so
 ///   what is decoded stays whole (``DropPoint/input``).
 /// - Decoded frames wait in a short queue before the transform. When it is full the oldest frame is dropped; a
-///   frame older than `maxLatency` when a worker takes it is dropped too. Each is counted against the stage that
+///   frame captured more than `maxLatency` before a worker takes it is dropped too — its age counts the time it
+///   waited in the socket's and FFmpeg's buffers and in the decoder, not only in the queue
+///   (``capturedAt(media:now:)``). Each is counted against the stage that
 ///   held it up: the encoder when no output picture was free (``DropPoint/encode``), else the transform
 ///   (``DropPoint/transform``). Kept frames keep their capture times: the output is variable-rate where frames
 ///   were dropped, never re-timed.
@@ -41,6 +43,11 @@ final class LivePolicy: @unchecked Sendable {
     var minimumSpacing = 0.0
     /// Decode thread only: the time of the last frame let through.
     private var lastKept = -Double.infinity
+    /// Frames received (decoded).
+    private var received = 0
+    /// The live edge: arrival (monotonic seconds) less media time of the source's latest packet read as it came
+    /// (nil before the first). A packet's capture is estimated as its media time plus this.
+    private var edge: Double?
     /// With `--audio-input`: where the picture's recording ended (output seconds), once its reader has stopped.
     private var pictureEnd: Double?
     /// Threads that keep their priority, and how many of the engine's (reader, muxer) have said so.
@@ -131,6 +138,7 @@ final class LivePolicy: @unchecked Sendable {
     /// frames closer than `minimumSpacing` to the last one kept show the same moment and are dropped, counted
     /// against the input, so the recording keeps the device's rate.
     func admits(frameAt time: Double) -> Bool {
+        lock.withLock { received += 1 }
         guard minimumSpacing > 0 else { return true }
         if time >= lastKept && time - lastKept < minimumSpacing {
             count(.input)
@@ -138,6 +146,35 @@ final class LivePolicy: @unchecked Sendable {
         }
         lastKept = time
         return true
+    }
+
+    /// Frames received from the source (decoded) so far.
+    var framesReceived: Int { lock.withLock { received } }
+
+    /// The reader read a video packet at media time `media` (its decode time, seconds) at `now`; `waited`: the read
+    /// waited for data, so the packet had only just arrived. Such a packet sets the live edge; so does one that
+    /// arrived earlier for its time than the edge says (a burst, a source faster than real time). A packet read
+    /// at once from a backlog does not: the backlog's age is the lag. Reader thread.
+    func read(media: Double, now: Double, waited: Bool) {
+        let offset = now - media
+        lock.withLock {
+            if waited || edge == nil || offset < edge! { edge = offset }
+        }
+    }
+
+    /// When the frame at media time `media` was captured, as far as the reader can tell (monotonic seconds, at
+    /// most `now`): its media time on the live edge's clock. A B-frame's presentation comes after the packet
+    /// times the edge is measured on, so its age is under-counted by the reordering (two or three frames).
+    func capturedAt(media: Double, now: Double) -> Double {
+        guard let edge = lock.withLock({ edge }) else { return now }
+        return min(now, media + edge)
+    }
+
+    /// How far a frame encoded now at media time `encoded` is behind its capture (seconds; nil before the first
+    /// packet).
+    func latency(encoded: Double, now: Double) -> Double? {
+        guard lock.withLock({ edge }) != nil else { return nil }
+        return now - capturedAt(media: encoded, now: now)
     }
 
     /// Decoded frames that may wait for the transform: what the latency bound holds at the source's rate (a

@@ -118,6 +118,12 @@ struct TimestampPolicy: Sendable {
         out.packetDuration = decoderBase.rescale(out.packetDuration, to: encoderBase)
     }
 
+    /// Media seconds of a video packet's time as read (before the shift ``place(_:)`` makes): a live source's
+    /// reader measures its lag on it.
+    func mediaTime(videoPacket ts: Int64) -> Double {
+        mediaTime(ts - (window.map { $0.shift[videoIndex] } ?? 0))
+    }
+
     /// Media seconds of a decoded frame's presentation time (where keyframes are evaluated).
     func mediaTime(_ pts: Int64) -> Double { Double(pts) * decoderBase.seconds - startTime }
 

@@ -69,8 +69,15 @@ final class Reporter: @unchecked Sendable {
                     "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
                 line += String(format: "%3.0f%%", f * 100)
             }
-            line += String(format: "  frame %d  %.0f fps  %.2fx", p.frames, fps, speed)
-            if p.framesDropped > 0 { line += "  dropped \(p.framesDropped)" }
+            if let framesIn = p.framesIn {
+                // Live: the rate in and out, what was dropped, how far behind the capture the encoder is.
+                let fpsIn = p.elapsed > 0 ? Double(framesIn) / p.elapsed : 0
+                line += String(
+                    format: "  frame %d  in %.0f fps  out %.0f fps  dropped %d", p.frames, fpsIn, fps, p.framesDropped)
+                if let latency = p.latency { line += String(format: "  latency %.2f s", latency) }
+            } else {
+                line += String(format: "  frame %d  %.0f fps  %.2fx", p.frames, fps, speed)
+            }
             if let f = p.fraction, f > 0.01 {
                 let eta = p.elapsed * (1 - f) / f
                 line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)

@@ -65,6 +65,8 @@ final class Demuxer: @unchecked Sendable {
     /// Whether a pending signal ends a live source's reads (not a sound device's: the picture's reader ending
     /// ends it, see the threaded engine).
     var stopsOnSignal = true
+    /// A live source's last read waited for data (2 ms or more): its packet had only just arrived.
+    private(set) var lastReadWaited = false
     /// How a live source ended: "stopped" (a signal or a stop request), "no data for N s", or nil (its end).
     private(set) var liveEnd: String?
 
@@ -112,6 +114,8 @@ final class Demuxer: @unchecked Sendable {
     func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
         while true {
             let step: AVStep<Void>
+            let started = input.watch == nil ? 0 : monotonicSeconds()
+            defer { if input.watch != nil { lastReadWaited = monotonicSeconds() - started >= 0.002 } }
             do { step = try input.read(into: packet) } catch {
                 if let end = liveEnding() ?? sourceClosed(error.code) {
                     liveEnd = end
@@ -126,14 +130,20 @@ final class Demuxer: @unchecked Sendable {
             }
             switch step {
             case .value:
-                // A device's reads do not go through the interrupt callback (x11grab, pulse): a stop ends them here.
                 if let end = liveEnding() {
-                    packet.unref()
-                    liveEnd = end
-                    return .endOfStream
+                    // A device's reads do not go through avio and its interrupt callback (x11grab, pulse): they
+                    // go on, and a stop or the deadline ends them here. Reads through avio are interrupted by
+                    // then, so a packet still coming is one the demuxer and its parsers held back, waiting for
+                    // the next (the last two of an MPEG-TS stream): it arrived in time and is kept.
+                    if input.pointer.pointee.pb == nil {
+                        packet.unref()
+                        liveEnd = end
+                        return .endOfStream
+                    }
+                } else {
+                    input.watch?.arm(timeout)
                 }
                 consecutiveErrors = 0
-                input.watch?.arm(timeout)
                 // A short read of the last packet in the file is flagged corrupt by libavformat.
                 lastWasPartial = packet.isCorrupt
                 noteTime(packet)
