@@ -154,6 +154,118 @@ extension RealTime {
             #expect(!a.isEmpty && a == b, "audio: \(a.count) bytes recorded, \(b.count) sent")
         }
 
+        /// The top-level boxes of an MP4/MOV file, in order.
+        static func topLevelBoxes(_ path: String) throws -> [String] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            var boxes: [String] = []
+            var at = 0
+            while at + 8 <= data.count {
+                let bytes = [UInt8](data[at..<min(at + 16, data.count)])
+                var size = bytes[0..<4].reduce(0) { $0 << 8 | Int($1) }
+                if size == 1 && bytes.count >= 16 { size = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) } }
+                if size == 0 { size = data.count - at }
+                boxes.append(String(decoding: bytes[4..<8], as: UTF8.self))
+                guard size >= 8 else { break }
+                at += size
+            }
+            return boxes
+        }
+
+        @Test(
+            """
+            a live MP4 of MPEG-TS's AAC (no configuration before its first packet) is a regular one from the \
+            start: the index at the front, every frame at its sent time, every audio byte
+            """)
+        func liveMP4OfADTS() throws {
+            let scratch = try Scratch()
+            let sent = scratch.file("sent.ts").path
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                ["-v", "error", "-i", try Files.sample("std-h264-aac.mp4").path, "-c", "copy", "-f", "mpegts", sent])
+            let port = Self.freePort()
+            let out = scratch.file("rec.mp4").path
+            let run = try BackgroundRun.start(
+                ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"],
+                in: scratch.url)
+            usleep(500_000)
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts",
+                    "udp://127.0.0.1:\(port)?pkt_size=1316",
+                ],
+                timeout: 30)
+            let ended = try run.wait(timeout: 30)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            let boxes = try Self.topLevelBoxes(out)
+            #expect(!boxes.contains("moof") && !boxes.contains("mfra"), "\(boxes)")
+            let moov = try #require(boxes.firstIndex(of: "moov"), "\(boxes)")
+            let mdat = try #require(boxes.firstIndex(of: "mdat"), "\(boxes)")
+            #expect(moov < mdat, "\(boxes)")
+            let sentTimes = try Oracle.videoFramePTS(sent)
+            let got = try Oracle.videoFramePTS(out)
+            #expect(got.count == sentTimes.count && sentTimes.count == 60, "\(got.count) of \(sentTimes.count) frames")
+            for (g, s) in zip(got, sentTimes) {
+                #expect(abs((g - got[0]) - (s - sentTimes[0])) <= 0.0001, "\(g - got[0]) vs \(s - sentTimes[0])")
+            }
+            let a = try Self.adts(out)
+            let b = try Self.adts(sent)
+            #expect(!a.isEmpty && a == b, "audio: \(a.count) bytes recorded, \(b.count) sent")
+            // Nothing else is left beside it.
+            let left = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
+            #expect(!left.contains { $0.hasPrefix(".") || $0.contains("cropzoom") }, "\(left)")
+        }
+
+        @Test(
+            """
+            a live MP4 with configured audio is written fragmented (playable at every moment) and, at a normal end, \
+            made regular: index at the front, no fragments, every frame at its capture time, the audio without a gap
+            """)
+        func liveMP4FromFragments() throws {
+            let scratch = try Scratch()
+            let out = scratch.file("av.mp4").path
+            let run = try CLI.cropzoom([
+                "testsrc2=size=320x240:rate=25,realtime[out0];sine=frequency=440:sample_rate=48000,arealtime[out1]",
+                "--input-format", "lavfi", "-o", out, "--duration", "2", "--zoom", "2",
+            ])
+            #expect(run.status == 0, "\(run)")
+            let boxes = try Self.topLevelBoxes(out)
+            #expect(!boxes.contains("moof") && !boxes.contains("mfra"), "\(boxes)")
+            let moov = try #require(boxes.firstIndex(of: "moov"), "\(boxes)")
+            let mdat = try #require(boxes.firstIndex(of: "mdat"), "\(boxes)")
+            #expect(moov < mdat, "\(boxes)")
+            let times = try Oracle.videoFramePTS(out)
+            #expect(times.count == 50, "\(times.count) frames")
+            for (i, t) in times.enumerated() {
+                #expect(abs(t - times[0] - Double(i) * 0.04) < 0.0001, "frame \(i): \(t)")
+            }
+            let audio = try Oracle.packets(out, streamIndex: 1)
+            #expect(!audio.isEmpty)
+            for (a, b) in zip(audio, audio.dropFirst()) {
+                let end = (a.ptsTime ?? -1) + (a.durationTime ?? 0)
+                #expect(abs((b.ptsTime ?? 0) - end) < 0.0001, "audio gap at \(end)")
+            }
+            let audioEnd = (audio.last?.ptsTime ?? 0) + (audio.last?.durationTime ?? 0)
+            #expect(abs(audioEnd - (audio.first?.ptsTime ?? 0) - 2) < 0.05, "audio \(audioEnd) s")
+            let left = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
+            #expect(left.filter { !$0.hasPrefix("cz-") } == ["av.mp4"], "\(left)")
+            // Ended by Ctrl-C, it is finished too (only a second signal would leave it fragmented).
+            let stopped = scratch.file("stopped.mp4").path
+            let live = try BackgroundRun.start(
+                [
+                    "testsrc2=size=320x240:rate=25,realtime[out0];sine=frequency=440:sample_rate=48000,arealtime[out1]",
+                    "--input-format", "lavfi", "-o", stopped, "--zoom", "2", "--progress", "json",
+                ], in: scratch.url)
+            live.waitForFrames(25)
+            kill(live.pid, SIGINT)
+            let ended = try live.wait(timeout: 30)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            let stoppedBoxes = try Self.topLevelBoxes(stopped)
+            #expect(!stoppedBoxes.contains("moof") && stoppedBoxes.contains("moov"), "\(stoppedBoxes)")
+            #expect(try Oracle.decodedFrameHashes(stopped).count >= 25)
+            #expect(Files.names(in: scratch.url).filter { $0.contains("cropzoom") }.isEmpty)
+        }
+
         @Test(
             """
             overload (1080p into x264 slow, faster than this machine can encode): every audio byte still arrives, \

@@ -394,6 +394,9 @@ final class ThreadedEngine: @unchecked Sendable {
             }
         }
         if let e = control.firstError { throw e }
+        // Live: a signal that ended the recording before the loop above took it is the first one, taken here, so
+        // that only a second one interrupts finishing the file.
+        if let live = job.live, !live.stopRequested, cz_take_pending_signal() != 0 { live.requestStop() }
 
         var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio + soundAudio)
         c.audioPackets += sound?.audioPackets ?? 0

@@ -273,6 +273,24 @@ final class AtomicOutput: @unchecked Sendable {
         return found ? try? Regex(expression) : nil
     }
 
+    /// For a live recording written to a file: a path beside it (`.NAME.cropzoom-tmp-PID`) for a rewritten copy
+    /// that ``adopt(_:)`` then puts in its place; nil for other outputs.
+    var rewritePath: String? {
+        guard kind == .file, temporary.contains(".cropzoom-rec-") else { return nil }
+        let url = URL(fileURLWithPath: temporary)
+        let name = URL(fileURLWithPath: destination).lastPathComponent
+        return url.deletingLastPathComponent().appendingPathComponent(
+            AtomicOutput.temporaryPrefix(for: name) + String(getpid())
+        ).path
+    }
+
+    /// Renames `path` (``rewritePath``) over the recording (`rename(2)`: the recording is whole, old or new, at
+    /// every moment).
+    func adopt(_ path: String) throws(CropZoomError) {
+        let r = RawPath.withCString(path) { f in RawPath.withCString(temporary) { rename(f, $0) == 0 ? 0 : errno } }
+        if r != 0 { throw CropZoomError(.processing, path: target, reason: String(cString: strerror(r))) }
+    }
+
     /// Moves the finished output into place: the temporary file by `rename` (or
     /// `renameat2(RENAME_NOREPLACE)` when overwriting is not allowed, so a file created
     /// meanwhile is not clobbered), with the replaced file's mode and owner; a temporary

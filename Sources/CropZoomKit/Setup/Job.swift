@@ -166,6 +166,16 @@ final class Job: @unchecked Sendable {
         // A live recording being finished is kept, whatever signal comes now (its reader has stopped).
         let signal = cz_pending_signal()
         if signal != 0 && live == nil { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+        // A live MP4 ends as a regular one (its index at the front); if that fails, the fragmented file is kept.
+        if live != nil && muxer.fragmentedFile, let atomic, let scratch = atomic.rewritePath {
+            do throws(CropZoomError) {
+                try FinishedMP4.rewrite(atomic.writePath, into: scratch, displayPath: configuration.output)
+                try atomic.adopt(scratch)
+            } catch {
+                _ = RawPath.withCString(scratch) { unlink($0) }
+                log.add("\(configuration.output) is kept fragmented: making it a regular MP4 failed (\(error.reason))")
+            }
+        }
         try atomic?.commit()
     }
 }

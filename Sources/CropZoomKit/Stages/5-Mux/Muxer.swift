@@ -118,9 +118,12 @@ final class Muxer: @unchecked Sendable {
     /// The MP4/MOV movie time scale: edit lists (start offsets, priming) are written in it, and
     /// the default of 1000 rounds a start of 66.733 ms down to 66 ms. The least common multiple
     /// of the streams' time-base denominators represents every stream's start exactly.
-    func movieTimescale() -> Int64 {
+    func movieTimescale() -> Int64 { Muxer.movieTimescale(sourceTimeBase) }
+
+    /// The least common multiple of `bases`' denominators (at least 1000; 1000 when it overflows).
+    static func movieTimescale(_ bases: [TimeBase]) -> Int64 {
         var l: Int64 = 1
-        for tb in sourceTimeBase {
+        for tb in bases {
             let d = Int64(max(1, tb.den))
             let g = gcd(l, d)
             let next = l / g * d
@@ -130,7 +133,7 @@ final class Muxer: @unchecked Sendable {
         return max(l, 1000)
     }
 
-    private func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
+    private static func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
 
     /// A null run with nothing to mux (`--null --codec none` on a clip without audio): there is
     /// nothing to write, and `avformat_write_header` refuses an output without streams.
@@ -148,6 +151,10 @@ final class Muxer: @unchecked Sendable {
     /// A live recording: the file must stay playable while it grows, so that a crash leaves what was recorded up
     /// to the last second or two (set before the header).
     var live = false
+
+    /// Written as a fragmented MP4/MOV file (a live recording's; not a pipe's): ``FinishedMP4`` makes it regular
+    /// at a normal end.
+    private(set) var fragmentedFile = false
 
     /// `--segment`: the segments' container and length (the output is FFmpeg's segment muxer).
     var segment: (format: String, seconds: Double)?
@@ -172,6 +179,7 @@ final class Muxer: @unchecked Sendable {
             options["movflags"] =
                 fragmented ? "+frag_keyframe+empty_moov+delay_moov+default_base_moof" : "+faststart"
             if live && fragmented { options["frag_duration"] = "500000" }
+            fragmentedFile = fragmented && !output.streaming && segment == nil
             options["movie_timescale"] = String(movieTimescale())
         }
         if live {

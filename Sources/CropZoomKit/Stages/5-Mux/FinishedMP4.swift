@@ -1,0 +1,47 @@
+import CFFmpeg
+
+/// The last step of a live MP4/MOV recording that ended normally: the fragmented file it was written as (playable
+/// at every moment, see ``Muxer``) is copied, packet for packet, into a regular one with its index at the front
+/// (`movflags=+faststart`), which players seek in at once and every tool reads. Times, codecs, dispositions and
+/// tags are kept. Until that copy is renamed over the recording, the fragmented file is the recording: a crash
+/// during the copy loses nothing.
+enum FinishedMP4 {
+    /// Copies the fragmented file at `path` into a regular MP4/MOV at `target` (`avformat_open_input`,
+    /// `avcodec_parameters_copy`, `av_interleaved_write_frame`, `av_write_trailer`); `displayPath` names the
+    /// output in messages and chooses the container.
+    static func rewrite(_ path: String, into target: String, displayPath: String) throws(CropZoomError) {
+        let input = try InputFormat(path: path)
+        let output = try OutputFormat(path: target, displayPath: displayPath, formatName: nil)
+        output.copyMetadata(from: input)
+        var bases: [TimeBase] = []
+        for i in 0..<input.streamCount {
+            let from = input.stream(i)
+            let to = try output.addStream()
+            try check(
+                avcodec_parameters_copy(to.parameters, from.parameters), "copying a stream", path: displayPath)
+            to.parameters.pointee.codec_tag = 0
+            to.pointer.pointee.time_base = from.pointer.pointee.time_base
+            to.pointer.pointee.disposition = from.pointer.pointee.disposition
+            to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
+            av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
+            bases.append(from.timeBase)
+        }
+        try output.writeHeader(options: [
+            "movflags": "+faststart", "movie_timescale": String(Muxer.movieTimescale(bases)),
+        ])
+        let packet = try Packet()
+        while true {
+            switch try input.read(into: packet) {
+            case .again: continue
+            case .endOfStream:
+                try output.finish()
+                return
+            case .value:
+                let i = packet.streamIndex
+                packet.rescale(from: bases[i], to: output.stream(i).timeBase)
+                packet.pointer.pointee.pos = -1
+                try output.write(packet)
+            }
+        }
+    }
+}
