@@ -263,7 +263,7 @@ public struct ProgressEvent: Sendable {
     /// Live: frames received from the source (decoded) so far; nil for a file.
     public var framesIn: Int? = nil
     /// Live: the frames dropped so far by where (every ``DropPoint``; empty for a file).
-    public var droppedBy: [DropPoint: Int] = [:]
+    public var lateBy: [DropPoint: Int] = [:]
     /// Live: how far the last encoded frame is behind its capture (seconds), once frames are encoded.
     public var latency: Double? = nil
     public var fraction: Double? {

@@ -33,7 +33,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var framesIn: Int? = nil
         public var fpsIn: Double? = nil
         /// Live: the frames dropped so far by where (`input`, `transform`, `encode`).
-        public var droppedBy: [String: Int]? = nil
+        public var lateBy: [String: Int]? = nil
         /// Live: seconds the last encoded frame is behind its capture.
         public var latency: Double? = nil
 
@@ -42,7 +42,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
             case framesDropped = "frames_dropped"
             case framesIn = "frames_in"
             case fpsIn = "fps_in"
-            case droppedBy = "dropped_by"
+            case lateBy = "late_by"
             case latency
         }
     }
@@ -75,7 +75,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var truncated: String?
         /// Live: video frames dropped because a stage was late, in all and by where (absent for a file).
         public var framesDropped: Int? = nil
-        public var droppedBy: [String: Int]? = nil
+        public var lateBy: [String: Int]? = nil
         /// Live: how the recording ended ("stopped", "no data for 5 s"); absent at the source's end.
         public var liveEnd: String? = nil
 
@@ -91,7 +91,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
             case audioPackets = "audio_packets"
             case ffmpegFilter = "ffmpeg_filter"
             case framesDropped = "frames_dropped"
-            case droppedBy = "dropped_by"
+            case lateBy = "late_by"
             case liveEnd = "live_end"
         }
     }
@@ -158,9 +158,9 @@ public enum JobRecord: Sendable, Equatable, Codable {
                 speed: Self.round3(speed), percent: p.fraction.map { Self.round3($0 * 100) },
                 duration: p.duration.map(Self.round3), framesDropped: p.framesDropped > 0 ? p.framesDropped : nil,
                 framesIn: p.framesIn, fpsIn: p.framesIn.map { Self.round3(p.elapsed > 0 ? Double($0) / p.elapsed : 0) },
-                droppedBy: p.framesIn == nil
+                lateBy: p.framesIn == nil
                     ? nil
-                    : Dictionary(uniqueKeysWithValues: DropPoint.allCases.map { ($0.rawValue, p.droppedBy[$0] ?? 0) }),
+                    : Dictionary(uniqueKeysWithValues: DropPoint.allCases.map { ($0.rawValue, p.lateBy[$0] ?? 0) }),
                 latency: p.latency.map(Self.round3)))
     }
 
@@ -179,7 +179,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
                     capacity: s.pool.capacity),
                 truncated: s.truncated,
                 framesDropped: s.framesDropped.isEmpty ? nil : s.framesDropped.values.reduce(0, +),
-                droppedBy: s.framesDropped.isEmpty
+                lateBy: s.framesDropped.isEmpty
                     ? nil : Dictionary(uniqueKeysWithValues: s.framesDropped.map { ($0.key.rawValue, $0.value) }),
                 liveEnd: s.liveEnd))
     }

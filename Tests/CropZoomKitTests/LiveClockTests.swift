@@ -83,4 +83,22 @@ struct LiveClockTests {
         // Never captured after now (a B-frame's later presentation time).
         #expect(live.capturedAt(media: 6, now: 107) == 107)
     }
+
+    @Test("a packet the decoder had no room for is dropped with every packet up to the next keyframe, each counted")
+    func overflowSkipsToKeyframe() throws {
+        var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
+        cfg.live = true
+        let live = try LivePolicy(cfg)
+        // K P P (queue full: the third not taken) P P K P: the fourth and fifth are refused, the keyframe resumes.
+        let keyframes = [true, false, false, false, false, true, false]
+        var decoded: [Int] = []
+        for (i, key) in keyframes.enumerated() {
+            guard live.offers(keyframe: key) else { continue }
+            let taken = i != 2
+            live.offered(taken: taken)
+            if taken { decoded.append(i) }
+        }
+        #expect(decoded == [0, 1, 5, 6])
+        #expect(live.dropped[.input] == 3 && live.totalDropped == 3)
+    }
 }

@@ -309,7 +309,7 @@ extension RealTime {
                 if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p }
                 return nil
             }
-            #expect(progress.allSatisfy { ($0.droppedBy?.values.reduce(0, +) ?? -1) == ($0.framesDropped ?? 0) })
+            #expect(progress.allSatisfy { ($0.lateBy?.values.reduce(0, +) ?? -1) == ($0.framesDropped ?? 0) })
             #expect(progress.contains { ($0.framesDropped ?? 0) > 0 && ($0.latency ?? 0) > 0.1 }, "\(progress)")
             #expect(ended.seconds - streamEnded < 2 + 4, "ended \(ended.seconds - streamEnded) s after the stream")
             // Audio: every byte.
@@ -425,7 +425,7 @@ extension RealTime {
             }
             let last = try #require(progress.last { $0.frames > 0 }, "\(run.stderr)")
             #expect((last.framesIn ?? 0) >= last.frames && (last.fpsIn ?? 0) > 15, "\(last)")
-            #expect(last.droppedBy == ["input": 0, "transform": 0, "encode": 0], "\(last)")
+            #expect(last.lateBy == ["input": 0, "transform": 0, "encode": 0], "\(last)")
             let latency = try #require(last.latency, "\(last)")
             #expect(latency < 1, "\(last)")
         }

@@ -111,7 +111,7 @@ final class JobRunner {
                     elapsed: now - started)
                 if let live = job.live {
                     event.framesIn = live.framesReceived
-                    event.droppedBy = live.dropped
+                    event.lateBy = live.dropped
                     event.latency = frames > 0 ? live.latency(encoded: time, now: now) : nil
                 }
                 callback(event)
