@@ -13,7 +13,7 @@ stream's end the recording ended, and peak RSS (`/usr/bin/time -v`).
    flags for a live UDP input (`fifo_size`, `overrun_nonfatal`, `-thread_queue_size`), alternated.
 3. Memory: peak RSS of a 60 s capture against a 10 s one (lavfi paced by `realtime`, 1080p30, veryfast).
 
-Usage: python3 Benchmarks/live.py [--rounds 3] [--quick] [--out Benchmarks/results-live.md]
+Usage: python3 Benchmarks/live.py [--rounds 3] [--quick] [--out Benchmarks/results/issue15-live-N.md]
 Needs a release build (swift build -c release --product cropzoom).
 """
 import argparse, json, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, time
