@@ -77,9 +77,11 @@ struct LiveClockTests {
         // The source paused 3 s; its next packet waited for: the edge moves, nothing is late.
         live.read(media: 2, now: 106, waited: true)
         #expect(live.latency(encoded: 2, now: 106.1)! < 0.11)
-        // A burst ahead of real time (read at once, earlier for its time than the edge) moves the edge back.
+        // A burst ahead of real time (read at once, earlier for its time than the edge) is captured now, and the
+        // frames before it keep their age (a source read faster than real time is never late).
         live.read(media: 5, now: 107, waited: false)
         #expect(live.capturedAt(media: 5, now: 107) == 107)
+        #expect(live.capturedAt(media: 2.5, now: 107) == 106.5)
         // Never captured after now (a B-frame's later presentation time).
         #expect(live.capturedAt(media: 6, now: 107) == 107)
     }

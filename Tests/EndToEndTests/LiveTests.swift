@@ -173,8 +173,8 @@ extension RealTime {
 
         @Test(
             """
-            a live MP4 of MPEG-TS's AAC (no configuration before its first packet) is a regular one from the \
-            start: the index at the front, every frame at its sent time, every audio byte
+            a live MP4 of MPEG-TS's ADTS AAC (no configuration before its first packet) is finished as a regular \
+            one too: the index at the front, every frame at its sent time, every audio byte
             """)
         func liveMP4OfADTS() throws {
             let scratch = try Scratch()
@@ -376,23 +376,23 @@ extension RealTime {
 
         @Test(
             """
-            kill -9 mid-recording leaves a playable recording (Matroska clusters every second); the next run on the \
-            output keeps it as STEM-recovered-PID.mkv and says so
-            """)
-        func killedRecordingIsRecovered() throws {
+            kill -9 mid-recording leaves a playable recording with its audio (Matroska clusters, MP4 fragments — \
+            the MPEG-TS's ADTS AAC too); the next run on the output keeps it as STEM-recovered-PID.EXT and says so
+            """, arguments: ["mkv", "mp4"])
+        func killedRecordingIsRecovered(container ext: String) throws {
             let scratch = try Scratch()
             let port = Self.freePort()
             let sender = try Self.loopingSender(port: port)
             defer { Self.stop(sender) }
-            let out = scratch.file("rec.mkv").path
+            let out = scratch.file("rec.\(ext)").path
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--progress", "json"], in: scratch.url)
             let recorded = run.waitForFrames(150)
             kill(run.pid, SIGKILL)
             _ = try? run.wait(timeout: 10)
-            let left = Files.names(in: scratch.url).filter { $0.hasPrefix(".rec.mkv.cropzoom-rec-") }
-            #expect(left == [".rec.mkv.cropzoom-rec-\(run.pid)"], "\(Files.names(in: scratch.url))")
-            let partial = scratch.file(".rec.mkv.cropzoom-rec-\(run.pid)").path
+            let left = Files.names(in: scratch.url).filter { $0.hasPrefix(".rec.\(ext).cropzoom-rec-") }
+            #expect(left == [".rec.\(ext).cropzoom-rec-\(run.pid)"], "\(Files.names(in: scratch.url))")
+            let partial = scratch.file(".rec.\(ext).cropzoom-rec-\(run.pid)").path
             // Everything but the last second or two: ≥ 3 s of the 5 s recorded, video and audio.
             let frames = try Oracle.decodedFrameHashes(partial).count
             #expect(frames >= 90, "\(frames) frames playable after \(recorded) recorded")
@@ -400,9 +400,27 @@ extension RealTime {
             // The next run on the same output keeps it and says where.
             let next = try CLI.cropzoom(
                 ["testsrc2=size=320x240:rate=25", "--input-format", "lavfi", "-o", out, "--duration", "0.5", "-y"])
-            let kept = scratch.file("rec-recovered-\(run.pid).mkv").path
+            let kept = scratch.file("rec-recovered-\(run.pid).\(ext)").path
             #expect(next.status == 0 && next.stderr.contains("kept as \(kept)"), "\(next)")
             #expect(try Oracle.decodedFrameHashes(kept).count == frames)
+        }
+
+        @Test(
+            """
+            a capture device read faster than real time (lavfi, not paced), four times: its frames are early, never \
+            late — every frame of --duration kept
+            """)
+        func deviceAheadOfRealTime() throws {
+            let scratch = try Scratch()
+            let out = scratch.file("fast.mkv").path
+            for _ in 0..<4 {
+                let run = try CLI.cropzoom([
+                    "testsrc2=size=320x240:rate=25", "--input-format", "lavfi", "-o", out, "--duration", "0.5", "-y",
+                    "--progress", "json",
+                ])
+                let done = try #require(Self.done(run.stderr), "\(run.stderr)")
+                #expect(run.status == 0 && done.framesOut == 13 && done.framesDropped == 0, "\(done)")
+            }
         }
 
         @Test("a capture device through libavdevice (lavfi, paced in real time): --duration ends it, every frame kept")

@@ -16,6 +16,7 @@
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
 #include <libavutil/avutil.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>

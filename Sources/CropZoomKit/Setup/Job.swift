@@ -140,12 +140,6 @@ final class Job: @unchecked Sendable {
         } else {
             sound = nil
         }
-        if live != nil && muxer.hasUnconfiguredAAC && ["mp4", "mov"].contains(target.containerName) {
-            log.add(
-                "\(cfg.output) is written as a regular MP4, not fragmented: its AAC audio (ADTS, from MPEG-TS) has "
-                    + "no configuration before its first packet. A crash would lose it; record to .mkv or .ts to keep "
-                    + "what was recorded")
-        }
         try muxer.writeHeader()
     }
 

@@ -152,13 +152,13 @@ final class LivePolicy: @unchecked Sendable {
     var framesReceived: Int { lock.withLock { received } }
 
     /// The reader read a video packet at media time `media` (its decode time, seconds) at `now`; `waited`: the read
-    /// waited for data, so the packet had only just arrived. Such a packet sets the live edge; so does one that
-    /// arrived earlier for its time than the edge says (a burst, a source faster than real time). A packet read
-    /// at once from a backlog does not: the backlog's age is the lag. Reader thread.
+    /// waited for data, so the packet had only just arrived. Such a packet (and the first) sets the live edge. A
+    /// packet read at once does not: from a backlog, the backlog's age is the lag; ahead of real time (a burst, a
+    /// pipe read faster than real time), it is captured at most now — and the frames before it do not age.
+    /// Reader thread.
     func read(media: Double, now: Double, waited: Bool) {
-        let offset = now - media
         lock.withLock {
-            if waited || edge == nil || offset < edge! { edge = offset }
+            if waited || edge == nil { edge = now - media }
         }
     }
 

@@ -135,22 +135,26 @@ final class Muxer: @unchecked Sendable {
 
     private static func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
 
+    /// Gives each AAC stream without its configuration an `aac_adtstoasc` filter.
+    private func filterADTS() throws(CropZoomError) {
+        adtsFilters = try (0..<output.streamCount).map { (i: Int) throws(CropZoomError) -> BitstreamFilter? in
+            let st = output.stream(i)
+            guard st.codecID == AV_CODEC_ID_AAC && st.parameters.pointee.extradata_size == 0 else { return nil }
+            return try BitstreamFilter(name: "aac_adtstoasc", parameters: st.parameters, timeBase: st.timeBase)
+        }
+    }
+
     /// A null run with nothing to mux (`--null --codec none` on a clip without audio): there is
     /// nothing to write, and `avformat_write_header` refuses an output without streams.
     private var idle: Bool { output.formatName == "null" && output.streamCount == 0 }
 
-    /// An AAC stream without its configuration (AudioSpecificConfig) in the stream parameters: ADTS AAC, as an
-    /// MPEG-TS carries it (the muxer takes it from the first packet).
-    var hasUnconfiguredAAC: Bool {
-        (0..<output.streamCount).contains { i in
-            let par = output.stream(i).parameters.pointee
-            return par.codec_id == AV_CODEC_ID_AAC && par.extradata_size == 0
-        }
-    }
-
     /// A live recording: the file must stay playable while it grows, so that a crash leaves what was recorded up
     /// to the last second or two (set before the header).
     var live = false
+
+    /// Per output stream: the `aac_adtstoasc` filter of ADTS AAC going into a fragmented MP4/MOV (FFmpeg 5.1's
+    /// muxer inserts it by itself only for a regular one), else nil.
+    private var adtsFilters: [BitstreamFilter?] = []
 
     /// Written as a fragmented MP4/MOV file (a live recording's; not a pipe's): ``FinishedMP4`` makes it regular
     /// at a normal end.
@@ -170,12 +174,13 @@ final class Muxer: @unchecked Sendable {
             // data): fragmented MP4, whose every fragment carries its own index, instead. So is a
             // live recording, with a fragment at least every half second: a file cut anywhere plays up to
             // its last complete fragment.
-            // FFmpeg 5.1's fragmented MP4 cannot take AAC that has no configuration before its first
-            // packet (ADTS AAC from an MPEG-TS): such a live recording is written as a regular MP4.
+            // ADTS AAC (an MPEG-TS's) has no configuration before its first packet: a fragmented MP4 takes it
+            // through `aac_adtstoasc`, which strips the headers and hands the configuration on with the first.
             // `delay_moov`: the header (moov) waits for the first fragment, so it can hold each track's start —
             // without it FFmpeg 5.1 moves a track whose first time is not 0 to 0 (the video's B-frame delay: the
             // picture shown 2 frames late against the sound, and a gap after an AAC track's first packet).
-            let fragmented = output.streaming || (live && !hasUnconfiguredAAC)
+            let fragmented = output.streaming || live
+            if fragmented { try filterADTS() }
             options["movflags"] =
                 fragmented ? "+frag_keyframe+empty_moov+delay_moov+default_base_moof" : "+faststart"
             if live && fragmented { options["frag_duration"] = "500000" }
@@ -220,6 +225,7 @@ final class Muxer: @unchecked Sendable {
     /// and takes its payload (`av_interleaved_write_frame`). `sourcePTS` is its pts before, to
     /// count the times the container could not hold apart.
     func write(_ packet: Packet, stream: Int, sourcePTS source: Int64) throws(CropZoomError) {
+        if stream < adtsFilters.count, let filter = adtsFilters[stream], try !filter.filter(packet) { return }
         packet.pointer.pointee.stream_index = Int32(stream)
         packet.pointer.pointee.pos = -1
         if source != AVCode.noPTS {
