@@ -149,7 +149,8 @@ public struct TranscodeConfiguration: Sendable, Equatable {
             if Self.liveSchemes.contains(scheme) { return true }
             if scheme == "http" || scheme == "https" { return lower.split(separator: "?")[0].hasSuffix(".m3u8") }
         }
-        return false
+        // A session description: the RTP stream it names.
+        return lower.hasSuffix(".sdp")
     }
 
     public init(input: String, output: String) {

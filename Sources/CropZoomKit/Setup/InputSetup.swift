@@ -51,6 +51,10 @@ struct InputSetup {
         if cfg.isLive && (scheme == "udp" || scheme == "rtp") && options["buffer_size"] == nil {
             options["buffer_size"] = "4194304"
         }
+        // An SDP file opens the RTP session it describes: FFmpeg allows only file protocols unless told.
+        if cfg.input.lowercased().hasSuffix(".sdp") && options["protocol_whitelist"] == nil {
+            options["protocol_whitelist"] = "file,udp,rtp,crypto,data"
+        }
         return options
     }
 
