@@ -219,8 +219,8 @@ extension RealTime {
         @Test(
             """
             the other network inputs with real senders on loopback — TCP (listening), RTMP (listening), RTP (MPEG-TS, \
-            by its SDP file: all but the end FFmpeg loses), HLS over HTTP (a growing EVENT playlist): every frame at its sent time, every \
-            audio byte
+            by its SDP file: all but the end FFmpeg loses), HLS over HTTP (a growing EVENT playlist): every frame at \
+            its sent time, every audio byte
             """, arguments: ["tcp", "rtmp", "rtp", "hls"])
         func otherNetworkInputs(protocol scheme: String) throws {
             let scratch = try Scratch()
