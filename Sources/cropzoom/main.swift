@@ -32,6 +32,8 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    Stderr.write("cropzoom: error: \(message) (see cropzoom --help)\n")
+    let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
+    let hint = FFmpegSpellings.hint(arguments).map { " — \($0)" } ?? ""
+    Stderr.write("cropzoom: error: \(message)\(hint) (see cropzoom --help)\n")
     exit(2)
 }

@@ -164,8 +164,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
             return "Keep the input's absolute timestamps (an MPEG-TS clock reading included) instead of starting "
                 + "at 0."
         case .codec:
-            return "Video encoder by name (default from the output container: libx264 for mp4/mov/mkv/ts, "
-                + "libvpx-vp9 for webm); none (with --null) skips encoding."
+            return "Video encoder (libx264, libsvtav1 …) or codec as ffmpeg names it (h264, hevc/h265, vp9, av1, "
+                + "prores …: the best installed encoder for it); default from the output container: libx264 for "
+                + "mp4/mov/mkv/ts, libvpx-vp9 for webm; none (with --null) skips encoding."
         case .crf: return "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63)."
         case .preset: return "Encoder preset (x264/x265: ultrafast … veryslow)."
         case .bitrate: return "Target video bit rate, e.g. 4M or 800k."

@@ -67,12 +67,11 @@ final class VideoEncoder: @unchecked Sendable {
         -> UnsafePointer<AVCodec>
     {
         if let name {
-            guard let c = avcodec_find_encoder_by_name(name), av_codec_is_encoder(c) != 0,
-                c.pointee.type == AVMEDIA_TYPE_VIDEO
-            else {
+            guard let c = try encoder(named: name) else {
                 throw CropZoomError(
                     .usage, setting: .codec,
-                    reason: "\(setting: .codec) \(name): no such video encoder in this FFmpeg (try `ffmpeg -encoders`)")
+                    reason: "\(setting: .codec) \(name): no such video encoder or codec in this FFmpeg (try `ffmpeg "
+                        + "-encoders`)")
             }
             guard output.canStore(c.pointee.id) else {
                 throw CropZoomError(
@@ -100,6 +99,50 @@ final class VideoEncoder: @unchecked Sendable {
             .usage, path: output.displayPath,
             setting: .codec,
             reason: "no video encoder for the \(output.formatName) container (name one with \(setting: .codec))")
+    }
+
+    /// The encoders cropzoom prefers for a codec named as ffmpeg's `-c:v` names it (`h264`, `hevc`, `av1` …), best
+    /// first; other software encoders of the codec follow.
+    static let preferredEncoders: [String: [String]] = [
+        "h264": ["libx264"], "hevc": ["libx265"], "vp9": ["libvpx-vp9"], "vp8": ["libvpx"],
+        "av1": ["libsvtav1", "libaom-av1", "librav1e"], "prores": ["prores_ks", "prores_aw", "prores"],
+        "mpeg4": ["mpeg4", "libxvid"], "mjpeg": ["mjpeg"], "theora": ["libtheora"],
+    ]
+
+    /// Other spellings of codec names people type.
+    static let codecAliases: [String: String] = ["h265": "hevc", "avc": "h264", "x264": "h264", "x265": "hevc"]
+
+    /// The video encoder `name` names (`avcodec_find_encoder_by_name`), or the best installed software encoder of
+    /// the codec it names (`avcodec_descriptor_get_by_name`, `av_codec_iterate`): nil when neither. A codec this
+    /// FFmpeg knows but cannot encode is refused by name.
+    private static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec>? {
+        if let c = avcodec_find_encoder_by_name(given), av_codec_is_encoder(c) != 0,
+            c.pointee.type == AVMEDIA_TYPE_VIDEO
+        {
+            return c
+        }
+        let name = codecAliases[given.lowercased()] ?? given.lowercased()
+        guard let descriptor = avcodec_descriptor_get_by_name(name), descriptor.pointee.type == AVMEDIA_TYPE_VIDEO
+        else { return nil }
+        for n in preferredEncoders[name] ?? [] {
+            if let c = avcodec_find_encoder_by_name(n), c.pointee.id == descriptor.pointee.id { return c }
+        }
+        // Hardware encoders need their device: only software ones are picked by codec name.
+        var state: UnsafeMutableRawPointer? = nil
+        while let c = av_codec_iterate(&state) {
+            guard av_codec_is_encoder(c) != 0, c.pointee.id == descriptor.pointee.id else { continue }
+            if c.pointee.capabilities & AV_CODEC_CAP_HARDWARE != 0 { continue }
+            let n = String(cString: c.pointee.name)
+            let hardware = [
+                "_nvenc", "_qsv", "_vaapi", "_v4l2m2m", "_omx", "_amf", "_videotoolbox", "_mf", "_mediacodec",
+            ]
+            if hardware.contains(where: n.hasSuffix) { continue }
+            return c
+        }
+        throw CropZoomError(
+            .usage, setting: .codec,
+            reason: "\(setting: .codec) \(given): this FFmpeg has no \(String(cString: descriptor.pointee.name)) "
+                + "encoder (try `ffmpeg -encoders`)")
     }
 
     /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else

@@ -135,6 +135,24 @@ final class Muxer: @unchecked Sendable {
 
     private static func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
 
+    /// HEVC in MP4/MOV as `hvc1` (its parameter sets in the sample description only), which QuickTime, Safari and
+    /// iOS play, instead of FFmpeg's default `hev1`, which they refuse.
+    private func tagHEVCForApple() {
+        let hev1 = Muxer.fourCC("hev1")
+        for i in 0..<output.streamCount {
+            let par = output.stream(i).parameters
+            if par.pointee.codec_id == AV_CODEC_ID_HEVC && (par.pointee.codec_tag == 0 || par.pointee.codec_tag == hev1)
+            {
+                par.pointee.codec_tag = Muxer.fourCC("hvc1")
+            }
+        }
+    }
+
+    /// A four-character code as FFmpeg stores it (`MKTAG`).
+    static func fourCC(_ s: String) -> UInt32 {
+        s.utf8.prefix(4).enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+    }
+
     /// Gives each AAC stream without its configuration an `aac_adtstoasc` filter.
     private func filterADTS() throws(CropZoomError) {
         adtsFilters = try (0..<output.streamCount).map { (i: Int) throws(CropZoomError) -> BitstreamFilter? in
@@ -186,6 +204,7 @@ final class Muxer: @unchecked Sendable {
             if live && fragmented { options["frag_duration"] = "500000" }
             fragmentedFile = fragmented && !output.streaming && segment == nil
             options["movie_timescale"] = String(movieTimescale())
+            tagHEVCForApple()
         }
         if live {
             // Every packet reaches the file when the muxer writes it (not when a 32 KiB buffer fills).
