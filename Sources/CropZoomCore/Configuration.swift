@@ -34,6 +34,14 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     public var codec: String? = nil
     public var crf: Double? = nil
     public var preset: String? = nil
+    /// `--profile`, `--level`, `--tune`: the encoder's options of those names.
+    public var profile: String? = nil
+    public var level: String? = nil
+    public var tune: String? = nil
+    /// `--gop`: the most frames between keyframes (`AVCodecContext.gop_size`).
+    public var gop: Int? = nil
+    /// `--encoder-option`: the encoder's own options, given to it as they are (after cropzoom's, which they override).
+    public var encoderOptions: [String: String] = [:]
     /// Target bit rate in bits per second.
     public var bitrate: Int? = nil
     /// Output pixel format name; nil = keep the input's when the encoder supports it.

@@ -14,6 +14,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     // Encoding.
     case codec, crf, preset, bitrate
     case pixFmt = "pix_fmt"
+    case profile, level, tune, gop
+    case encoderOption = "encoder_option"
     // Streams.
     case audio
     // Input and output handling.
@@ -47,7 +49,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force || self == .live }
 
     /// A setting given any number of times (`--input-option K=V` …), its values one per line.
-    public var isRepeatable: Bool { self == .inputOption || self == .audioInputOption }
+    public var isRepeatable: Bool { self == .inputOption || self == .audioInputOption || self == .encoderOption }
 
     /// Whether a job file may give it (clips and `defaults`).
     public var inJobFiles: Bool {
@@ -101,7 +103,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .bitrate: return "RATE"
         case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
         case .inputFormat: return "NAME"
-        case .inputOption, .audioInputOption: return "KEY=VALUE"
+        case .inputOption, .audioInputOption, .encoderOption: return "KEY=VALUE"
+        case .gop: return "FRAMES"
         case .audioInput: return "FORMAT:DEVICE"
         case .segment: return "SECONDS"
         case .maxLatency, .liveTimeout: return "SECONDS"
@@ -170,6 +173,14 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .crf: return "Constant-quality value for the encoder (x264/x265 0–51, VP9 0–63)."
         case .preset: return "Encoder preset (x264/x265: ultrafast … veryslow)."
         case .bitrate: return "Target video bit rate, e.g. 4M or 800k."
+        case .profile: return "Encoder profile (x264: baseline, main, high, high10 …; x265: main, main10 …)."
+        case .level: return "Encoder level (H.264/HEVC: 3.1, 4.0, 5.1 …)."
+        case .tune: return "Encoder tuning (x264/x265: film, animation, grain, zerolatency …)."
+        case .gop: return "Longest distance between keyframes, in frames (ffmpeg's -g, x264's keyint)."
+        case .encoderOption:
+            return "An option of the encoder (repeatable): any of its AVOptions (crf=20, row-mt=1 …) or its own "
+                + "parameter string (x264-params=…, x265-params=…, svtav1-params=…); an option it does not have is "
+                + "refused, by name."
         case .pixFmt:
             return "Output pixel format (default: the input's when the encoder takes it, else the nearest one it "
                 + "does)."

@@ -81,6 +81,16 @@ public struct Settings: Sendable, Equatable {
             return rate
         }
         c.pixelFormat = values[.pixFmt]
+        c.profile = values[.profile]
+        c.level = values[.level]
+        c.tune = values[.tune]
+        c.gop = try values[.gop].map { text throws(CropZoomError) in
+            guard let n = Int(text.trimmingCharacters(in: .whitespaces)), (1...100_000).contains(n) else {
+                throw Settings.refuse(.gop, "\(setting: .gop) takes a number of frames from 1 to 100000 (got \(text))")
+            }
+            return n
+        }
+        c.encoderOptions = try options(.encoderOption)
         c.audio = try choice(.audio, TranscodeConfiguration.AudioMode.self) ?? .auto
         c.strict = values[.strict] == "true"
         c.live = values[.live] == "true"

@@ -111,7 +111,11 @@ struct VideoSetup {
                     frameRate: frameRate, sampleAspect: sar,
                     colorSource: videoStream,
                     globalHeader: output.output.needsGlobalHeader, threads: threads.encoder,
-                    crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate, path: cfg.output, hdr: hdr,
+                    crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate,
+                    tuning: .init(
+                        profile: cfg.profile, level: cfg.level, tune: cfg.tune, gop: cfg.gop,
+                        options: cfg.encoderOptions),
+                    path: cfg.output, hdr: hdr,
                     verbose: cfg.verbose,
                     lookahead: cfg.isLive
                         ? max(1, Int(cfg.maxLatency * (frameRate.isKnown ? frameRate.value : 30) / 2)) : nil,

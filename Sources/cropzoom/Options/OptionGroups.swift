@@ -58,9 +58,18 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .setting(.preset), help: .setting(.preset)) var preset: String?
     @Option(name: .setting(.bitrate), parsing: .unconditional, help: .setting(.bitrate)) var bitrate: String?
     @Option(name: .setting(.pixFmt), help: .setting(.pixFmt)) var pixFmt: String?
+    @Option(name: .setting(.profile), help: .setting(.profile)) var profile: String?
+    @Option(name: .setting(.level), help: .setting(.level)) var level: String?
+    @Option(name: .setting(.tune), help: .setting(.tune)) var tune: String?
+    @Option(name: [.customLong("gop"), .customLong("keyint")], help: .setting(.gop)) var gop: String?
+    @Option(name: .setting(.encoderOption), help: .setting(.encoderOption)) var encoderOption: [String] = []
 
     var settings: Settings {
-        Settings([.codec: codec, .crf: crf, .preset: preset, .bitrate: bitrate, .pixFmt: pixFmt])
+        Settings([
+            .codec: codec, .crf: crf, .preset: preset, .bitrate: bitrate, .pixFmt: pixFmt, .profile: profile,
+            .level: level, .tune: tune, .gop: gop,
+            .encoderOption: encoderOption.isEmpty ? nil : encoderOption.joined(separator: "\n"),
+        ])
     }
 
     func validate() throws { try settings.validate() }

@@ -25,6 +25,8 @@ final class VideoEncoder: @unchecked Sendable {
         var crf: Double?
         var preset: String?
         var bitrate: Int?
+        /// `--profile`, `--level`, `--tune`, `--gop`, `--encoder-option`.
+        var tuning = Tuning()
         var path: String
         /// HDR10 static metadata for the encoder (x265's `master-display`/`max-cll`).
         var hdr: HDRMetadata? = nil
@@ -99,6 +101,16 @@ final class VideoEncoder: @unchecked Sendable {
             .usage, path: output.displayPath,
             setting: .codec,
             reason: "no video encoder for the \(output.formatName) container (name one with \(setting: .codec))")
+    }
+
+    /// What the user tunes beyond quality and speed.
+    struct Tuning {
+        var profile: String? = nil
+        var level: String? = nil
+        var tune: String? = nil
+        var gop: Int? = nil
+        /// The encoder's own options, applied after cropzoom's (so they override them).
+        var options: [String: String] = [:]
     }
 
     /// The encoders cropzoom prefers for a codec named as ffmpeg's `-c:v` names it (`h264`, `hevc`, `av1` …), best
@@ -382,8 +394,46 @@ final class VideoEncoder: @unchecked Sendable {
             if name == "libx264" { options["rc-lookahead"] = "\(n)" }
             if name == "libvpx-vp9" || name == "libvpx" { options["lag-in-frames"] = "\(n)" }
         }
-        let unused = try context.open(options: options, kind: .processing, what: "opening the \(name) encoder")
-        if let first = unused.compactMap({ $0 == "crf" || $0 == "preset" ? Setting(rawValue: $0) : nil }).first {
+        let t = s.tuning
+        // Profile, level and tune go to the encoder's own options of those names (`av_opt_find` on its private
+        // context); x265 takes its level in its parameters. An encoder without one refuses it, by name, rather
+        // than the generic number the codec context would silently take.
+        for (setting, value) in [(Setting.profile, t.profile), (.level, t.level), (.tune, t.tune)] {
+            guard let value else { continue }
+            if name == "libx265" && setting == .level {
+                options["x265-params"] = (options["x265-params"].map { $0 + ":" } ?? "") + "level-idc=\(value)"
+            } else if let priv = c.pointee.priv_data, av_opt_find(priv, setting.rawValue, nil, 0, 0) != nil {
+                options[setting.rawValue] = value
+            } else {
+                throw CropZoomError(
+                    .usage, setting: setting, reason: "\(setting: setting): the \(name) encoder has no such setting")
+            }
+        }
+        if let gop = t.gop { c.pointee.gop_size = Int32(gop) }
+        for (key, value) in t.options { options[key] = value }
+        let unused: [String]
+        do {
+            unused = try context.open(options: options, kind: .processing, what: "opening the \(name) encoder")
+        } catch  where error.code == AVCode.invalidArgument {
+            // A value the encoder refuses (libvpx-vp9's tune is psnr or ssim): name what the user gave.
+            let given =
+                [(Setting.profile, t.profile), (.level, t.level), (.tune, t.tune)]
+                .compactMap { pair in pair.1.map { "\(setting: pair.0) \($0)" } }
+                + t.options.keys.sorted().map { "\(setting: .encoderOption) \($0)=\(t.options[$0]!)" }
+            guard !given.isEmpty else { throw error }
+            throw CropZoomError(
+                .usage, path: s.path,
+                reason: "the \(name) encoder refused \(given.joined(separator: ", ")) (\(error.reason); its values: "
+                    + "`ffmpeg -h encoder=\(name)`)", code: error.code)
+        }
+        if let key = unused.sorted().first(where: { t.options[$0] != nil }) {
+            throw CropZoomError(
+                .usage, setting: .encoderOption,
+                reason: "\(setting: .encoderOption) \(key): not an option of the \(name) encoder (see `ffmpeg -h "
+                    + "encoder=\(name)`)")
+        }
+        let named: [Setting] = [.crf, .preset, .profile, .level, .tune]
+        if let first = named.first(where: { unused.contains($0.rawValue) }) {
             throw CropZoomError(
                 .usage, setting: first, reason: "\(setting: first): the \(name) encoder has no such setting")
         }
