@@ -59,6 +59,31 @@ struct EncoderTuningTests {
     }
 
     @Test(
+        "--preset on encoders without named presets: x264's names become their speed setting, a number is their own",
+        arguments: [("vp9", "webm", "ultrafast", "veryslow"), ("av1", "mkv", "ultrafast", "5")])
+    func presetsMapped(codec: String, container: String, fast: String, slow: String) throws {
+        let scratch = try Scratch()
+        var hashes: [[String]] = []
+        for preset in [fast, slow] {
+            let (run, out) = try Self.encode(
+                ["--codec", codec, "--preset", preset, "--duration", "0.3"], in: scratch, to: "\(preset).\(container)")
+            #expect(run.status == 0, "\(run)")
+            hashes.append(try Oracle.packets(out, streamIndex: 0).map(\.hash))
+        }
+        // The speed setting reached the encoder: the two encodes differ.
+        #expect(hashes[0].count == 9 && hashes[0] != hashes[1])
+    }
+
+    @Test("ProRes by codec name is prores_ks, and takes its profiles")
+    func proresProfile() throws {
+        let scratch = try Scratch()
+        let (run, out) = try Self.encode(
+            ["--codec", "prores", "--profile", "hq", "--duration", "0.3"], in: scratch, to: "out.mov")
+        #expect(run.status == 0 && run.stderr.contains("prores_ks"), "\(run)")
+        #expect(try Self.profileLevel(out).hasPrefix("HQ"))
+    }
+
+    @Test(
         "refused with the setting named, nothing written",
         arguments: [
             (["--encoder-option", "nosuch=1"], "--encoder-option nosuch: not an option of the libx264 encoder"),
@@ -66,6 +91,7 @@ struct EncoderTuningTests {
             (["--codec", "vp9", "--tune", "film"], "the libvpx-vp9 encoder refused --tune film"),
             (["--gop", "0"], "--gop takes a number of frames from 1 to 100000"),
             (["--encoder-option", "crf"], "--encoder-option takes KEY=VALUE"),
+            (["--codec", "vp9", "--preset", "turbo"], "--preset turbo: for libvpx-vp9, one of ultrafast"),
         ])
     func refusals(extra: [String], message: String) throws {
         let scratch = try Scratch()

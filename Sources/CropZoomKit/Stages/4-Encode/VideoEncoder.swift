@@ -113,6 +113,35 @@ final class VideoEncoder: @unchecked Sendable {
         var options: [String: String] = [:]
     }
 
+    /// x264's preset names on the speed settings of encoders that have no named presets, slowest to fastest
+    /// (placebo … ultrafast): libvpx's `cpu-used` (its `realtime` deadline for the three fastest), SVT-AV1's
+    /// `preset`, libaom's `cpu-used`, rav1e's `speed`.
+    static let presetScale: [String: (key: String, values: [Int])] = [
+        "libvpx-vp9": ("cpu-used", [0, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
+        "libvpx": ("cpu-used", [0, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
+        "libsvtav1": ("preset", [0, 2, 4, 6, 8, 9, 10, 11, 12, 13]),
+        "libaom-av1": ("cpu-used", [0, 1, 2, 3, 4, 5, 6, 7, 8, 8]),
+        "librav1e": ("speed", [0, 1, 2, 4, 6, 7, 8, 9, 10, 10]),
+    ]
+
+    /// The encoder options `--preset` stands for: the preset itself for x264/x265 (and any encoder with a
+    /// `preset` option), else the speed setting ``presetScale`` maps it to; a number is that encoder's own
+    /// speed value. An unknown name is refused, listing the names.
+    static func presetOptions(_ preset: String, encoder name: String) throws(CropZoomError) -> [String: String] {
+        guard let scale = presetScale[name] else { return ["preset": preset] }
+        if let n = Int(preset) { return [scale.key: String(n)] }
+        let slowestFirst = Array(x26xPresets.reversed())
+        guard let i = slowestFirst.firstIndex(of: preset) else {
+            throw CropZoomError(
+                .usage, setting: .preset,
+                reason: "\(setting: .preset) \(preset): for \(name), one of \(x26xPresets.joined(separator: ", ")) or "
+                    + "its own \(scale.key) number")
+        }
+        var options = [scale.key: String(scale.values[i])]
+        if name.hasPrefix("libvpx") { options["deadline"] = i >= 7 ? "realtime" : "good" }
+        return options
+    }
+
     /// The encoders cropzoom prefers for a codec named as ffmpeg's `-c:v` names it (`h264`, `hevc`, `av1` …), best
     /// first; other software encoders of the codec follow.
     static let preferredEncoders: [String: [String]] = [
@@ -128,17 +157,18 @@ final class VideoEncoder: @unchecked Sendable {
     /// the codec it names (`avcodec_descriptor_get_by_name`, `av_codec_iterate`): nil when neither. A codec this
     /// FFmpeg knows but cannot encode is refused by name.
     private static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec>? {
+        let name = codecAliases[given.lowercased()] ?? given.lowercased()
+        // A codec name first (`prores` is also the name of FFmpeg's plainer ProRes encoder: prores_ks is preferred).
+        for n in preferredEncoders[name] ?? [] {
+            if let c = avcodec_find_encoder_by_name(n) { return c }
+        }
         if let c = avcodec_find_encoder_by_name(given), av_codec_is_encoder(c) != 0,
             c.pointee.type == AVMEDIA_TYPE_VIDEO
         {
             return c
         }
-        let name = codecAliases[given.lowercased()] ?? given.lowercased()
         guard let descriptor = avcodec_descriptor_get_by_name(name), descriptor.pointee.type == AVMEDIA_TYPE_VIDEO
         else { return nil }
-        for n in preferredEncoders[name] ?? [] {
-            if let c = avcodec_find_encoder_by_name(n), c.pointee.id == descriptor.pointee.id { return c }
-        }
         // Hardware encoders need their device: only software ones are picked by codec name.
         var state: UnsafeMutableRawPointer? = nil
         while let c = av_codec_iterate(&state) {
@@ -371,14 +401,16 @@ final class VideoEncoder: @unchecked Sendable {
         try VideoEncoder.checkRateControl(codec: s.codec.pointer, crf: s.crf, bitrate: s.bitrate)
         var options: [String: String] = [:]
         if let crf = s.crf { options["crf"] = String(crf) }
-        if let preset = s.preset { options["preset"] = preset }
+        if let preset = s.preset {
+            for (key, value) in try VideoEncoder.presetOptions(preset, encoder: name) { options[key] = value }
+        }
         if let b = s.bitrate { c.pointee.bit_rate = Int64(b) }
         if name == "libvpx-vp9" || name == "libvpx" {
             if s.crf == nil && s.bitrate == nil { options["crf"] = "32" }
             if s.bitrate == nil { c.pointee.bit_rate = 0 }
             options["row-mt"] = "1"
             options["deadline"] = options["deadline"] ?? "good"
-            options["cpu-used"] = "4"
+            options["cpu-used"] = options["cpu-used"] ?? "4"
         }
         if name == "libx265" {
             let log = s.verbose ? "log-level=info" : "log-level=none"
