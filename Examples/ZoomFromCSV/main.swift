@@ -1,7 +1,8 @@
 // ZoomFromCSV — CropZoomKit used from Swift, without the cropzoom CLI.
 //
-// Reads a CSV of clips — `input,output,center_x,center_y,zoom` with a header line; relative paths
-// are relative to the CSV; lines starting with # are skipped — and zooms each clip, printing
+// Reads a CSV of clips — `input,output,center_x,center_y,zoom` with a header line; fields quoted as
+// RFC 4180 quotes them (`"clip, take 2.mp4"`, `""` for a quote); relative paths are relative to the
+// CSV; lines starting with # are skipped — and zooms each clip, printing
 // progress from the job's event stream. Ctrl-C cancels the running clip (nothing is left of it)
 // and stops.
 //
@@ -21,25 +22,89 @@ func fail(_ message: String, _ code: Int32) -> Never {
     exit(code)
 }
 
+/// The records of a CSV text as RFC 4180 reads them: fields separated by commas, a field in double quotes may hold
+/// commas, line breaks and quotes (doubled: `""`). Each record comes with the line it starts on; a line starting
+/// with # outside quotes is a comment. Nil when a quote is never closed.
+func parseCSV(_ text: String) -> [(line: Int, fields: [String])]? {
+    var records: [(line: Int, fields: [String])] = []
+    var fields: [String] = []
+    var field = ""
+    var quoted = false
+    var wasQuoted = false
+    var atRecordStart = true
+    var comment = false
+    var line = 1
+    var start = 1
+    var chars = Array(text)[...]
+    while let c = chars.popFirst() {
+        if comment {
+            if c == "\n" || c == "\r\n" {
+                comment = false
+                line += 1
+            }
+            continue
+        }
+        if quoted {
+            if c == "\"" {
+                if chars.first == "\"" {
+                    field.append("\"")
+                    chars.removeFirst()
+                } else {
+                    quoted = false
+                }
+            } else {
+                if c == "\n" || c == "\r\n" { line += 1 }
+                field.append(c)
+            }
+            continue
+        }
+        switch c {
+        case "#" where atRecordStart:
+            comment = true
+        case "\"" where field.isEmpty && !wasQuoted:
+            quoted = true
+            wasQuoted = true
+            atRecordStart = false
+        case ",":
+            fields.append(wasQuoted ? field : field.trimmingCharacters(in: .whitespaces))
+            field = ""
+            wasQuoted = false
+            atRecordStart = false
+        case "\n", "\r\n":
+            fields.append(wasQuoted ? field : field.trimmingCharacters(in: .whitespaces))
+            if fields != [""] { records.append((start, fields)) }
+            fields = []
+            field = ""
+            wasQuoted = false
+            atRecordStart = true
+            line += 1
+            start = line
+        default:
+            field.append(c)
+            if c != " " { atRecordStart = false }
+        }
+    }
+    if quoted { return nil }
+    if !field.isEmpty || !fields.isEmpty || wasQuoted {
+        fields.append(wasQuoted ? field : field.trimmingCharacters(in: .whitespaces))
+        records.append((start, fields))
+    }
+    return records
+}
+
 /// The CSV's rows, checked; relative paths resolved against the CSV's folder.
 func readCSV(_ path: String) -> [Row] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { fail("\(path): cannot read", 2) }
+    guard let records = parseCSV(text) else { fail("\(path): a quoted field is never closed", 2) }
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
     func resolve(_ p: String) -> String { p.hasPrefix("/") ? p : folder.appendingPathComponent(p).standardized.path }
-    var rows: [Row] = []
-    let lines = text.split(whereSeparator: \.isNewline).map(String.init)
-    guard let header = lines.first?.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }),
-        header == ["input", "output", "center_x", "center_y", "zoom"]
-    else {
+    guard let header = records.first?.fields, header == ["input", "output", "center_x", "center_y", "zoom"] else {
         fail("\(path): the first line must be: input,output,center_x,center_y,zoom", 2)
     }
-    for (n, line) in lines.enumerated().dropFirst()
-    where !line.hasPrefix("#") && !line.trimmingCharacters(in: .whitespaces).isEmpty {
-        let f = line.split(separator: ",", omittingEmptySubsequences: false).map {
-            $0.trimmingCharacters(in: .whitespaces)
-        }
+    var rows: [Row] = []
+    for (line, f) in records.dropFirst() {
         guard f.count == 5, let x = Double(f[2]), let y = Double(f[3]), let z = Double(f[4]) else {
-            fail("\(path):\(n + 1): expected input,output,center_x,center_y,zoom with numbers, got '\(line)'", 2)
+            fail("\(path):\(line): expected input,output,center_x,center_y,zoom with numbers, got \(f)", 2)
         }
         rows.append(Row(input: resolve(f[0]), output: resolve(f[1]), center: (x, y), zoom: z))
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one error type of CropZoomKit.
 ///
 /// Every failure carries what was being done, the file it concerns, the reason (for FFmpeg
@@ -72,6 +74,12 @@ public struct CropZoomError: Error, CustomStringConvertible, Sendable, Equatable
 
     /// The reason alone, settings named as `name` gives them.
     public func reason(naming name: (Setting) -> String) -> String { Setting.render(reason, naming: name) }
+}
+
+/// Foundation's view of the error: its one-line ``CropZoomError/description`` (settings named by their job-file keys),
+/// so `error.localizedDescription` and an app's alert show it as cropzoom would.
+extension CropZoomError: LocalizedError {
+    public var errorDescription: String? { description }
 }
 
 extension DefaultStringInterpolation {

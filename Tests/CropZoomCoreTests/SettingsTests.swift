@@ -43,6 +43,13 @@ struct SettingsTests {
         }
     }
 
+    @Test("a CropZoomError is a LocalizedError: localizedDescription is its one line, settings named by key")
+    func localizedDescription() {
+        let e = CropZoomError(
+            .usage, path: "/a b.mp4", setting: .crf, reason: "\(setting: .crf) must be between 0 and 63")
+        #expect((e as any Error).localizedDescription == "/a b.mp4: crf must be between 0 and 63")
+    }
+
     @Test("specific values land where they belong: quarter turns vs any angle, a duration as an end, force")
     func values() throws {
         let c = try Settings([

@@ -68,12 +68,23 @@ struct LibraryAPITests {
         }
     }
 
-    @Test("Examples/ZoomFromCSV: every clip of the CSV, zoomed around its centre; a bad CSV exits 2")
+    @Test(
+        """
+        Examples/ZoomFromCSV: every clip of the CSV (fields quoted as RFC 4180 quotes them), zoomed around its \
+        centre; a bad CSV exits 2
+        """)
     func example() throws {
         let scratch = try Scratch()
         try FileManager.default.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: scratch.file("a.mp4"))
-        try "input,output,center_x,center_y,zoom\na.mp4,face.mp4,0.6,0.4,2\n# skipped\na.mp4,wide.mkv,0.5,0.5,1.2\n"
-            .write(to: scratch.file("clips.csv"), atomically: true, encoding: .utf8)
+        // A quoted name holding a comma and a quote, and a quoted number.
+        let csv = """
+            input,output,center_x,center_y,zoom
+            a.mp4,face.mp4,0.6,0.4,2
+            # skipped
+            "a.mp4","wide, ""take 2"".mkv",0.5,"0.5",1.2
+
+            """
+        try csv.write(to: scratch.file("clips.csv"), atomically: true, encoding: .utf8)
         let exe = try #require(Oracle.packageRoot).appendingPathComponent(".build/debug/ZoomFromCSV").path
         let run = try CLI.run(exe, [scratch.file("clips.csv").path])
         #expect(run.status == 0 && run.stdout.contains("[2/2] done"), "\(run)")
@@ -82,9 +93,13 @@ struct LibraryAPITests {
             reference: scratch.file("a.mp4").path, referenceFilter: "crop=320:180:224:54,scale=640:360:flags=bicubic",
             output: scratch.file("face.mp4").path, alignStarts: true)
         #expect(psnr > 35, "face.mp4 against the reference window: \(psnr) dB")
-        #expect(try Oracle.decodedFrameHashes(scratch.file("wide.mkv").path).count == 60)
+        #expect(try Oracle.decodedFrameHashes(scratch.file("wide, \"take 2\".mkv").path).count == 60)
         try "input,output\na.mp4,x.mp4\n".write(to: scratch.file("bad.csv"), atomically: true, encoding: .utf8)
         let bad = try CLI.run(exe, [scratch.file("bad.csv").path])
         #expect(bad.status == 2 && bad.stderr.contains("first line"), "\(bad)")
+        try "input,output,center_x,center_y,zoom\na.mp4,\"x.mp4,0.5,0.5,1\n"
+            .write(to: scratch.file("open.csv"), atomically: true, encoding: .utf8)
+        let open = try CLI.run(exe, [scratch.file("open.csv").path])
+        #expect(open.status == 2 && open.stderr.contains("never closed"), "\(open)")
     }
 }
