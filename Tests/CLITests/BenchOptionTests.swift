@@ -82,7 +82,8 @@ struct BenchOptionTests {
     /// their `transcode` runs.
     static let samples: [String: String] = [
         "zoom": "1.65", "center": "0.62,0.4", "ease": "smooth", "background": "blur", "crop": "0s:1280:720, 2s:640:360",
-        "size": "1920x-2", "rotate": "7.5", "transform": "1,0,0,1,-10,0", "flip": "vertical", "scaler": "lanczos",
+        "size": "1920x-2", "fit": "cover", "rotate": "7.5", "transform": "1,0,0,1,-10,0", "flip": "vertical",
+        "scaler": "lanczos",
         "kernel": "zimg", "orientation": "ignore", "start": "1.5", "end": "4", "duration": "2", "codec": "libx265",
         "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
         "keep-start-time": "",  // a flag: no value

@@ -10,7 +10,8 @@ struct SettingsTests {
     /// A value other than the default for every setting: a new setting fails here until it has one.
     static let samples: [Setting: String] = [
         .zoom: "1.65", .center: "0.62,0.4", .ease: "smooth", .background: "#102030",
-        .crop: "0s:1280:720, 2s:640:360", .size: "1920x-2", .rotate: "7.5", .transform: "1,0,0,1,-10,0",
+        .crop: "0s:1280:720, 2s:640:360", .size: "1920x-2", .fit: "contain", .rotate: "7.5",
+        .transform: "1,0,0,1,-10,0",
         .flip: "vertical", .scaler: "lanczos", .kernel: "zimg", .deinterlace: "off", .orientation: "ignore",
         .start: "1.5", .end: "0:04", .duration: "2", .keepStartTime: "true", .codec: "libx265", .crf: "20",
         .preset: "fast", .bitrate: "2.5M", .pixFmt: "yuv420p10le", .audio: "aac", .strict: "true", .force: "true",

@@ -21,6 +21,9 @@ public struct GeometryRequest: Sendable, Equatable {
         }
     }
     public enum Flip: String, Sendable, CaseIterable { case horizontal, vertical }
+    /// How the picture meets a ``size`` of another aspect ratio: shown whole with the background around it
+    /// (`contain`), cut to fill it (`cover`), or stretched to it (`stretch`, the default).
+    public enum Fit: String, Sendable, CaseIterable { case contain, cover, stretch }
     public enum OrientationMode: String, Sendable, CaseIterable { case auto, ignore }
 
     /// Digital zoom factor around ``center`` (≥ 1).
@@ -29,6 +32,7 @@ public struct GeometryRequest: Sendable, Equatable {
     public var center: (x: Double, y: Double) = (0.5, 0.5)
     public var crop: Crop? = nil
     public var size: OutputSize? = nil
+    public var fit: Fit = .stretch
     /// Extra clockwise rotation after the crop (0, 90, 180, 270).
     public var rotate: Int = 0
     public var flip: Flip? = nil
@@ -59,7 +63,7 @@ public struct GeometryRequest: Sendable, Equatable {
     public var warps: Bool { angle != nil || transform != nil }
 
     public static func == (l: GeometryRequest, r: GeometryRequest) -> Bool {
-        l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size
+        l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size && l.fit == r.fit
             && l.rotate == r.rotate && l.flip == r.flip && l.orientation == r.orientation
             && l.zoomTrack == r.zoomTrack && l.centerTrack == r.centerTrack && l.cropTrack == r.cropTrack
             && l.angle == r.angle && l.transform == r.transform
@@ -270,9 +274,10 @@ public struct GeometryPlan: Sendable, Equatable {
     }
 
     public static func make(
-        _ request: GeometryRequest, source: SourcePicture,
+        _ given: GeometryRequest, source: SourcePicture,
         outputAlign: (x: Int, y: Int) = (2, 2)
     ) throws(CropZoomError) -> GeometryPlan {
+        var request = given
         let auto = request.orientation == .auto
         let display: Orientation = auto ? source.display : .identity
         let sar = auto && source.sampleAspect > 0 ? source.sampleAspect : 1
@@ -285,6 +290,28 @@ public struct GeometryPlan: Sendable, Equatable {
             throw CropZoomError(
                 .usage, setting: .zoom,
                 reason: "\(setting: .zoom) must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
+        }
+        // --fit cover: the largest window of the size's aspect ratio (at display scale), about the centre.
+        let fits = request.size.map { $0.width > 0 && $0.height > 0 } == true && request.fit != .stretch
+        if fits && request.fit == .cover, let size = request.size {
+            guard request.crop == nil && request.cropTrack == nil else {
+                throw CropZoomError(
+                    .usage, setting: .fit,
+                    reason: "\(setting: .fit) cover cuts the picture itself: drop \(setting: .crop)")
+            }
+            let target = Double(size.width) / Double(size.height)
+            let turned = request.rotate % 180 != 0
+            let aspect = turned ? 1 / target : target
+            var (cw, ch) = (uw, uh)
+            if uw * sx / (uh * sy) > aspect { cw = uh * sy * aspect / sx } else { ch = uw * sx / (aspect * sy) }
+            request.crop = GeometryRequest.Crop(
+                width: max(1, Int(cw.rounded(.down))), height: max(1, Int(ch.rounded(.down))), x: nil, y: nil)
+        }
+        if fits && request.fit == .contain && request.transform != nil {
+            throw CropZoomError(
+                .usage, setting: .fit,
+                reason:
+                    "\(setting: .fit) contain places the picture with a matrix of its own: drop \(setting: .transform)")
         }
         // 1. The window in the upright picture.
         var window: Rect
@@ -352,6 +379,16 @@ public struct GeometryPlan: Sendable, Equatable {
             max(m, Int((v / Double(m)).rounded()) * m)
         }
         let output = (width: align(out.w, outputAlign.x), height: align(out.h, outputAlign.y))
+        // --fit contain: the picture at its own aspect ratio, as large as fits, centred (a matrix on the stretched one).
+        var contain: Track? = nil
+        if fits && request.fit == .contain {
+            let (ow, oh) = (Double(output.width), Double(output.height))
+            let s = min(ow / base.w, oh / base.h)
+            let (fw, fh) = (base.w * s, base.h * s)
+            if abs(fw - ow) > 0.5 || abs(fh - oh) > 0.5 {
+                contain = Track(constant: [fw / ow, 0, 0, fh / oh, (ow - fw) / 2, (oh - fh) / 2])
+            }
+        }
 
         // 3. The window in coded pixels, aligned for chroma.
         let coded = display.inverse.apply(window, width: uw, height: uh)
@@ -392,9 +429,9 @@ public struct GeometryPlan: Sendable, Equatable {
             }
             plan.animation = animation
         }
-        if request.warps {
+        if request.warps || contain != nil {
             plan.warp = Warp(
-                angle: request.angle, transform: request.transform,
+                angle: request.angle, transform: request.transform ?? contain,
                 codedWidth: source.width, codedHeight: source.height)
             if let m = request.transform {
                 try checkTransform(m)

@@ -7,7 +7,8 @@
 /// ``TranscodeConfiguration``.
 public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     // Geometry.
-    case zoom, center, ease, background, crop, size, rotate, transform, flip, scaler, kernel, deinterlace, orientation
+    case zoom, center, ease, background, crop, size, fit, rotate, transform, flip, scaler, kernel, deinterlace,
+        orientation
     // Trim.
     case start, end, duration
     case keepStartTime = "keep_start_time"
@@ -80,6 +81,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         switch self {
         case .ease: return Track.Ease.allCases.map(\.rawValue)
         case .flip: return GeometryRequest.Flip.allCases.map(\.rawValue)
+        case .fit: return GeometryRequest.Fit.allCases.map(\.rawValue)
         case .scaler: return TranscodeConfiguration.Scaler.allCases.map(\.rawValue)
         case .kernel: return TranscodeConfiguration.Kernel.allCases.map(\.rawValue)
         case .deinterlace: return TranscodeConfiguration.Deinterlace.allCases.map(\.rawValue)
@@ -140,6 +142,10 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .size:
             return "Output size; -1 or -2 for one side keeps the aspect ratio (rounded to what the pixel format "
                 + "needs, even for 4:2:0)."
+        case .fit:
+            return "How the picture meets a \(setting: .size) of another shape: stretch (default), contain (whole, "
+                + "\(setting: .background) around it: black, blur …) or cover (cut to fill it, about "
+                + "\(setting: .center))."
         case .rotate:
             return "Rotate clockwise after cropping: 90, 180 or 270 turn the frame; any other angle (e.g. 7.5 or -3) "
                 + "or keyframes 'TIMEs:DEG, …' rotate the picture inside a frame of the same size, corners showing "

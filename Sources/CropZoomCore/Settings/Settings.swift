@@ -302,6 +302,7 @@ public struct Settings: Sendable, Equatable {
             g.transform = m
         }
         g.flip = try choice(.flip, GeometryRequest.Flip.self)
+        g.fit = try choice(.fit, GeometryRequest.Fit.self) ?? .stretch
         g.orientation = try choice(.orientation, GeometryRequest.OrientationMode.self) ?? .auto
         return g
     }

@@ -18,6 +18,7 @@ struct GeometryOptions: ParsableArguments {
     @Option(name: .setting(.background), help: .setting(.background)) var background: String?
     @Option(name: .setting(.crop), help: .setting(.crop)) var crop: String?
     @Option(name: .setting(.size), parsing: .unconditional, help: .setting(.size)) var size: String?
+    @Option(name: .setting(.fit), help: .setting(.fit)) var fit: String?
     @Option(name: .setting(.rotate), parsing: .unconditional, help: .setting(.rotate)) var rotate: String?
     @Option(name: .setting(.transform), parsing: .unconditional, help: .setting(.transform)) var transform: String?
     @Option(name: .setting(.flip), help: .setting(.flip)) var flip: String?
@@ -28,7 +29,7 @@ struct GeometryOptions: ParsableArguments {
 
     var settings: Settings {
         Settings([
-            .zoom: zoom, .center: center, .ease: ease, .background: background, .crop: crop, .size: size,
+            .zoom: zoom, .center: center, .ease: ease, .background: background, .crop: crop, .size: size, .fit: fit,
             .rotate: rotate, .transform: transform, .flip: flip, .scaler: scaler, .kernel: kernel,
             .deinterlace: deinterlace, .orientation: orientation,
         ])
