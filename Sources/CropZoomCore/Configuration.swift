@@ -38,6 +38,9 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     public var profile: String? = nil
     public var level: String? = nil
     public var tune: String? = nil
+    /// `--tag`: the video stream's four-character code (`AVCodecParameters.codec_tag`); nil: the muxer's, hvc1 for
+    /// HEVC in MP4/MOV.
+    public var tag: String? = nil
     /// `--gop`: the most frames between keyframes (`AVCodecContext.gop_size`).
     public var gop: Int? = nil
     /// `--encoder-option`: the encoder's own options, given to it as they are (after cropzoom's, which they override).

@@ -87,7 +87,7 @@ struct BenchOptionTests {
         "kernel": "zimg", "orientation": "ignore", "start": "1.5", "end": "4", "duration": "2", "codec": "libx265",
         "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
         "keep-start-time": "",  // a flag: no value
-        "deinterlace": "off", "profile": "high", "level": "4.1", "tune": "film", "gop": "48",
+        "deinterlace": "off", "profile": "high", "level": "4.1", "tune": "film", "gop": "48", "tag": "avc3",
         "encoder-option": "aq-mode=2",
     ]
 

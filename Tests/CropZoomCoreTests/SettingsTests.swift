@@ -18,7 +18,7 @@ struct SettingsTests {
         .threads: "4", .decoderThreads: "2", .encoderThreads: "3", .workers: "2", .live: "true",
         .inputFormat: "lavfi", .inputOption: "framerate=30\nvideo_size=1280x720", .maxLatency: "0.5",
         .liveTimeout: "3", .audioInput: "pulse:default", .audioInputOption: "sample_rate=48000\nchannels=1",
-        .segment: "10", .profile: "high", .level: "4.1", .tune: "film", .gop: "48",
+        .segment: "10", .profile: "high", .level: "4.1", .tune: "film", .gop: "48", .tag: "hev1",
         .encoderOption: "aq-mode=2\nx264-params=bframes=0",
     ]
 

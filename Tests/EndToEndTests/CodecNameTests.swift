@@ -34,6 +34,28 @@ struct CodecNameTests {
         }
     }
 
+    @Test(
+        "--tag sets the video's four-character code (hev1 instead of the default hvc1); one the container refuses is named"
+    )
+    func tag() throws {
+        let scratch = try Scratch()
+        let sample = try Files.sample("std-h264-aac.mp4").path
+        let out = scratch.file("hev1.mp4").path
+        let run = try CLI.cropzoom([sample, "-o", out, "--codec", "hevc", "--tag", "hev1", "--duration", "0.3"])
+        #expect(run.status == 0, "\(run)")
+        let tag = try Oracle.runChecked(
+            "ffprobe",
+            ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", out])
+        #expect(tag.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "hev1", "\(tag.stdout)")
+        let bad = try CLI.cropzoom([sample, "-o", scratch.file("bad.mp4").path, "--tag", "abc"])
+        #expect(bad.status == 2 && bad.stderr.contains("--tag takes four ASCII characters"), "\(bad)")
+        let refused = try CLI.cropzoom([sample, "-o", scratch.file("refused.mp4").path, "--tag", "xyz1"])
+        #expect(
+            refused.status == 2 && refused.stderr.contains("--tag xyz1: the mp4 container does not take it"),
+            "\(refused)")
+        #expect(Files.names(in: scratch.url) == ["hev1.mp4"])
+    }
+
     @Test("an unknown name, and a codec this FFmpeg cannot encode, are refused by name")
     func refusals() throws {
         let sample = try Files.sample("std-h264-aac.mp4").path

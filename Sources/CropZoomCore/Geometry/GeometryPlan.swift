@@ -379,7 +379,8 @@ public struct GeometryPlan: Sendable, Equatable {
             max(m, Int((v / Double(m)).rounded()) * m)
         }
         let output = (width: align(out.w, outputAlign.x), height: align(out.h, outputAlign.y))
-        // --fit contain: the picture at its own aspect ratio, as large as fits, centred (a matrix on the stretched one).
+        // --fit contain: the picture at its own aspect ratio, as large as fits, centred (a matrix on the stretched
+        // one).
         var contain: Track? = nil
         if fits && request.fit == .contain {
             let (ow, oh) = (Double(output.width), Double(output.height))

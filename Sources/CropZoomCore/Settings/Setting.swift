@@ -15,7 +15,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     // Encoding.
     case codec, crf, preset, bitrate
     case pixFmt = "pix_fmt"
-    case profile, level, tune, gop
+    case profile, level, tune, gop, tag
     case encoderOption = "encoder_option"
     // Streams.
     case audio
@@ -107,6 +107,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .inputFormat: return "NAME"
         case .inputOption, .audioInputOption, .encoderOption: return "KEY=VALUE"
         case .gop: return "FRAMES"
+        case .tag: return "FOURCC"
         case .audioInput: return "FORMAT:DEVICE"
         case .segment: return "SECONDS"
         case .maxLatency, .liveTimeout: return "SECONDS"
@@ -183,6 +184,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .level: return "Encoder level (H.264/HEVC: 3.1, 4.0, 5.1 …)."
         case .tune: return "Encoder tuning (x264/x265: film, animation, grain, zerolatency …)."
         case .gop: return "Longest distance between keyframes, in frames (ffmpeg's -g, x264's keyint)."
+        case .tag: return "The video's four-character code in MP4/MOV (default hvc1 for HEVC; hev1, avc3 …)."
         case .encoderOption:
             return "An option of the encoder (repeatable): any of its AVOptions (crf=20, row-mt=1 …) or its own "
                 + "parameter string (x264-params=…, x265-params=…, svtav1-params=…); an option it does not have is "

@@ -91,6 +91,12 @@ public struct Settings: Sendable, Equatable {
             return n
         }
         c.encoderOptions = try options(.encoderOption)
+        c.tag = try values[.tag].map { text throws(CropZoomError) in
+            guard text.utf8.count == 4, text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 32 }) else {
+                throw Settings.refuse(.tag, "\(setting: .tag) takes four ASCII characters, e.g. hvc1 (got '\(text)')")
+            }
+            return text
+        }
         c.audio = try choice(.audio, TranscodeConfiguration.AudioMode.self) ?? .auto
         c.strict = values[.strict] == "true"
         c.live = values[.live] == "true"

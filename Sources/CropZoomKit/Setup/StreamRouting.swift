@@ -135,6 +135,7 @@ struct StreamRouting {
             if i == videoIndex {
                 if let encoder = video.encoder {
                     let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
+                    if let tag = cfg.tag { muxer.videoTag = (out, tag) }
                     hdr?.attach(to: muxer.output.stream(out))
                     if plan.keepsInputAspectAndMatrix {
                         if !muxer.copyDisplayMatrix(from: st, to: out, container: containerName) {

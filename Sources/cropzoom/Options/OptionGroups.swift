@@ -64,11 +64,12 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .setting(.tune), help: .setting(.tune)) var tune: String?
     @Option(name: [.customLong("gop"), .customLong("keyint")], help: .setting(.gop)) var gop: String?
     @Option(name: .setting(.encoderOption), help: .setting(.encoderOption)) var encoderOption: [String] = []
+    @Option(name: .setting(.tag), help: .setting(.tag)) var tag: String?
 
     var settings: Settings {
         Settings([
             .codec: codec, .crf: crf, .preset: preset, .bitrate: bitrate, .pixFmt: pixFmt, .profile: profile,
-            .level: level, .tune: tune, .gop: gop,
+            .level: level, .tune: tune, .gop: gop, .tag: tag,
             .encoderOption: encoderOption.isEmpty ? nil : encoderOption.joined(separator: "\n"),
         ])
     }

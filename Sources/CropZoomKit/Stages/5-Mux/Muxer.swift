@@ -139,7 +139,7 @@ final class Muxer: @unchecked Sendable {
     /// iOS play, instead of FFmpeg's default `hev1`, which they refuse.
     private func tagHEVCForApple() {
         let hev1 = Muxer.fourCC("hev1")
-        for i in 0..<output.streamCount {
+        for i in 0..<output.streamCount where i != videoTag?.stream {
             let par = output.stream(i).parameters
             if par.pointee.codec_id == AV_CODEC_ID_HEVC && (par.pointee.codec_tag == 0 || par.pointee.codec_tag == hev1)
             {
@@ -173,6 +173,9 @@ final class Muxer: @unchecked Sendable {
     /// Per output stream: the `aac_adtstoasc` filter of ADTS AAC going into a fragmented MP4/MOV (FFmpeg 5.1's
     /// muxer inserts it by itself only for a regular one), else nil.
     private var adtsFilters: [BitstreamFilter?] = []
+
+    /// `--tag`: the encoded video stream and the four-character code it gets.
+    var videoTag: (stream: Int, tag: String)?
 
     /// Written as a fragmented MP4/MOV file (a live recording's; not a pipe's): ``FinishedMP4`` makes it regular
     /// at a normal end.
@@ -233,7 +236,17 @@ final class Muxer: @unchecked Sendable {
             ]
             if live { options["flush_packets"] = "1" }
         }
-        try output.writeHeader(options: options)
+        if let videoTag {
+            output.stream(videoTag.stream).parameters.pointee.codec_tag = Muxer.fourCC(videoTag.tag)
+        }
+        do { try output.writeHeader(options: options) } catch
+            where videoTag != nil && (error.code == AVCode.invalidArgument || error.code == AVCode.invalidData)
+        {
+            let codec = output.stream(videoTag!.stream).codecName
+            throw CropZoomError(
+                .usage, path: output.displayPath, setting: .tag,
+                reason: "\(setting: .tag) \(videoTag!.tag): the \(name) container does not take it for \(codec)")
+        }
     }
 
     /// The time base of output stream `stream` (the container's choice, final once the header
