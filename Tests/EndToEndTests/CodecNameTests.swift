@@ -35,8 +35,10 @@ struct CodecNameTests {
     }
 
     @Test(
-        "--tag sets the video's four-character code (hev1 instead of the default hvc1); one the container refuses is named"
-    )
+        """
+        --tag sets the video's four-character code (hev1 instead of the default hvc1); one the container refuses \
+        is named
+        """)
     func tag() throws {
         let scratch = try Scratch()
         let sample = try Files.sample("std-h264-aac.mp4").path
