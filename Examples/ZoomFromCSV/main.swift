@@ -135,6 +135,8 @@ for (i, row) in rows.enumerated() {
                 print("[\(i + 1)/\(rows.count)] note: \(text)")
             case .warning(let text):
                 print("[\(i + 1)/\(rows.count)] warning: \(text)")
+            case .done, .failed:
+                break  // run()'s outcome, printed below
             }
         }
     }

@@ -8,10 +8,15 @@ public enum TranscodeEvent: Sendable {
     case notice(String)
     /// A one-line warning: the input was cut short and only what was there was transcoded.
     case warning(String)
+    /// The last event of a job that succeeded: what ``TranscodeJob/run()`` returns.
+    case done(TranscodeSummary)
+    /// The last event of a job that failed or was cancelled: what ``TranscodeJob/run()`` throws.
+    case failed(CropZoomError)
 }
 
 /// One transcode for Swift code: configure it, run it with `await`, watch ``events`` as an
-/// `AsyncSequence`, cancel it with ``cancel()`` or by cancelling the task that awaits ``run()``.
+/// `AsyncSequence` (progress a few times a second, notices, and last `.done` or `.failed`), cancel it with
+/// ``cancel()`` or by cancelling the task that awaits ``run()``.
 ///
 /// ```swift
 /// var config = TranscodeConfiguration(input: "in.mov", output: "out.mp4")
@@ -80,11 +85,13 @@ public final class TranscodeJob: @unchecked Sendable {
                 try await withCheckedThrowingContinuation { (done: CheckedContinuation<TranscodeSummary, Error>) in
                     let thread = Thread { [self] in
                         defer { continuation.finish() }
-                        do {
+                        do throws(CropZoomError) {
                             var summary = try runner.run()
                             summary.notices = summary.notices.map { Setting.render($0, naming: naming) }
+                            continuation.yield(.done(summary))
                             done.resume(returning: summary)
                         } catch {
+                            continuation.yield(.failed(error))
                             done.resume(throwing: error)
                         }
                     }

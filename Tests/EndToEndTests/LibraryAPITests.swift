@@ -14,20 +14,29 @@ struct LibraryAPITests {
         config.geometry.zoom = 1.5
         config.preset = "ultrafast"
         let job = TranscodeJob(configuration: config)
-        let collector = Task { () -> (progress: [ProgressEvent], notices: [String]) in
+        let collector = Task { () -> (progress: [ProgressEvent], notices: [String], last: TranscodeEvent?) in
             var p: [ProgressEvent] = []
             var n: [String] = []
+            var last: TranscodeEvent? = nil
             for await event in job.events {
+                last = event
                 switch event {
                 case .progress(let e): p.append(e)
                 case .notice(let text): n.append(text)
                 case .warning(let text): n.append(text)
+                case .done, .failed: break
                 }
             }
-            return (p, n)
+            return (p, n, last)
         }
         let summary = try await job.run()
-        let (progress, notices) = await collector.value  // the stream ends with the job
+        let (progress, notices, last) = await collector.value  // the stream ends with the job
+        // The last event is the outcome: the summary run() returned.
+        guard case .done(let reported) = last else {
+            Issue.record("the last event is not .done: \(String(describing: last))")
+            return
+        }
+        #expect(reported.framesOut == summary.framesOut && reported.output == summary.output)
         let frames = try Oracle.decodedFrameHashes(scratch.file("o.mp4").path).count
         #expect(summary.framesOut == frames && frames > 0 && summary.videoCodec == "libx264")
         #expect(
@@ -39,7 +48,7 @@ struct LibraryAPITests {
         await #expect(throws: CropZoomError.self) { try await job.run() }
     }
 
-    @Test("cancel() and task cancellation stop the job: .cancelled, no output, no temporary file")
+    @Test("cancel() and task cancellation stop the job: .cancelled (the last event too), no output, no temporary file")
     func cancellation() async throws {
         let scratch = try Scratch()
         for viaTask in [false, true] {
@@ -48,6 +57,11 @@ struct LibraryAPITests {
             config.geometry.zoom = 1.3
             config.preset = "slow"
             let job = TranscodeJob(configuration: config)
+            let last = Task { () -> TranscodeEvent? in
+                var last: TranscodeEvent? = nil
+                for await event in job.events { last = event }
+                return last
+            }
             let running = Task { try await job.run() }
             // Cancel from a plain thread 0.3 s in (the job takes seconds): not from a task, which
             // the test runner's busy pool may start late. Cancelled before `run` starts or during
@@ -63,6 +77,12 @@ struct LibraryAPITests {
             case .failure(let error):
                 #expect((error as? CropZoomError)?.kind == .cancelled, "\(error)")
                 #expect((error as? CropZoomError)?.exitCode == 130)
+            }
+            // The event stream ends with the outcome too.
+            if case .failed(let e) = await last.value {
+                #expect(e.kind == .cancelled, "\(e)")
+            } else {
+                Issue.record("the last event is not .failed(cancelled)")
             }
             #expect(Files.names(in: scratch.url).isEmpty, "left behind: \(Files.names(in: scratch.url))")
         }

@@ -68,6 +68,7 @@ struct Transcode: ParsableCommand {
                     case .progress(let p): reporter.progress(p)
                     case .notice(let text): reporter.notice(text)
                     case .warning(let text): reporter.warning(text)
+                    case .done, .failed: break  // the outcome of run(), reported below
                     }
                 }
             }
