@@ -114,6 +114,23 @@ struct ProbeTests {
         #expect(czJSON["size_bytes"] as? Int == (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
     }
 
+    @Test(
+        """
+        probe and analyze-motion read standard input ("-"): the same streams as the file
+        """)
+    func standardInput() throws {
+        let path = try Files.sample("start-offset.ts").path
+        let binary = ChildProcess.shellQuoted([try CLI.binary()])
+        let piped = try Oracle.run("sh", ["-c", "\(binary) probe - --json < \(ChildProcess.shellQuoted([path]))"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(piped.stdout.utf8)) as? [String: Any])
+        let (_, file) = try Self.cropzoomProbe(path)
+        let streams = { (j: [String: Any]?) in (j?["streams"] as? [[String: Any]])?.map { $0["codec"] as? String } }
+        #expect(streams(json) != nil && streams(json)! == streams(file)!, "\(json)")
+        let motion = try Oracle.run("sh", ["-c", "\(binary) analyze-motion - < \(ChildProcess.shellQuoted([path]))"])
+        #expect(motion.status == 0, "\(motion.stderr)")
+    }
+
     @Test("what cropzoom adds: shown size and rotation, variable rate, 10-bit depth; text output")
     func derivedFacts() throws {
         func video(_ sample: String) throws -> [String: Any] {

@@ -60,6 +60,8 @@ struct InputSetup {
 
     /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
     static func check(_ path: String) throws(CropZoomError) {
+        // Standard input and URLs are FFmpeg's to open (and to refuse).
+        if path == "-" || path.contains("://") { return }
         var st = stat()
         guard RawPath.withCString(path, { stat($0, &st) }) == 0 else {
             throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))
