@@ -51,6 +51,29 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     public var pixelFormat: String? = nil
 
     public var audio: AudioMode = .auto
+    /// `--audio-codec`: every audio stream re-encoded with this encoder, or the best one for this codec (`opus`
+    /// → libopus); nil: AAC, or the container's own audio codec (Opus for WebM).
+    public var audioCodec: String? = nil
+    /// `--audio-bitrate`: the audio encoder's bit rate (bits per second); nil: 64 kb/s per channel, 128 kb/s stereo.
+    public var audioBitrate: Int? = nil
+    /// `--audio-channels`: a channel count or an FFmpeg layout name (`stereo`, `5.1`).
+    public enum AudioChannels: Sendable, Equatable {
+        case count(Int)
+        case layout(String)
+    }
+    public var audioChannels: AudioChannels? = nil
+    /// `--audio-stream`: an input audio stream by number (as `probe` shows it) or by language (ISO 639-2 `eng`).
+    public enum StreamSelector: Sendable, Equatable {
+        case index(Int)
+        case language(String)
+    }
+    /// The audio streams kept (empty: every one).
+    public var audioStreams: [StreamSelector] = []
+    /// Whether every audio stream is re-encoded, whatever the container could hold: `--audio aac`, or an audio
+    /// codec, bit rate or channel count asked for.
+    public var reencodesAudio: Bool {
+        audio == .aac || audioCodec != nil || audioBitrate != nil || audioChannels != nil
+    }
     /// What shows around the picture when it is zoomed out (`--zoom` below 1): a colour
     /// (sRGB 0–255, converted with BT.709 to the output's range and depth) or the picture's edge
     /// samples repeated outwards.

@@ -88,7 +88,8 @@ struct BenchOptionTests {
         "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
         "keep-start-time": "",  // a flag: no value
         "deinterlace": "off", "profile": "high", "level": "4.1", "tune": "film", "gop": "48", "tag": "avc3",
-        "encoder-option": "aq-mode=2",
+        "encoder-option": "aq-mode=2", "audio-codec": "opus", "audio-bitrate": "96k", "audio-channels": "stereo",
+        "audio-stream": "eng",
     ]
 
     @Test(

@@ -19,6 +19,10 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case encoderOption = "encoder_option"
     // Streams.
     case audio
+    case audioCodec = "audio_codec"
+    case audioBitrate = "audio_bitrate"
+    case audioChannels = "audio_channels"
+    case audioStream = "audio_stream"
     // Input and output handling.
     case strict, force
     // Live sources.
@@ -50,7 +54,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force || self == .live }
 
     /// A setting given any number of times (`--input-option K=V` …), its values one per line.
-    public var isRepeatable: Bool { self == .inputOption || self == .audioInputOption || self == .encoderOption }
+    public var isRepeatable: Bool {
+        self == .inputOption || self == .audioInputOption || self == .encoderOption || self == .audioStream
+    }
 
     /// Whether a job file may give it (clips and `defaults`).
     public var inJobFiles: Bool {
@@ -102,7 +108,10 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .rotate: return "DEGREES"
         case .transform: return "A,B,C,D,TX,TY"
         case .start, .end, .duration: return "T"
-        case .bitrate: return "RATE"
+        case .bitrate, .audioBitrate: return "RATE"
+        case .audioCodec: return "NAME"
+        case .audioChannels: return "N|LAYOUT"
+        case .audioStream: return "N|LANG"
         case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
         case .inputFormat: return "NAME"
         case .inputOption, .audioInputOption, .encoderOption: return "KEY=VALUE"
@@ -196,6 +205,18 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
             return "auto: copy every audio stream packet for packet, re-encoding (AAC, Opus for WebM) only what the "
                 + "container cannot carry; copy: fail instead of re-encoding; aac: re-encode to AAC; none: drop "
                 + "audio."
+        case .audioCodec:
+            return "Re-encode every audio stream with this encoder or codec (aac, opus, mp3, vorbis, flac, alac, ac3, "
+                + "pcm_s16le …: the best installed encoder for it); copy is \(setting: .audio) copy."
+        case .audioBitrate:
+            return "Re-encode every audio stream at this bit rate (96k, 192k …; default 64k per channel, 128k for "
+                + "stereo)."
+        case .audioChannels:
+            return "Re-encode every audio stream to this many channels or this layout (1, 2, 6, mono, stereo, 5.1 "
+                + "…), mixing down or up; a note says so."
+        case .audioStream:
+            return "Keep this audio stream (repeatable): its number as probe shows it (#1 → 1) or its language "
+                + "(eng, fra …); the others are dropped. Default: every audio stream."
         case .strict: return "Fail on damaged packets instead of skipping and counting them."
         case .force: return "Like -y, and replace a read-only OUTPUT too."
         case .live:

@@ -97,7 +97,7 @@ public struct Settings: Sendable, Equatable {
             }
             return text
         }
-        c.audio = try choice(.audio, TranscodeConfiguration.AudioMode.self) ?? .auto
+        try audio(into: &c)
         c.strict = values[.strict] == "true"
         c.live = values[.live] == "true"
         c.inputFormat = values[.inputFormat]
@@ -126,6 +126,75 @@ public struct Settings: Sendable, Equatable {
                     "\(setting: setting) needs more than one thread: \(setting: .threads) 1 runs everything on one "
                         + "thread")
             }
+        }
+    }
+
+    /// `audio` and the settings that refine it, checked against each other.
+    private func audio(into c: inout TranscodeConfiguration) throws(CropZoomError) {
+        c.audio = try choice(.audio, TranscodeConfiguration.AudioMode.self) ?? .auto
+        if let text = values[.audioCodec] {
+            let name = text.trimmingCharacters(in: .whitespaces).lowercased()
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+                throw Settings.refuse(
+                    .audioCodec, "\(setting: .audioCodec) takes an encoder or codec name (got '\(text)')")
+            }
+            if name == "copy" {
+                if values[.audio] != nil && c.audio != .copy {
+                    throw Settings.refuse(
+                        .audioCodec, "\(setting: .audioCodec) copy contradicts \(setting: .audio) \(c.audio.rawValue)")
+                }
+                c.audio = .copy
+            } else {
+                c.audioCodec = name
+            }
+        }
+        c.audioBitrate = try values[.audioBitrate].map { text throws(CropZoomError) in
+            guard let rate = Settings.bitrate(text), (1000...10_000_000).contains(rate) else {
+                throw Settings.refuse(
+                    .audioBitrate,
+                    "\(setting: .audioBitrate) takes bits per second from 1k to 10M, e.g. 96k (got '\(text)')")
+            }
+            return rate
+        }
+        c.audioChannels = try values[.audioChannels].map { text throws(CropZoomError) in
+            let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+            if let n = Int(t) {
+                guard (1...64).contains(n) else {
+                    throw Settings.refuse(
+                        .audioChannels, "\(setting: .audioChannels) takes 1 to 64 channels (got \(text))")
+                }
+                return .count(n)
+            }
+            guard !t.isEmpty, t.allSatisfy({ $0.isLetter || $0.isNumber || "._()+-|".contains($0) }) else {
+                throw Settings.refuse(
+                    .audioChannels,
+                    "\(setting: .audioChannels) takes a channel count or a layout (mono, stereo, 5.1 …; got '\(text)')")
+            }
+            return .layout(t)
+        }
+        c.audioStreams = try (values[.audioStream] ?? "").split(separator: "\n").map {
+            line throws(CropZoomError) -> TranscodeConfiguration.StreamSelector in
+            let t = line.trimmingCharacters(in: .whitespaces).lowercased()
+            if let n = Int(t), n >= 0 { return .index(n) }
+            guard (2...3).contains(t.count), t.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+                throw Settings.refuse(
+                    .audioStream,
+                    "\(setting: .audioStream) takes a stream number (1) or a language code (eng; got '\(line)')")
+            }
+            return .language(t)
+        }
+        let refinements: [Setting] = [.audioCodec, .audioBitrate, .audioChannels, .audioStream]
+        if c.audio == .none, let given = refinements.first(where: { values[$0] != nil }) {
+            throw Settings.refuse(given, "\(setting: given) contradicts \(setting: .audio) none")
+        }
+        if c.audio == .copy,
+            let given = [Setting.audioBitrate, .audioChannels].first(where: { values[$0] != nil })
+                ?? (c.audioCodec != nil ? .audioCodec : nil)
+        {
+            throw Settings.refuse(given, "\(setting: given) re-encodes audio, which \(setting: .audio) copy forbids")
+        }
+        if c.audio == .aac, let codec = c.audioCodec, codec != "aac" {
+            throw Settings.refuse(.audioCodec, "\(setting: .audioCodec) \(codec) contradicts \(setting: .audio) aac")
         }
     }
 

@@ -86,19 +86,34 @@ struct StreamRouting {
                     setting: .audio,
                     reason: "\(setting: .audio) aac: \(containerName) cannot hold AAC")
             }
-            if cfg.audio == .aac || (cfg.audio == .auto && !canCopy) {
-                guard let target = cfg.audio == .aac ? "aac" : AudioTranscoder.encoderName(for: container) else {
-                    drop("audio", i, codecName, "\(containerName) holds no audio")
-                    return nil
+            if cfg.reencodesAudio || (cfg.audio == .auto && !canCopy) {
+                let target: String
+                if let asked = cfg.audioCodec ?? (cfg.audio == .aac ? "aac" : nil) {
+                    let codec = try AudioTranscoder.encoder(named: asked)
+                    guard container.canStore(codec.pointee.id) else {
+                        throw CropZoomError(
+                            .usage, path: cfg.output, setting: cfg.audioCodec != nil ? .audioCodec : .audio,
+                            reason: "\(containerName) cannot hold "
+                                + "\(String(cString: avcodec_get_name(codec.pointee.id))) audio "
+                                + "(\(setting: cfg.audioCodec != nil ? .audioCodec : .audio) \(asked))")
+                    }
+                    target = String(cString: codec.pointee.name)
+                } else {
+                    guard let name = AudioTranscoder.encoderName(for: container) else {
+                        drop("audio", i, codecName, "\(containerName) holds no audio")
+                        return nil
+                    }
+                    target = name
                 }
                 // FFmpeg 5.1's MXF muxer takes 48 kHz audio only ("only 48khz is implemented").
                 let rate: Int32? = containerName.hasPrefix("mxf") ? 48000 : nil
                 let t = try AudioTranscoder(
                     input: input, streamIndex: i, encoderName: target,
-                    globalHeader: output.needsGlobalHeader, sampleRate: rate)
+                    globalHeader: output.needsGlobalHeader, sampleRate: rate,
+                    request: .init(bitRate: cfg.audioBitrate, channels: cfg.audioChannels))
                 let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
                 audioReencoded += 1
-                if cfg.audio == .auto {
+                if !cfg.reencodesAudio {
                     let id = t.encoder.codecID
                     let targetName =
                         id == AV_CODEC_ID_OPUS
@@ -106,6 +121,14 @@ struct StreamRouting {
                     notice(
                         "\(what) (\(codecName)) cannot go in \(containerName); "
                             + "re-encoding it to \(targetName)")
+                }
+                if let change = t.layoutChange {
+                    let verb =
+                        cfg.audioChannels != nil ? "mixed" : "mixed (\(t.encoder.name) takes no \(change.from))"
+                    notice("\(what): its channels are \(verb) from \(change.from) to \(change.to)")
+                }
+                if t.bitRateIgnored {
+                    notice("\(setting: .audioBitrate) does nothing for \(t.encoder.name): it is lossless")
                 }
                 return .reencode(t, output: out)
             } else if canCopy {
@@ -182,6 +205,10 @@ struct StreamRouting {
                     dropped += 1
                     continue
                 }
+                if !cfg.audioStreams.isEmpty && !cfg.audioStreams.contains(where: { Self.selects($0, st, i) }) {
+                    drop("audio", i, codecName, "\(setting: .audioStream) chose others")
+                    continue
+                }
                 if sound != nil {
                     drop("audio", i, codecName, "\(setting: .audioInput) replaces it")
                     continue
@@ -203,6 +230,7 @@ struct StreamRouting {
                 drop("", i, codecName, "\(containerName) cannot hold it")
             }
         }
+        try Self.checkSelection(cfg, input: input, sound: sound != nil)
         // The sound device's first audio stream, after the input's streams (`--audio-input`).
         var soundRoutes: [StreamRoute] = []
         if let sound, cfg.audio != .none {
@@ -221,6 +249,47 @@ struct StreamRouting {
         self.otherCopied = otherCopied
         self.dropped = dropped
         self.codecDelay = codecDelay
+    }
+
+    /// Whether `selector` names input stream `i` (`--audio-stream`): its number, or its language tag (`eng`, or
+    /// a BCP 47 tag starting with the code, `en-US`).
+    static func selects(_ selector: TranscodeConfiguration.StreamSelector, _ st: StreamRef, _ i: Int) -> Bool {
+        switch selector {
+        case .index(let n): return n == i
+        case .language(let code):
+            guard let tag = st.metadata("language")?.lowercased() else { return false }
+            return tag == code || tag.hasPrefix(code + "-")
+        }
+    }
+
+    /// Every `--audio-stream` value names an audio stream of the input: a usage error listing them otherwise.
+    static func checkSelection(_ cfg: TranscodeConfiguration, input: InputFormat, sound: Bool) throws(CropZoomError) {
+        guard !cfg.audioStreams.isEmpty else { return }
+        if sound {
+            throw CropZoomError(
+                .usage, setting: .audioStream,
+                reason: "\(setting: .audioStream) chooses the input's audio, which \(setting: .audioInput) replaces")
+        }
+        let audio = (0..<input.streamCount).filter {
+            input.stream($0).mediaType == AVMEDIA_TYPE_AUDIO && !isChapterTrack(input.stream($0), in: input)
+        }
+        let list =
+            audio.isEmpty
+            ? "it has no audio stream"
+            : "its audio streams: "
+                + audio.map { "#\($0)" + (input.stream($0).metadata("language").map { " \($0)" } ?? "") }
+                .joined(separator: ", ")
+        for selector in cfg.audioStreams
+        where !audio.contains(where: { selects(selector, input.stream($0), $0) }) {
+            let given: String
+            switch selector {
+            case .index(let n): given = "\(n)"
+            case .language(let code): given = code
+            }
+            throw CropZoomError(
+                .usage, path: input.path, setting: .audioStream,
+                reason: "\(setting: .audioStream) \(given) names no audio stream (\(list))")
+        }
     }
 
     /// True for a QuickTime chapter track: FFmpeg 5.1's mov demuxer reads it into the file's

@@ -80,8 +80,17 @@ struct EncodingOptions: ParsableArguments {
 /// What to do with audio, subtitles and data.
 struct StreamOptions: ParsableArguments {
     @Option(name: .setting(.audio), help: .setting(.audio)) var audio: String?
+    @Option(name: .setting(.audioCodec), help: .setting(.audioCodec)) var audioCodec: String?
+    @Option(name: .setting(.audioBitrate), help: .setting(.audioBitrate)) var audioBitrate: String?
+    @Option(name: .setting(.audioChannels), help: .setting(.audioChannels)) var audioChannels: String?
+    @Option(name: .setting(.audioStream), help: .setting(.audioStream)) var audioStream: [String] = []
 
-    var settings: Settings { Settings([.audio: audio]) }
+    var settings: Settings {
+        Settings([
+            .audio: audio, .audioCodec: audioCodec, .audioBitrate: audioBitrate, .audioChannels: audioChannels,
+            .audioStream: audioStream.isEmpty ? nil : audioStream.joined(separator: "\n"),
+        ])
+    }
 
     func validate() throws { try settings.validate() }
 }

@@ -18,11 +18,23 @@ final class AudioTranscoder: @unchecked Sendable {
     private var nextPTS: Int64?
     private(set) var corruptPackets = 0
 
+    /// What the encoder is asked for beyond its codec (`--audio-bitrate`, `--audio-channels`); nil: chosen here.
+    struct Request {
+        var bitRate: Int? = nil
+        var channels: TranscodeConfiguration.AudioChannels? = nil
+    }
+
+    /// The channel layouts when the encoder's differs from the input's (named by `av_channel_layout_describe`):
+    /// a mix-down, a mix-up or a move of channels that a note should tell.
+    private(set) var layoutChange: (from: String, to: String)?
+    /// `--audio-bitrate` was given to a lossless encoder, which has no bit rate to set.
+    private(set) var bitRateIgnored = false
+
     /// `sampleRate`: the rate the container requires (MXF: 48 kHz), else the input's when the
     /// encoder takes it.
     init(
         input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
-        sampleRate: Int32? = nil
+        sampleRate: Int32? = nil, request: Request = Request()
     ) throws(CropZoomError) {
         let st = input.stream(streamIndex)
         let par = st.parameters
@@ -54,25 +66,29 @@ final class AudioTranscoder: @unchecked Sendable {
         e.pointee.sample_fmt =
             formats.contains(decoder.pointer.pointee.sample_fmt)
             ? decoder.pointer.pointee.sample_fmt : (formats.first ?? AV_SAMPLE_FMT_FLTP)
-        var layout = decoder.pointer.pointee.ch_layout
-        if layout.order == AV_CHANNEL_ORDER_UNSPEC { av_channel_layout_default(&layout, layout.nb_channels) }
+        var inputLayout = AVChannelLayout()
+        try check(av_channel_layout_copy(&inputLayout, &decoder.pointer.pointee.ch_layout), "copying a channel layout")
+        defer { av_channel_layout_uninit(&inputLayout) }
+        Resampler.name(&inputLayout)
+        var layout = AVChannelLayout()
+        defer { av_channel_layout_uninit(&layout) }
         var options: [String: String] = [:]
-        if encoderName == "libopus" && layout.nb_channels > 2 {
-            if layout.nb_channels <= 8 {
-                // Surround Opus is mapping family 1 (Vorbis channel order, up to 8 channels; libopus
-                // reorders): the layout libopus lists for that count (5.1 is 5.1(back): side
-                // channels are resampled to the back).
-                let listed = ecodec.supportedChannelLayouts.first { $0.nb_channels == layout.nb_channels }
-                if var listed { try check(av_channel_layout_copy(&layout, &listed), "setting the channel layout") }
-                options["mapping_family"] = "1"
-            } else {
-                av_channel_layout_default(&layout, 2)
-            }
+        try Self.chooseLayout(
+            &layout, input: &inputLayout, asked: request.channels, encoder: ecodec, options: &options)
+        if av_channel_layout_compare(&layout, &inputLayout) != 0 {
+            layoutChange = (Self.describe(&inputLayout), Self.describe(&layout))
         }
         try check(av_channel_layout_copy(&e.pointee.ch_layout, &layout), "setting the channel layout")
         e.pointee.time_base = AVRational(num: 1, den: rate)
-        e.pointee.bit_rate = Int64(
-            layout.nb_channels <= 2 ? 128_000 * max(1, Int(layout.nb_channels)) / 2 : 64_000 * Int(layout.nb_channels))
+        let n = Int(layout.nb_channels)
+        e.pointee.bit_rate = Int64(request.bitRate ?? (n <= 2 ? 128_000 * max(1, n) / 2 : 64_000 * n))
+        if request.bitRate != nil, let d = avcodec_descriptor_get(ecodec.pointee.id),
+            d.pointee.props & AV_CODEC_PROP_LOSSLESS != 0
+        {
+            bitRateIgnored = true
+        }
+        // FFmpeg's own Opus and Vorbis encoders are experimental: taken only when asked for by name.
+        if ecodec.pointee.capabilities & AV_CODEC_CAP_EXPERIMENTAL != 0 { e.pointee.strict_std_compliance = -2 }
         if globalHeader { e.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         try encoder.open(options: options, kind: .processing, what: "opening the \(encoderName) encoder")
 
@@ -83,6 +99,97 @@ final class AudioTranscoder: @unchecked Sendable {
         chunk = try Frame()
         packet = try Packet()
         inputIndex = streamIndex
+    }
+
+    /// The encoder's layout: `asked` (a count's default layout, `av_channel_layout_default`, or a name,
+    /// `av_channel_layout_from_string`), else the input's; then, where the encoder lists the layouts it takes
+    /// (`AVCodec.ch_layouts`), the listed one of the same count, else stereo. libopus above two channels is mapping
+    /// family 1 (up to 8 channels, Vorbis order; its 5.1 is 5.1(back), side channels moved to the back).
+    private static func chooseLayout(
+        _ layout: inout AVChannelLayout, input: inout AVChannelLayout, asked: TranscodeConfiguration.AudioChannels?,
+        encoder: UnsafePointer<AVCodec>, options: inout [String: String]
+    ) throws(CropZoomError) {
+        switch asked {
+        case .count(let n)?:
+            av_channel_layout_default(&layout, Int32(n))
+        case .layout(let name)?:
+            guard av_channel_layout_from_string(&layout, name) >= 0, layout.nb_channels > 0 else {
+                throw CropZoomError(
+                    .usage, setting: .audioChannels,
+                    reason: "\(setting: .audioChannels) \(name): not a channel layout FFmpeg knows "
+                        + "(mono, stereo, 2.1, quad, 5.0, 5.1, 7.1 …)")
+            }
+        case nil:
+            try check(av_channel_layout_copy(&layout, &input), "copying a channel layout")
+        }
+        let name = String(cString: encoder.pointee.name)
+        if name == "libopus" && layout.nb_channels > 8 {
+            guard asked == nil else {
+                throw CropZoomError(
+                    .usage, setting: .audioChannels,
+                    reason: "\(setting: .audioChannels): libopus takes at most 8 channels (got \(layout.nb_channels))")
+            }
+            av_channel_layout_uninit(&layout)
+            av_channel_layout_default(&layout, 2)
+        }
+        if name == "libopus" && layout.nb_channels > 2 { options["mapping_family"] = "1" }
+        let listed = encoder.supportedChannelLayouts
+        guard !listed.isEmpty,
+            !listed.contains(where: { l in
+                var l = l
+                return av_channel_layout_compare(&l, &layout) == 0
+            })
+        else { return }
+        if var same = listed.first(where: { $0.nb_channels == layout.nb_channels }) {
+            av_channel_layout_uninit(&layout)
+            try check(av_channel_layout_copy(&layout, &same), "setting the channel layout")
+            return
+        }
+        if asked != nil {
+            let counts = Set(listed.map { Int($0.nb_channels) }).sorted().map(String.init).joined(separator: ", ")
+            throw CropZoomError(
+                .usage, setting: .audioChannels,
+                reason: "\(setting: .audioChannels): \(name) takes \(counts) channels, not \(layout.nb_channels)")
+        }
+        av_channel_layout_uninit(&layout)
+        av_channel_layout_default(&layout, 2)
+    }
+
+    /// `av_channel_layout_describe`: "stereo", "5.1(side)", "3 channels".
+    static func describe(_ layout: inout AVChannelLayout) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard av_channel_layout_describe(&layout, &buffer, 64) >= 0 else { return "\(layout.nb_channels) channels" }
+        return String(cString: buffer)
+    }
+
+    /// Codec names and the encoders that make them, best first (`--audio-codec`).
+    static let preferredEncoders: [String: [String]] = [
+        "aac": ["aac", "libfdk_aac"], "opus": ["libopus", "opus"], "mp3": ["libmp3lame", "libshine"],
+        "vorbis": ["libvorbis", "vorbis"], "mp2": ["mp2", "libtwolame"], "pcm": ["pcm_s16le"],
+    ]
+
+    /// The audio encoder `given` names (`avcodec_find_encoder_by_name`), or the best installed one for the codec it
+    /// names (`preferredEncoders`, then `avcodec_descriptor_get_by_name` and `avcodec_find_encoder`); a name this
+    /// FFmpeg does not know, or a codec it cannot encode, is a usage error naming `--audio-codec`.
+    static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec> {
+        let name = given.lowercased()
+        for n in preferredEncoders[name == "mpeg3" ? "mp3" : name] ?? [] {
+            if let c = avcodec_find_encoder_by_name(n) { return c }
+        }
+        if let c = avcodec_find_encoder_by_name(name), c.pointee.type == AVMEDIA_TYPE_AUDIO { return c }
+        guard let d = avcodec_descriptor_get_by_name(name), d.pointee.type == AVMEDIA_TYPE_AUDIO else {
+            throw CropZoomError(
+                .usage, setting: .audioCodec,
+                reason: "\(setting: .audioCodec) \(given): no such audio codec or encoder "
+                    + "(aac, opus, mp3, vorbis, flac, alac, ac3, eac3, pcm_s16le …; see `ffmpeg -encoders`)")
+        }
+        guard let c = avcodec_find_encoder(d.pointee.id) else {
+            throw CropZoomError(
+                .usage, setting: .audioCodec,
+                reason: "\(setting: .audioCodec) \(given): this FFmpeg has no \(String(cString: d.pointee.name)) "
+                    + "encoder (try `ffmpeg -encoders`)")
+        }
+        return c
     }
 
     var timeBase: AVRational { encoder.pointer.pointee.time_base }
