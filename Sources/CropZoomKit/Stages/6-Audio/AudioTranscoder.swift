@@ -157,9 +157,12 @@ final class AudioTranscoder: @unchecked Sendable {
 
     /// `av_channel_layout_describe`: "stereo", "5.1(side)", "3 channels".
     static func describe(_ layout: inout AVChannelLayout) -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard av_channel_layout_describe(&layout, &buffer, 64) >= 0 else { return "\(layout.nb_channels) channels" }
-        return String(cString: buffer)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = buffer.withUnsafeMutableBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { av_channel_layout_describe(&layout, $0.baseAddress, 64) }
+        }
+        guard n >= 0 else { return "\(layout.nb_channels) channels" }
+        return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
     }
 
     /// Codec names and the encoders that make them, best first (`--audio-codec`).
