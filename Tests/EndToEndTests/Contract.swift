@@ -237,11 +237,14 @@ enum Contract {
 
     // MARK: - Point 3: the picture
 
-    /// Pixel format to compare pictures in: 10-bit stays 10-bit, 4:4:4 stays 4:4:4.
-    static func comparisonPixelFormat(_ inputPixFmt: String?) -> String {
-        let f = inputPixFmt ?? ""
-        if f.contains("10") || f.contains("12") { return "yuv420p10le" }
-        if f.contains("444") { return "yuv444p" }
+    /// Pixel format to compare pictures in: the precision both have — 10-bit where both are deeper than 8 bits,
+    /// 4:4:4 where both are 4:4:4 (an H.264 default of 8-bit 4:2:0 from a 4:4:4 or 10-bit input is compared
+    /// at 8-bit 4:2:0).
+    static func comparisonPixelFormat(_ inputPixFmt: String?, output outputPixFmt: String?) -> String {
+        let (f, g) = (inputPixFmt ?? "", outputPixFmt ?? inputPixFmt ?? "")
+        let deep = { (s: String) in s.contains("10") || s.contains("12") }
+        if deep(f) && deep(g) { return "yuv420p10le" }
+        if f.contains("444") && g.contains("444") { return "yuv444p" }
         return "yuv420p"
     }
 

@@ -169,10 +169,11 @@ struct CorpusTests {
         }
         let sar = inVideo.sampleAspectRatio.map { $0.num > 0 && $0.den > 0 ? $0.doubleValue : 1 } ?? 1
         let is444 = (inVideo.pixFmt ?? "").contains("444")
+        let outIs444 = (outVideo.pixFmt ?? "").contains("444")
         let spec = GeometrySpec(zoom: 1.25)
         let reference = ReferencePicture.make(
             spec, upright: upright, sar: sar, sarAlongY: quarterTurn,
-            align: is444 ? 1 : 2, outputAlign: is444 ? 1 : 2)
+            align: is444 ? 1 : 2, outputAlign: outIs444 ? 1 : 2)
         let (ow, oh) = (outVideo.width ?? 0, outVideo.height ?? 0)
         // The displayed size, on the output pixel format's grid: allow the other neighbour
         // when the exact display size falls between two multiples.
@@ -189,7 +190,7 @@ struct CorpusTests {
             + reference.filter.replacingOccurrences(
                 of: "scale=\(reference.width):\(reference.height)",
                 with: "scale=\(ow):\(oh)")
-        let pixelFormat = Contract.comparisonPixelFormat(inVideo.pixFmt)
+        let pixelFormat = Contract.comparisonPixelFormat(inVideo.pixFmt, output: outVideo.pixFmt)
         let psnr = try Oracle.meanPSNR(
             reference: input, referenceFilter: filter, output: output.path,
             pixelFormat: pixelFormat, referenceAutorotate: override?.autorotate ?? true,

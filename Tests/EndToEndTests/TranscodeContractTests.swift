@@ -72,11 +72,16 @@ extension TranscodeCase {
             name: "display matrix rotation 90", sample: "rotate90.mp4", outputExtension: "mp4",
             geometry: .init(zoom: 2)),
         .init(
-            name: "odd size 4:4:4, whole picture", sample: "odd-444.mkv", outputExtension: "mp4",
-            pixelFormat: "yuv444p"),
+            name: "odd size 4:4:4 kept with --pix-fmt yuv444p, whole picture", sample: "odd-444.mkv",
+            outputExtension: "mp4", pixelFormat: "yuv444p", extraArgs: ["--pix-fmt", "yuv444p"]),
         .init(
-            name: "odd size 4:4:4, odd crop", sample: "odd-444.mkv", outputExtension: "mp4",
-            geometry: .init(crop: (201, 151, 33, 17)), pixelFormat: "yuv444p"),
+            name: "odd size 4:4:4 kept with --pix-fmt yuv444p, odd crop", sample: "odd-444.mkv",
+            outputExtension: "mp4", geometry: .init(crop: (201, 151, 33, 17)), pixelFormat: "yuv444p",
+            extraArgs: ["--pix-fmt", "yuv444p"]),
+        // H.264's default is what players take: 8-bit 4:2:0 (an even size).
+        .init(
+            name: "odd size 4:4:4 -> H.264's default 4:2:0", sample: "odd-444.mkv", outputExtension: "mp4",
+            geometry: .init(zoom: 1.2), pixelFormat: "yuv420p"),
         .init(
             name: "MPEG-TS start 11.4 s -> TS", sample: "start-offset.ts", outputExtension: "ts",
             geometry: .init(zoom: 2)),
@@ -87,8 +92,11 @@ extension TranscodeCase {
             name: "VP9+Opus WebM -> WebM", sample: "vp9-opus.webm", outputExtension: "webm",
             geometry: .init(zoom: 2)),
         .init(
-            name: "HEVC 10-bit MKV -> MKV", sample: "hevc10.mkv", outputExtension: "mkv",
-            geometry: .init(zoom: 2), pixelFormat: "yuv420p10le"),
+            name: "HEVC 10-bit MKV -> MKV, H.264's default 8 bits", sample: "hevc10.mkv", outputExtension: "mkv",
+            geometry: .init(zoom: 2), pixelFormat: "yuv420p"),
+        .init(
+            name: "HEVC 10-bit MKV -> MKV --codec hevc, 10 bits kept", sample: "hevc10.mkv", outputExtension: "mkv",
+            geometry: .init(zoom: 2), pixelFormat: "yuv420p10le", extraArgs: ["--codec", "hevc"]),
         .init(
             name: "no audio", sample: "no-audio.mp4", outputExtension: "mp4",
             geometry: .init(zoom: 2), audio: .absent),
@@ -143,9 +151,10 @@ struct TranscodeContractTests {
         let quarterTurn = Int(((inVideo.rotation ?? 0) / 90).rounded()) % 2 != 0
         let sar = inVideo.sampleAspectRatio.map { $0.num > 0 && $0.den > 0 ? $0.doubleValue : 1 } ?? 1
         let is444 = (inVideo.pixFmt ?? "").contains("444")
+        let outIs444 = (outVideo.pixFmt ?? "").contains("444")
         let reference = ReferencePicture.make(
             c.geometry, upright: upright, sar: sar, sarAlongY: quarterTurn,
-            align: is444 ? 1 : 2, outputAlign: is444 ? 1 : 2)
+            align: is444 ? 1 : 2, outputAlign: outIs444 ? 1 : 2)
         #expect(
             outVideo.width == reference.width && outVideo.height == reference.height,
             Comment(
@@ -208,7 +217,7 @@ struct TranscodeContractTests {
         }
 
         // Point 3: the picture.
-        let pixelFormat = Contract.comparisonPixelFormat(inVideo.pixFmt)
+        let pixelFormat = Contract.comparisonPixelFormat(inVideo.pixFmt, output: outVideo.pixFmt)
         let psnr = try Oracle.meanPSNR(
             reference: input, referenceFilter: reference.filter,
             output: output.path, pixelFormat: pixelFormat, alignStarts: true)

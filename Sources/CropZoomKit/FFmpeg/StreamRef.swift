@@ -44,6 +44,14 @@ struct StreamRef: @unchecked Sendable {
     var statedFrameRate: Rational { averageFrameRate.isKnown ? averageFrameRate : realFrameRate }
     /// The YUV matrix the stream is labelled with (`color_space`).
     var colorMatrix: ColorMatrix { ColorMatrix(parameters.pointee.color_space) }
+    /// "PQ" (SMPTE ST 2084) or "HLG" (ARIB STD-B67) for HDR video by its transfer characteristic; nil otherwise.
+    var hdrTransfer: String? {
+        switch parameters.pointee.color_trc {
+        case AVCOL_TRC_SMPTE2084: return "PQ"
+        case AVCOL_TRC_ARIB_STD_B67: return "HLG"
+        default: return nil
+        }
+    }
     /// Audio: samples per second and channels (0: unknown, as in an MPEG-TS stream not yet seen).
     var sampleRate: Int { Int(parameters.pointee.sample_rate) }
     var channelCount: Int { Int(parameters.pointee.ch_layout.nb_channels) }

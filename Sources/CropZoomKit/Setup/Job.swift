@@ -97,6 +97,7 @@ final class Job: @unchecked Sendable {
         cuts = cfg.segment ?? (target.containerName == "hls" ? 2 : nil)
         muxer.hlsTime = target.containerName == "hls" ? cuts : nil
         let video = try VideoSetup(cfg, input: source, output: target)
+        for note in video.notes { log.add(note) }
         let rate = source.input.stream(source.videoIndex).statedFrameRate
         if rate.isKnown { live?.framesPerSecond = rate.value }
         if rate.isKnown, rate.value > 0, let format = cfg.inputFormat,

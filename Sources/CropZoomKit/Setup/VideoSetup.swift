@@ -17,24 +17,52 @@ struct VideoSetup {
     /// Nil with `--codec none`.
     let encoder: VideoEncoder?
     let hdr: HDRMetadata?
+    /// What the choices changed that the user should hear of (an HDR input's codec, a format players take).
+    let notes: [String]
 
     init(_ cfg: TranscodeConfiguration, input: InputSetup, output: OutputSetup) throws(CropZoomError) {
         let decoder = input.decoder
         let dec = decoder.context
         let videoStream = input.input.stream(input.videoIndex)
-        let codec: EncoderRef? =
+        var codec: EncoderRef? =
             cfg.skipEncoder ? nil : try VideoEncoder.findCodec(named: cfg.codec, output: output.container)
         let inFormat = dec.pixelFormat
+        let inInfo = inFormat.info!
+        var notes: [String] = []
+        // HDR input without --codec: HEVC Main 10 where the container's default is H.264.
+        let hdrTransfer = videoStream.hdrTransfer
+        if let transfer = hdrTransfer, cfg.codec == nil, codec?.name == "libx264",
+            let hevc = VideoEncoder.hdrDefault(output: output.container)
+        {
+            codec = hevc
+            notes.append(
+                "video stream #\(input.videoIndex) is HDR (\(transfer)): encoding HEVC Main 10 (libx265), which "
+                    + "players show as HDR (\(setting: .codec) h264 for H.264)")
+        }
         let outputFormat =
             try codec.map { (c: EncoderRef) throws(CropZoomError) in
-                try VideoEncoder.choosePixelFormat(codec: c, input: inFormat, requested: cfg.pixelFormat)
+                try VideoEncoder.choosePixelFormat(
+                    codec: c, input: inFormat, requested: cfg.pixelFormat, hdr: hdrTransfer != nil,
+                    profile: cfg.profile)
             } ?? inFormat
         self.outputFormat = outputFormat
-        let inInfo = inFormat.info!
         let outInfo = outputFormat.info!
+        if let codec, cfg.pixelFormat == nil, cfg.profile == nil,
+            VideoEncoder.playableDefaultEncoders.contains(codec.name), !inInfo.isRGB,
+            inInfo.bitDepth > outInfo.bitDepth
+                || inInfo.log2ChromaW + inInfo.log2ChromaH
+                    < outInfo.log2ChromaW + outInfo.log2ChromaH
+        {
+            let kind = codec.name == "libx265" ? "HEVC" : "H.264"
+            notes.append(
+                "video stream #\(input.videoIndex) (\(inInfo.name)) is encoded as \(outInfo.name), the \(kind) "
+                    + "players take (\(setting: .pixFmt) \(inInfo.name) keeps it)")
+        }
+        self.notes = notes
         inputInfo = inInfo
         outputInfo = outInfo
-        let fullRange = outInfo.isJ || inInfo.isJ || dec.isTaggedFullRange
+        // RGB (full range by nature) into YUV is limited range, as players expect, unless the output is "J".
+        let fullRange = outInfo.isJ || ((inInfo.isJ || dec.isTaggedFullRange) && !(inInfo.isRGB && !outInfo.isRGB))
         self.fullRange = fullRange
         let inSpace = videoStream.colorMatrix
         matrix =

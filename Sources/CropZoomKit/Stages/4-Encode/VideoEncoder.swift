@@ -190,9 +190,61 @@ final class VideoEncoder: @unchecked Sendable {
     /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else
     /// the nearest one it does (`avcodec_find_best_pix_fmt_of_list`).
     static func choosePixelFormat(
-        codec encoder: EncoderRef, input: PixelFormat, requested: String?
+        codec encoder: EncoderRef, input: PixelFormat, requested: String?, hdr: Bool = false, profile: String? = nil
     ) throws(CropZoomError) -> PixelFormat {
-        PixelFormat(try choosePixelFormat(codec: encoder.pointer, input: input.av, requested: requested))
+        if requested == nil,
+            let playable = playableFormat(codec: encoder.pointer, input: input.av, hdr: hdr, profile: profile)
+        {
+            return PixelFormat(playable)
+        }
+        return PixelFormat(try choosePixelFormat(codec: encoder.pointer, input: input.av, requested: requested))
+    }
+
+    /// The encoders whose default output is what players take rather than the input's format.
+    static let playableDefaultEncoders: Set<String> = ["libx264", "libx265"]
+
+    /// For H.264 and HEVC (libx264, libx265) without `--pix-fmt`: what every player decodes — 4:2:0, 8 bits for
+    /// H.264 (High) and for 8-bit input to HEVC (Main), 10 bits for deeper input to HEVC (Main 10) and for HDR
+    /// input to either (8-bit PQ/HLG bands); full range kept as `yuvj420p` at 8 bits. A `--profile` that names
+    /// more is the user's ask: `high10`/`main10` 10 bits, `high422`/`main422-10` 4:2:2, `high444`/`main444-…`
+    /// 4:4:4, at the input's depth when the profile does not say. Nil for other encoders, or when the encoder does
+    /// not take the result.
+    private static func playableFormat(
+        codec: UnsafePointer<AVCodec>, input: AVPixelFormat, hdr: Bool, profile: String?
+    ) -> AVPixelFormat? {
+        let name = String(cString: codec.pointee.name)
+        guard playableDefaultEncoders.contains(name), let info = PixelFormatInfo(input) else { return nil }
+        let inputDepth = info.isRGB ? 8 : info.bitDepth
+        var depth = hdr || (name == "libx265" && inputDepth > 8) ? 10 : 8
+        var chroma = "420"
+        if let p = profile?.lowercased() {
+            if p.contains("444") {
+                chroma = "444"
+            } else if p.contains("422") {
+                chroma = "422"
+            }
+            if p.hasSuffix("12") {
+                depth = 12
+            } else if p.contains("10") {
+                depth = 10
+            } else if p.hasSuffix("-8") {
+                depth = 8
+            } else if chroma != "420" {
+                depth = min(max(inputDepth, 8), 10)
+            }
+        }
+        let full = info.isJ && depth == 8
+        let formatName = "yuv\(full ? "j" : "")\(chroma)p" + (depth > 8 ? "\(depth)le" : "")
+        guard let format = PixelFormatInfo(name: formatName)?.format, codec.supportedPixelFormats.contains(format)
+        else { return nil }
+        return format
+    }
+
+    /// The encoder an HDR (PQ, HLG) input gets without `--codec` where the container's default would be H.264:
+    /// libx265, whose Main 10 players show as HDR. Nil when it is missing or the container cannot hold HEVC.
+    static func hdrDefault(output: OutputFormat) -> EncoderRef? {
+        guard output.canStore(AV_CODEC_ID_HEVC), let c = avcodec_find_encoder_by_name("libx265") else { return nil }
+        return EncoderRef(c)
     }
 
     private static func choosePixelFormat(
