@@ -322,10 +322,25 @@ final class OutputFormat: @unchecked Sendable {
         }
     }
 
-    /// The file's tags from `input` (`av_dict_copy` of the container metadata).
-    func copyMetadata(from input: InputFormat) {
+    /// The file's tags from `input` (`av_dict_copy` of the container metadata), but for `keys`.
+    func copyMetadata(from input: InputFormat, except keys: [String] = []) {
         av_dict_copy(&pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        for key in keys { removeMetadata(key) }
     }
+
+    /// The keys of the file's tags (`av_dict_get` over the container metadata).
+    var metadataKeys: [String] {
+        var keys: [String] = []
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let e = av_dict_get(pointer.pointee.metadata, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            keys.append(String(cString: e.pointee.key))
+            entry = e
+        }
+        return keys
+    }
+
+    /// Removes the file's tag `key` (`av_dict_set` with no value).
+    func removeMetadata(_ key: String) { av_dict_set(&pointer.pointee.metadata, key, nil, 0) }
 
     /// `input`'s chapters in [from, to) (`AV_TIME_BASE` units), moved by `shift` (`cz_copy_chapters`).
     func copyChapters(from input: InputFormat, from start: Int64, to end: Int64, shift: Int64) throws(CropZoomError) {

@@ -116,7 +116,7 @@ final class Job: @unchecked Sendable {
         routes = streams.routes
         videoOutput = streams.videoOutput
         let input = source.input
-        target.output.copyMetadata(from: input)
+        target.output.copyMetadata(from: input, except: Muxer.inputContainerTags)
         let clock = soundSetup.map {
             LiveClock([(input, sourceOpenedAt), ($0.input, $0.openedAt)], now: Date().timeIntervalSince1970)
         }

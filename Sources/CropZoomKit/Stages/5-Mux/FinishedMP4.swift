@@ -26,8 +26,10 @@ enum FinishedMP4 {
             av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
             bases.append(from.timeBase)
         }
+        let vendor = Muxer.keepVendorMetadata(output)
         try output.writeHeader(options: [
-            "movflags": "+faststart", "movie_timescale": String(Muxer.movieTimescale(bases)),
+            "movflags": vendor ? "+faststart+use_metadata_tags" : "+faststart",
+            "movie_timescale": String(Muxer.movieTimescale(bases)),
         ])
         let packet = try Packet()
         while true {

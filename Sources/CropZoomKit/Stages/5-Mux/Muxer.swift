@@ -186,6 +186,19 @@ final class Muxer: @unchecked Sendable {
     /// HLS: its files' length (`hls_time`, a keyframe forced at each cut).
     var hlsTime: Double?
 
+    /// A phone's tags — Apple's `com.apple.quicktime.make`, `model`, `software`, `creationdate`,
+    /// `location.ISO6709`, Android's `com.android.version`, `com.android.capture.fps` (slow motion) — are kept by
+    /// MP4/MOV only as QuickTime metadata keys (`mdta`, `movflags=+use_metadata_tags`): true when `output` has
+    /// such a tag (a key with a dot), whose other tags then go there too.
+    static func keepVendorMetadata(_ output: OutputFormat) -> Bool {
+        for key in inputContainerTags { output.removeMetadata(key) }
+        return output.metadataKeys.contains { $0.contains(".") }
+    }
+
+    /// The tags that describe the input's own container, not copied: an MP4/MOV muxer writes its own (and would
+    /// write these as keys), Matroska would keep another file's brands.
+    static let inputContainerTags = ["major_brand", "minor_version", "compatible_brands"]
+
     func writeHeader() throws(CropZoomError) {
         if idle { return }
         var options: [String: String] = [:]
@@ -208,6 +221,7 @@ final class Muxer: @unchecked Sendable {
             fragmentedFile = fragmented && !output.streaming && segment == nil
             options["movie_timescale"] = String(movieTimescale())
             tagHEVCForApple()
+            if Muxer.keepVendorMetadata(output) { options["movflags"]! += "+use_metadata_tags" }
         }
         if live {
             // Every packet reaches the file when the muxer writes it (not when a 32 KiB buffer fills).
