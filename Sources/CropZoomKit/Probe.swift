@@ -16,10 +16,47 @@ public struct MediaInfo: Codable, Sendable, Equatable {
     /// Bits per second over the whole file, when known.
     public var bitRate: Int?
     public var sizeBytes: Int?
+    /// The container's tags, as FFmpeg reads them (`title`, `creation_time`, `com.apple.quicktime.make` …); nil
+    /// when it has none.
+    public var tags: [String: String]?
+    /// Chapters in order; nil when there are none.
+    public var chapters: [ChapterInfo]?
     public var streams: [StreamInfo]
 
     /// True when the file has a video stream cropzoom can work on.
     public var hasVideo: Bool { streams.contains { $0.type == "video" && !$0.attachedPicture } }
+}
+
+/// One chapter: its times in seconds and its title.
+public struct ChapterInfo: Codable, Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+    public var title: String?
+}
+
+/// HDR10 static metadata: the mastering display's primaries and white point (CIE 1931 x, y) and luminance
+/// (cd/m²), as `AVMasteringDisplayMetadata` holds them.
+public struct MasteringDisplay: Codable, Sendable, Equatable {
+    public var red: [Double]?
+    public var green: [Double]?
+    public var blue: [Double]?
+    public var whitePoint: [Double]?
+    public var minLuminance: Double?
+    public var maxLuminance: Double?
+}
+
+/// HDR10 content light level (cd/m²): MaxCLL and MaxFALL.
+public struct ContentLightLevel: Codable, Sendable, Equatable {
+    public var maxContent: Int
+    public var maxAverage: Int
+}
+
+/// A Dolby Vision configuration record (`AVDOVIDecoderConfigurationRecord`).
+public struct DolbyVision: Codable, Sendable, Equatable {
+    public var profile: Int
+    public var level: Int
+    /// The base layer's compatibility: 0 none, 1 HDR10, 2 SDR, 4 HLG …
+    public var compatibilityID: Int
 }
 
 public struct StreamInfo: Codable, Sendable, Equatable {
@@ -66,12 +103,29 @@ public struct StreamInfo: Codable, Sendable, Equatable {
     /// ffprobe's `field_order`: "progressive", or interlaced "tt", "bb", "tb", "bt"; nil when
     /// the stream does not say.
     public var fieldOrder: String?
+    /// ffprobe's colour names (`tv`/`pc`, `bt709`, `bt2020nc`, `smpte2084`, `arib-std-b67`, `left` …); nil when
+    /// the stream does not say.
+    public var colorRange: String?
+    public var colorSpace: String?
+    public var colorPrimaries: String?
+    public var colorTransfer: String?
+    public var chromaLocation: String?
+    /// "PQ" or "HLG" for HDR video (by its transfer); nil otherwise.
+    public var hdr: String?
+    /// HDR10 metadata from the stream's side data or, for PQ video without it, its first frame (as a transcode
+    /// reads it).
+    public var masteringDisplay: MasteringDisplay?
+    public var contentLightLevel: ContentLightLevel?
+    public var dolbyVision: DolbyVision?
 
     // Audio.
     public var sampleRate: Int?
     public var channels: Int?
     public var channelLayout: String?
     public var sampleFormat: String?
+
+    /// The stream's tags (`language`, `handler_name`, `title` …); nil when it has none.
+    public var tags: [String: String]?
 }
 
 public enum MediaProbe {
@@ -99,8 +153,19 @@ public enum MediaProbe {
             startTime: start != AVCode.noPTS ? Double(start) / Double(AV_TIME_BASE) : nil,
             bitRate: ctx.pointee.bit_rate > 0 ? Int(ctx.pointee.bit_rate) : nil,
             sizeBytes: size, streams: [])
+        info.tags = tags(ctx.pointee.metadata)
+        var chapters: [ChapterInfo] = []
+        for i in 0..<input.chapterCount {
+            guard let c = ctx.pointee.chapters[i] else { continue }
+            let tb = TimeBase(c.pointee.time_base)
+            chapters.append(
+                ChapterInfo(
+                    start: Double(c.pointee.start) * tb.seconds, end: Double(c.pointee.end) * tb.seconds,
+                    title: tags(c.pointee.metadata)?["title"]))
+        }
+        info.chapters = chapters.isEmpty ? nil : chapters
         for i in 0..<input.streamCount {
-            info.streams.append(describe(input.stream(i), index: i))
+            info.streams.append(describe(input.stream(i), index: i, path: path == "-" ? nil : path))
         }
         // Variable frame rate: the spacing of the first video frames' presentation times.
         let videos = info.streams.filter { $0.type == "video" && !$0.attachedPicture }.map(\.index)
@@ -121,7 +186,60 @@ public enum MediaProbe {
 
     private static func rational(_ r: Rational) -> String { "\(r.num)/\(r.den)" }
 
-    private static func describe(_ st: StreamRef, index: Int) -> StreamInfo {
+    /// A metadata dictionary's entries (`av_dict_get`); nil when empty.
+    private static func tags(_ dict: OpaquePointer?) -> [String: String]? {
+        var tags: [String: String] = [:]
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let e = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            tags[String(cString: e.pointee.key)] = String(cString: e.pointee.value)
+            entry = e
+        }
+        return tags.isEmpty ? nil : tags
+    }
+
+    /// The colour of a video stream as ffprobe names it (`av_color_range_name` …), unspecified values left out;
+    /// its HDR metadata as a transcode reads it (`HDRMetadata.read`); its Dolby Vision record (stream side data
+    /// `AV_PKT_DATA_DOVI_CONF`).
+    private static func describeColor(_ st: StreamRef, index: Int, path: String?, into s: inout StreamInfo) {
+        let par = st.parameters.pointee
+        func name(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+        if par.color_range != AVCOL_RANGE_UNSPECIFIED { s.colorRange = name(av_color_range_name(par.color_range)) }
+        if par.color_space != AVCOL_SPC_UNSPECIFIED { s.colorSpace = name(av_color_space_name(par.color_space)) }
+        if par.color_primaries != AVCOL_PRI_UNSPECIFIED {
+            s.colorPrimaries = name(av_color_primaries_name(par.color_primaries))
+        }
+        if par.color_trc != AVCOL_TRC_UNSPECIFIED { s.colorTransfer = name(av_color_transfer_name(par.color_trc)) }
+        if par.chroma_location != AVCHROMA_LOC_UNSPECIFIED {
+            s.chromaLocation = name(av_chroma_location_name(par.chroma_location))
+        }
+        s.hdr = st.hdrTransfer
+        if let h = HDRMetadata.read(st, index: index, path: s.hdr == "PQ" ? path : nil) {
+            if let m = h.mastering {
+                func v(_ q: AVRational) -> Double { q.den == 0 ? 0 : av_q2d(q) }
+                let p = m.display_primaries
+                var d = MasteringDisplay()
+                if m.has_primaries != 0 {
+                    d.red = [v(p.0.0), v(p.0.1)]
+                    d.green = [v(p.1.0), v(p.1.1)]
+                    d.blue = [v(p.2.0), v(p.2.1)]
+                    d.whitePoint = [v(m.white_point.0), v(m.white_point.1)]
+                }
+                if m.has_luminance != 0 {
+                    d.minLuminance = v(m.min_luminance)
+                    d.maxLuminance = v(m.max_luminance)
+                }
+                s.masteringDisplay = d
+            }
+            if let l = h.light {
+                s.contentLightLevel = ContentLightLevel(maxContent: Int(l.MaxCLL), maxAverage: Int(l.MaxFALL))
+            }
+        }
+        if let dv = st.dolbyVision {
+            s.dolbyVision = DolbyVision(profile: dv.profile, level: dv.level, compatibilityID: dv.compatibility)
+        }
+    }
+
+    private static func describe(_ st: StreamRef, index: Int, path: String?) -> StreamInfo {
         let par = st.parameters.pointee
         let type: String
         switch par.codec_type {
@@ -139,6 +257,7 @@ public enum MediaProbe {
             profile = String(cString: p)
         }
         let language = st.metadata("language")
+        let streamTags = tags(st.pointer.pointee.metadata)
         let disposition = st.disposition
         var s = StreamInfo(
             index: index, type: type, codec: codecName, profile: profile,
@@ -147,6 +266,7 @@ public enum MediaProbe {
             declaredFrames: Int(st.declaredFrames), language: language,
             isDefault: disposition & AV_DISPOSITION_DEFAULT != 0,
             attachedPicture: disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
+        s.tags = streamTags
         if par.codec_type == AVMEDIA_TYPE_VIDEO {
             s.width = Int(par.width)
             s.height = Int(par.height)
@@ -168,6 +288,7 @@ public enum MediaProbe {
                 s.bitDepth = info.bitDepth
             }
             s.fieldOrder = st.fieldOrder?.name
+            describeColor(st, index: index, path: path, into: &s)
             s.rFrameRate = rational(st.realFrameRate)
             s.avgFrameRate = rational(st.averageFrameRate)
             if st.averageFrameRate.isKnown { s.fps = st.averageFrameRate.value }

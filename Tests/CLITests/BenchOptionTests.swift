@@ -46,7 +46,7 @@ struct BenchOptionTests {
         let ff = dir.appendingPathComponent("ffmpeg-9").path
         let clip = dir.appendingPathComponent("clip.mp4").path
         for path in [ff, clip] {
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: path, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
         }
         #expect(

@@ -250,3 +250,27 @@ struct CorpusWarpTests {
         #expect(value >= 60, "\(file.name): luma \(y ?? "?") dB")
     }
 }
+
+/// An iPhone's Dolby Vision clip (HLG base layer, profile 8): re-encoded, its Dolby Vision is not carried, and
+/// a note says so and what the picture is. Without the corpus there are no cases (the presence test says so).
+@Suite("Real-world corpus: Dolby Vision")
+struct CorpusDolbyVisionTests {
+    static var cases: [CorpusFile] { CorpusFile.all.filter { $0.name == "mbn-no-correct-videoframe-format.mov" } }
+
+    @Test("the note names what is kept; the output is HLG without a Dolby Vision record", arguments: cases)
+    func dolbyVisionIsNoted(_ file: CorpusFile) throws {
+        let folder = try #require(Oracle.corpusDirectory)
+        let scratch = try Scratch()
+        let output = scratch.file("out.mp4").path
+        let run = try CLI.cropzoom([folder.appendingPathComponent(file.name).path, "-o", output, "--zoom", "1.2"])
+        try #require(run.status == 0, "\(run)")
+        #expect(
+            run.stderrLines.contains(
+                "cropzoom: note: video stream #0: its Dolby Vision (profile 8) is not kept; the output is its HLG "
+                    + "picture"), "\(run.stderrLines)")
+        let video = try #require(try Media.streams(output).first { $0["codec_type"] as? String == "video" })
+        #expect(video["color_transfer"] as? String == "arib-std-b67", "\(video)")
+        let side = (video["side_data_list"] as? [[String: Any]] ?? []).compactMap { $0["side_data_type"] as? String }
+        #expect(!side.contains("DOVI configuration record"), "\(side)")
+    }
+}

@@ -16,7 +16,8 @@ struct ProbeTests {
 
     static func ffprobe(_ path: String) throws -> [String: Any]? {
         let r = try CLI.run(
-            "/usr/bin/env", ["ffprobe", "-v", "error", "-of", "json", "-show_format", "-show_streams", path])
+            "/usr/bin/env",
+            ["ffprobe", "-v", "error", "-of", "json", "-show_format", "-show_streams", "-show_chapters", path])
         guard r.status == 0 else { return nil }
         return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
     }
@@ -40,6 +41,23 @@ struct ProbeTests {
         }
         close(number(cz["duration"]), number(format["duration"]), "duration")
         close(number(cz["start_time"]), number(format["start_time"]), "start_time")
+        if (cz["tags"] as? [String: String] ?? [:]) != (format["tags"] as? [String: String] ?? [:]) {
+            diffs.append("tags \(cz["tags"] ?? "-") vs \(format["tags"] ?? "-")")
+        }
+        let czChapters = cz["chapters"] as? [[String: Any]] ?? []
+        let ffChapters = ff["chapters"] as? [[String: Any]] ?? []
+        if czChapters.count != ffChapters.count {
+            diffs.append("\(czChapters.count) chapters vs \(ffChapters.count)")
+        } else {
+            for (n, (c, f)) in zip(czChapters, ffChapters).enumerated() {
+                close(number(c["start"]), number(f["start_time"]), "chapter \(n) start", tolerance: 1e-5)
+                close(number(c["end"]), number(f["end_time"]), "chapter \(n) end", tolerance: 1e-5)
+                let title = (f["tags"] as? [String: String])?["title"]
+                if c["title"] as? String != title {
+                    diffs.append("chapter \(n) title \(c["title"] ?? "-") vs \(title ?? "-")")
+                }
+            }
+        }
         let czStreams = cz["streams"] as? [[String: Any]] ?? []
         let ffStreams = ff["streams"] as? [[String: Any]] ?? []
         if czStreams.count != ffStreams.count {
@@ -56,7 +74,15 @@ struct ProbeTests {
                 diffs.append("#\(i) profile \(c["profile"] ?? "-") vs \(p)")
             }
             close(number(c["start_time"]), number(f["start_time"]), "#\(i) start_time")
+            if (c["tags"] as? [String: String] ?? [:]) != (f["tags"] as? [String: String] ?? [:]) {
+                diffs.append("#\(i) tags \(c["tags"] ?? "-") vs \(f["tags"] ?? "-")")
+            }
             if type == "video" {
+                for k in ["color_range", "color_space", "color_primaries", "color_transfer", "chroma_location"] {
+                    let given = (f[k] as? String).flatMap { $0 == "unknown" || $0 == "unspecified" ? nil : $0 }
+                    if c[k] as? String != given { diffs.append("#\(i) \(k) \(c[k] ?? "-") vs \(given ?? "-")") }
+                }
+                diffs += Self.compareSideData(c, f, stream: i)
                 for (k, fk) in [("width", "width"), ("height", "height")] where c[k] as? Int != f[fk] as? Int {
                     diffs.append("#\(i) \(k) \(c[k] ?? "-") vs \(f[fk] ?? "-")")
                 }
@@ -93,6 +119,56 @@ struct ProbeTests {
                     diffs.append("#\(i) sample_fmt \(c["sample_format"] ?? "-") vs \(sf)")
                 }
             }
+        }
+        return diffs
+    }
+
+    /// HDR10 metadata and Dolby Vision configuration against ffprobe's stream side data (where ffprobe has it:
+    /// cropzoom also reads a PQ stream's first frame, as a transcode does).
+    static func compareSideData(_ c: [String: Any], _ f: [String: Any], stream i: Int) -> [String] {
+        var diffs: [String] = []
+        func ratio(_ v: Any?) -> Double? {
+            guard let t = v as? String else { return (v as? Int).map(Double.init) }
+            let parts = t.split(separator: "/").compactMap { Double($0) }
+            return parts.count == 2 && parts[1] != 0 ? parts[0] / parts[1] : Double(t)
+        }
+        let side = f["side_data_list"] as? [[String: Any]] ?? []
+        if let m = side.first(where: { $0["side_data_type"] as? String == "Mastering display metadata" }) {
+            let d = c["mastering_display"] as? [String: Any] ?? [:]
+            let pairs: [(String, String, Int)] = [
+                ("red_x", "red", 0), ("red_y", "red", 1), ("green_x", "green", 0), ("green_y", "green", 1),
+                ("blue_x", "blue", 0), ("blue_y", "blue", 1), ("white_point_x", "white_point", 0),
+                ("white_point_y", "white_point", 1),
+            ]
+            for (ffKey, key, n) in pairs {
+                let mine = (d[key] as? [Double]).flatMap { $0.count > n ? $0[n] : nil }
+                if let want = ratio(m[ffKey]), abs((mine ?? -1) - want) > 1e-6 {
+                    diffs.append("#\(i) mastering \(ffKey) \(mine ?? -1) vs \(want)")
+                }
+            }
+            for k in ["min_luminance", "max_luminance"] {
+                if let want = ratio(m[k]), abs(((d[k] as? Double) ?? -1) - want) > 1e-6 {
+                    diffs.append("#\(i) mastering \(k) \(d[k] ?? "-") vs \(want)")
+                }
+            }
+        }
+        if let l = side.first(where: { $0["side_data_type"] as? String == "Content light level metadata" }) {
+            let d = c["content_light_level"] as? [String: Any] ?? [:]
+            if d["max_content"] as? Int != l["max_content"] as? Int
+                || d["max_average"] as? Int != l["max_average"] as? Int
+            {
+                diffs.append("#\(i) content light \(d) vs \(l)")
+            }
+        }
+        let dovi = side.first { $0["side_data_type"] as? String == "DOVI configuration record" }
+        let d = c["dolby_vision"] as? [String: Any]
+        if (dovi == nil) != (d == nil)
+            || (dovi.map {
+                d?["profile"] as? Int != $0["dv_profile"] as? Int
+                    || d?["level"] as? Int != $0["dv_level"] as? Int
+            } ?? false)
+        {
+            diffs.append("#\(i) dolby vision \(d ?? [:]) vs \(dovi ?? [:])")
         }
         return diffs
     }
@@ -220,5 +296,69 @@ struct ProbeTests {
             )
             #expect(run.status == 3 && run.stderrLines.count == 1, "\(file.name): \(run)")
         }
+    }
+}
+
+extension ProbeTests {
+    @Test("tags, chapters, colour and HDR10 metadata: as ffprobe reads them (HDR10 from the first frame too)")
+    func tagsChaptersAndHDR() throws {
+        let scratch = try Scratch()
+        let hdr = scratch.file("hdr.mkv").path
+        try StreamRoutingTests.makeHDR10(hdr)
+        let chaptered = scratch.file("chapters.mkv").path
+        let meta = scratch.file("meta.txt")
+        try """
+        ;FFMETADATA1
+        title=A walk
+        [CHAPTER]
+        TIMEBASE=1/1000
+        START=0
+        END=200
+        title=Intro
+        [CHAPTER]
+        TIMEBASE=1/1000
+        START=200
+        END=400
+        title=Park
+        """.write(to: meta, atomically: true, encoding: .utf8)
+        try Media.make([
+            "-i", hdr, "-i", meta.path, "-map_metadata", "1", "-map_chapters", "1", "-c", "copy", chaptered,
+        ])
+        let (run, cz) = try Self.cropzoomProbe(chaptered)
+        let json = try #require(cz, "\(run)")
+        let ff = try #require(try Self.ffprobe(chaptered))
+        let diffs = Self.compare(json, ff)
+        #expect(diffs.isEmpty, "\(diffs.joined(separator: "; "))")
+        #expect((json["tags"] as? [String: String])?["title"] == "A walk")
+        #expect((json["chapters"] as? [[String: Any]])?.compactMap { $0["title"] as? String } == ["Intro", "Park"])
+        let video = try #require((json["streams"] as? [[String: Any]])?.first)
+        #expect(video["hdr"] as? String == "PQ" && video["color_transfer"] as? String == "smpte2084", "\(video)")
+        let mastering = video["mastering_display"] as? [String: Any]
+        #expect(mastering?["max_luminance"] as? Double == 1000 && mastering?["min_luminance"] as? Double == 0.005)
+        #expect((mastering?["red"] as? [Double]) == [0.68, 0.32], "\(mastering ?? [:])")
+        let light = video["content_light_level"] as? [String: Any]
+        #expect(light?["max_content"] as? Int == 1000 && light?["max_average"] as? Int == 400, "\(light ?? [:])")
+        let text = try CLI.cropzoom(["probe", chaptered])
+        #expect(text.status == 0, "\(text)")
+        for line in [
+            "  tags: ", "title=A walk", "  chapter 1: 0.000–0.200 s Intro", "  chapter 2: 0.200–0.400 s Park",
+            "(tv, bt2020nc, bt2020, smpte2084), HDR PQ mastered at 1000 cd/m², MaxCLL 1000, MaxFALL 400",
+        ] {
+            #expect(text.stdout.contains(line), "no '\(line)' in \(text.stdout)")
+        }
+    }
+
+    @Test("several files: each described in turn (JSON: an array); an unreadable one reported, the rest kept, exit 3")
+    func severalFiles() throws {
+        let a = try Files.sample("rotate90.mp4").path
+        let b = try Files.sample("vp9-opus.webm").path
+        let text = try CLI.cropzoom(["probe", a, "/nonexistent/x.mp4", b])
+        #expect(text.status == 3, "\(text)")
+        #expect(text.stdout.hasPrefix("\(a): ") && text.stdout.contains("\n\(b): matroska,webm"), "\(text.stdout)")
+        #expect(text.stderrLines == ["cropzoom: error: /nonexistent/x.mp4: No such file or directory"], "\(text)")
+        let json = try CLI.cropzoom(["probe", "--json", a, b])
+        #expect(json.status == 0, "\(json)")
+        let list = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(list?.compactMap { $0["path"] as? String } == [a, b], "\(json.stdout.prefix(300))")
     }
 }

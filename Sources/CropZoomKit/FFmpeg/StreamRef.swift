@@ -44,6 +44,16 @@ struct StreamRef: @unchecked Sendable {
     var statedFrameRate: Rational { averageFrameRate.isKnown ? averageFrameRate : realFrameRate }
     /// The YUV matrix the stream is labelled with (`color_space`).
     var colorMatrix: ColorMatrix { ColorMatrix(parameters.pointee.color_space) }
+    /// The Dolby Vision configuration record's profile and base-layer compatibility (stream side data
+    /// `AV_PKT_DATA_DOVI_CONF`); nil without one.
+    var dolbyVision: (profile: Int, level: Int, compatibility: Int)? {
+        guard let raw = sideData(AV_PKT_DATA_DOVI_CONF),
+            raw.count >= MemoryLayout<AVDOVIDecoderConfigurationRecord>.size, let base = raw.baseAddress
+        else { return nil }
+        let r = base.loadUnaligned(as: AVDOVIDecoderConfigurationRecord.self)
+        return (Int(r.dv_profile), Int(r.dv_level), Int(r.dv_bl_signal_compatibility_id))
+    }
+
     /// "PQ" (SMPTE ST 2084) or "HLG" (ARIB STD-B67) for HDR video by its transfer characteristic; nil otherwise.
     var hdrTransfer: String? {
         switch parameters.pointee.color_trc {

@@ -178,6 +178,13 @@ struct StreamRouting {
                     } else if alphaMode == "1" && !inInfo.hasAlpha {
                         notice("video stream #\(i): its alpha channel (VP9 ALPHA_MODE) is dropped: it is not decoded")
                     }
+                    if let dv = st.dolbyVision {
+                        // Re-encoding keeps the base layer; the Dolby Vision metadata (RPU) is not re-made.
+                        let base = [1: "HDR10", 2: "SDR", 4: "HLG", 6: "HDR10"][dv.compatibility] ?? "base layer"
+                        notice(
+                            "video stream #\(i): its Dolby Vision (profile \(dv.profile)) is not kept; the output "
+                                + "is its \(base) picture")
+                    }
                     if let f = st.fieldOrder, f.name != "progressive" {
                         if cfg.deinterlace == .off {
                             notice(
