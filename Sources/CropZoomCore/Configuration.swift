@@ -135,6 +135,8 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     public var inputFormat: String? = nil
     /// Options of that input format, device or protocol (`framerate`, `video_size` …).
     public var inputOptions: [String: String] = [:]
+    /// `--framerate`: an image sequence's or raw stream's frame rate (the demuxer's `framerate` option), as given.
+    public var frameRate: String? = nil
     /// Live: the most a video frame may lag behind its capture when a stage takes it (seconds).
     public var maxLatency: Double = 1
     /// Live: the recording ends after this long without data from the source (seconds).

@@ -13,7 +13,7 @@ struct SettingTableTests {
         let others: [Setting: String] = [
             .strict: "", .force: "", .threads: "4", .decoderThreads: "2", .encoderThreads: "3", .workers: "2",
             .live: "", .inputFormat: "lavfi", .inputOption: "framerate=30", .maxLatency: "0.5", .liveTimeout: "3",
-            .audioInput: "alsa:hw:0,0", .audioInputOption: "channels=2", .segment: "4",
+            .audioInput: "alsa:hw:0,0", .audioInputOption: "channels=2", .segment: "4", .framerate: "24",
         ]
         return others[setting] ?? BenchOptionTests.samples[setting.longName]
     }

@@ -20,7 +20,7 @@ struct SettingsTests {
         .liveTimeout: "3", .audioInput: "pulse:default", .audioInputOption: "sample_rate=48000\nchannels=1",
         .segment: "10", .profile: "high", .level: "4.1", .tune: "film", .gop: "48", .tag: "hev1",
         .encoderOption: "aq-mode=2\nx264-params=bframes=0", .audioCodec: "opus", .audioBitrate: "96k",
-        .audioChannels: "5.1", .audioStream: "eng\n2",
+        .audioChannels: "5.1", .audioStream: "eng\n2", .framerate: "30000/1001",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")

@@ -256,6 +256,18 @@ enum Oracle {
         }
     }
 
+    /// What ffmpeg reports when it decodes every stream of `path` (`-v error`, to the null muxer): its status and
+    /// the decoders' and demuxer's complaints. The null muxer's own lines are left out: it re-times frames on a
+    /// 1/fps grid, where two frames of a live capture less than a frame apart collide ("non monotonically
+    /// increasing dts"), which says nothing of the file.
+    static func decodeComplaints(_ path: String) throws -> (status: Int32, complaints: String) {
+        let r = try run("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
+        let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false).filter {
+            !$0.hasPrefix("[null @") && !$0.trimmingCharacters(in: .whitespaces).isEmpty
+        }
+        return (r.status, lines.joined(separator: "\n"))
+    }
+
     /// Every packet of the stream with absolute index `streamIndex`, in file
     /// order, with an MD5 of each payload (`-show_data_hash MD5`).
     static func packets(_ path: String, streamIndex: Int) throws -> [PacketInfo] {

@@ -29,8 +29,13 @@ public struct JobFile: Sendable {
     /// Fields only a clip gives (not a setting, not in `defaults`).
     public static let clipFields: Set<String> = ["input", "output", "overwrite"]
 
-    /// Reads and decodes the job file at `path` (`.json`, `.yaml` or `.yml`).
+    /// Reads and decodes the job file at `path` (`.json`, `.yaml` or `.yml`; `-`: standard input, JSON when it
+    /// starts with `{`, else YAML, relative paths from the current folder).
     public static func load(_ path: String) throws(CropZoomError) -> JobFile {
+        if path == "-" {
+            let data = FileHandle.standardInput.readDataToEndOfFile()
+            return try JobFile(text: RawPath.string(fromBytes: data), path: path)
+        }
         if RawPath.isDirectory(path) {
             throw CropZoomError(.usage, path: path, reason: "cannot read the job file (it is a folder)")
         }
@@ -48,8 +53,12 @@ public struct JobFile: Sendable {
     /// from, and the name in messages.
     public init(text: String, path: String) throws(CropZoomError) {
         self.path = path
-        func refuse(_ reason: String) -> CropZoomError { CropZoomError(.usage, path: path, reason: reason) }
-        let ext = (path as NSString).pathExtension.lowercased()
+        let shown = path == "-" ? "stdin" : path
+        func refuse(_ reason: String) -> CropZoomError { CropZoomError(.usage, path: shown, reason: reason) }
+        let ext =
+            path == "-"
+            ? (text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") ? "json" : "yaml")
+            : (path as NSString).pathExtension.lowercased()
         let root: Value
         do {
             switch ext {
@@ -96,7 +105,7 @@ public struct JobFile: Sendable {
             if case .text(let input) = fields["input"] { label += " (\(input))" }
             let clipLabel = label
             func fail(_ field: String, _ why: String) -> CropZoomError {
-                CropZoomError(.usage, what: clipLabel, path: path, reason: "\(field): \(why)")
+                CropZoomError(.usage, what: clipLabel, path: shown, reason: "\(field): \(why)")
             }
             var clipSettings = Settings()
             for (key, value) in fields.sorted(by: { $0.key < $1.key }) where !JobFile.clipFields.contains(key) {
@@ -140,7 +149,8 @@ public struct JobFile: Sendable {
         } else if error.setting == nil, error.kind == .usage {
             text = "settings: \(text)"
         }
-        var described = CropZoomError(error.kind, what: clip.label, path: path, setting: error.setting, reason: text)
+        var described = CropZoomError(
+            error.kind, what: clip.label, path: path == "-" ? "stdin" : path, setting: error.setting, reason: text)
         described.code = error.code
         return described
     }

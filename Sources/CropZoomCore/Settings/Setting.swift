@@ -29,6 +29,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case live
     case inputFormat = "input_format"
     case inputOption = "input_option"
+    case framerate
     case maxLatency = "max_latency"
     case liveTimeout = "live_timeout"
     case audioInput = "audio_input"
@@ -114,6 +115,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .audioStream: return "N|LANG"
         case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
         case .inputFormat: return "NAME"
+        case .framerate: return "FPS"
         case .inputOption, .audioInputOption, .encoderOption: return "KEY=VALUE"
         case .gop: return "FRAMES"
         case .tag: return "FOURCC"
@@ -229,6 +231,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .inputOption:
             return "An option of the input format, device or protocol (repeatable): framerate=30, "
                 + "video_size=1280x720, timeout=… ."
+        case .framerate:
+            return "Frame rate of an image sequence (frame_%04d.png, frame_*.png) or a raw stream, which carry none "
+                + "(FFmpeg's default 25): 30, 29.97 or 30000/1001."
         case .maxLatency:
             return "Live: the most a video frame may lag behind its capture when a stage takes it; an older frame is "
                 + "dropped and counted."

@@ -102,6 +102,18 @@ public struct Settings: Sendable, Equatable {
         c.live = values[.live] == "true"
         c.inputFormat = values[.inputFormat]
         c.inputOptions = try options(.inputOption)
+        c.frameRate = try values[.framerate].map { text throws(CropZoomError) in
+            let t = text.trimmingCharacters(in: .whitespaces)
+            let parts = t.split(separator: "/", omittingEmptySubsequences: false).map { Double($0) }
+            let value = parts.count == 2 ? (parts[0] ?? 0) / (parts[1] ?? 0) : (parts.count == 1 ? parts[0] : nil)
+            guard let value, value.isFinite, (0.001...1000).contains(value) else {
+                throw Settings.refuse(
+                    .framerate,
+                    "\(setting: .framerate) takes frames per second from 0.001 to 1000: 30, 29.97 or "
+                        + "30000/1001 (got '\(text)')")
+            }
+            return t
+        }
         c.audioInput = values[.audioInput]
         if let text = c.audioInput {
             guard let d = c.audioDevice, !d.format.isEmpty, !d.device.isEmpty else {

@@ -12,9 +12,19 @@ struct InputSetup {
     init(_ cfg: TranscodeConfiguration, watch: IOWatch? = nil) throws(CropZoomError) {
         // A live source has the live timeout to send what the probe needs.
         watch?.arm(cfg.liveTimeout)
-        demuxer = try Demuxer(
-            path: cfg.input, format: cfg.inputFormat, options: InputSetup.options(cfg), watch: watch,
-            timeout: cfg.liveTimeout)
+        do {
+            demuxer = try Demuxer(
+                path: cfg.input, format: cfg.inputFormat, options: InputSetup.options(cfg), watch: watch,
+                timeout: cfg.liveTimeout)
+        } catch
+            where error.kind == .usage && cfg.frameRate != nil && cfg.inputOptions["framerate"] == nil
+            && error.reason.hasPrefix(Setting.marker(.inputOption) + " framerate:")
+        {
+            throw CropZoomError(
+                .usage, path: error.path, setting: .framerate,
+                reason: "\(setting: .framerate) is for image sequences and raw streams; this input's demuxer "
+                    + "(\(cfg.input)) takes its rate from the file")
+        }
         let input = demuxer.input
         guard let videoIndex = input.bestVideoStream() else {
             let cover = (0..<input.streamCount).contains(where: input.isAttachedPicture)
@@ -47,6 +57,10 @@ struct InputSetup {
     /// the kernel caps it at `net.core.rmem_max`).
     static func options(_ cfg: TranscodeConfiguration) -> [String: String] {
         var options = cfg.inputOptions
+        if let rate = cfg.frameRate, options["framerate"] == nil { options["framerate"] = rate }
+        if let sequence = sequencePattern(cfg.input), sequence.glob, options["pattern_type"] == nil {
+            options["pattern_type"] = "glob"
+        }
         let scheme = cfg.input.split(separator: ":").first.map { $0.lowercased() } ?? ""
         if cfg.isLive && (scheme == "udp" || scheme == "rtp") && options["buffer_size"] == nil {
             options["buffer_size"] = "4194304"
@@ -58,10 +72,29 @@ struct InputSetup {
         return options
     }
 
+    /// An image sequence's name: an image extension and a printf number (`frame_%04d.png`, which FFmpeg's image2
+    /// demuxer counts from the first file there, 0 to 4) or, when no file has the name, a glob (`frame_*.png`, read
+    /// in name order).
+    static func sequencePattern(_ path: String) -> (glob: Bool, pattern: String)? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        let images = ["png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "dpx", "exr", "tga", "ppm", "pgm", "j2k"]
+        guard images.contains(ext) else { return nil }
+        if name.range(of: "%0?[0-9]*d", options: .regularExpression) != nil { return (false, path) }
+        if name.contains("*") || name.contains("?") || name.contains("[") {
+            var st = stat()
+            if RawPath.withCString(path, { stat($0, &st) }) != 0 { return (true, path) }
+        }
+        return nil
+    }
+
     /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
-    static func check(_ path: String) throws(CropZoomError) {
-        // Standard input and URLs are FFmpeg's to open (and to refuse).
-        if path == "-" || path.contains("://") { return }
+    static func check(_ given: String) throws(CropZoomError) {
+        // Standard input and URLs are FFmpeg's to open (and to refuse); `file:` names a file.
+        if given == "-" || given.contains("://") { return }
+        let path = given.hasPrefix("file:") ? String(given.dropFirst(5)) : given
+        // An image sequence's first file is FFmpeg's to find (it names the pattern when there is none).
+        if sequencePattern(path) != nil { return }
         var st = stat()
         guard RawPath.withCString(path, { stat($0, &st) }) == 0 else {
             throw CropZoomError(.inputUnreadable, path: path, reason: String(cString: strerror(errno)))

@@ -226,6 +226,13 @@ struct StreamRouting {
                 if st.codecID != AV_CODEC_ID_NONE && container.canStore(st.codecID) {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
+                } else if st.isSubtitle, SubtitleConverter.isText(st.codecID),
+                    let target = Self.textSubtitleCodec(for: container)
+                {
+                    routes[i] = .copy(output: try muxer.addConvertedSubtitle(from: st, target: target))
+                    otherCopied += 1
+                    let name = String(cString: avcodec_get_name(target))
+                    notice("subtitle stream #\(i) (\(codecName)) converted to \(name): \(containerName) cannot hold it")
                 } else {
                     drop(kind, i, codecName, "\(containerName) cannot hold it")
                 }
@@ -256,6 +263,20 @@ struct StreamRouting {
         self.otherCopied = otherCopied
         self.dropped = dropped
         self.codecDelay = codecDelay
+    }
+
+    /// The text subtitle format `container` holds, with an encoder here: SubRip where it can (Matroska), else
+    /// `mov_text` (MP4/MOV), WebVTT (WebM), ASS, or its own default; nil when it holds no text subtitles.
+    static func textSubtitleCodec(for container: OutputFormat) -> AVCodecID? {
+        let candidates = [
+            AV_CODEC_ID_SUBRIP, AV_CODEC_ID_MOV_TEXT, AV_CODEC_ID_WEBVTT, AV_CODEC_ID_ASS,
+            container.defaultCodec(AVMEDIA_TYPE_SUBTITLE),
+        ]
+        for id in candidates
+        where id != AV_CODEC_ID_NONE && container.canStore(id) && SubtitleConverter.isText(id) {
+            if avcodec_find_encoder(id) != nil { return id }
+        }
+        return nil
     }
 
     /// Whether `selector` names input stream `i` (`--audio-stream`): its number, or its language tag (`eng`, or

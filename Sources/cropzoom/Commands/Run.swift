@@ -16,7 +16,10 @@ struct RunJobFile: ParsableCommand {
             are invalid (nothing started) or --dry-run found a clip that would fail, 130 interrupted.
             """)
 
-    @Argument(help: ArgumentHelp("The job file (.json, .yaml or .yml; README, \"Job files\").", valueName: "job-file"))
+    @Argument(
+        help: ArgumentHelp(
+            "The job file (.json, .yaml or .yml; - reads it from standard input; README, \"Job files\").",
+            valueName: "job-file"))
     var jobFile: String
 
     @Option(help: ArgumentHelp("Clips processed at once (default: one per two cores).", valueName: "N"))
@@ -70,7 +73,8 @@ struct RunJobFile: ParsableCommand {
         for k in pending.indices { pending[k].result = .pending }
         let mayReplace = { (k: Int) in clips[k].overwrite || overwrite || skipExisting }
         try Batch.checkConflicts(
-            pending, inputs: clips.map(\.input), mayReplace: mayReplace, prefix: "\(jobFile): ",
+            pending, inputs: clips.map(\.input), mayReplace: mayReplace,
+            prefix: "\(jobFile == "-" ? "stdin" : jobFile): ",
             renameHint: "change an output", existsHint: "set overwrite: true for that clip, or -y")
         // Every clip planned before the first runs: what transcode would refuse (a preset the
         // encoder does not know, a crop larger than the picture, a start past the end) stops the
@@ -97,7 +101,10 @@ struct RunJobFile: ParsableCommand {
                 Stdout.write((plans[k] ?? "\(clip.input): would fail: \(items[k].error ?? "")") + "\n")
             }
             let failing = items.filter { $0.result == .failed }.count
-            if failing > 0 { throw CommandError.usage("\(jobFile): \(failing) of \(clips.count) clips would fail") }
+            if failing > 0 {
+                throw CommandError.usage(
+                    "\(jobFile == "-" ? "stdin" : jobFile): \(failing) of \(clips.count) clips would fail")
+            }
             return
         }
         for (k, clip) in clips.enumerated() where items[k].result == .pending {

@@ -18,7 +18,7 @@ struct Transcode: ParsableCommand {
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
     @OptionGroup(title: "Output") var out: OutputOptions
-    @OptionGroup(title: "Live") var liveOptions: LiveOptions
+    @OptionGroup(title: "Input and live sources") var liveOptions: LiveOptions
     @OptionGroup(title: "Engine") var engine: EngineOptions
 
     func validate() throws {

@@ -151,11 +151,13 @@ struct OutputOptions: ParsableArguments {
     }
 }
 
-/// Live sources: capture devices, network streams, the drop policy.
+/// How the input is read (a demuxer or device, its options, an image sequence's rate) and live sources: capture
+/// devices, network streams, the drop policy.
 struct LiveOptions: ParsableArguments {
     @Flag(name: .setting(.live), help: .setting(.live)) var live = false
     @Option(name: .setting(.inputFormat), help: .setting(.inputFormat)) var inputFormat: String?
     @Option(name: .setting(.inputOption), help: .setting(.inputOption)) var inputOption: [String] = []
+    @Option(name: .setting(.framerate), help: .setting(.framerate)) var framerate: String?
     @Option(name: .setting(.maxLatency), parsing: .unconditional, help: .setting(.maxLatency)) var maxLatency: String?
     @Option(name: .setting(.liveTimeout), parsing: .unconditional, help: .setting(.liveTimeout))
     var liveTimeout: String?
@@ -164,7 +166,7 @@ struct LiveOptions: ParsableArguments {
 
     var settings: Settings {
         Settings([
-            .live: live ? "true" : nil, .inputFormat: inputFormat,
+            .live: live ? "true" : nil, .inputFormat: inputFormat, .framerate: framerate,
             .inputOption: inputOption.isEmpty ? nil : inputOption.joined(separator: "\n"), .maxLatency: maxLatency,
             .liveTimeout: liveTimeout, .audioInput: audioInput,
             .audioInputOption: audioInputOption.isEmpty ? nil : audioInputOption.joined(separator: "\n"),

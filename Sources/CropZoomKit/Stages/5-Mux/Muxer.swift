@@ -89,6 +89,32 @@ final class Muxer: @unchecked Sendable {
         return Int(st.pointer.pointee.index)
     }
 
+    /// Adds a stream that receives the input's text subtitles converted to `target` (`SubtitleConverter`,
+    /// the stream's parameters from its encoder), its times, disposition and tags as a copy's.
+    func addConvertedSubtitle(from input: StreamRef, target: AVCodecID) throws(CropZoomError) -> Int {
+        let converter = try SubtitleConverter(input: input, target: target, path: output.displayPath)
+        let st = try output.addStream()
+        try check(
+            avcodec_parameters_from_context(st.pointer.pointee.codecpar, converter.encoder.pointer),
+            "configuring an output stream", path: output.displayPath)
+        st.pointer.pointee.time_base = input.pointer.pointee.time_base
+        st.pointer.pointee.disposition = input.pointer.pointee.disposition
+        av_dict_copy(&st.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
+        sourceTimeBase.append(input.timeBase)
+        packetsWritten.append(0)
+        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
+        mergedTimes.append(0)
+        let index = Int(st.pointer.pointee.index)
+        subtitleConverters[index] = converter
+        return index
+    }
+
+    /// The converters of converted subtitle streams, by output stream.
+    private var subtitleConverters: [Int: SubtitleConverter] = [:]
+
+    /// Subtitle packets left out because their text could not be converted.
+    var subtitleFailures: Int { subtitleConverters.values.reduce(0) { $0 + $1.failures } }
+
     /// Keeps the input's display matrix on the output video stream (`--orientation ignore`;
     /// `av_stream_new_side_data`). False when the input has a matrix that turns or mirrors the
     /// picture and `container` cannot store it: in FFmpeg 5.1 only the MP4/MOV muxers write it (the
@@ -272,6 +298,7 @@ final class Muxer: @unchecked Sendable {
     /// count the times the container could not hold apart.
     func write(_ packet: Packet, stream: Int, sourcePTS source: Int64) throws(CropZoomError) {
         if stream < adtsFilters.count, let filter = adtsFilters[stream], try !filter.filter(packet) { return }
+        if let converter = subtitleConverters[stream], !converter.convert(packet) { return }
         packet.pointer.pointee.stream_index = Int32(stream)
         packet.pointer.pointee.pos = -1
         if source != AVCode.noPTS {

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+/// Text subtitles converted where the output container needs another format (issue 16): SubRip in Matroska →
+/// `mov_text` in MP4, `mov_text` → SubRip in Matroska and WebVTT in WebM — each cue's text and times kept, as
+/// ffmpeg reads them back, and cut with the trim.
+@Suite("Subtitles")
+struct SubtitleTests {
+    struct Cue: Equatable, CustomStringConvertible {
+        var start: Double
+        var end: Double
+        var text: String
+        var description: String { String(format: "%.3f–%.3f %@", start, end, text) }
+    }
+
+    static let srt = """
+        1
+        00:00:00,500 --> 00:00:01,000
+        Before the cut
+
+        2
+        00:00:01,500 --> 00:00:02,000
+        First line
+
+        3
+        00:00:02,500 --> 00:00:02,900
+        Second, with <i>style</i>
+
+        4
+        00:00:03,500 --> 00:00:03,900
+        After the cut
+
+        """
+
+    /// The cues of the first subtitle stream, as the ffmpeg CLI writes them out as SubRip.
+    static func cues(_ path: String) throws -> [Cue] {
+        let r = try Oracle.runChecked("ffmpeg", ["-v", "error", "-i", path, "-map", "0:s:0", "-f", "srt", "-"])
+        func seconds(_ t: Substring) -> Double {
+            let p = t.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ".").split(
+                separator: ":")
+            return p.count == 3 ? Double(p[0])! * 3600 + Double(p[1])! * 60 + Double(p[2])! : .nan
+        }
+        return r.stdout.components(separatedBy: "\n\n").compactMap { block in
+            let lines = block.split(separator: "\n", omittingEmptySubsequences: true)
+            guard lines.count >= 3, let arrow = lines[1].range(of: "-->") else { return nil }
+            return Cue(
+                start: seconds(lines[1][..<arrow.lowerBound]), end: seconds(lines[1][arrow.upperBound...]),
+                text: lines[2...].joined(separator: "\n"))
+        }
+    }
+
+    /// A 4 s clip with `srt` as a subtitle stream in `codec`.
+    static func clip(_ name: String, codec: String, in scratch: Scratch) throws -> String {
+        let sub = scratch.file("s.srt")
+        try srt.write(to: sub, atomically: true, encoding: .utf8)
+        let path = scratch.file(name).path
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=4", "-i", sub.path, "-map", "0", "-map", "1",
+            "-c:v", "libx264", "-c:s", codec, "-metadata:s:s:0", "language=eng", path,
+        ])
+        return path
+    }
+
+    static func subtitleCodec(_ path: String) throws -> String? {
+        try Media.streams(path).first { $0["codec_type"] as? String == "subtitle" }?["codec_name"] as? String
+    }
+
+    @Test(
+        "SubRip → mov_text (MP4), mov_text → SubRip (MKV) and WebVTT (WebM): the same cues, a note each",
+        arguments: [
+            ("srt.mkv", "srt", "mp4", "mov_text"), ("tx3g.mp4", "mov_text", "mkv", "subrip"),
+            ("tx3g.mp4", "mov_text", "webm", "webvtt"),
+        ])
+    func converted(_ input: String, _ codec: String, _ ext: String, _ expected: String) throws {
+        let scratch = try Scratch()
+        let source = try Self.clip(input, codec: codec, in: scratch)
+        let before = try Self.cues(source)
+        try #require(before.count == 4, "\(before)")
+        let output = scratch.file("out.\(ext)").path
+        let run = try CLI.cropzoom([source, "-o", output, "--zoom", "1.2"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try Self.subtitleCodec(output) == expected)
+        let after = try Self.cues(output)
+        #expect(after.count == before.count, "\(before) → \(after)")
+        for (a, b) in zip(before, after) {
+            #expect(abs(a.start - b.start) < 0.002 && abs(a.end - b.end) < 0.002 && a.text == b.text, "\(a) → \(b)")
+        }
+        let from = codec == "srt" ? "subrip" : codec
+        #expect(
+            run.stderrLines.contains(
+                "cropzoom: note: subtitle stream #1 (\(from)) converted to \(expected): "
+                    + "\(ext == "mkv" ? "matroska" : ext) cannot hold it"), "\(run.stderrLines)")
+        let language = try Media.streams(output).first { $0["codec_type"] as? String == "subtitle" }
+        #expect(Media.tags(language ?? [:])["language"] == "eng")
+    }
+
+    @Test("converted cues are cut with the trim: --start 1 --end 3 keeps the two inside, moved 1 s earlier")
+    func trimmed() throws {
+        let scratch = try Scratch()
+        let source = try Self.clip("srt.mkv", codec: "srt", in: scratch)
+        let output = scratch.file("cut.mp4").path
+        let run = try CLI.cropzoom([source, "-o", output, "--start", "1", "--end", "3"])
+        try #require(run.status == 0, "\(run)")
+        let after = try Self.cues(output)
+        let expected = [
+            Cue(start: 0.5, end: 1.0, text: "First line"), Cue(start: 1.5, end: 1.9, text: "Second, with <i>style</i>"),
+        ]
+        #expect(after.count == 2, "\(after)")
+        for (a, b) in zip(expected, after) {
+            #expect(abs(a.start - b.start) < 0.002 && abs(a.end - b.end) < 0.002 && a.text == b.text, "\(a) → \(b)")
+        }
+    }
+}
