@@ -49,22 +49,41 @@ struct PipeTests {
         #expect(data.range(of: Data("moof".utf8)) != nil && data.range(of: Data("mvex".utf8)) != nil, "not fragmented")
     }
 
-    @Test("an MP4 read from stdin needs its index in front: with it, it works; without, one line naming stdin, exit 3")
+    @Test(
+        """
+        an MP4 on stdin with its index at the end is spooled (unlinked, nothing left) and read whole; over \
+        CROPZOOM_SPOOL_LIMIT, one line naming stdin, exit 3; with its index in front, or redirected, read directly
+        """)
     func mp4FromStdin() throws {
         let scratch = try Scratch()
         let input = try Files.sample("std-h264-aac.mp4").path
+        try #require(try Data(contentsOf: URL(fileURLWithPath: input)).range(of: Data("moov".utf8))!.lowerBound > 1000)
         let front = scratch.file("front.mp4").path
         _ = try Oracle.runChecked(
             "ffmpeg", ["-v", "error", "-y", "-i", input, "-c", "copy", "-movflags", "+faststart", front])
-        let cz = try CLI.binary()
-        let good = try CLI.bash("cat \(front) | \(cz) - -o \(scratch.file("a.mkv").path) --quiet")
-        #expect(good.status == 0, "\(good)")
-        #expect(try Self.counts(scratch.file("a.mkv").path).hasPrefix("video,60"))
-        let bad = try CLI.bash("cat \(input) | \(cz) - -o \(scratch.file("b.mkv").path)")
+        let spool = scratch.file("spool").path
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        let cz = "TMPDIR=\(spool) \(try CLI.binary())"
+        let reference = scratch.file("ref.mkv").path
+        _ = try CLI.cropzoom([input, "-o", reference, "--quiet"])
+        let expected = try Oracle.packets(reference, streamIndex: 1).map(\.hash)
+        for (name, command) in [
+            ("end.mkv", "cat \(input) | \(cz) -"), ("front.mkv", "cat \(front) | \(cz) -"),
+            ("redirected.mkv", "\(cz) - < \(input)"),
+        ] {
+            let out = scratch.file(name).path
+            let run = try CLI.bash("\(command) -o \(out) --quiet")
+            #expect(run.status == 0, "\(name): \(run)")
+            #expect(try Self.counts(out).hasPrefix("video,60"), "\(name)")
+            #expect(try Oracle.packets(out, streamIndex: 1).map(\.hash) == expected, "\(name): audio differs")
+        }
+        #expect(Files.names(in: URL(fileURLWithPath: spool)).isEmpty, "left in TMPDIR")
+        let big = try CLI.bash("cat \(input) | CROPZOOM_SPOOL_LIMIT=100k \(cz) - -o \(scratch.file("b.mkv").path)")
         #expect(
-            bad.status == 3 && bad.stderrLines.count == 1 && bad.stderr.contains("stdin")
-                && bad.stderr.contains("faststart"), "\(bad)")
+            big.status == 3 && big.stderrLines.count == 1 && big.stderr.contains("stdin")
+                && big.stderr.contains("larger than the limit (100 KiB, CROPZOOM_SPOOL_LIMIT)"), "\(big)")
         #expect(!Files.exists(scratch.file("b.mkv")) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
+        #expect(Files.names(in: URL(fileURLWithPath: spool)).isEmpty, "left in TMPDIR after the refusal")
     }
 
     @Test("-o - needs --format (exit 2); an unknown --format is refused in one line")

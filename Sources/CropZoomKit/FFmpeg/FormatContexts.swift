@@ -10,6 +10,8 @@ final class InputFormat: @unchecked Sendable {
     let path: String
     /// A live input's watch (stop request, no-data deadline); nil for a file.
     let watch: IOWatch?
+    /// Standard input's relay or spool, kept open as long as the input.
+    let standardInput: StandardInput?
 
     /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`): a file, a URL, or with
     /// `format` a demuxer or capture device by name (`av_find_input_format`: `x11grab`, `v4l2`, `lavfi` …) that
@@ -20,11 +22,13 @@ final class InputFormat: @unchecked Sendable {
         path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
         settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
     ) throws(CropZoomError) {
-        // "-" is standard input (FFmpeg's pipe protocol), named "stdin" in messages.
+        // "-" is standard input, named "stdin" in messages (`StandardInput`: spooled when it must be).
         let path = given == "-" ? "stdin" : given
-        let url = given == "-" ? "pipe:0" : given
+        let standardInput = given == "-" ? try StandardInput() : nil
+        let url = standardInput?.url ?? given
         self.path = path
         self.watch = watch
+        self.standardInput = standardInput
         var demuxer: UnsafePointer<AVInputFormat>? = nil
         if let format {
             _ = InputFormat.registerDevices
