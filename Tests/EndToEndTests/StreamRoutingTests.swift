@@ -348,13 +348,22 @@ extension StreamRoutingTests {
                 + Array(repeating: ["-map", "1"], count: 100).flatMap { $0 }
                 + ["-c:v", "libx264", "-c:s", "srt", input.path])
         try #require(try Media.streams(input.path).count == 101)
-        let output = scratch.file("out.mp4")
+        let output = scratch.file("out.ts")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         try #require(run.status == 0, "\(run)")
         let notes = run.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
         #expect(
-            notes == ["cropzoom: note: 100 subtitle streams (#1–#100: subrip) dropped: mp4 cannot hold them"],
+            notes == ["cropzoom: note: 100 subtitle streams (#1–#100: subrip) dropped: mpegts cannot hold them"],
             "\(notes.count) notes: \(notes.prefix(3))")
+        // Converted for one reason: one note too.
+        let mp4 = scratch.file("out.mp4")
+        let converted = try CLI.cropzoom([input.path, "-o", mp4.path])
+        try #require(converted.status == 0, "\(converted)")
+        let mp4Notes = converted.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
+        #expect(
+            mp4Notes == [
+                "cropzoom: note: 100 subtitle streams (#1–#100: subrip) converted to mov_text: mp4 cannot hold them"
+            ], "\(mp4Notes.count) notes: \(mp4Notes.prefix(3))")
     }
 }
 

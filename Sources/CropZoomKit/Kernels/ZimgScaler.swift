@@ -50,6 +50,14 @@ final class ZimgScaler: @unchecked Sendable {
         return nil
     }
 
+    /// Why zimg cannot read or make a `width`×`height` picture in `format`: it takes only sides its chroma
+    /// subsampling divides (an odd 4:2:0 picture, as VP9 and AV1 keep them, goes to swscale).
+    static func refusal(width: Int, height: Int, format: AVPixelFormat) -> String? {
+        guard let f = PixelFormatInfo(format) else { return nil }
+        guard width % (1 << f.log2ChromaW) != 0 || height % (1 << f.log2ChromaH) != 0 else { return nil }
+        return "zimg takes \(f.name) pictures of even sides only (\(width)x\(height))"
+    }
+
     /// Whether `--kernel auto` gives `src` to zimg: only above 8 bits per sample. Measured end to
     /// end (Benchmarks/README.md, "Scaling kernel"): on 10-bit 1080p zimg costs ~15 % less CPU
     /// than swscale; on 8-bit pictures swscale (told the chroma siting) is as good and 3–4 %

@@ -48,13 +48,16 @@ struct StreamRouting {
         var dropped = 0
         // Streams dropped for the same reason get one note between them (`DropGroup`).
         var drops: [DropGroup] = []
-        func drop(_ kind: String, _ i: Int, _ codec: String, _ reason: String) {
-            dropped += 1
-            if let g = drops.firstIndex(where: { $0.kind == kind && $0.reason == reason }) {
+        func group(_ kind: String, _ i: Int, _ codec: String, _ reason: String, verb: String) {
+            if let g = drops.firstIndex(where: { $0.kind == kind && $0.reason == reason && $0.verb == verb }) {
                 drops[g].streams.append((i, codec))
             } else {
-                drops.append(DropGroup(kind: kind, reason: reason, streams: [(i, codec)]))
+                drops.append(DropGroup(kind: kind, reason: reason, verb: verb, streams: [(i, codec)]))
             }
+        }
+        func drop(_ kind: String, _ i: Int, _ codec: String, _ reason: String) {
+            dropped += 1
+            group(kind, i, codec, reason, verb: "dropped")
         }
         var videoOutput: Int? = nil
         let sameFamily = input.formatName.split(separator: ",").contains {
@@ -232,7 +235,7 @@ struct StreamRouting {
                     routes[i] = .copy(output: try muxer.addConvertedSubtitle(from: st, target: target))
                     otherCopied += 1
                     let name = String(cString: avcodec_get_name(target))
-                    notice("subtitle stream #\(i) (\(codecName)) converted to \(name): \(containerName) cannot hold it")
+                    group("subtitle", i, codecName, "\(containerName) cannot hold it", verb: "converted to \(name)")
                 } else {
                     drop(kind, i, codecName, "\(containerName) cannot hold it")
                 }
@@ -328,18 +331,20 @@ struct StreamRouting {
     }
 }
 
-/// Input streams dropped for one reason, and the one note that says so.
+/// Input streams dropped (or converted) for one reason, and the one note that says so.
 struct DropGroup {
     var kind: String
     var reason: String
+    /// What happened to them: "dropped", "converted to mov_text".
+    var verb: String
     var streams: [(index: Int, codec: String)]
 
     /// "subtitle stream #2 (subrip) dropped: mp4 cannot hold it", or for many
-    /// "100 subtitle streams (#2–#101: subrip) dropped: mp4 cannot hold them".
+    /// "100 subtitle streams (#2–#101: subrip) dropped: mpegts cannot hold them".
     var note: String {
         let noun = kind.isEmpty ? "stream" : "\(kind) stream"
         guard streams.count > 1 else {
-            return "\(noun) #\(streams[0].index) (\(streams[0].codec)) dropped: \(reason)"
+            return "\(noun) #\(streams[0].index) (\(streams[0].codec)) \(verb): \(reason)"
         }
         var ranges: [String] = []
         var start = streams[0].index
@@ -358,6 +363,6 @@ struct DropGroup {
         for s in streams where !codecs.contains(s.codec) { codecs.append(s.codec) }
         let plural = reason.hasSuffix(" it") ? String(reason.dropLast(2)) + "them" : reason
         let which = "\(ranges.joined(separator: ", ")): \(codecs.joined(separator: ", "))"
-        return "\(streams.count) \(noun)s (\(which)) dropped: \(plural)"
+        return "\(streams.count) \(noun)s (\(which)) \(verb): \(plural)"
     }
 }

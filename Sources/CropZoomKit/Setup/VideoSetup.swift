@@ -75,7 +75,9 @@ struct VideoSetup {
             sampleAspect: SourcePicture.sampleAspect(videoStream, decoder),
             display: videoStream.displayOrientation,
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
-        var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: outInfo.alignment)
+        // Encoders that take odd sizes in subsampled formats (chroma rounded up) keep an odd picture odd.
+        let align = codec.map(VideoEncoder.takesOddSizes) == true ? (x: 1, y: 1) : outInfo.alignment
+        var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: align)
         if case .cover = cfg.background {
             guard geometry.warp != nil else {
                 throw CropZoomError(
@@ -107,6 +109,13 @@ struct VideoSetup {
             let reason = ZimgScaler.refusal(
                 src: inFormat, dst: outputFormat, srcFullRange: fullRange,
                 dstFullRange: fullRange, filter: cfg.scaler)
+        {
+            throw ZimgScaler.refused(reason, src: inFormat, dst: outputFormat)
+        }
+        if cfg.kernel == .zimg,
+            let reason = ZimgScaler.refusal(
+                width: plan.output.width, height: plan.output.height, format: outputFormat.av)
+                ?? ZimgScaler.refusal(width: dec.width, height: dec.height, format: inFormat.av)
         {
             throw ZimgScaler.refused(reason, src: inFormat, dst: outputFormat)
         }

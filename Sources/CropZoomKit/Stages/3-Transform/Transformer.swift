@@ -313,6 +313,8 @@ final class Transformer: @unchecked Sendable {
                 } else if let reason = ZimgScaler.refusal(
                     src: inFormat, dst: dstFormat, srcFullRange: full,
                     dstFullRange: outputFullRange, filter: filter)
+                    ?? ZimgScaler.refusal(width: dst.width, height: dst.height, format: dstFormat)
+                    ?? ZimgScaler.refusal(width: input.width, height: input.height, format: inFormat)
                 {
                     if kernel == .zimg { throw ZimgScaler.refused(reason, src: inFormat, dst: dstFormat) }
                     zimgRefused = key

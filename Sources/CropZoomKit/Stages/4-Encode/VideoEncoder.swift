@@ -200,6 +200,12 @@ final class VideoEncoder: @unchecked Sendable {
         return PixelFormat(try choosePixelFormat(codec: encoder.pointer, input: input.av, requested: requested))
     }
 
+    /// Whether `codec` encodes 4:2:0 and 4:2:2 pictures of odd width or height (chroma planes rounded up): VP8,
+    /// VP9 and AV1 (libvpx, libaom, rav1e) and FFV1 do; H.264 and HEVC need even sides there.
+    static func takesOddSizes(_ codec: EncoderRef) -> Bool {
+        ["libvpx", "libvpx-vp9", "libaom-av1", "librav1e", "ffv1"].contains(codec.name)
+    }
+
     /// The encoders whose default output is what players take rather than the input's format.
     static let playableDefaultEncoders: Set<String> = ["libx264", "libx265"]
 
