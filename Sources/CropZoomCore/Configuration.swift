@@ -193,6 +193,13 @@ public struct TranscodeConfiguration: Sendable, Equatable {
         self.input = input
         self.output = output
     }
+
+    /// A configuration for `input` → `output` as URLs: a file URL is its path (`URL.path`), any other (http, rtmp,
+    /// srt …) goes to FFmpeg as it is written (`absoluteString`).
+    public init(input: URL, output: URL) {
+        func text(_ url: URL) -> String { url.isFileURL ? url.path : url.absoluteString }
+        self.init(input: text(input), output: text(output))
+    }
 }
 
 /// What a finished transcode did.

@@ -15,6 +15,9 @@ final class JobRunner {
     var onProgress: ((ProgressEvent) -> Void)? = nil
 
     private let cancelFlag = CancelFlag()
+    /// Ends the input's reads when the job is cancelled: a read waiting on a network source returns at once
+    /// (`cz_watch_callback`), without a process-wide signal.
+    private let interrupt = try? IOWatch()
 
     init(configuration: TranscodeConfiguration) {
         self.configuration = configuration
@@ -22,7 +25,10 @@ final class JobRunner {
 
     /// Stops a running `run` from any thread: every stage stops, nothing is left at the output
     /// path, and `run` throws a `.cancelled` error. Before `run`, the run stops at once.
-    func cancel() { cancelFlag.raise() }
+    func cancel() {
+        cancelFlag.raise()
+        interrupt?.stop()
+    }
 
     /// What `run` would do, without doing it: the input is opened and the geometry, codecs and
     /// stream routes decided as for the real job, nothing is written (`batch --dry-run`).
@@ -83,6 +89,8 @@ final class JobRunner {
         do {
             return try transcode()
         } catch {
+            // Whatever a cancelled job's stages failed with (a read ended by the interrupt), it was cancelled.
+            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: configuration.input, reason: "cancelled") }
             let signal = cz_pending_signal()
             if signal != 0 {
                 throw CropZoomError(
@@ -98,7 +106,7 @@ final class JobRunner {
         let cpuStart = JobRunner.cpuSeconds()
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.input, reason: "cancelled") }
-        let job = try Job(cfg, cancel: cancelFlag, notice: onNotice)
+        let job = try Job(cfg, cancel: cancelFlag, interrupt: interrupt, notice: onNotice)
         let threads = job.threads
         defer { job.atomic?.discard() }
 
@@ -123,6 +131,8 @@ final class JobRunner {
         } else {
             counts = try ThreadedEngine(job: job, workers: threads.workers).run(progress: report)
         }
+        // A read ended by the cancel switch looks like the input's end: the job was cancelled all the same.
+        if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.input, reason: "cancelled") }
         if counts.framesOut == 0 {
             if let range = job.trim.range {
                 var reason =

@@ -12,6 +12,9 @@ final class InputFormat: @unchecked Sendable {
     let watch: IOWatch?
     /// Standard input's relay or spool, kept open as long as the input.
     let standardInput: StandardInput?
+    /// The job's cancel switch for a file's or URL's reads (`TranscodeJob.cancel` stops it): a network read
+    /// waiting for data ends at once, whatever the process's signals.
+    let interrupt: IOWatch?
 
     /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`): a file, a URL, or with
     /// `format` a demuxer or capture device by name (`av_find_input_format`: `x11grab`, `v4l2`, `lavfi` …) that
@@ -20,7 +23,7 @@ final class InputFormat: @unchecked Sendable {
     /// options').
     init(
         path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
-        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
+        interrupt: IOWatch? = nil, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
     ) throws(CropZoomError) {
         // "-" is standard input, named "stdin" in messages (`StandardInput`: spooled when it must be).
         let path = given == "-" ? "stdin" : given
@@ -29,6 +32,7 @@ final class InputFormat: @unchecked Sendable {
         self.path = path
         self.watch = watch
         self.standardInput = standardInput
+        self.interrupt = interrupt
         var demuxer: UnsafePointer<AVInputFormat>? = nil
         if let format {
             _ = InputFormat.registerDevices
@@ -44,7 +48,7 @@ final class InputFormat: @unchecked Sendable {
         guard ctx != nil else {
             throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
         }
-        if let watch {
+        if let watch = watch ?? interrupt {
             ctx!.pointee.interrupt_callback.callback = cz_watch_callback
             ctx!.pointee.interrupt_callback.opaque = UnsafeMutableRawPointer(watch.pointer)
         } else {

@@ -9,13 +9,13 @@ struct InputSetup {
     let videoIndex: Int
     let decoder: VideoDecoder
 
-    init(_ cfg: TranscodeConfiguration, watch: IOWatch? = nil) throws(CropZoomError) {
+    init(_ cfg: TranscodeConfiguration, watch: IOWatch? = nil, interrupt: IOWatch? = nil) throws(CropZoomError) {
         // A live source has the live timeout to send what the probe needs.
         watch?.arm(cfg.liveTimeout)
         do {
             demuxer = try Demuxer(
                 path: cfg.input, format: cfg.inputFormat, options: InputSetup.options(cfg), watch: watch,
-                timeout: cfg.liveTimeout)
+                interrupt: interrupt, timeout: cfg.liveTimeout)
         } catch
             where error.kind == .usage && cfg.frameRate != nil && cfg.inputOptions["framerate"] == nil
             && error.reason.hasPrefix(Setting.marker(.inputOption) + " framerate:")

@@ -56,9 +56,11 @@ final class Job: @unchecked Sendable {
     /// Seconds of media the output will hold, when known (progress).
     var duration: Double? { trim.duration }
 
-    init(_ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), notice onNotice: @escaping (String) -> Void)
-        throws(CropZoomError)
-    {
+    /// `interrupt`: the job's cancel switch for the input's reads (`TranscodeJob.cancel`).
+    init(
+        _ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), interrupt: IOWatch? = nil,
+        notice onNotice: @escaping (String) -> Void
+    ) throws(CropZoomError) {
         configuration = cfg
         self.cancel = cancel
         log = NoticeLog(onNotice)
@@ -77,7 +79,7 @@ final class Job: @unchecked Sendable {
                 .usage, setting: .audioInputOption,
                 reason: "\(setting: .audioInputOption) \(key): there is no \(setting: .audioInput)")
         }
-        let source = try InputSetup(cfg, watch: live?.input)
+        let source = try InputSetup(cfg, watch: live?.input, interrupt: interrupt)
         let sourceOpenedAt = Date().timeIntervalSince1970
         let soundSetup = try cfg.audioInput.map { _ throws(CropZoomError) in
             try AudioInputSetup(cfg, watch: live?.soundInput)

@@ -72,11 +72,13 @@ final class Demuxer: @unchecked Sendable {
 
     init(
         path: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
-        timeout: Double = 0, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
+        interrupt: IOWatch? = nil, timeout: Double = 0,
+        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
     ) throws(CropZoomError) {
         self.timeout = timeout
         do {
-            input = try InputFormat(path: path, format: format, options: options, watch: watch, settings: settings)
+            input = try InputFormat(
+                path: path, format: format, options: options, watch: watch, interrupt: interrupt, settings: settings)
         } catch  where watch?.reason == .timedOut {
             throw CropZoomError(
                 .inputUnreadable, path: path, setting: .liveTimeout,
