@@ -69,6 +69,15 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     }
     /// The audio streams kept (empty: every one).
     public var audioStreams: [StreamSelector] = []
+    /// `--streams`: the kinds of input stream kept besides the video (audio is `audio`/`audioStreams`).
+    public struct StreamKinds: Sendable, Equatable {
+        /// Subtitle streams kept: nil none, empty every one, else those the selectors name.
+        public var subtitles: [StreamSelector]? = []
+        public var data = true
+        public var cover = true
+        public init() {}
+    }
+    public var streamKinds = StreamKinds()
     /// Whether every audio stream is re-encoded, whatever the container could hold: `--audio aac`, or an audio
     /// codec, bit rate or channel count asked for.
     public var reencodesAudio: Bool {

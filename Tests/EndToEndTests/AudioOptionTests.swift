@@ -142,7 +142,7 @@ struct AudioOptionTests {
         #expect(Media.tags(try #require(kept.first))["language"] == "fra")
         #expect(
             Self.notes(run) == [
-                "cropzoom: note: 2 audio streams (#1, #3: pcm_s16le) dropped: --audio-stream chose others"
+                "cropzoom: note: 2 audio streams (#1, #3: pcm_s16le) dropped: not chosen"
             ], "\(run.stderrLines)")
         let two = scratch.file("two.mkv").path
         let both = try CLI.cropzoom([input, "-o", two, "--audio-stream", "1", "--audio-stream", "3"])

@@ -539,3 +539,44 @@ extension StreamRoutingTests {
         }
     }
 }
+
+extension StreamRoutingTests {
+    /// Cover art (issue 16): a cover picture beside the video is copied, byte for byte, where the container keeps
+    /// cover art (MP4's `covr`, a Matroska attachment), and dropped with a note where it cannot (FFmpeg 5.1's MOV
+    /// muxer writes no cover; WebM).
+    @Test(arguments: [("mp4", true), ("mkv", true), ("mov", false), ("webm", false)])
+    func coverArtIsKept(_ ext: String, _ kept: Bool) throws {
+        let scratch = try Scratch()
+        let video = scratch.file("v.mp4").path
+        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-c:v", "libx264", video])
+        let cover = scratch.file("cover.png").path
+        try Media.make(["-f", "lavfi", "-i", "color=c=red:s=64x64", "-frames:v", "1", cover])
+        let input = scratch.file("with-cover.mp4").path
+        try Media.make([
+            "-i", video, "-i", cover, "-map", "0", "-map", "1", "-c", "copy", "-disposition:v:1", "attached_pic",
+            input,
+        ])
+        let picture = { (path: String) throws -> (index: Int, hash: String)? in
+            guard
+                let s = try Media.streams(path).first(where: {
+                    ($0["disposition"] as? [String: Any])?["attached_pic"] as? Int == 1
+                }), let index = s["index"] as? Int
+            else { return nil }
+            return (index, try Oracle.packets(path, streamIndex: index).first?.hash ?? "")
+        }
+        let given = try #require(try picture(input), "the sample has no cover picture")
+        let output = scratch.file("out.\(ext)").path
+        let run = try CLI.cropzoom([input, "-o", output, "--zoom", "1.2"])
+        try #require(run.status == 0, "\(run)")
+        let notes = run.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
+        if kept {
+            let out = try #require(try picture(output), "\(ext): no cover picture; \(notes)")
+            #expect(out.hash == given.hash, "\(ext): the cover picture changed")
+            #expect(notes.isEmpty, "\(notes)")
+        } else {
+            #expect(try picture(output) == nil)
+            #expect(notes == ["cropzoom: note: cover picture #1 (png) dropped: \(ext) cannot hold it"], "\(notes)")
+        }
+        #expect(try Oracle.videoFramePTS(output).count == 10, "\(ext): the picture's frames")
+    }
+}

@@ -111,3 +111,63 @@ struct SubtitleTests {
         }
     }
 }
+
+extension SubtitleTests {
+    /// Video, two audio streams (eng 44.1 kHz, fra 48 kHz) and two subtitle streams (eng, fra).
+    static func twoOfEach(in scratch: Scratch) throws -> String {
+        let sub = scratch.file("s.srt")
+        try srt.write(to: sub, atomically: true, encoding: .utf8)
+        let path = scratch.file("many.mkv").path
+        try Media.make([
+            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=4", "-f", "lavfi", "-i", "sine=d=4:sample_rate=44100",
+            "-f", "lavfi", "-i", "sine=d=4:sample_rate=48000", "-i", sub.path, "-map", "0", "-map", "1", "-map", "2",
+            "-map", "3", "-map", "3", "-c:v", "libx264", "-c:a", "aac", "-c:s", "srt",
+            "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
+            "-metadata:s:s:0", "language=eng", "-metadata:s:s:1", "language=fra", path,
+        ])
+        return path
+    }
+
+    /// `type:language` of every stream after the video.
+    static func kinds(_ path: String) throws -> [String] {
+        try Media.streams(path).dropFirst().map {
+            "\($0["codec_type"] as? String ?? "?"):\(Media.tags($0)["language"] ?? "und")"
+        }
+    }
+
+    @Test("--streams keeps the kinds and languages it names, in the input's order; the rest dropped with a note")
+    func streamSelection() throws {
+        let scratch = try Scratch()
+        let input = try Self.twoOfEach(in: scratch)
+        try #require(try Self.kinds(input) == ["audio:eng", "audio:fra", "subtitle:eng", "subtitle:fra"])
+        for (choice, expected, note) in [
+            (
+                "video,audio:eng,subtitles:fra", ["audio:eng", "subtitle:fra"],
+                [
+                    "audio stream #2 (aac) dropped: not chosen",
+                    "subtitle stream #3 (subrip) dropped: --streams does not name it",
+                ]
+            ),
+            ("video,subtitles", ["subtitle:eng", "subtitle:fra"], []),
+            ("video", [], ["2 subtitle streams (#3–#4: subrip) dropped: --streams does not name them"]),
+        ] {
+            let output = scratch.file("out.mkv").path
+            let run = try CLI.cropzoom([input, "-o", output, "-y", "--streams", choice])
+            try #require(run.status == 0, "\(choice): \(run)")
+            #expect(try Self.kinds(output) == expected, "\(choice)")
+            let notes = run.stderrLines.filter { $0.hasPrefix("cropzoom: note:") }
+            #expect(notes == note.map { "cropzoom: note: " + $0 }, "\(choice): \(notes)")
+        }
+        for (bad, message) in [
+            ("audio", "--streams must name video"), ("video,pictures", "--streams takes video, audio, subtitles"),
+            (
+                "video,subtitles:spa",
+                "--streams subtitles:spa names no subtitle stream (its subtitle streams: "
+                    + "#3 eng, #4 fra)"
+            ),
+        ] {
+            let run = try CLI.cropzoom([input, "-o", scratch.file("bad.mkv").path, "--streams", bad])
+            #expect(run.status == 2 && run.stderrLines.count == 1 && run.stderr.contains(message), "\(bad): \(run)")
+        }
+    }
+}

@@ -23,6 +23,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case audioBitrate = "audio_bitrate"
     case audioChannels = "audio_channels"
     case audioStream = "audio_stream"
+    case streams
     // Input and output handling.
     case strict, force
     // Live sources.
@@ -113,6 +114,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .audioCodec: return "NAME"
         case .audioChannels: return "N|LAYOUT"
         case .audioStream: return "N|LANG"
+        case .streams: return "KINDS"
         case .threads, .decoderThreads, .encoderThreads, .workers: return "N"
         case .inputFormat: return "NAME"
         case .framerate: return "FPS"
@@ -219,6 +221,10 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .audioStream:
             return "Keep this audio stream (repeatable): its number as probe shows it (#1 → 1) or its language "
                 + "(eng, fra …); the others are dropped. Default: every audio stream."
+        case .streams:
+            return "Which input streams the output keeps, like ffmpeg's -map: video plus any of audio, subtitles, "
+                + "data, cover, each with :LANG or :N to choose (video,audio:eng,subtitles:fra); the kinds not "
+                + "named are dropped. Default: every stream the container holds."
         case .strict: return "Fail on damaged packets instead of skipping and counting them."
         case .force: return "Like -y, and replace a read-only OUTPUT too."
         case .live:

@@ -186,14 +186,54 @@ public struct Settings: Sendable, Equatable {
         }
         c.audioStreams = try (values[.audioStream] ?? "").split(separator: "\n").map {
             line throws(CropZoomError) -> TranscodeConfiguration.StreamSelector in
-            let t = line.trimmingCharacters(in: .whitespaces).lowercased()
-            if let n = Int(t), n >= 0 { return .index(n) }
-            guard (2...3).contains(t.count), t.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-                throw Settings.refuse(
-                    .audioStream,
-                    "\(setting: .audioStream) takes a stream number (1) or a language code (eng; got '\(line)')")
+            try Settings.selector(String(line), for: .audioStream)
+        }
+        if let text = values[.streams] {
+            var kinds = TranscodeConfiguration.StreamKinds()
+            kinds.subtitles = nil
+            kinds.data = false
+            kinds.cover = false
+            var audio: [TranscodeConfiguration.StreamSelector]? = nil
+            var video = false
+            for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+                let parts = item.split(separator: ":", maxSplits: 1).map(String.init)
+                let selector = try parts.count == 2 ? Settings.selector(parts[1], for: .streams) : nil
+                switch parts.first ?? "" {
+                case "video", "v": video = true
+                case "audio", "a": audio = (audio ?? []) + (selector.map { [$0] } ?? [])
+                case "subtitles", "subtitle", "s":
+                    kinds.subtitles = (kinds.subtitles ?? []) + (selector.map { [$0] } ?? [])
+                case "data", "d": kinds.data = true
+                case "cover": kinds.cover = true
+                default:
+                    throw Settings.refuse(
+                        .streams,
+                        "\(setting: .streams) takes video, audio, subtitles, data and cover, with :LANG or :N "
+                            + "(got '\(item)')")
+                }
             }
-            return .language(t)
+            guard video else {
+                throw Settings.refuse(
+                    .streams, "\(setting: .streams) must name video: cropzoom makes a video (got '\(text)')")
+            }
+            c.streamKinds = kinds
+            if let audio {
+                if !audio.isEmpty && !c.audioStreams.isEmpty {
+                    throw Settings.refuse(
+                        .audioStream,
+                        "\(setting: .audioStream) and \(setting: .streams) audio:… both choose audio: use one")
+                }
+                if !audio.isEmpty { c.audioStreams = audio }
+            } else if let given = [Setting.audioCodec, .audioBitrate, .audioChannels, .audioStream].first(where: {
+                values[$0] != nil
+            }) {
+                throw Settings.refuse(given, "\(setting: given) contradicts \(setting: .streams) without audio")
+            } else if values[.audio] != nil && c.audio != .none {
+                throw Settings.refuse(
+                    .streams, "\(setting: .streams) without audio contradicts \(setting: .audio) \(c.audio.rawValue)")
+            } else {
+                c.audio = .none
+            }
         }
         let refinements: [Setting] = [.audioCodec, .audioBitrate, .audioChannels, .audioStream]
         if c.audio == .none, let given = refinements.first(where: { values[$0] != nil }) {
@@ -208,6 +248,20 @@ public struct Settings: Sendable, Equatable {
         if c.audio == .aac, let codec = c.audioCodec, codec != "aac" {
             throw Settings.refuse(.audioCodec, "\(setting: .audioCodec) \(codec) contradicts \(setting: .audio) aac")
         }
+    }
+
+    /// A stream by number (`1`) or language (`eng`, `en`).
+    static func selector(_ text: String, for setting: Setting) throws(CropZoomError)
+        -> TranscodeConfiguration
+        .StreamSelector
+    {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let n = Int(t), n >= 0 { return .index(n) }
+        guard (2...3).contains(t.count), t.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw Settings.refuse(
+                setting, "\(setting: setting) takes a stream number (1) or a language code (eng; got '\(text)')")
+        }
+        return .language(t)
     }
 
     // MARK: Value parsers (public: a caller with its own front end parses as the command line does)

@@ -216,7 +216,7 @@ struct StreamRouting {
                     continue
                 }
                 if !cfg.audioStreams.isEmpty && !cfg.audioStreams.contains(where: { Self.selects($0, st, i) }) {
-                    drop("audio", i, codecName, "\(setting: .audioStream) chose others")
+                    drop("audio", i, codecName, "not chosen")
                     continue
                 }
                 if sound != nil {
@@ -226,6 +226,15 @@ struct StreamRouting {
                 if let route = try routeAudio(st, i, in: input, named: "audio stream #\(i)") { routes[i] = route }
             case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
                 let kind = st.isSubtitle ? "subtitle" : "data"
+                let kinds = cfg.streamKinds
+                let wanted =
+                    st.isSubtitle
+                    ? kinds.subtitles.map { $0.isEmpty || $0.contains { Self.selects($0, st, i) } } ?? false
+                    : kinds.data
+                if !wanted {
+                    drop(kind, i, codecName, "\(setting: .streams) does not name it")
+                    continue
+                }
                 if st.codecID != AV_CODEC_ID_NONE && container.canStore(st.codecID) {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
@@ -240,14 +249,36 @@ struct StreamRouting {
                     drop(kind, i, codecName, "\(containerName) cannot hold it")
                 }
             case AVMEDIA_TYPE_VIDEO:
+                // A cover picture is one packet, copied where the container keeps cover art (MP4/MOV's `covr`,
+                // Matroska's attachment).
+                if st.isAttachedPicture && !cfg.streamKinds.cover {
+                    drop("", i, codecName, "\(setting: .streams) does not name it")
+                    continue
+                }
+                if st.isAttachedPicture && ["mp4", "ipod"].contains(containerName) && container.canStore(st.codecID) {
+                    routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
+                    otherCopied += 1
+                    continue
+                }
+                // Matroska keeps it as an attachment, written with the header (its packet is not needed).
+                if st.isAttachedPicture && containerName == "matroska", try muxer.addCoverAttachment(from: st) {
+                    otherCopied += 1
+                    continue
+                }
                 dropped += 1
-                let what = st.isAttachedPicture ? "cover picture" : "video stream"
-                notice("\(what) #\(i) (\(codecName)) dropped: cropzoom transforms one video stream (#\(videoIndex))")
+                if st.isAttachedPicture {
+                    notice("cover picture #\(i) (\(codecName)) dropped: \(containerName) cannot hold it")
+                } else {
+                    notice(
+                        "video stream #\(i) (\(codecName)) dropped: cropzoom transforms one video stream "
+                            + "(#\(videoIndex))")
+                }
             default:
                 drop("", i, codecName, "\(containerName) cannot hold it")
             }
         }
         try Self.checkSelection(cfg, input: input, sound: sound != nil)
+        try Self.checkSubtitleSelection(cfg, input: input)
         // The sound device's first audio stream, after the input's streams (`--audio-input`).
         var soundRoutes: [StreamRoute] = []
         if let sound, cfg.audio != .none {
@@ -320,6 +351,29 @@ struct StreamRouting {
             throw CropZoomError(
                 .usage, path: input.path, setting: .audioStream,
                 reason: "\(setting: .audioStream) \(given) names no audio stream (\(list))")
+        }
+    }
+
+    /// Every `--streams subtitles:…` choice names a subtitle stream of the input: a usage error listing them
+    /// otherwise.
+    static func checkSubtitleSelection(_ cfg: TranscodeConfiguration, input: InputFormat) throws(CropZoomError) {
+        guard let selectors = cfg.streamKinds.subtitles, !selectors.isEmpty else { return }
+        let subtitles = (0..<input.streamCount).filter { input.stream($0).isSubtitle }
+        for selector in selectors where !subtitles.contains(where: { selects(selector, input.stream($0), $0) }) {
+            let list =
+                subtitles.isEmpty
+                ? "it has no subtitle stream"
+                : "its subtitle streams: "
+                    + subtitles.map { "#\($0)" + (input.stream($0).metadata("language").map { " \($0)" } ?? "") }
+                    .joined(separator: ", ")
+            let given: String
+            switch selector {
+            case .index(let n): given = "\(n)"
+            case .language(let code): given = code
+            }
+            throw CropZoomError(
+                .usage, path: input.path, setting: .streams,
+                reason: "\(setting: .streams) subtitles:\(given) names no subtitle stream (\(list))")
         }
     }
 

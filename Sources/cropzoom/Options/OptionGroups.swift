@@ -84,11 +84,12 @@ struct StreamOptions: ParsableArguments {
     @Option(name: .setting(.audioBitrate), help: .setting(.audioBitrate)) var audioBitrate: String?
     @Option(name: .setting(.audioChannels), help: .setting(.audioChannels)) var audioChannels: String?
     @Option(name: .setting(.audioStream), help: .setting(.audioStream)) var audioStream: [String] = []
+    @Option(name: .setting(.streams), help: .setting(.streams)) var streams: String?
 
     var settings: Settings {
         Settings([
             .audio: audio, .audioCodec: audioCodec, .audioBitrate: audioBitrate, .audioChannels: audioChannels,
-            .audioStream: audioStream.isEmpty ? nil : audioStream.joined(separator: "\n"),
+            .audioStream: audioStream.isEmpty ? nil : audioStream.joined(separator: "\n"), .streams: streams,
         ])
     }
 

@@ -109,6 +109,37 @@ final class Muxer: @unchecked Sendable {
         return index
     }
 
+    /// Adds the input's cover picture (`AVStream.attached_pic`) as a Matroska attachment: its bytes as the
+    /// stream's extradata, named `cover.png`/`cover.jpg` with its MIME type (what players and FFmpeg's own
+    /// demuxer read as cover art). False when the input holds no picture bytes or its format is not PNG or JPEG.
+    func addCoverAttachment(from input: StreamRef) throws(CropZoomError) -> Bool {
+        let pic = input.pointer.pointee.attached_pic
+        let (name, mime): (String, String)
+        switch input.codecID {
+        case AV_CODEC_ID_PNG: (name, mime) = ("cover.png", "image/png")
+        case AV_CODEC_ID_MJPEG: (name, mime) = ("cover.jpg", "image/jpeg")
+        default: return false
+        }
+        guard pic.size > 0, let data = pic.data else { return false }
+        let st = try output.addStream()
+        let par = st.pointer.pointee.codecpar!
+        par.pointee.codec_type = AVMEDIA_TYPE_ATTACHMENT
+        par.pointee.codec_id = AV_CODEC_ID_NONE
+        guard let copy = av_mallocz(Int(pic.size) + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            throw CropZoomError(.processing, what: "copying the cover picture", reason: "out of memory")
+        }
+        copy.copyMemory(from: data, byteCount: Int(pic.size))
+        par.pointee.extradata = copy.assumingMemoryBound(to: UInt8.self)
+        par.pointee.extradata_size = pic.size
+        av_dict_set(&st.pointer.pointee.metadata, "filename", name, 0)
+        av_dict_set(&st.pointer.pointee.metadata, "mimetype", mime, 0)
+        sourceTimeBase.append(input.timeBase)
+        packetsWritten.append(0)
+        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
+        mergedTimes.append(0)
+        return true
+    }
+
     /// The converters of converted subtitle streams, by output stream.
     private var subtitleConverters: [Int: SubtitleConverter] = [:]
 
