@@ -160,7 +160,9 @@ extension LibraryAPITests {
         let server = try ChildProcess.spawn(
             ["python3", script.path, "\(port)", accepted, closed, listening], stdout: .null, stderr: .null)
         defer { RealTime.LiveTests.stop(server) }
-        for _ in 0..<600 where !FileManager.default.fileExists(atPath: listening) { usleep(50_000) }
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: listening) {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
         let config = TranscodeConfiguration(
             input: URL(string: "http://127.0.0.1:\(port)/clip.mp4")!, output: scratch.file("o.mp4"))
         #expect(config.input == "http://127.0.0.1:\(port)/clip.mp4" && config.output == scratch.file("o.mp4").path)
@@ -174,21 +176,21 @@ extension LibraryAPITests {
             }
         }
         // Timed outside Swift concurrency (the test runner's other tests may hold its threads): the server notes
-        // when the job connected and when it let go.
-        func time(_ path: String, within seconds: Double) -> Double? {
+        // when the job connected and when it let go. The waits sleep with `await`, so the job's task gets a thread.
+        func time(_ path: String, within seconds: Double) async throws -> Double? {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
                 if let text = try? String(contentsOfFile: path, encoding: .utf8), let t = Double(text) { return t }
-                usleep(20_000)
+                try await Task.sleep(nanoseconds: 20_000_000)
             }
             return nil
         }
-        try #require(time(accepted, within: 30) != nil, "the job never connected")
-        usleep(500_000)  // the job now waits on its read
+        try #require(try await time(accepted, within: 120) != nil, "the job never connected")
+        try await Task.sleep(nanoseconds: 500_000_000)  // the job now waits on its read
         let cancelledAt = Date().timeIntervalSince1970
         job.cancel()
-        let closedAt = time(closed, within: 10)
-        try #require(closedAt != nil, "the job still holds the connection 10 s after cancel()")
+        let closedAt = try await time(closed, within: 30)
+        try #require(closedAt != nil, "the job still holds the connection 30 s after cancel()")
         #expect(closedAt! - cancelledAt < 1, "the read ended \(closedAt! - cancelledAt) s after cancel()")
         let outcome = await run.value
         #expect(outcome?.kind == .cancelled, "\(String(describing: outcome))")

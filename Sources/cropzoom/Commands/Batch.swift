@@ -85,6 +85,13 @@ struct Batch: ParsableCommand {
             valueName: "GLOB"))
     var exclude: [String] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Watch the folders: transcode each media file once it is complete (its size unchanged for 2 s and no "
+                + "process writing it), files already there first; Ctrl-C or SIGTERM ends the watch (exit 0, or 1 "
+                + "when a file failed)."))
+    var watch = false
+
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
@@ -144,6 +151,14 @@ struct Batch: ParsableCommand {
             throw ValidationError("--report \(report) exists (add -y to replace it)")
         }
         if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }
+        if watch {
+            if dryRun || shard != nil {
+                throw ValidationError("--watch runs until stopped: not with --dry-run or --shard")
+            }
+            for input in inputs where !RawPath.isDirectory(input) {
+                throw ValidationError("--watch watches folders: \(input) is not one")
+            }
+        }
     }
 
     func run() throws {
@@ -155,6 +170,10 @@ struct Batch: ParsableCommand {
         let output = { (f: BatchInputs.File) in
             outRoot.appendingPathComponent(f.relativeFolder)
                 .appendingPathComponent(Batch.outputName(name, input: f.path)).standardized.path
+        }
+        if watch {
+            try runWatch(output: output, outRoot: outRoot)
+            return
         }
         var found = try BatchInputs.resolve(inputs, outDir: outRoot.path)
         found = BatchInputs.filter(found, include: include, exclude: exclude)
@@ -224,6 +243,72 @@ struct Batch: ParsableCommand {
             executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
             jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
         try Batch.execute(items, runner: runner, report: report, outDir: outRoot.path, shard: shard)
+    }
+
+    /// `--watch` (`BatchWatch`): scans the folders every second and transcodes each file once it is complete, one at
+    /// a time with every thread, until a signal ends the watch; then the table and the report.
+    func runWatch(output: (BatchInputs.File) -> String, outRoot: URL) throws {
+        _ = try transcodeConfiguration()  // the settings are checked before the watch starts
+        ProcessSignals.install()
+        let runner = BatchRunner(
+            executable: Bench.executablePath(), arguments: settings.arguments(), threadsPerJob: Batch.cores,
+            jobs: 1, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
+        Stderr.write("cropzoom: watching \(inputs.joined(separator: ", ")) (Ctrl-C ends the watch)\n")
+        let started = monotonicSeconds()
+        var seen: [String: BatchWatch.Seen] = [:]
+        var taken = Set<String>()
+        var done: [BatchItem] = []
+        while ProcessSignals.pending == 0 {
+            var found = (try? BatchInputs.resolve(inputs, outDir: outRoot.path)) ?? []
+            found = BatchInputs.droppingOutputs(
+                BatchInputs.filter(found, include: include, exclude: exclude), output: output)
+            let byPath = Dictionary(found.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+            let fresh = found.map(\.path).filter { !taken.contains($0) }
+            for path in BatchWatch.complete(fresh, seen: &seen) {
+                guard let file = byPath[path], ProcessSignals.pending == 0 else { break }
+                taken.insert(path)
+                var item = BatchItem(input: path, output: output(file))
+                do {
+                    if !(try MediaProbe.probe(path, frameRate: false)).hasVideo {
+                        item.result = .skipped
+                        item.reason = "no video stream"
+                    }
+                } catch  where error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
+                    item.result = .skipped
+                    item.reason = "not a media file"
+                } catch {
+                    item.result = .failed
+                    item.error = error.message
+                    item.exitCode = error.exitCode
+                }
+                if item.result == .pending && RawPath.exists(item.output) && !skipExisting && !overwrite {
+                    item.result = .failed
+                    item.error = "\(item.output): already exists (--skip-existing keeps it, -y replaces it)"
+                    item.exitCode = 2
+                }
+                if item.result == .pending {
+                    let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent().path
+                    do { try RawPath.makeDirectories(dir) } catch {
+                        item.result = .failed
+                        item.error = "\(dir): cannot create the output folder: \(error.reason)"
+                    }
+                }
+                if item.result == .pending { item = runner.run([item])[0] }
+                if item.result == .skipped || item.result == .failed {
+                    Stderr.write("cropzoom: \(item.result.rawValue) \(path): \(item.reason ?? item.error ?? "")\n")
+                }
+                done.append(item)
+            }
+            for _ in 0..<Int(BatchWatch.interval * 10) where ProcessSignals.pending == 0 { usleep(100_000) }
+        }
+        Stdout.write(Batch.table(done))
+        if let report {
+            try Bench.writeAtomically(
+                try Batch.reportJSON(
+                    done, outDir: outRoot.path, jobs: 1, threadsPerJob: Batch.cores, shard: nil,
+                    seconds: monotonicSeconds() - started, interrupted: false), to: report)
+        }
+        if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
     }
 
     /// Files at once and threads per file on `cores` cores: `requested` (at most one file per

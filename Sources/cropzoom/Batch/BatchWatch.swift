@@ -1,0 +1,61 @@
+import CropZoomKit
+import Foundation
+
+/// `batch --watch`: a HandBrake-style queue for camera offload folders. The folders are scanned every second;
+/// a media file is taken once it is complete — its size and modification time unchanged for two scans and no
+/// process holding it open for writing — and transcoded as `batch` would; the watch goes on until SIGINT or
+/// SIGTERM, which end it normally (a file being transcoded then is stopped and leaves nothing behind).
+struct BatchWatch {
+    /// Seconds between scans.
+    static let interval = 1.0
+    /// Scans a file's size and time must stay the same before it is taken.
+    static let stableScans = 2
+
+    /// What a scan saw of a file not taken yet.
+    struct Seen: Equatable {
+        var size: Int64
+        var modified: Int
+        var stable = 0
+    }
+
+    /// Whether a process other than this one has `path` open for writing (`/proc/PID/fd` links to it, with a write
+    /// access mode in `/proc/PID/fdinfo/FD`): a copy or a camera still writing it.
+    static func openForWriting(_ path: String) -> Bool {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let me = String(getpid())
+        guard let pids = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
+        for pid in pids where pid != me && pid.allSatisfy(\.isNumber) {
+            guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { continue }
+            for fd in fds {
+                guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                    link == target,
+                    let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8),
+                    let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+                    let flags = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8)
+                else { continue }
+                if flags & Int(O_ACCMODE) != Int(O_RDONLY) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Updates `seen` with this scan of `files` and returns those complete now, in path order.
+    static func complete(_ files: [String], seen: inout [String: Seen]) -> [String] {
+        var ready: [String] = []
+        for path in files.sorted() {
+            guard let st = RawPath.status(path) else {
+                seen[path] = nil
+                continue
+            }
+            let now = Seen(size: Int64(st.st_size), modified: st.st_mtim.tv_sec * 1_000_000_000 + st.st_mtim.tv_nsec)
+            if var before = seen[path], before.size == now.size, before.modified == now.modified {
+                before.stable += 1
+                seen[path] = before
+                if before.stable >= stableScans && now.size > 0 && !openForWriting(path) { ready.append(path) }
+            } else {
+                seen[path] = now
+            }
+        }
+        return ready
+    }
+}
