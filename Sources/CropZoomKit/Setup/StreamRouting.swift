@@ -335,22 +335,8 @@ struct StreamRouting {
         let audio = (0..<input.streamCount).filter {
             input.stream($0).mediaType == AVMEDIA_TYPE_AUDIO && !isChapterTrack(input.stream($0), in: input)
         }
-        let list =
-            audio.isEmpty
-            ? "it has no audio stream"
-            : "its audio streams: "
-                + audio.map { "#\($0)" + (input.stream($0).metadata("language").map { " \($0)" } ?? "") }
-                .joined(separator: ", ")
-        for selector in cfg.audioStreams
-        where !audio.contains(where: { selects(selector, input.stream($0), $0) }) {
-            let given: String
-            switch selector {
-            case .index(let n): given = "\(n)"
-            case .language(let code): given = code
-            }
-            throw CropZoomError(
-                .usage, path: input.path, setting: .audioStream,
-                reason: "\(setting: .audioStream) \(given) names no audio stream (\(list))")
+        try checkChoices(cfg.audioStreams, among: audio, kind: "audio", in: input) { given in
+            (.audioStream, "\(setting: .audioStream) \(given)")
         }
     }
 
@@ -359,21 +345,32 @@ struct StreamRouting {
     static func checkSubtitleSelection(_ cfg: TranscodeConfiguration, input: InputFormat) throws(CropZoomError) {
         guard let selectors = cfg.streamKinds.subtitles, !selectors.isEmpty else { return }
         let subtitles = (0..<input.streamCount).filter { input.stream($0).isSubtitle }
-        for selector in selectors where !subtitles.contains(where: { selects(selector, input.stream($0), $0) }) {
+        try checkChoices(selectors, among: subtitles, kind: "subtitle", in: input) { given in
+            (.streams, "\(setting: .streams) subtitles:\(given)")
+        }
+    }
+
+    /// A usage error for the first of `selectors` that names none of `streams` (input stream numbers of one
+    /// kind), listing them with their languages; `named` words the choice (its setting and how it was given).
+    private static func checkChoices(
+        _ selectors: [TranscodeConfiguration.StreamSelector], among streams: [Int], kind: String,
+        in input: InputFormat, named: (String) -> (Setting, String)
+    ) throws(CropZoomError) {
+        for selector in selectors where !streams.contains(where: { selects(selector, input.stream($0), $0) }) {
             let list =
-                subtitles.isEmpty
-                ? "it has no subtitle stream"
-                : "its subtitle streams: "
-                    + subtitles.map { "#\($0)" + (input.stream($0).metadata("language").map { " \($0)" } ?? "") }
+                streams.isEmpty
+                ? "it has no \(kind) stream"
+                : "its \(kind) streams: "
+                    + streams.map { "#\($0)" + (input.stream($0).metadata("language").map { " \($0)" } ?? "") }
                     .joined(separator: ", ")
             let given: String
             switch selector {
             case .index(let n): given = "\(n)"
             case .language(let code): given = code
             }
+            let (setting, choice) = named(given)
             throw CropZoomError(
-                .usage, path: input.path, setting: .streams,
-                reason: "\(setting: .streams) subtitles:\(given) names no subtitle stream (\(list))")
+                .usage, path: input.path, setting: setting, reason: "\(choice) names no \(kind) stream (\(list))")
         }
     }
 

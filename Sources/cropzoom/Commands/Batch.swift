@@ -198,28 +198,7 @@ struct Batch: ParsableCommand {
         // 2. Each file: media? its output path; conflicts refused before any work. A file found by
         // scanning that is not media (or has no video) is skipped; one named directly fails.
         var items: [BatchItem] = []
-        for f in found {
-            var item = BatchItem(input: f.path, output: output(f))
-            do {
-                let info = try MediaProbe.probe(f.path, frameRate: false)
-                if !info.hasVideo && f.scanned {
-                    item.result = .skipped
-                    item.reason = "no video stream"
-                } else if !info.hasVideo {
-                    item.result = .failed
-                    item.error = "\(f.path): no video stream"
-                    item.exitCode = 3
-                }
-            } catch  where f.scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
-                item.result = .skipped
-                item.reason = "not a media file"
-            } catch {
-                item.result = .failed
-                item.error = error.message
-                item.exitCode = error.exitCode
-            }
-            items.append(item)
-        }
+        for f in found { items.append(Batch.probed(BatchItem(input: f.path, output: output(f)), scanned: f.scanned)) }
         try Batch.checkConflicts(
             items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
             renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
@@ -267,20 +246,7 @@ struct Batch: ParsableCommand {
             for path in BatchWatch.complete(fresh, seen: &seen) {
                 guard let file = byPath[path], ProcessSignals.pending == 0 else { break }
                 taken.insert(path)
-                var item = BatchItem(input: path, output: output(file))
-                do {
-                    if !(try MediaProbe.probe(path, frameRate: false)).hasVideo {
-                        item.result = .skipped
-                        item.reason = "no video stream"
-                    }
-                } catch  where error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
-                    item.result = .skipped
-                    item.reason = "not a media file"
-                } catch {
-                    item.result = .failed
-                    item.error = error.message
-                    item.exitCode = error.exitCode
-                }
+                var item = Batch.probed(BatchItem(input: path, output: output(file)), scanned: true)
                 if item.result == .pending && RawPath.exists(item.output) && !skipExisting && !overwrite {
                     item.result = .failed
                     item.error = "\(item.output): already exists (--skip-existing keeps it, -y replaces it)"
@@ -309,6 +275,32 @@ struct Batch: ParsableCommand {
                     seconds: monotonicSeconds() - started, interrupted: false), to: report)
         }
         if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+    }
+
+    /// `item` after a look at its input (`MediaProbe.probe`, streams only): a file found by scanning (`scanned`)
+    /// that is not media or has no video is skipped with the reason; one named directly fails; what cannot be
+    /// read fails with its error.
+    static func probed(_ item: BatchItem, scanned: Bool) -> BatchItem {
+        var item = item
+        do {
+            let info = try MediaProbe.probe(item.input, frameRate: false)
+            if !info.hasVideo && scanned {
+                item.result = .skipped
+                item.reason = "no video stream"
+            } else if !info.hasVideo {
+                item.result = .failed
+                item.error = "\(item.input): no video stream"
+                item.exitCode = 3
+            }
+        } catch  where scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
+            item.result = .skipped
+            item.reason = "not a media file"
+        } catch {
+            item.result = .failed
+            item.error = error.message
+            item.exitCode = error.exitCode
+        }
+        return item
     }
 
     /// Files at once and threads per file on `cores` cores: `requested` (at most one file per

@@ -37,11 +37,16 @@ final class Muxer: @unchecked Sendable {
                 dropping: Muxer.describesEncoding)
             st.pointer.pointee.avg_frame_rate = input.pointer.pointee.avg_frame_rate
         }
-        sourceTimeBase.append(TimeBase(encoder.pointee.time_base))
+        track(TimeBase(encoder.pointee.time_base))
+        return Int(st.pointer.pointee.index)
+    }
+
+    /// Starts the bookkeeping of a new output stream whose packets come in `base` (the source's time base).
+    private func track(_ base: TimeBase) {
+        sourceTimeBase.append(base)
         packetsWritten.append(0)
         recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
         mergedTimes.append(0)
-        return Int(st.pointer.pointee.index)
     }
 
     /// True for a per-stream tag that describes how the input was encoded (its encoder, VP9 alpha
@@ -82,10 +87,7 @@ final class Muxer: @unchecked Sendable {
         st.pointer.pointee.time_base = input.pointer.pointee.time_base
         st.pointer.pointee.disposition = input.pointer.pointee.disposition
         av_dict_copy(&st.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
-        sourceTimeBase.append(input.timeBase)
-        packetsWritten.append(0)
-        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
-        mergedTimes.append(0)
+        track(input.timeBase)
         return Int(st.pointer.pointee.index)
     }
 
@@ -100,10 +102,7 @@ final class Muxer: @unchecked Sendable {
         st.pointer.pointee.time_base = input.pointer.pointee.time_base
         st.pointer.pointee.disposition = input.pointer.pointee.disposition
         av_dict_copy(&st.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
-        sourceTimeBase.append(input.timeBase)
-        packetsWritten.append(0)
-        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
-        mergedTimes.append(0)
+        track(input.timeBase)
         let index = Int(st.pointer.pointee.index)
         subtitleConverters[index] = converter
         return index
@@ -133,10 +132,7 @@ final class Muxer: @unchecked Sendable {
         par.pointee.extradata_size = pic.size
         av_dict_set(&st.pointer.pointee.metadata, "filename", name, 0)
         av_dict_set(&st.pointer.pointee.metadata, "mimetype", mime, 0)
-        sourceTimeBase.append(input.timeBase)
-        packetsWritten.append(0)
-        recentPTS.append(Array(repeating: (AVCode.noPTS, AVCode.noPTS), count: Muxer.recentCount))
-        mergedTimes.append(0)
+        track(input.timeBase)
         return true
     }
 
