@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // FilePath in the library's API (paths as bytes, beside String and URL).
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // The C targets, by concern (as swift-nio keeps syscall shims alone in CNIOLinux). Each
@@ -43,10 +45,19 @@ let package = Package(
         // The pure core: geometry and keyframe tracks, the settings (table, parsers, job files) and
         // the configuration, reports and errors, the thread plan, the engine's queues and scheduling
         // vocabulary. No C target of ours and no FFmpeg: its tests run without them.
-        .target(name: "CropZoomCore", dependencies: [.product(name: "Yams", package: "Yams")]),
+        .target(
+            name: "CropZoomCore",
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .target(
             name: "CropZoomKit",
-            dependencies: ["CropZoomCore", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
+            dependencies: [
+                "CropZoomCore", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         .executableTarget(
             name: "cropzoom",
@@ -83,7 +94,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["cropzoom", "CropZoomKit", "ZoomFromCSV"]
+            dependencies: [
+                "cropzoom", "CropZoomKit", "ZoomFromCSV", .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
     ]
 )

@@ -14,7 +14,7 @@ import CropZoomKit
 import Foundation
 
 struct Row {
-    var input: String, output: String, center: (Double, Double), zoom: Double
+    var input: String, output: String, center: UnitPoint, zoom: Double
 }
 
 func fail(_ message: String, _ code: Int32) -> Never {
@@ -106,7 +106,7 @@ func readCSV(_ path: String) -> [Row] {
         guard f.count == 5, let x = Double(f[2]), let y = Double(f[3]), let z = Double(f[4]) else {
             fail("\(path):\(line): expected input,output,center_x,center_y,zoom with numbers, got \(f)", 2)
         }
-        rows.append(Row(input: resolve(f[0]), output: resolve(f[1]), center: (x, y), zoom: z))
+        rows.append(Row(input: resolve(f[0]), output: resolve(f[1]), center: UnitPoint(x: x, y: y), zoom: z))
     }
     if rows.isEmpty { fail("\(path): no clips", 2) }
     return rows

@@ -1,8 +1,9 @@
 import Foundation
+import SystemPackage
 
 /// Everything a transcode needs to know; built by the CLI (or any caller) and validated here.
-public struct TranscodeConfiguration: Sendable, Equatable {
-    public enum AudioMode: String, Sendable, CaseIterable {
+public struct TranscodeConfiguration: Sendable, Equatable, Codable {
+    public enum AudioMode: String, Sendable, CaseIterable, Codable {
         /// Copy every audio stream packet for packet; re-encode only what the container cannot hold.
         case auto
         /// Copy, and fail instead of re-encoding.
@@ -13,13 +14,13 @@ public struct TranscodeConfiguration: Sendable, Equatable {
         case none
     }
     public enum ProgressMode: String, Sendable, CaseIterable { case auto, bar, json, none }
-    public enum Scaler: String, Sendable, CaseIterable { case bicubic, bilinear, lanczos, area, neighbor }
+    public enum Scaler: String, Sendable, CaseIterable, Codable { case bicubic, bilinear, lanczos, area, neighbor }
     /// Which library scales: zimg for pictures above 8 bits where it takes the conversion (planar
     /// YUV or grey, same range, not the area filter) and swscale for the rest (`auto`); only zimg
     /// (an error where it cannot); only swscale.
-    public enum Kernel: String, Sendable, CaseIterable { case auto, zimg, swscale }
+    public enum Kernel: String, Sendable, CaseIterable, Codable { case auto, zimg, swscale }
     /// Deinterlacing: `auto` frames the decoder flags interlaced, `on` every frame, `off` none.
-    public enum Deinterlace: String, Sendable, CaseIterable { case auto, on, off }
+    public enum Deinterlace: String, Sendable, CaseIterable, Codable { case auto, on, off }
 
     public var input: String
     public var output: String
@@ -70,12 +71,29 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     /// The audio streams kept (empty: every one).
     public var audioStreams: [StreamSelector] = []
     /// `--streams`: the kinds of input stream kept besides the video (audio is `audio`/`audioStreams`).
-    public struct StreamKinds: Sendable, Equatable {
+    public struct StreamKinds: Sendable, Equatable, Codable {
         /// Subtitle streams kept: nil none, empty every one, else those the selectors name.
         public var subtitles: [StreamSelector]? = []
         public var data = true
         public var cover = true
         public init() {}
+
+        private enum CodingKeys: String, CodingKey { case subtitles, data, cover }
+
+        /// A missing key keeps its default; `"subtitles": null` keeps none.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if c.contains(.subtitles) { subtitles = try c.decode([StreamSelector]?.self, forKey: .subtitles) }
+            try c.update(&data, .data)
+            try c.update(&cover, .cover)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(subtitles, forKey: .subtitles)
+            try c.encode(data, forKey: .data)
+            try c.encode(cover, forKey: .cover)
+        }
     }
     public var streamKinds = StreamKinds()
     /// Whether every audio stream is re-encoded, whatever the container could hold: `--audio aac`, or an audio
@@ -206,8 +224,66 @@ public struct TranscodeConfiguration: Sendable, Equatable {
     /// A configuration for `input` → `output` as URLs: a file URL is its path (`URL.path`), any other (http, rtmp,
     /// srt …) goes to FFmpeg as it is written (`absoluteString`).
     public init(input: URL, output: URL) {
-        func text(_ url: URL) -> String { url.isFileURL ? url.path : url.absoluteString }
-        self.init(input: text(input), output: text(output))
+        self.init(input: RawPath.string(input), output: RawPath.string(output))
+    }
+
+    /// A configuration for `input` → `output` as `FilePath`s (swift-system), every byte of a name kept (``RawPath``).
+    public init(input: FilePath, output: FilePath) {
+        self.init(input: RawPath.string(input), output: RawPath.string(output))
+    }
+
+    /// Decodes a configuration from JSON (or any `Decoder`): `input` and `output` are required, every other key
+    /// keeps its default when absent, so a stored configuration stays readable when settings are added. Values are
+    /// as Swift holds them (`"geometry": {"zoom": 2, "center": {"x": 0.6, "y": 0.4}}`), not validated until the job
+    /// plans (``Settings`` parses and validates text as the command line does).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(input: try c.decode(String.self, forKey: .input), output: try c.decode(String.self, forKey: .output))
+        try c.update(&geometry, .geometry)
+        try c.update(&scaler, .scaler)
+        try c.update(&kernel, .kernel)
+        try c.update(&deinterlace, .deinterlace)
+        try c.update(&codec, .codec)
+        try c.update(&crf, .crf)
+        try c.update(&preset, .preset)
+        try c.update(&profile, .profile)
+        try c.update(&level, .level)
+        try c.update(&tune, .tune)
+        try c.update(&tag, .tag)
+        try c.update(&gop, .gop)
+        try c.update(&encoderOptions, .encoderOptions)
+        try c.update(&bitrate, .bitrate)
+        try c.update(&pixelFormat, .pixelFormat)
+        try c.update(&audio, .audio)
+        try c.update(&audioCodec, .audioCodec)
+        try c.update(&audioBitrate, .audioBitrate)
+        try c.update(&audioChannels, .audioChannels)
+        try c.update(&audioStreams, .audioStreams)
+        try c.update(&streamKinds, .streamKinds)
+        try c.update(&background, .background)
+        try c.update(&threads, .threads)
+        try c.update(&decoderThreads, .decoderThreads)
+        try c.update(&encoderThreads, .encoderThreads)
+        try c.update(&workers, .workers)
+        try c.update(&frameLimit, .frameLimit)
+        try c.update(&start, .start)
+        try c.update(&end, .end)
+        try c.update(&format, .format)
+        try c.update(&null, .null)
+        try c.update(&keepStartTime, .keepStartTime)
+        try c.update(&overwrite, .overwrite)
+        try c.update(&force, .force)
+        try c.update(&strict, .strict)
+        try c.update(&verbose, .verbose)
+        try c.update(&live, .live)
+        try c.update(&inputFormat, .inputFormat)
+        try c.update(&inputOptions, .inputOptions)
+        try c.update(&frameRate, .frameRate)
+        try c.update(&maxLatency, .maxLatency)
+        try c.update(&liveTimeout, .liveTimeout)
+        try c.update(&audioInput, .audioInput)
+        try c.update(&audioInputOptions, .audioInputOptions)
+        try c.update(&segment, .segment)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 /// File names are bytes; a Swift `String` holds Unicode only. So that a name that is not valid
 /// UTF-8 (`bad\xffname.mp4`) survives from the command line to the system calls, every byte that
@@ -98,6 +99,20 @@ public enum RawPath {
         }
         return names
     }
+
+    /// The path `path` holds, losslessly (`FilePath.string` would replace bytes that are not UTF-8 by U+FFFD).
+    public static func string(_ path: FilePath) -> String {
+        path.withPlatformString { string(cString: $0) }
+    }
+
+    /// `path` as a `FilePath` of the bytes it stands for.
+    public static func filePath(_ path: String) -> FilePath {
+        withCString(path) { FilePath(platformString: $0) }
+    }
+
+    /// A URL as a path or address: a file URL is its path (`URL.path`), any other (http, rtmp, srt …) goes to FFmpeg
+    /// as it is written (`absoluteString`).
+    public static func string(_ url: URL) -> String { url.isFileURL ? url.path : url.absoluteString }
 
     /// `text` for a terminal or log: each byte kept as U+10FF00 + byte written as that byte again.
     public static func data(_ text: String) -> Data { Data(bytes(text)) }

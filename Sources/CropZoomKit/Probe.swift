@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import SystemPackage
 
 /// What `cropzoom probe` reports about a file: the container and each stream, as FFmpeg reads
 /// them (`avformat_open_input` + `avformat_find_stream_info`), plus what cropzoom derives —
@@ -135,6 +136,15 @@ public enum MediaProbe {
     /// Opens `path` and describes it. Fails like a transcode would (`.inputUnreadable`, one line).
     /// `frameRate: false` skips reading the first `rateWindow` video packets (the variable frame
     /// rate check) when only the streams are wanted, as `batch` wants them.
+    /// ``probe(_:frameRate:)-(String,_)`` for a `FilePath` (its bytes kept) or a URL (a file URL's path, any other
+    /// as written).
+    public static func probe(_ path: FilePath, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
+        try probe(RawPath.string(path), frameRate: frameRate)
+    }
+    public static func probe(_ url: URL, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
+        try probe(RawPath.string(url), frameRate: frameRate)
+    }
+
     public static func probe(_ path: String, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
         cz_log_install(AV_LOG_QUIET)  // FFmpeg's own messages would break the one-line errors
         try InputSetup.check(path)

@@ -23,7 +23,7 @@ struct OptionTests {
         ])
         c = try u.configuration()
         #expect(c.geometry.zoom == 1.65)
-        #expect(c.geometry.center == (0.62, 0.4))
+        #expect(c.geometry.center == UnitPoint(x: 0.62, y: 0.4))
         #expect(c.geometry.crop == .init(width: 1280, height: 720, x: 10, y: 20))
         #expect(c.geometry.size == .init(width: 1920, height: -2))
         #expect(c.geometry.rotate == 270 && c.geometry.flip == .vertical && c.geometry.orientation == .ignore)

@@ -89,7 +89,7 @@ struct GeometryPlanTests {
     @Test func centreIsClampedInsideThePicture() throws {
         var r = GeometryRequest()
         r.zoom = 2
-        r.center = (1.0, 0.0)
+        r.center = UnitPoint(x: 1.0, y: 0.0)
         let p = try GeometryPlan.make(r, source: hd)
         #expect(p.source == PixelRect(x: 960, y: 0, width: 960, height: 540))
     }

@@ -60,7 +60,7 @@ struct SettingsTests {
             .bitrate: "800k", .background: "blur", .force: "true", .ease: "smooth",
         ]).configuration(input: "i", output: "o")
         #expect(c.geometry.zoom == 1 && c.geometry.zoomTrack?.keys.count == 2 && c.geometry.zoomTrack?.ease == .smooth)
-        #expect(c.geometry.center == (0.6, 0.4) && c.geometry.rotate == 270 && c.geometry.angle == nil)
+        #expect(c.geometry.center == UnitPoint(x: 0.6, y: 0.4) && c.geometry.rotate == 270 && c.geometry.angle == nil)
         #expect(c.start == 62.5 && c.end == 72.5 && c.crf == 18 && c.bitrate == 800_000)
         #expect(c.background == .blur && c.force && c.overwrite)
         let tilted = try Settings([.rotate: "7.5"]).configuration(input: "i", output: "o")

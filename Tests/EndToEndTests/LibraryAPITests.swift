@@ -3,6 +3,7 @@
 
 import CropZoomKit
 import Foundation
+import SystemPackage
 import Testing
 
 @Suite("Library API")
@@ -46,6 +47,35 @@ struct LibraryAPITests {
             notices.contains { $0.contains("pcm_s16le") && $0.contains("AAC") },
             "the PCM → AAC notice: \(notices)")
         await #expect(throws: CropZoomError.self) { try await job.run() }
+    }
+
+    @Test("progress comes at a steady rate, four times a second, from the start, on both engines")
+    func steadyProgress() async throws {
+        let scratch = try Scratch()
+        for threads in [nil, 1] as [Int?] {
+            var config = TranscodeConfiguration(
+                input: try Files.sample("bench-720p.mp4").path, output: scratch.file("p\(threads ?? 0).mp4").path)
+            config.geometry.zoom = 1.3
+            config.preset = "medium"
+            config.threads = threads
+            let job = TranscodeJob(configuration: config)
+            let collector = Task { () -> [Double] in
+                var times: [Double] = []
+                for await case .progress(let p) in job.events { times.append(p.elapsed) }
+                return times
+            }
+            let summary = try await job.run()
+            let times = await collector.value
+            // Measured on the job's clock (`elapsed`), not on arrival: the test runner's pool may deliver late.
+            let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+            let label = "threads \(threads.map(String.init) ?? "auto"): \(summary.seconds) s, events at \(times)"
+            try #require(summary.seconds > 1.5 && gaps.count >= 4, "the job was too short to judge: \(label)")
+            #expect(times[0] < 0.5, "the first report came late: \(label)")
+            #expect(gaps[gaps.count / 2] >= 0.24 && gaps[gaps.count / 2] < 0.4, "median gap: \(label)")
+            #expect(gaps.last! < 1.5, "a long silence: \(label)")
+            #expect(summary.seconds - times.last! < 0.75, "silent at the end (the encoder's drain): \(label)")
+            #expect(Double(times.count) >= (summary.seconds - 1) * 2, "too few reports: \(label)")
+        }
     }
 
     @Test("cancel() and task cancellation stop the job: .cancelled (the last event too), no output, no temporary file")
@@ -195,5 +225,52 @@ extension LibraryAPITests {
         let outcome = await run.value
         #expect(outcome?.kind == .cancelled, "\(String(describing: outcome))")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("o.mp4").path))
+    }
+
+    @Test(
+        """
+        FilePath and URL beside strings: a transcode, a probe and a job file named by bytes that are not UTF-8, \
+        every byte kept
+        """)
+    func filePaths() async throws {
+        let scratch = try Scratch()
+        let folder = FilePath(scratch.url.path)
+        // in\xff.mp4, out\xfe.mp4 and job\xfd.json: FilePath.string would turn these bytes into U+FFFD.
+        func named(_ stem: String, _ byte: UInt8, _ ext: String) -> FilePath {
+            let bytes = Array(stem.utf8) + [byte] + Array(ext.utf8)
+            return folder.appending(FilePath(platformString: bytes.map { CChar(bitPattern: $0) } + [0]).lastComponent!)
+        }
+        func write(_ data: Data, to path: FilePath) throws {
+            let fd = try FileDescriptor.open(path, .writeOnly, options: [.create], permissions: .ownerReadWrite)
+            _ = try fd.closeAfter { try fd.writeAll(data) }
+        }
+        let (input, output, jobFile) = (
+            named("in", 0xFF, ".mp4"), named("out", 0xFE, ".mp4"), named("job", 0xFD, ".json")
+        )
+        try write(try Data(contentsOf: try Files.sample("std-h264-aac.mp4")), to: input)
+
+        var config = TranscodeConfiguration(input: input, output: output)
+        config.geometry.zoom = 1.5
+        config.preset = "ultrafast"
+        let summary = try await TranscodeJob(configuration: config).run()
+        let counted = try CLI.bash(
+            "cd \(ChildProcess.shellQuoted([scratch.url.path])) && ffprobe -v error -count_frames -select_streams v:0 "
+                + "-show_entries stream=nb_read_frames -of csv=p=0 $'out\\xfe.mp4'")
+        #expect(counted.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "60", "\(counted)")
+        #expect(summary.framesOut == 60 && RawPath.filePath(summary.output) == output)
+
+        let info = try MediaProbe.probe(output)
+        #expect(info.streams.count == 2 && RawPath.filePath(info.path) == output)
+        #expect(try MediaProbe.probe(try Files.sample("std-h264-aac.mp4")).streams.count == 2)  // a file URL
+
+        try write(Data(#"{"clips": [{"input": "a.mp4", "output": "o.mp4", "zoom": 2}]}"#.utf8), to: jobFile)
+        let job = try JobFile.load(jobFile)
+        #expect(RawPath.filePath(job.path) == jobFile && job.clips.map(\.configuration.geometry.zoom) == [2])
+        do {
+            _ = try MediaProbe.probe(named("gone", 0xFF, ".mp4"))
+            Issue.record("probed a file that is not there")
+        } catch {
+            #expect(error.kind == .inputUnreadable && error.description.contains("No such file"), "\(error)")
+        }
     }
 }

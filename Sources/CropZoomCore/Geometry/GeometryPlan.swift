@@ -1,9 +1,9 @@
 import Foundation
 
 /// What the user asked of the picture (all optional), independent of any particular input.
-public struct GeometryRequest: Sendable, Equatable {
+public struct GeometryRequest: Sendable, Equatable, Codable {
     /// A crop window in pixels of the upright picture; `x`/`y` nil = centred on ``center``.
-    public struct Crop: Sendable, Equatable {
+    public struct Crop: Sendable, Equatable, Codable {
         public var width: Int, height: Int, x: Int?, y: Int?
         public init(width: Int, height: Int, x: Int? = nil, y: Int? = nil) {
             self.width = width
@@ -13,23 +13,23 @@ public struct GeometryRequest: Sendable, Equatable {
         }
     }
     /// Output size; a negative side (-1 or -2) follows the aspect ratio of the other.
-    public struct OutputSize: Sendable, Equatable {
+    public struct OutputSize: Sendable, Equatable, Codable {
         public var width: Int, height: Int
         public init(width: Int, height: Int) {
             self.width = width
             self.height = height
         }
     }
-    public enum Flip: String, Sendable, CaseIterable { case horizontal, vertical }
+    public enum Flip: String, Sendable, CaseIterable, Codable { case horizontal, vertical }
     /// How the picture meets a ``size`` of another aspect ratio: shown whole with the background around it
     /// (`contain`), cut to fill it (`cover`), or stretched to it (`stretch`, the default).
-    public enum Fit: String, Sendable, CaseIterable { case contain, cover, stretch }
-    public enum OrientationMode: String, Sendable, CaseIterable { case auto, ignore }
+    public enum Fit: String, Sendable, CaseIterable, Codable { case contain, cover, stretch }
+    public enum OrientationMode: String, Sendable, CaseIterable, Codable { case auto, ignore }
 
     /// Digital zoom factor around ``center`` (≥ 1).
     public var zoom: Double = 1
     /// Centre of the zoom/crop window, as fractions of the upright picture.
-    public var center: (x: Double, y: Double) = (0.5, 0.5)
+    public var center = UnitPoint.middle
     public var crop: Crop? = nil
     public var size: OutputSize? = nil
     public var fit: Fit = .stretch
@@ -62,11 +62,22 @@ public struct GeometryRequest: Sendable, Equatable {
     /// Every frame is warped: a rotation by any angle or a matrix (``GeometryPlan/Warp``).
     public var warps: Bool { angle != nil || transform != nil }
 
-    public static func == (l: GeometryRequest, r: GeometryRequest) -> Bool {
-        l.zoom == r.zoom && l.center == r.center && l.crop == r.crop && l.size == r.size && l.fit == r.fit
-            && l.rotate == r.rotate && l.flip == r.flip && l.orientation == r.orientation
-            && l.zoomTrack == r.zoomTrack && l.centerTrack == r.centerTrack && l.cropTrack == r.cropTrack
-            && l.angle == r.angle && l.transform == r.transform
+    /// Decodes what the JSON holds; a missing key keeps its default (`{"zoom": 2}` is a whole request).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try c.update(&zoom, .zoom)
+        try c.update(&center, .center)
+        try c.update(&crop, .crop)
+        try c.update(&size, .size)
+        try c.update(&fit, .fit)
+        try c.update(&rotate, .rotate)
+        try c.update(&flip, .flip)
+        try c.update(&orientation, .orientation)
+        try c.update(&zoomTrack, .zoomTrack)
+        try c.update(&centerTrack, .centerTrack)
+        try c.update(&cropTrack, .cropTrack)
+        try c.update(&angle, .angle)
+        try c.update(&transform, .transform)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 import Yams
 
 /// A job file (`cropzoom run JOB.yaml|JOB.json`): shared `defaults` and a list of `clips`, each with its input,
@@ -48,6 +49,10 @@ public struct JobFile: Sendable {
         // A path that is not UTF-8 written in the file is kept as RawPath keeps it (not replaced by U+FFFD).
         return try JobFile(text: RawPath.string(fromBytes: data), path: path)
     }
+
+    /// ``load(_:)-(String)`` for a `FilePath` (its bytes kept) or a file URL.
+    public static func load(_ path: FilePath) throws(CropZoomError) -> JobFile { try load(RawPath.string(path)) }
+    public static func load(_ url: URL) throws(CropZoomError) -> JobFile { try load(RawPath.string(url)) }
 
     /// Decodes a job file's text; `path` gives the format (its extension), the folder relative paths start
     /// from, and the name in messages.

@@ -384,7 +384,7 @@ public struct Settings: Sendable, Equatable {
                 "\(setting: .center) takes X,Y as fractions between 0 and 1, e.g. 0.5,0.4 (got '\(centerText)')")
         }
         center.ease = ease
-        g.center = (center.keys[0].value[0], center.keys[0].value[1])
+        g.center = UnitPoint(x: center.keys[0].value[0], y: center.keys[0].value[1])
         if center.isAnimated { g.centerTrack = center }
 
         if let text = values[.crop] {

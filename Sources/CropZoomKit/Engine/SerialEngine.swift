@@ -21,9 +21,18 @@ struct SerialEngine {
         let strict = job.configuration.strict
 
         let mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
-        let toMux = Self.direct(mux, .mux, clock)
+        // Progress is reported as packets reach the muxer too, so the encoder's drain at the end is not silent.
+        let ticker = ProgressTicker(progress)
+        let muxEdge = Self.direct(mux, .mux, clock)
+        let toMux = Outlet<MuxPacket>(
+            send: { (item: MuxPacket) throws(CropZoomError) -> Demand in
+                defer { ticker.tick() }
+                return try muxEdge.send(item)
+            },
+            finish: muxEdge.finish)
         let encode = EncodeStage(
             encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.cuts, output: toMux)
+        ticker.source = { [unowned encode] in (encode.framesOut, encode.lastTime) }
         let toEncode = Self.direct(encode, .encode, clock)
         let transform = TransformStage(transformer: job.makeTransformer(), times: times, output: toEncode)
         // The output frame is taken from the pool for the frame and given back once the encoder
@@ -54,20 +63,13 @@ struct SerialEngine {
             demuxer: job.demuxer, routes: job.routes, times: times, strict: strict,
             video: Self.direct(decode, .decode, clock), mux: toMux, reencoders: reencoders)
 
-        var lastReport = 0.0
         while true {
             if job.cancel.isSet { throw CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled") }
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             clock.switchTo(.demux)
             guard try demux.step() else { break }
-            if let progress, encode.framesOut > 0 {
-                let now = monotonicSeconds()
-                if now - lastReport >= 0.25 {
-                    lastReport = now
-                    progress(encode.framesOut, encode.lastTime)
-                }
-            }
+            ticker.tick()
         }
         try demux.finish()
         clock.switchTo(nil)
@@ -87,6 +89,26 @@ struct SerialEngine {
             finish: { () throws(CropZoomError) in
                 try clock.charge(name) { () throws(CropZoomError) in try stage.finish() }
             })
+    }
+}
+
+/// Calls `progress` with the frames encoded and the last one's time at most four times a second, whenever `tick` is
+/// called (the serial engine's loop and its edge into the muxer).
+final class ProgressTicker: @unchecked Sendable {
+    // @unchecked: used only on the serial engine's one thread, where every stage runs.
+    private let progress: ((Int, Double) -> Void)?
+    private var last = 0.0
+    var source: () -> (frames: Int, time: Double) = { (0, 0) }
+
+    init(_ progress: ((Int, Double) -> Void)?) { self.progress = progress }
+
+    func tick() {
+        guard let progress else { return }
+        let now = monotonicSeconds()
+        guard now - last >= 0.25 else { return }
+        last = now
+        let (frames, time) = source()
+        progress(frames, time)
     }
 }
 
