@@ -77,6 +77,8 @@ int cz_watch_only_callback(void *opaque) { return cz_watch_reason(opaque) != 0; 
 // MARK: - Logging and decode-error counting
 
 static int print_level_setting = AV_LOG_QUIET;
+/// The last error or warning a muxer logged on this thread (its text, without the newline).
+static _Thread_local char mux_error[256];
 
 static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) {
     if (avcl && level <= AV_LOG_ERROR && fmt && strncmp(fmt, "concealing", 10) == 0) {
@@ -87,12 +89,28 @@ static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) 
                 atomic_fetch_add((atomic_int *)ctx->opaque, 1);
         }
     }
+    // A muxer's warnings too: some refusals are logged as warnings ("pts/dts pair unsupported").
+    if (avcl && level <= AV_LOG_WARNING && fmt) {
+        const AVClass *cls = *(const AVClass **)avcl;
+        if (cls == avformat_get_class() && ((AVFormatContext *)avcl)->oformat) {
+            va_list copy;
+            va_copy(copy, vl);
+            vsnprintf(mux_error, sizeof mux_error, fmt, copy);
+            va_end(copy);
+            size_t n = strlen(mux_error);
+            while (n > 0 && (mux_error[n - 1] == '\n' || mux_error[n - 1] == '.')) mux_error[--n] = 0;
+        }
+    }
     if (level <= print_level_setting) av_log_default_callback(avcl, level, fmt, vl);
 }
 
+void cz_mux_error_clear(void) { mux_error[0] = 0; }
+
+const char *cz_mux_error(void) { return mux_error; }
+
 void cz_log_install(int print_level) {
     print_level_setting = print_level;
-    av_log_set_level(print_level > AV_LOG_ERROR ? print_level : AV_LOG_ERROR);
+    av_log_set_level(print_level > AV_LOG_WARNING ? print_level : AV_LOG_WARNING);
     av_log_set_callback(cz_log_callback);
 }
 

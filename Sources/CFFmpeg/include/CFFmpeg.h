@@ -43,6 +43,8 @@ static inline int cz_averror_eof(void) { return AVERROR_EOF; }
 static inline int cz_averror(int e) { return AVERROR(e); }
 /// AVERROR_INVALIDDATA.
 static inline int cz_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+/// AVERROR_PATCHWELCOME: what FFmpeg cannot handle (a bitstream filter on a damaged packet, among others).
+static inline int cz_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 /// AV_NOPTS_VALUE: "no timestamp".
 static inline int64_t cz_nopts(void) { return AV_NOPTS_VALUE; }
 
@@ -87,6 +89,10 @@ int cz_watch_only_callback(void *opaque);
 /// `opaque` points to. Frame-threaded decoders copy `opaque` to their thread contexts, so the
 /// count is exact even where FFmpeg 5.1 sets a frame's `decode_error_flags` too late to be seen.
 void cz_log_install(int print_level);
+/// The last error or warning a muxer logged on the calling thread ("" when none since the last clear), so that
+/// a failed write can say what the muxer refused; `cz_mux_error_clear` forgets it.
+const char *cz_mux_error(void);
+void cz_mux_error_clear(void);
 /// A counter for one decoder (atomic; freed with cz_counter_free).
 void *cz_counter_new(void);
 int cz_counter_get(void *counter);

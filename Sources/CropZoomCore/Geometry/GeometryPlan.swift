@@ -154,6 +154,8 @@ public struct GeometryPlan: Sendable, Equatable {
 
     /// The smallest zoom (the picture at a tenth of the frame).
     public static let minimumZoom = 0.1
+    /// The largest output side (FFmpeg's encoders take 16384 at most: x264's and x265's limit).
+    public static let maximumSide = 16384
 
     /// The moving window of an animated zoom/pan: zoom and centre tracks over the upright
     /// picture, mapped to coded pixels per frame without rounding.
@@ -415,6 +417,12 @@ public struct GeometryPlan: Sendable, Equatable {
         let (x, w) = place(coded.x, coded.width, source.width, max(1, source.alignX))
         let (y, h) = place(coded.y, coded.height, source.height, max(1, source.alignY))
 
+        guard output.width <= maximumSide && output.height <= maximumSide else {
+            throw CropZoomError(
+                .usage, setting: .size,
+                reason: "the output would be \(output.width)x\(output.height) pixels; the most is "
+                    + "\(maximumSide) a side (\(setting: .size))")
+        }
         let total = display.then(user)
         let scaled = total.inverse.apply(width: output.width, height: output.height)
         var plan = GeometryPlan(

@@ -72,6 +72,7 @@ struct SerialEngine {
             ticker.tick()
         }
         try demux.finish()
+        try clock.charge(.mux) { () throws(CropZoomError) in try mux.flush() }
         clock.switchTo(nil)
 
         var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio)

@@ -553,5 +553,6 @@ final class ThreadedEngine: @unchecked Sendable {
             _ = try mux.receive(item.message)
             clock.switchTo(nil)
         }
+        try mux.flush()
     }
 }

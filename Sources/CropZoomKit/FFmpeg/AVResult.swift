@@ -14,6 +14,7 @@ enum AVCode {
     static let again = cz_averror_eagain()
     static let eof = cz_averror_eof()
     static let invalidData = cz_averror_invaliddata()
+    static let patchWelcome = cz_averror_patchwelcome()
     static let invalidArgument = cz_averror(EINVAL)
     static let noPTS = cz_nopts()
 

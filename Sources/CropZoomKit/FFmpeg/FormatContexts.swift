@@ -296,6 +296,17 @@ final class OutputFormat: @unchecked Sendable {
         }
     }
 
+    /// Whether a copied stream may keep its input's four-character code (`codec_tag`) here, as the ffmpeg CLI
+    /// decides: the muxer has no tag table, its table gives this codec for that tag, or it has no tag at all for this
+    /// codec (`av_codec_get_id`, `av_codec_get_tag2`). A damaged input's tag (`[0][0][0]a` for AAC) is dropped, and
+    /// the muxer picks the codec's own.
+    func acceptsTag(_ tag: UInt32, for codec: AVCodecID) -> Bool {
+        guard let table = pointer.pointee.oformat.pointee.codec_tag else { return true }
+        if av_codec_get_id(table, tag) == codec { return true }
+        var any: UInt32 = 0
+        return av_codec_get_tag2(table, codec, &any) == 0
+    }
+
     /// `avformat_new_stream`.
     func addStream() throws(CropZoomError) -> StreamRef {
         guard let st = avformat_new_stream(pointer, nil) else {
@@ -377,25 +388,38 @@ final class OutputFormat: @unchecked Sendable {
         var dict: OpaquePointer? = nil
         for (k, v) in options { av_dict_set(&dict, k, v, 0) }
         defer { av_dict_free(&dict) }
-        try check(avformat_write_header(pointer, &dict), .processing, "writing the header", path: displayPath)
+        cz_mux_error_clear()
+        try checkMux(avformat_write_header(pointer, &dict), "writing the header")
         try checkIO("writing the header")
     }
 
     /// `av_interleaved_write_frame`: takes the packet's payload (the packet is left empty).
     func write(_ packet: Packet) throws(CropZoomError) {
-        try check(av_interleaved_write_frame(pointer, packet.pointer), .processing, "writing", path: displayPath)
+        cz_mux_error_clear()
+        try checkMux(av_interleaved_write_frame(pointer, packet.pointer), "writing")
         try checkIO("writing")
     }
 
     /// Flushes the interleaving queue, `av_write_trailer`, then `avio_closep`, reporting any
     /// write error (a full disk included).
     func finish() throws(CropZoomError) {
-        try check(av_write_trailer(pointer), .processing, "finishing the file", path: displayPath)
+        cz_mux_error_clear()
+        try checkMux(av_write_trailer(pointer), "finishing the file")
         try checkIO("finishing the file")
         if ioOpen {
             ioOpen = false
             try check(avio_closep(&pointer.pointee.pb), .processing, "closing the file", path: displayPath)
         }
+    }
+
+    /// `check` for a muxer call: the reason adds what the muxer logged (`cz_mux_error`), e.g. `Invalid argument (the
+    /// muxer: Error parsing AAC extradata, unable to determine samplerate)`.
+    private func checkMux(_ code: Int32, _ what: String) throws(CropZoomError) {
+        guard code < 0 else { return }
+        var error = CropZoomError.ffmpeg(code, .processing, what: what, path: displayPath)
+        let said = String(cString: cz_mux_error())
+        if !said.isEmpty { error.reason += " (the muxer: \(said))" }
+        throw error
     }
 
     /// `AVIOContext.error`: avio records write failures there rather than returning them.

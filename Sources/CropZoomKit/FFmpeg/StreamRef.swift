@@ -27,6 +27,22 @@ struct StreamRef: @unchecked Sendable {
     var parameters: UnsafeMutablePointer<AVCodecParameters> { pointer.pointee.codecpar }
     var mediaType: AVMediaType { parameters.pointee.codec_type }
     var codecID: AVCodecID { parameters.pointee.codec_id }
+    /// Why a decoder cannot be opened with this stream's parameters (`avcodec_parameters_to_context`,
+    /// `avcodec_open2`): a damaged header (65281 channels, a sample rate of 0 …); nil when it opens, or when this
+    /// FFmpeg has no decoder for the codec (a stream that can only be copied is not judged).
+    var damagedParameters: String? {
+        guard let codec = avcodec_find_decoder(codecID), let ctx = avcodec_alloc_context3(codec) else { return nil }
+        defer {
+            var p: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&p)
+        }
+        var r = avcodec_parameters_to_context(ctx, parameters)
+        if r >= 0 {
+            ctx.pointee.thread_count = 1
+            r = avcodec_open2(ctx, codec, nil)
+        }
+        return r < 0 ? AVCode.message(r) : nil
+    }
     /// `avcodec_get_name` of the codec ("h264", "aac"; "none" when unknown).
     var codecName: String { String(cString: avcodec_get_name(codecID)) }
     /// `AV_DISPOSITION_*` flags (default, attached picture …).

@@ -112,10 +112,19 @@ struct InputSetup {
 }
 
 extension SourcePicture {
-    /// The pixel aspect ratio of stream `st` (its own, else its decoder's; 1 when neither says).
-    static func sampleAspect(_ st: StreamRef, _ decoder: VideoDecoder) -> Double {
+    /// The pixel aspect ratio of stream `st` (its own, else its decoder's; 1 when neither says), and the one it
+    /// states when that cannot be right for a `width`×`height` picture — `av_image_check_sar` refuses it, or it
+    /// stretches a side more than 10 times (a damaged header: a picture 4294967294 pixels wide): that one is
+    /// ignored, square pixels.
+    static func sampleAspect(_ st: StreamRef, _ decoder: VideoDecoder, width: Int, height: Int)
+        -> (ratio: Rational, ignored: Rational?)
+    {
         var r = st.sampleAspectRatio
         if !r.isKnown { r = decoder.context.sampleAspect }
-        return r.isKnown ? r.value : 1
+        guard r.isKnown else { return (.one, nil) }
+        if av_image_check_sar(UInt32(width), UInt32(height), r.rational) < 0 || r.value > 10 || r.value < 0.1 {
+            return (.one, r)
+        }
+        return (r, nil)
     }
 }

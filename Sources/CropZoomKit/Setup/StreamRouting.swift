@@ -77,6 +77,18 @@ struct StreamRouting {
                         + "(no packet of it in the part of the file FFmpeg probes)")
                 return nil
             }
+            // A damaged header (65281 channels) would be copied into a file nothing can play: dropped, said.
+            // AAC from a container that keeps its configuration in the header (MP4, Matroska …) without one:
+            // nothing can decode it, and a muxer refuses it.
+            let configInHeader = input.formatName.split(separator: ",").contains { $0 == "mov" || $0 == "matroska" }
+            if st.codecID == AV_CODEC_ID_AAC && st.parameters.pointee.extradata_size < 2 && configInHeader {
+                drop("audio", i, codecName, "its header is damaged (no AAC configuration)")
+                return nil
+            }
+            if let damage = st.damagedParameters {
+                drop("audio", i, codecName, "its header is damaged (a decoder refuses it: \(damage))")
+                return nil
+            }
             // FLV takes PCM at 44.1, 22.05 and 11.025 kHz only (its header has two bits for the rate).
             let flvRate =
                 containerName != "flv" || !codecName.hasPrefix("pcm_")

@@ -58,6 +58,12 @@ struct VideoSetup {
                 "video stream #\(input.videoIndex) (\(inInfo.name)) is encoded as \(outInfo.name), the \(kind) "
                     + "players take (\(setting: .pixFmt) \(inInfo.name) keeps it)")
         }
+        let aspect = SourcePicture.sampleAspect(videoStream, decoder, width: dec.width, height: dec.height)
+        if let ignored = aspect.ignored {
+            notes.append(
+                "\(cfg.input): video stream #\(input.videoIndex): its pixel aspect ratio \(ignored.num):\(ignored.den) "
+                    + "cannot be right for a \(dec.width)x\(dec.height) picture (damaged); ignored, square pixels")
+        }
         self.notes = notes
         inputInfo = inInfo
         outputInfo = outInfo
@@ -72,7 +78,7 @@ struct VideoSetup {
         // Geometry.
         let source = SourcePicture(
             width: dec.width, height: dec.height,
-            sampleAspect: SourcePicture.sampleAspect(videoStream, decoder),
+            sampleAspect: aspect.ratio.value,
             display: videoStream.displayOrientation,
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         // Encoders that take odd sizes in subsampled formats (chroma rounded up) keep an odd picture odd.
@@ -138,7 +144,7 @@ struct VideoSetup {
             encoder = nil
             return
         }
-        let sar = plan.keepsInputAspectAndMatrix ? dec.sampleAspect : .one
+        let sar = plan.keepsInputAspectAndMatrix ? aspect.ratio : .one
         let frameRate = videoStream.statedFrameRate
         do {
             encoder = try VideoEncoder(

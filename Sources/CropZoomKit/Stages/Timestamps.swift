@@ -14,6 +14,9 @@ import CFFmpeg
 ///    a kept frame is moved back by the video stream's shift.
 /// 3. Transformed frames (`stamp`, in the transform stage): the decoded frame's presentation time
 ///    (its `best_effort_timestamp` when it has no pts) and duration, in the encoder's time base.
+/// 3b. Encoded video packets (`fillDuration`, in the encode stage): a packet without a duration (a source whose
+///    frames carry none, damaged timing) gets the distance between the last two frames, so that the stream's last
+///    frame is not a zero-length sample, which an MP4's edit list ends before and players and ffprobe drop.
 /// 4. Packets for the muxer (`toContainer`, in the mux stage): a copied Matroska Opus stream's
 ///    codec delay restored (Matroska's demuxer moved it back; FFmpeg 5.1's muxer does not move
 ///    it forward), then rescaled to the container's time base.
@@ -116,6 +119,13 @@ struct TimestampPolicy: Sendable {
         guard let encoderBase, !decoderBase.isSameUnit(as: encoderBase) else { return }
         out.pts = decoderBase.rescale(out.pts, to: encoderBase)
         out.packetDuration = decoderBase.rescale(out.packetDuration, to: encoderBase)
+    }
+
+    /// Rule 3b: `packet` (in the encoder's time base) without a duration gets `interval`, the distance between the
+    /// last two frames' times (when known).
+    @inline(__always)
+    func fillDuration(_ packet: Packet, interval: Int64) {
+        if packet.duration <= 0 && interval > 0 { packet.duration = interval }
     }
 
     /// Media seconds of a video packet's time as read (before the shift ``place(_:)`` makes): a live source's

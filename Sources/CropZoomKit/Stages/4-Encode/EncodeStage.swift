@@ -17,6 +17,10 @@ final class EncodeStage: Stage, @unchecked Sendable {
     /// boundary), where the segment muxer starts the next file.
     private let cuts: Double?
     private var nextCut: Double
+    /// The last frame's time and the distance from the one before (encoder time base), for packets without a
+    /// duration (``TimestampPolicy/fillDuration(_:interval:)``).
+    private var lastPTS = AVCode.noPTS
+    private var interval: Int64 = 0
 
     init(encoder: VideoEncoder?, stream: Int?, times: TimestampPolicy, cuts: Double? = nil, output: Outlet<MuxPacket>) {
         self.encoder = encoder
@@ -34,6 +38,10 @@ final class EncodeStage: Stage, @unchecked Sendable {
             frame.forcesKeyframe = t >= nextCut
             if t >= nextCut { nextCut = ((t / cuts).rounded(.down) + 1) * cuts }
         }
+        if pts != AVCode.noPTS {
+            if lastPTS != AVCode.noPTS && pts > lastPTS { interval = pts - lastPTS }
+            lastPTS = pts
+        }
         try encoder?.encode(frame, send)
         framesOut += 1
         if pts != AVCode.noPTS {
@@ -50,6 +58,7 @@ final class EncodeStage: Stage, @unchecked Sendable {
 
     private func send(_ packet: Packet) throws(CropZoomError) {
         guard let stream else { return }
+        times.fillDuration(packet, interval: interval)
         _ = try output.send(MuxPacket(packet: packet, stream: stream, copied: false))
     }
 }

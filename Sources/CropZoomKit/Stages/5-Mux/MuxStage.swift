@@ -25,18 +25,92 @@ final class MuxStage: Stage, @unchecked Sendable {
         self.strict = strict
     }
 
+    /// Copied audio, per output stream: the packet held back until the next one shows whether its time is right
+    /// (``screen(_:)``), its time as read, and the time of the last one written (container time base).
+    private var held: [Packet?] = []
+    private var heldSource: [Int64] = []
+    private var lastWritten: [Int64?] = []
+
     func receive(_ m: MuxPacket) throws(CropZoomError) -> Demand {
         let source = m.packet.pts
         times.toContainer(m.packet, stream: m.stream, containerBase: muxer.timeBase(of: m.stream))
+        if m.copied && !strict && muxer.isAudio(m.stream) {
+            try screen(m, source: source)
+        } else {
+            try write(m, source: source)
+        }
+        return .more
+    }
+
+    /// A damaged input's copied audio can hold a packet whose time is wrong: stored twice, or a broken time far
+    /// ahead or behind. The muxer refuses a packet that does not come after the last one written, so one packet
+    /// far ahead would cost every packet after it. Each packet is therefore held until the next one arrives: when
+    /// the next one would be refused after it but fits after the last one written, the held one is the damaged
+    /// one; when the next one does not fit after the last one written either, the next one is. The damaged one
+    /// is skipped and counted (as the muxer's own refusals are); every other packet is written, one packet late.
+    private func screen(_ m: MuxPacket, source: Int64) throws(CropZoomError) {
+        let s = m.stream
+        while held.count <= s {
+            held.append(nil)
+            heldSource.append(AVCode.noPTS)
+            lastWritten.append(nil)
+        }
+        guard let next = Self.time(m.packet) else { return try write(m, source: source) }
+        let box: Packet
+        if let existing = held[s] {
+            box = existing
+        } else {
+            box = try Packet()
+            held[s] = box
+        }
+        if let before = Self.time(box) {
+            let fitsAfterWritten = lastWritten[s].map { next > $0 } ?? true
+            if next <= before && !fitsAfterWritten {
+                m.packet.unref()
+                copiedDamaged += 1
+                return
+            }
+            if next <= before {
+                box.unref()
+                copiedDamaged += 1
+            } else {
+                try write(MuxPacket(packet: box, stream: s, copied: true), source: heldSource[s])
+                lastWritten[s] = before
+            }
+        }
+        box.take(m.packet)
+        heldSource[s] = source
+    }
+
+    /// The decode time of a packet in the container (its presentation time when it has none); nil: neither.
+    private static func time(_ p: Packet) -> Int64? {
+        p.dts != AVCode.noPTS ? p.dts : (p.pts != AVCode.noPTS ? p.pts : nil)
+    }
+
+    /// Writes the packets still held (the last of each copied audio stream): the engine calls it once every
+    /// producer has finished, before the trailer.
+    func flush() throws(CropZoomError) {
+        for (s, box) in held.enumerated() {
+            guard let box, Self.time(box) != nil || box.size > 0 else { continue }
+            try write(MuxPacket(packet: box, stream: s, copied: true), source: heldSource[s])
+            box.unref()
+        }
+    }
+
+    private func write(_ m: MuxPacket, source: Int64) throws(CropZoomError) {
         do {
             try muxer.write(m.packet, stream: m.stream, sourcePTS: source)
-        } catch  where m.copied && error.code == AVCode.invalidData && !strict {
-            // The muxer's bitstream filter (ADTS to MP4, for one) rejects a damaged packet: it
-            // cannot be stored, so it is skipped and counted.
+        } catch
+            where m.copied && !strict
+            && [AVCode.invalidData, AVCode.invalidArgument, AVCode.patchWelcome].contains(error.code)
+        {
+            // The muxer's bitstream filter (ADTS to MP4, for one) rejects a damaged packet (one it cannot read, one
+            // with a layout it does not implement), or the muxer one whose
+            // time goes back or repeats (a damaged input's: a packet stored twice, a broken time): it cannot be
+            // stored, so it is skipped and counted.
             m.packet.unref()
             copiedDamaged += 1
         }
-        return .more
     }
 
     func finish() throws(CropZoomError) {}

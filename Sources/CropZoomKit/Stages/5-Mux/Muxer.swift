@@ -83,7 +83,10 @@ final class Muxer: @unchecked Sendable {
             avcodec_parameters_copy(st.pointer.pointee.codecpar, input.pointer.pointee.codecpar),
             "copying stream parameters",
             path: output.displayPath)
-        if !sameContainerFamily { st.pointer.pointee.codecpar.pointee.codec_tag = 0 }
+        let par = st.pointer.pointee.codecpar!
+        if !sameContainerFamily || !output.acceptsTag(par.pointee.codec_tag, for: par.pointee.codec_id) {
+            par.pointee.codec_tag = 0
+        }
         st.pointer.pointee.time_base = input.pointer.pointee.time_base
         st.pointer.pointee.disposition = input.pointer.pointee.disposition
         av_dict_copy(&st.pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
@@ -319,6 +322,8 @@ final class Muxer: @unchecked Sendable {
     /// The time base of output stream `stream` (the container's choice, final once the header
     /// is written).
     func timeBase(of stream: Int) -> TimeBase { output.stream(stream).timeBase }
+    /// Whether output stream `stream` is audio.
+    func isAudio(_ stream: Int) -> Bool { output.stream(stream).parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO }
 
     /// Writes `packet`, its times already in the container's time base (`TimestampPolicy.toContainer`),
     /// and takes its payload (`av_interleaved_write_frame`). `sourcePTS` is its pts before, to
