@@ -78,6 +78,13 @@ let package = Package(
             dependencies: ["CropZoomKit"],
             path: "Examples/ZoomFromCSV"
         ),
+        // A long run of jobs in one process through the library, memory, descriptors and threads sampled every
+        // second (Benchmarks/RELIABILITY.md).
+        .executableTarget(
+            name: "Soak",
+            dependencies: ["CropZoomKit"],
+            path: "Benchmarks/Soak"
+        ),
         .testTarget(
             name: "CropZoomCoreTests",
             dependencies: ["CropZoomCore"]

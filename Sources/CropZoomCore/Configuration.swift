@@ -216,6 +216,9 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         return lower.hasSuffix(".sdp")
     }
 
+    /// The input as messages name it: its path, or `stdin` for `-`.
+    public var inputName: String { input == "-" ? "stdin" : input }
+
     public init(input: String, output: String) {
         self.input = input
         self.output = output

@@ -153,4 +153,10 @@ struct ConfigurationCodingTests {
         let c = try Settings([.center: "0.62,0.4"]).configuration(input: "a", output: "b")
         #expect(c.geometry.center == UnitPoint(x: 0.62, y: 0.4))
     }
+
+    @Test("messages name standard input stdin, any other input by its path")
+    func inputName() {
+        #expect(TranscodeConfiguration(input: "-", output: "o.mp4").inputName == "stdin")
+        #expect(TranscodeConfiguration(input: "a/-.mp4", output: "o.mp4").inputName == "a/-.mp4")
+    }
 }

@@ -38,12 +38,15 @@ struct CLIResult: Sendable, CustomStringConvertible {
 }
 
 enum CLI {
-    /// `<package root>/.build/debug/cropzoom`; throws with a clear message when it is missing.
+    /// `<package root>/.build/debug/cropzoom`, or `CROPZOOM_TEST_BINARY` when set (the sanitizer builds in their
+    /// own scratch folders: `scripts/sanitize.sh`); throws with a clear message when it is missing.
     static func binary() throws -> String {
         guard let root = Oracle.packageRoot else {
             throw Oracle.Failure("cannot find the package root (no Package.swift above \(#filePath))")
         }
-        let path = root.appendingPathComponent(".build/debug/cropzoom").path
+        let path =
+            ProcessInfo.processInfo.environment["CROPZOOM_TEST_BINARY"]
+            ?? root.appendingPathComponent(".build/debug/cropzoom").path
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw Oracle.Failure("the cropzoom binary is missing at \(path): run `swift build` in \(root.path) first")
         }

@@ -78,6 +78,38 @@ struct LibraryAPITests {
         }
     }
 
+    @Test(
+        """
+        a finished job lets go of everything: no descriptor of this process still opens its input or its output \
+        (done, cancelled, on both engines) — an engine kept alive by a cycle held both open
+        """)
+    func jobsLetGo() async throws {
+        let scratch = try Scratch()
+        let input = scratch.file("held-input.mp4")
+        try FileManager.default.copyItem(at: try Files.sample("bench-720p.mp4"), to: input)
+        for (n, kind) in ["threaded", "serial", "cancelled", "threaded"].enumerated() {
+            var config = TranscodeConfiguration(input: input.path, output: scratch.file("held-\(n).mp4").path)
+            config.geometry.zoom = 1.3
+            config.preset = "ultrafast"
+            if kind == "serial" { config.threads = 1 }
+            let job = TranscodeJob(configuration: config)
+            if kind == "cancelled" {
+                let canceller = Thread {
+                    usleep(200_000)
+                    job.cancel()
+                }
+                canceller.start()
+            }
+            _ = try? await job.run()
+        }
+        // Every descriptor of this process that names a file in the scratch folder (other tests' files are
+        // elsewhere).
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { fd in
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+        }.filter { $0.hasPrefix(scratch.url.path) }
+        #expect(held.isEmpty, "still open after the jobs ended: \(held)")
+    }
+
     @Test("cancel() and task cancellation stop the job: .cancelled (the last event too), no output, no temporary file")
     func cancellation() async throws {
         let scratch = try Scratch()

@@ -90,7 +90,7 @@ final class JobRunner {
             return try transcode()
         } catch {
             // Whatever a cancelled job's stages failed with (a read ended by the interrupt), it was cancelled.
-            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: configuration.input, reason: "cancelled") }
+            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: configuration.inputName, reason: "cancelled") }
             let signal = cz_pending_signal()
             if signal != 0 {
                 throw CropZoomError(
@@ -105,7 +105,7 @@ final class JobRunner {
         let started = monotonicSeconds()
         let cpuStart = JobRunner.cpuSeconds()
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
-        if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.input, reason: "cancelled") }
+        if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
         let job = try Job(cfg, cancel: cancelFlag, interrupt: interrupt, notice: onNotice)
         let threads = job.threads
         defer { job.atomic?.discard() }
@@ -132,7 +132,7 @@ final class JobRunner {
             counts = try ThreadedEngine(job: job, workers: threads.workers).run(progress: report)
         }
         // A read ended by the cancel switch looks like the input's end: the job was cancelled all the same.
-        if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.input, reason: "cancelled") }
+        if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
         if counts.framesOut == 0 {
             if let range = job.trim.range {
                 var reason =
@@ -141,13 +141,14 @@ final class JobRunner {
                 if let vs = job.trim.videoSpan.start, let ve = job.trim.videoSpan.end {
                     reason += String(format: ": the video runs from %.3f s to %.3f s", vs, ve)
                 }
-                throw CropZoomError(.usage, path: cfg.input, reason: reason)
+                throw CropZoomError(.usage, path: cfg.inputName, reason: reason)
             }
-            throw CropZoomError(.inputUnreadable, path: cfg.input, reason: "no video frame could be decoded")
+            throw CropZoomError(.inputUnreadable, path: cfg.inputName, reason: "no video frame could be decoded")
         }
         if let truncation = job.demuxer.truncation {
             onWarning(
-                "\(cfg.input): \(truncation); the output holds what was there (\(setting: .strict) refuses such input)")
+                "\(cfg.inputName): \(truncation); the output holds what was there (\(setting: .strict) refuses such input)"
+            )
         }
         try job.finish()
         let precision = job.muxer.timePrecisionNotices()

@@ -64,7 +64,9 @@ struct SerialEngine {
             video: Self.direct(decode, .decode, clock), mux: toMux, reencoders: reencoders)
 
         while true {
-            if job.cancel.isSet { throw CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled") }
+            if job.cancel.isSet {
+                throw CropZoomError(.cancelled, path: job.configuration.inputName, reason: "cancelled")
+            }
             let signal = cz_pending_signal()
             if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
             clock.switchTo(.demux)

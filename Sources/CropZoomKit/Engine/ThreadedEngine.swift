@@ -140,7 +140,25 @@ final class ThreadedEngine: @unchecked Sendable {
         clocks = Dictionary(
             uniqueKeysWithValues: [EngineStage.demux, .decode, .encode, .mux, .audio].map { ($0, StageClock()) })
         try pool.prefill()
-        try wire()
+        do { try wire() } catch {
+            unwire()
+            throw error
+        }
+    }
+
+    /// The stages hold outlets whose closures hold the engine (`[self]`): a cycle, which kept every finished
+    /// engine — its job, the input and output files open, its pools — alive in a process that runs many jobs
+    /// (the soak found it: one descriptor and megabytes per job). Dropping the stages breaks it; `run` does so
+    /// when it returns, whatever the outcome.
+    private func unwire() {
+        demux = nil
+        audio = []
+        decode = nil
+        transforms = []
+        encode = nil
+        mux = nil
+        sound = nil
+        soundAudio = []
     }
 
     deinit {
@@ -310,6 +328,7 @@ final class ThreadedEngine: @unchecked Sendable {
 
     /// Runs the job; `progress` is called on the calling thread a few times a second.
     func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> EngineCounts {
+        defer { unwire() }
         var threads: [Thread] = []
         let done = DispatchGroup()
         func spawn(_ name: String, _ body: @escaping @Sendable () throws(CropZoomError) -> Void) {
@@ -385,7 +404,7 @@ final class ThreadedEngine: @unchecked Sendable {
             let signal = cz_pending_signal()
             if signal != 0 { control.fail(CropZoomError(.interrupted(signal: signal), reason: "interrupted")) }
             if job.cancel.isSet {
-                control.fail(CropZoomError(.cancelled, path: job.configuration.input, reason: "cancelled"))
+                control.fail(CropZoomError(.cancelled, path: job.configuration.inputName, reason: "cancelled"))
             }
             if let progress, monotonicSeconds() - lastReport >= 0.25 {
                 lastReport = monotonicSeconds()

@@ -29,7 +29,7 @@ struct InputSetup {
         guard let videoIndex = input.bestVideoStream() else {
             let cover = (0..<input.streamCount).contains(where: input.isAttachedPicture)
             throw CropZoomError(
-                .inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                .inputUnreadable, path: cfg.inputName,
                 reason: cover ? "no video stream (only a cover picture)" : "no video stream")
         }
         self.videoIndex = videoIndex
@@ -45,7 +45,7 @@ struct InputSetup {
                 )
             }
             throw CropZoomError(
-                .inputUnreadable, path: cfg.input == "-" ? "stdin" : cfg.input,
+                .inputUnreadable, path: cfg.inputName,
                 reason: "the video stream has no decodable pictures")
         }
     }

@@ -70,7 +70,7 @@ final class Job: @unchecked Sendable {
         self.live = live
         if cfg.audioInput != nil && live == nil {
             throw CropZoomError(
-                .usage, path: cfg.input, setting: .audioInput,
+                .usage, path: cfg.inputName, setting: .audioInput,
                 reason: "\(setting: .audioInput) records with a live input (a capture device, a network stream, or "
                     + "\(setting: .live))")
         }

@@ -79,7 +79,7 @@ struct TrimWindow {
                 if fileStart != 0 {
                     reason += String(format: ", counted from its first timestamp at %.3f s", fileStart)
                 }
-                throw CropZoomError(.usage, path: cfg.input, setting: .start, reason: reason + ")")
+                throw CropZoomError(.usage, path: cfg.inputName, setting: .start, reason: reason + ")")
             }
             range = (cfg.start ?? 0, cfg.end)
             let video = input.span(stream: videoIndex)

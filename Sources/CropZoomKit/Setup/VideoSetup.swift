@@ -61,7 +61,7 @@ struct VideoSetup {
         let aspect = SourcePicture.sampleAspect(videoStream, decoder, width: dec.width, height: dec.height)
         if let ignored = aspect.ignored {
             notes.append(
-                "\(cfg.input): video stream #\(input.videoIndex): its pixel aspect ratio \(ignored.num):\(ignored.den) "
+                "\(cfg.inputName): video stream #\(input.videoIndex): its pixel aspect ratio \(ignored.num):\(ignored.den) "
                     + "cannot be right for a \(dec.width)x\(dec.height) picture (damaged); ignored, square pixels")
         }
         self.notes = notes
