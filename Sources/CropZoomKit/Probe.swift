@@ -354,7 +354,9 @@ public enum MediaProbe {
         var lo = Int64.max
         var hi = Int64.min
         for k in 1..<t.count {
-            let d = t[k] - t[k - 1]
+            // Damaged times can be as far apart as Int64 allows: such a gap is uneven spacing too.
+            let (d, overflow) = t[k].subtractingReportingOverflow(t[k - 1])
+            if overflow { return (true, t.count) }
             guard d > 0 else { continue }
             lo = min(lo, d)
             hi = max(hi, d)

@@ -82,9 +82,14 @@ struct FuzzHarnessTests {
         let scratch = try Scratch()
         // std-h264-aac.mp4 holds 60 video packets: the fake's truthful done event says 60.
         let sample = try Files.sample("std-h264-aac.mp4").path
+        // Written here as text, made an executable by another process: a file this (multi-threaded) process had
+        // open for writing can be inherited by a child another test forks meanwhile, and executing it then fails
+        // with "Text file busy".
+        let text = scratch.file("fake-cropzoom.txt")
+        try Self.fake(mode, sample: sample).write(to: text, atomically: true, encoding: .utf8)
         let fake = scratch.file("fake-cropzoom")
-        try Self.fake(mode, sample: sample).write(to: fake, atomically: true, encoding: .utf8)
-        chmod(fake.path, 0o755)
+        let made = try CLI.bash("install -m 755 \(ChildProcess.shellQuoted([text.path, fake.path]))")
+        try #require(made.status == 0, "\(made)")
         let (run, summary) = try Self.harness(
             ["--binary", fake.path, "--count", "12", "--jobs", "2", "--no-corpus", "--timeout", "3", "--seed", "7"],
             in: scratch)

@@ -39,7 +39,9 @@ final class EncodeStage: Stage, @unchecked Sendable {
             if t >= nextCut { nextCut = ((t / cuts).rounded(.down) + 1) * cuts }
         }
         if pts != AVCode.noPTS {
-            if lastPTS != AVCode.noPTS && pts > lastPTS { interval = pts - lastPTS }
+            // (A damaged input's times can be as far apart as Int64 allows: an overflowing distance is not one.)
+            let (d, overflow) = pts.subtractingReportingOverflow(lastPTS)
+            if lastPTS != AVCode.noPTS && !overflow && d > 0 { interval = d }
             lastPTS = pts
         }
         try encoder?.encode(frame, send)
