@@ -76,7 +76,9 @@ int cz_watch_only_callback(void *opaque) { return cz_watch_reason(opaque) != 0; 
 
 // MARK: - Logging and decode-error counting
 
-static int print_level_setting = AV_LOG_QUIET;
+// Atomic: jobs running at once in one process set it while FFmpeg's threads of another log (ThreadSanitizer
+// found the race).
+static _Atomic int print_level_setting = AV_LOG_QUIET;
 /// The last error or warning a muxer logged on this thread (its text, without the newline).
 static _Thread_local char mux_error[256];
 
@@ -101,7 +103,8 @@ static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) 
             while (n > 0 && (mux_error[n - 1] == '\n' || mux_error[n - 1] == '.')) mux_error[--n] = 0;
         }
     }
-    if (level <= print_level_setting) av_log_default_callback(avcl, level, fmt, vl);
+    if (level <= atomic_load_explicit(&print_level_setting, memory_order_relaxed))
+        av_log_default_callback(avcl, level, fmt, vl);
 }
 
 void cz_mux_error_clear(void) { mux_error[0] = 0; }
@@ -109,7 +112,7 @@ void cz_mux_error_clear(void) { mux_error[0] = 0; }
 const char *cz_mux_error(void) { return mux_error; }
 
 void cz_log_install(int print_level) {
-    print_level_setting = print_level;
+    atomic_store_explicit(&print_level_setting, print_level, memory_order_relaxed);
     av_log_set_level(print_level > AV_LOG_WARNING ? print_level : AV_LOG_WARNING);
     av_log_set_callback(cz_log_callback);
 }

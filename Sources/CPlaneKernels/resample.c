@@ -5,6 +5,7 @@
 #include "CPlaneKernels.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,10 +371,17 @@ static void horiz_u8_avx2(const cz_resampler *r, const int16_t *tmp, int th, int
     if (x <= x1) horiz_u8_c(r, tmp, th, x, x1, out);
 }
 
+// Workers ask at once: the cached answer is atomic (a plain static was a data race, found by ThreadSanitizer;
+// every thread computes the same value, so a relaxed store is enough).
 static int have_avx2(void) {
-    static int cached = -1;
-    if (cached < 0) { __builtin_cpu_init(); cached = __builtin_cpu_supports("avx2") ? 1 : 0; }
-    return cached;
+    static _Atomic int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return v;
 }
 #else
 static int have_avx2(void) { return 0; }
@@ -419,7 +427,14 @@ static void resample_u8(cz_resampler *r, const uint8_t *src, ptrdiff_t src_strid
 // so that every tap is one contiguous 8-float vector (the same idea zimg uses); the vertical pass
 // reads whole rows. On x86-64 built for AVX2 + FMA (x86-64-v3) and for the baseline; the loader
 // picks what the CPU has (ifunc).
-#if defined(__x86_64__) && defined(__linux__)
+// Not under a sanitizer: the clones' resolver runs while the loader relocates, before the sanitizer's runtime is
+// up, and its instrumented entry crashes there (scripts/sanitize.sh).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define CZ_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__linux__) && !defined(CZ_NO_CLONES)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 static void resample_float(cz_resampler *r, const uint8_t *src, ptrdiff_t src_stride, int src_w, int src_h, int bytes,

@@ -52,7 +52,10 @@ final class LivePolicy: @unchecked Sendable {
     private var pictureEnd: Double?
     /// Threads that keep their priority, and how many of the engine's (reader, muxer) have said so.
     private var protected: Set<Int32> = []
-    private(set) var engineThreadsProtected = 0
+    private var protectedCount = 0
+    /// Engine threads that have protected themselves so far (read under the lock: ThreadSanitizer found the
+    /// engine's watch loop reading it while the threads counted).
+    var engineThreadsProtected: Int { lock.withLock { protectedCount } }
 
     /// Keeps the threads there are now at their priority: called once the input is open (FFmpeg's receive
     /// thread for a network source exists then), before the codecs make theirs.
@@ -66,7 +69,7 @@ final class LivePolicy: @unchecked Sendable {
         let tid = cz_thread_id()
         lock.withLock {
             protected.insert(tid)
-            engineThreadsProtected += 1
+            protectedCount += 1
         }
     }
 
