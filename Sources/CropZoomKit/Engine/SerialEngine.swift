@@ -75,6 +75,7 @@ struct SerialEngine {
         }
         try demux.finish()
         try clock.charge(.mux) { () throws(CropZoomError) in try mux.flush() }
+        ticker.tick(final: true)
         clock.switchTo(nil)
 
         var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio)
@@ -105,10 +106,11 @@ final class ProgressTicker: @unchecked Sendable {
 
     init(_ progress: ((Int, Double) -> Void)?) { self.progress = progress }
 
-    func tick() {
+    /// `final`: the job's last report (every frame encoded), whenever the one before was.
+    func tick(final: Bool = false) {
         guard let progress else { return }
         let now = monotonicSeconds()
-        guard now - last >= 0.25 else { return }
+        guard final || now - last >= 0.25 else { return }
         last = now
         let (frames, time) = source()
         progress(frames, time)

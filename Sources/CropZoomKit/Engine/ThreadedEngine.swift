@@ -413,6 +413,11 @@ final class ThreadedEngine: @unchecked Sendable {
             }
         }
         if let e = control.firstError { throw e }
+        // The last report: every frame encoded (a short job may end between two reports).
+        if let progress {
+            let (f, t) = encode.progress.value
+            progress(f, t)
+        }
         // Live: a signal that ended the recording before the loop above took it is the first one, taken here, so
         // that only a second one interrupts finishing the file.
         if let live = job.live, !live.stopRequested, cz_take_pending_signal() != 0 { live.requestStop() }
