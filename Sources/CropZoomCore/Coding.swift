@@ -37,22 +37,43 @@ extension TranscodeConfiguration.Background: Codable {
     }
 }
 
+/// The single-value form of a value a person writes as a number or as a name: audio channels `2` or `"5.1"`, a
+/// stream `1` or `"eng"`.
+enum NumberOrName: Codable {
+    case number(Int)
+    case name(String)
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let number = try? c.decode(Int.self) {
+            self = .number(number)
+        } else {
+            self = .name(try c.decode(String.self))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .number(let n): try c.encode(n)
+        case .name(let text): try c.encode(text)
+        }
+    }
+}
+
 extension TranscodeConfiguration.AudioChannels: Codable {
     /// A count (`2`) or a layout name (`"5.1"`), as `--audio-channels`.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if let count = try? c.decode(Int.self) {
-            self = .count(count)
-        } else {
-            self = .layout(try c.decode(String.self))
+        switch try NumberOrName(from: decoder) {
+        case .number(let n): self = .count(n)
+        case .name(let layout): self = .layout(layout)
         }
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
         switch self {
-        case .count(let n): try c.encode(n)
-        case .layout(let name): try c.encode(name)
+        case .count(let n): try NumberOrName.number(n).encode(to: encoder)
+        case .layout(let layout): try NumberOrName.name(layout).encode(to: encoder)
         }
     }
 }
@@ -60,19 +81,16 @@ extension TranscodeConfiguration.AudioChannels: Codable {
 extension TranscodeConfiguration.StreamSelector: Codable {
     /// A stream's number (`1`) or a language (`"eng"`), as `--audio-stream`.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if let index = try? c.decode(Int.self) {
-            self = .index(index)
-        } else {
-            self = .language(try c.decode(String.self))
+        switch try NumberOrName(from: decoder) {
+        case .number(let n): self = .index(n)
+        case .name(let code): self = .language(code)
         }
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
         switch self {
-        case .index(let n): try c.encode(n)
-        case .language(let code): try c.encode(code)
+        case .index(let n): try NumberOrName.number(n).encode(to: encoder)
+        case .language(let code): try NumberOrName.name(code).encode(to: encoder)
         }
     }
 }

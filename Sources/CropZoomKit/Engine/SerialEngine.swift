@@ -20,7 +20,7 @@ struct SerialEngine {
         let times = job.times
         let strict = job.configuration.strict
 
-        let mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
+        let mux = MuxStage(muxer: job.muxer, times: times, strict: strict, output: job.atomic)
         // Progress is reported as packets reach the muxer too, so the encoder's drain at the end is not silent.
         let ticker = ProgressTicker(progress)
         let muxEdge = Self.direct(mux, .mux, clock)

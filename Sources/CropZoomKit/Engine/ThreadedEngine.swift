@@ -170,7 +170,7 @@ final class ThreadedEngine: @unchecked Sendable {
     private func wire() throws(CropZoomError) {
         let times = job.times
         let strict = job.configuration.strict
-        mux = MuxStage(muxer: job.muxer, times: times, strict: strict)
+        mux = MuxStage(muxer: job.muxer, times: times, strict: strict, output: job.atomic)
         let encodeClock = clocks[.encode]!
         encode = EncodeStage(
             encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.cuts,

@@ -284,6 +284,23 @@ final class AtomicOutput: @unchecked Sendable {
         ).path
     }
 
+    /// Throws, naming the output, when what this run writes has gone: its temporary file or folder was deleted, or
+    /// the folder it is in was removed (`fstat` of the locked temporary: no links left). The mux stage asks every
+    /// few dozen packets, so such a run stops within a second instead of encoding to its end for nothing.
+    func checkPresent() throws(CropZoomError) {
+        guard kind != .stream, lockDescriptor >= 0, !committed else { return }
+        var info = stat()
+        guard fstat(lockDescriptor, &info) == 0, info.st_nlink == 0 else { return }
+        throw CropZoomError(.processing, what: "writing", path: target, reason: vanishedReason)
+    }
+
+    /// Why a temporary has no links: its folder was removed, or it was deleted.
+    private var vanishedReason: String {
+        let dir = URL(fileURLWithPath: destination).deletingLastPathComponent().path
+        if !RawPath.isDirectory(dir) { return "the folder \(dir) was removed during the run" }
+        return "the temporary \(temporary) was deleted during the run"
+    }
+
     /// Renames `path` (``rewritePath``) over the recording (`rename(2)`: the recording is whole, old or new, at
     /// every moment).
     func adopt(_ path: String) throws(CropZoomError) {
@@ -337,7 +354,12 @@ final class AtomicOutput: @unchecked Sendable {
         }
         if r != 0 {
             discard()
-            let reason = r == -EEXIST ? "already exists (use -y to overwrite)" : String(cString: strerror(-r))
+            let folder = URL(fileURLWithPath: to).deletingLastPathComponent().path
+            let reason =
+                r == -EEXIST
+                ? "already exists (use -y to overwrite)"
+                : r == -ENOENT && !RawPath.isDirectory(folder)
+                    ? "the folder \(folder) was removed during the run" : String(cString: strerror(-r))
             throw CropZoomError(r == -EEXIST ? .usage : .processing, path: to, reason: reason)
         }
     }

@@ -16,13 +16,18 @@ final class MuxStage: Stage, @unchecked Sendable {
     private let muxer: Muxer
     private let times: TimestampPolicy
     private let strict: Bool
+    /// The file being written, checked every ``presenceInterval`` packets (``AtomicOutput/checkPresent()``).
+    private let output: AtomicOutput?
+    private var untilPresenceCheck = MuxStage.presenceInterval
+    static let presenceInterval = 64
     /// Copied packets the muxer rejected as damaged (skipped).
     private(set) var copiedDamaged = 0
 
-    init(muxer: Muxer, times: TimestampPolicy, strict: Bool) {
+    init(muxer: Muxer, times: TimestampPolicy, strict: Bool, output: AtomicOutput?) {
         self.muxer = muxer
         self.times = times
         self.strict = strict
+        self.output = output
     }
 
     /// Copied audio, per output stream: the packet held back until the next one shows whether its time is right
@@ -30,11 +35,25 @@ final class MuxStage: Stage, @unchecked Sendable {
     private var held: [Packet?] = []
     private var heldSource: [Int64] = []
     private var lastWritten: [Int64?] = []
+    /// Whether each output stream is audio, asked of the muxer once per stream rather than once per packet.
+    private var audioStreams: [Bool] = []
+
+    private func isAudio(_ stream: Int) -> Bool {
+        while audioStreams.count <= stream {
+            audioStreams.append(muxer.isAudio(audioStreams.count))
+        }
+        return audioStreams[stream]
+    }
 
     func receive(_ m: MuxPacket) throws(CropZoomError) -> Demand {
+        untilPresenceCheck -= 1
+        if untilPresenceCheck == 0 {
+            untilPresenceCheck = Self.presenceInterval
+            try output?.checkPresent()
+        }
         let source = m.packet.pts
         times.toContainer(m.packet, stream: m.stream, containerBase: muxer.timeBase(of: m.stream))
-        if m.copied && !strict && muxer.isAudio(m.stream) {
+        if m.copied && !strict && isAudio(m.stream) {
             try screen(m, source: source)
         } else {
             try write(m, source: source)
