@@ -50,6 +50,40 @@ int cz_take_pending_signal(void) {
     return s;
 }
 
+// MARK: - Waking a blocked read
+
+static void ignore_wake(int sig) { (void)sig; }
+
+static void install_wake(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = ignore_wake;  // no SA_RESTART: a blocked read(2) returns EINTR
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGURG, &sa, NULL);
+}
+
+void cz_wake_install(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_wake);
+}
+
+int cz_reading_thread_id(void) {
+    static __thread int tid = 0;
+    if (tid == 0) {
+        tid = (int)syscall(SYS_gettid);
+        // Threads started from dispatch's workers inherit a mask that blocks nearly every signal.
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGURG);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
+    return tid;
+}
+
+int cz_wake_thread(int tid) {
+    return syscall(SYS_tgkill, getpid(), tid, SIGURG) == 0 ? 0 : -errno;
+}
+
 // MARK: - Files
 
 int cz_rename_noreplace(const char *from, const char *to) {

@@ -34,6 +34,17 @@ int cz_lower_priority_of(int tid, int by);
 /// id; Linux nice values are per thread), relative to what it is. Returns 0 or -errno.
 int cz_lower_thread_priority(int by);
 
+// MARK: - Waking a blocked read
+
+/// Installs (once) a handler for SIGURG that does nothing, without SA_RESTART: a thread blocked in
+/// read(2) that gets SIGURG returns EINTR, and FFmpeg's I/O loop asks its interrupt callback again.
+void cz_wake_install(void);
+/// The calling thread's id (gettid), remembered per thread: asked once per read. The first call on
+/// a thread also unblocks SIGURG there (a thread started from a dispatch worker blocks it).
+int cz_reading_thread_id(void);
+/// Sends SIGURG to thread `tid` of this process (`tgkill`). 0 or -errno.
+int cz_wake_thread(int tid);
+
 // MARK: - Files
 
 /// rename(2) that refuses to replace an existing file (renameat2 RENAME_NOREPLACE; falls back to

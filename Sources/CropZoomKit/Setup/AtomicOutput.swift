@@ -125,6 +125,12 @@ final class AtomicOutput: @unchecked Sendable {
             if !self.overwrite {
                 throw CropZoomError(.usage, path: target, reason: "already exists (use -y to overwrite)")
             }
+            // On a read-only file system nothing can replace it, --force or not.
+            if RawPath.withCString(target, { access($0, W_OK) }) != 0 && errno == EROFS {
+                throw CropZoomError(
+                    .processing, what: "replacing the output file", path: target,
+                    reason: String(cString: strerror(EROFS)))
+            }
             if info.st_mode & 0o222 == 0 || RawPath.withCString(target, { access($0, W_OK) }) != 0, !force {
                 throw CropZoomError(
                     .usage, path: target, setting: .force, reason: "is read-only (use \(setting: .force) to replace it)"

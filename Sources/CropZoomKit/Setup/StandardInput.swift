@@ -66,10 +66,18 @@ final class StandardInput: @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
-            let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress! + got, count - got) }
-            if n < 0 && errno == EINTR { continue }
+            let (n, error) = BlockedReads.shared.duringSignalWatch {
+                let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress! + got, count - got) }
+                return (n, errno)
+            }
+            if n < 0 && error == EINTR {
+                // A stalled writer must not hold off a signal (BlockedReads wakes this read).
+                let signal = cz_pending_signal()
+                if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+                continue
+            }
             if n < 0 {
-                throw CropZoomError(.inputUnreadable, path: "stdin", reason: String(cString: strerror(errno)))
+                throw CropZoomError(.inputUnreadable, path: "stdin", reason: String(cString: strerror(error)))
             }
             if n == 0 { break }
             got += n
