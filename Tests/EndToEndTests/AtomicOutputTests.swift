@@ -117,7 +117,9 @@ struct AtomicOutputTests {
         let input = try Self.longInput(in: scratch)
         let outFolder = try scratch.folder("out")
         let output = outFolder.appendingPathComponent("out.mp4")
-        let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"], sending: c.signal, after: 0.5)
+        // Sent once the run is writing (its temporary is there), however slowly it started (a sanitized build).
+        let writing = { !Files.temporaryLeftovers(in: outFolder).isEmpty }
+        let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"], sending: c.signal, once: writing)
         #expect(run.seconds < 15, "cropzoom took \(run.seconds) s; it should stop soon after the signal")
         #expect(
             !run.killedBySignal && run.status == c.expectedStatus,
@@ -128,7 +130,7 @@ struct AtomicOutputTests {
         // The same with an existing OUTPUT and -y: it survives the interruption.
         let original = Data("existing".utf8)
         try original.write(to: output)
-        let again = try CLI.cropzoom([input.path, "-o", output.path, "-y"], sending: c.signal, after: 0.5)
+        let again = try CLI.cropzoom([input.path, "-o", output.path, "-y"], sending: c.signal, once: writing)
         #expect(!again.killedBySignal && again.status == c.expectedStatus, "\(again)")
         #expect(try Data(contentsOf: output) == original, "the existing OUTPUT was modified by an interrupted run")
         #expect(Files.names(in: outFolder) == ["out.mp4"], "left behind: \(Files.names(in: outFolder))")

@@ -70,6 +70,14 @@ enum CLI {
         try run(try binary(), args, signal: (signal, delay), timeout: timeout)
     }
 
+    /// Runs cropzoom and sends `signal` to it once `ready` holds (asked every 5 ms: its temporary output is there,
+    /// so it is working, however slowly it started — a sanitized build takes a while), then waits for it to exit.
+    static func cropzoom(
+        _ args: [String], sending signal: Int32, once ready: @escaping () -> Bool, timeout: TimeInterval = 120
+    ) throws -> CLIResult {
+        try run(try binary(), args, signal: (signal, 0), ready: ready, timeout: timeout)
+    }
+
     /// Runs a shell command line with bash (`bash -c script`).
     static func bash(_ script: String, timeout: TimeInterval = 300) throws -> CLIResult {
         try run("/bin/bash", ["-c", script], timeout: timeout)
@@ -85,7 +93,7 @@ enum CLI {
     /// SIGTERM.)
     static func run(
         _ executable: String, _ args: [String],
-        signal: (number: Int32, delay: TimeInterval)? = nil,
+        signal: (number: Int32, delay: TimeInterval)? = nil, ready: (() -> Bool)? = nil,
         timeout: TimeInterval = 300
     ) throws -> CLIResult {
         let command = [executable] + args
@@ -112,7 +120,7 @@ enum CLI {
                     "waitpid for `\(ChildProcess.shellQuoted(command))`: \(String(cString: strerror(errno)))")
             }
             let elapsed = Date().timeIntervalSince(start)
-            if let signal, !signalSent, elapsed >= signal.delay {
+            if let signal, !signalSent, elapsed >= signal.delay, ready?() ?? true {
                 kill(pid, signal.number)
                 signalSent = true
             }

@@ -233,9 +233,9 @@ struct OutputSafetyTests {
             ])
             + " & batch=$!; for i in $(seq 100); do pgrep -f -- "
             + ChildProcess.shellQuoted(["[t]ranscode " + inputs.path]) + " >/dev/null && break; sleep 0.05; done; "
-            + "sleep 0.3; kill -9 $batch; sleep 2; pgrep -f -- "
+            + "sleep 0.3; kill -9 $batch; for i in $(seq 100); do pgrep -f -- "
             + ChildProcess.shellQuoted(["[t]ranscode " + inputs.path])
-            + " && echo ORPHAN; exit 0"
+            + " >/dev/null || exit 0; sleep 0.1; done; echo ORPHAN; exit 0"
         let run = try CLI.bash(script, timeout: 120)
         #expect(!run.stdout.contains("ORPHAN"), "a batch child outlived its parent: \(run)")
         #expect(Files.temporaryLeftovers(in: out).isEmpty, "\(Files.names(in: out))")
