@@ -85,6 +85,14 @@ let package = Package(
             dependencies: ["CropZoomKit"],
             path: "Benchmarks/Soak"
         ),
+        // In-process fuzzing (Benchmarks/RELIABILITY.md): kept beside the mutation harness in Tests/fuzz, as it is a
+        // test tool, not a product. A plain build makes the replay driver (`CropZoomFuzz FILE…`, which the tests
+        // run); scripts/fuzz.sh builds it with `-sanitize=fuzzer,address -D CZ_LIBFUZZER` as libFuzzer's target.
+        .executableTarget(
+            name: "CropZoomFuzz",
+            dependencies: ["CropZoomKit"],
+            path: "Tests/fuzz/libfuzzer"
+        ),
         .testTarget(
             name: "CropZoomCoreTests",
             dependencies: ["CropZoomCore"]
@@ -102,7 +110,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "cropzoom", "CropZoomKit", "ZoomFromCSV", .product(name: "SystemPackage", package: "swift-system"),
+                "cropzoom", "CropZoomKit", "ZoomFromCSV", "CropZoomFuzz",
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
     ]

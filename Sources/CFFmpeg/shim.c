@@ -127,6 +127,63 @@ int cz_counter_get(void *counter) { return counter ? atomic_load((atomic_int *)c
 
 void cz_counter_free(void *counter) { free(counter); }
 
+// MARK: - Reading from memory
+
+typedef struct {
+    const uint8_t *data;
+    int64_t size;
+    int64_t pos;
+} cz_memory;
+
+static int cz_memory_read(void *opaque, uint8_t *buf, int size) {
+    cz_memory *m = opaque;
+    if (size <= 0) return 0;
+    if (m->pos >= m->size) return AVERROR_EOF;
+    int64_t n = FFMIN((int64_t)size, m->size - m->pos);
+    memcpy(buf, m->data + m->pos, (size_t)n);
+    m->pos += n;
+    return (int)n;
+}
+
+// As a file: any position from 0 on (reads past the end find the end); AVSEEK_SIZE is the size.
+static int64_t cz_memory_seek(void *opaque, int64_t offset, int whence) {
+    cz_memory *m = opaque;
+    int64_t base;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return m->size;
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = m->pos; break;
+    case SEEK_END: base = m->size; break;
+    default: return AVERROR(EINVAL);
+    }
+    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0) return AVERROR(EINVAL);
+    m->pos = base + offset;
+    return m->pos;
+}
+
+AVIOContext *cz_memory_io_new(const uint8_t *data, size_t size) {
+    const int buffer_size = 32768;
+    cz_memory *m = av_mallocz(sizeof(cz_memory));
+    uint8_t *buffer = av_malloc(buffer_size);
+    AVIOContext *ctx = m && buffer
+        ? avio_alloc_context(buffer, buffer_size, 0, m, cz_memory_read, NULL, cz_memory_seek) : NULL;
+    if (!ctx) {
+        av_free(buffer);
+        av_free(m);
+        return NULL;
+    }
+    *m = (cz_memory){.data = data, .size = (int64_t)size, .pos = 0};
+    return ctx;
+}
+
+void cz_memory_io_free(AVIOContext **ctx) {
+    if (!ctx || !*ctx) return;
+    av_freep(&(*ctx)->opaque);
+    // avio may have replaced the buffer it was given (ffio_set_buf_size): free the one it holds now.
+    av_freep(&(*ctx)->buffer);
+    avio_context_free(ctx);
+}
+
 // MARK: - Muxing
 
 int cz_copy_chapters(AVFormatContext *out, const AVFormatContext *in, int64_t from, int64_t to, int64_t shift) {

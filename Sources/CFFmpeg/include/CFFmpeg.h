@@ -4,7 +4,8 @@
 // Holds: FFmpeg's headers for Swift, `static inline` helpers for what Swift cannot import
 // (function-like macros such as AVERROR(EAGAIN), AVERROR_EOF, AV_NOPTS_VALUE), and the few
 // helpers that need FFmpeg's structures or callbacks in C (log routing and decode-error
-// counting, the I/O interrupt callback, chapter copy, the first frame's HDR metadata).
+// counting, the I/O interrupt callback, chapter copy, the first frame's HDR metadata, a read-only
+// AVIOContext over bytes in memory).
 // Must not hold: operating-system shims (CCropZoomSystem) or picture kernels (CPlaneKernels).
 #ifndef CFFMPEG_H
 #define CFFMPEG_H
@@ -97,6 +98,18 @@ void cz_mux_error_clear(void);
 void *cz_counter_new(void);
 int cz_counter_get(void *counter);
 void cz_counter_free(void *counter);
+
+// MARK: - Reading from memory
+
+/// A read-only AVIOContext over `size` bytes at `data` (avio_alloc_context with a 32 KiB buffer, a read callback
+/// and a seek callback taking SEEK_SET, SEEK_CUR, SEEK_END and AVSEEK_SIZE). The bytes stay the caller's: they
+/// must outlive the context and not change. NULL when out of memory. Give it to a format context as its `pb`
+/// with AVFMT_FLAG_CUSTOM_IO (avformat_close_input then leaves it open) and free it after that context with
+/// cz_memory_io_free.
+AVIOContext *cz_memory_io_new(const uint8_t *data, size_t size);
+/// Frees a context of cz_memory_io_new and sets `*ctx` to NULL: its read state, av_freep(&ctx->buffer),
+/// avio_context_free. NULL is ignored.
+void cz_memory_io_free(AVIOContext **ctx);
 
 // MARK: - Muxing
 

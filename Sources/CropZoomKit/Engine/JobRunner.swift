@@ -14,6 +14,10 @@ final class JobRunner {
     /// Called a few times a second with progress, on the thread that called `run`.
     var onProgress: ((ProgressEvent) -> Void)? = nil
 
+    /// The input's bytes, read from memory instead of `configuration.input`, which then only names it (in-process
+    /// fuzzing, ``FuzzTarget``); nil: the input is opened by its name.
+    var inputBytes: [UInt8]? = nil
+
     private let cancelFlag = CancelFlag()
     /// Ends the input's reads when the job is cancelled: a read waiting on a network source returns at once
     /// (`cz_watch_callback`), without a process-wide signal.
@@ -37,7 +41,7 @@ final class JobRunner {
         cfg.null = true
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
         var notices: [String] = []
-        let job = try Job(cfg, notice: { notices.append($0) })
+        let job = try Job(cfg, inputBytes: inputBytes, notice: { notices.append($0) })
         let p = job.plan
         let display = p.orientation
         var audio: [String] = []
@@ -106,7 +110,7 @@ final class JobRunner {
         let cpuStart = JobRunner.cpuSeconds()
         cz_log_install(cfg.verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
-        let job = try Job(cfg, cancel: cancelFlag, interrupt: interrupt, notice: onNotice)
+        let job = try Job(cfg, cancel: cancelFlag, interrupt: interrupt, inputBytes: inputBytes, notice: onNotice)
         let threads = job.threads
         defer { job.atomic?.discard() }
 

@@ -15,24 +15,37 @@ final class InputFormat: @unchecked Sendable {
     /// The job's cancel switch for a file's or URL's reads (`TranscodeJob.cancel` stops it): a network read
     /// waiting for data ends at once, whatever the process's signals.
     let interrupt: IOWatch?
+    /// An input read from memory: the `AVIOContext` it is read through (`pb`), kept open as long as the input and
+    /// freed after it (a stored property is released after `deinit`'s body has closed the format context).
+    let memory: MemoryInput?
 
     /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`): a file, a URL, or with
     /// `format` a demuxer or capture device by name (`av_find_input_format`: `x11grab`, `v4l2`, `lavfi` …) that
     /// takes `options` (its AVOptions: `framerate`, `video_size` …). Options it does not know are refused, by name.
     /// A `watch` interrupts the reads of a live source. `settings` are the ones refusals name (the format's, the
     /// options').
+    ///
+    /// With `bytes` the input is those bytes, read from memory through a custom `AVIOContext` (``MemoryInput``,
+    /// `AVFMT_FLAG_CUSTOM_IO`), and `path` only names it in messages. Such an input opens nothing else: no file or
+    /// URL it refers to (`protocol_whitelist` `none`: an MP4's external data reference, an HLS playlist's
+    /// segments).
     init(
         path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
-        interrupt: IOWatch? = nil, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
+        interrupt: IOWatch? = nil, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption),
+        bytes: [UInt8]? = nil
     ) throws(CropZoomError) {
         // "-" is standard input, named "stdin" in messages (`StandardInput`: spooled when it must be).
-        let path = given == "-" ? "stdin" : given
-        let standardInput = given == "-" ? try StandardInput() : nil
-        let url = standardInput?.url ?? given
+        let path = given == "-" && bytes == nil ? "stdin" : given
+        let standardInput = given == "-" && bytes == nil ? try StandardInput() : nil
+        let memory = try bytes.map { bytes throws(CropZoomError) in try MemoryInput(bytes, path: path) }
+        let url = memory != nil ? "" : standardInput?.url ?? given
+        var options = options
+        if memory != nil { options["protocol_whitelist"] = "none" }
         self.path = path
         self.watch = watch
         self.standardInput = standardInput
         self.interrupt = interrupt
+        self.memory = memory
         var demuxer: UnsafePointer<AVInputFormat>? = nil
         if let format {
             _ = InputFormat.registerDevices
@@ -54,9 +67,18 @@ final class InputFormat: @unchecked Sendable {
         } else {
             ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
         }
+        if let memory {
+            // Ours to free, after the context: avformat_close_input leaves a custom pb open.
+            ctx!.pointee.pb = memory.context
+            ctx!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        }
         var dict: OpaquePointer? = nil
         for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dict, key, value, 0) }
-        let r = RawPath.withCString(url) { avformat_open_input(&ctx, $0, demuxer, &dict) }
+        // A stalled pipe or FIFO blocks here too: registered so that a stop still ends the read (BlockedReads).
+        let interruptCallback = ctx!.pointee.interrupt_callback
+        let r = BlockedReads.shared.during(interruptCallback) {
+            RawPath.withCString(url) { avformat_open_input(&ctx, $0, demuxer, &dict) }
+        }
         var unused: [String] = []
         var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
         while let e = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
@@ -73,7 +95,7 @@ final class InputFormat: @unchecked Sendable {
         }
         if r < 0 {
             var e = CropZoomError.ffmpeg(r, InputFormat.kind(for: r), what: "", path: path)
-            if r == AVCode.invalidData && InputFormat.looksLikeISOMedia(url) {
+            if r == AVCode.invalidData && (memory?.looksLikeISOMedia ?? InputFormat.looksLikeISOMedia(url)) {
                 e.reason = "no index (moov): the recording was not finished, or the file is damaged"
             } else if r == AVCode.invalidData {
                 e.reason = "not a media file FFmpeg can read (\(e.reason.lowercased()))"
@@ -84,7 +106,7 @@ final class InputFormat: @unchecked Sendable {
         }
         // The context is closed here, before `pointer` is set: once every stored property is set,
         // a throwing init runs `deinit`, which would close it a second time.
-        let r2 = avformat_find_stream_info(ctx, nil)
+        let r2 = BlockedReads.shared.during(interruptCallback) { avformat_find_stream_info(ctx, nil) }
         if r2 < 0 {
             avformat_close_input(&ctx)
             throw CropZoomError.ffmpeg(r2, InputFormat.kind(for: r2), what: "reading stream information", path: path)
@@ -100,8 +122,12 @@ final class InputFormat: @unchecked Sendable {
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 8)
         guard head.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, 8) }) == 8 else { return false }
-        let type = String(decoding: head[4..<8], as: UTF8.self)
-        return ["ftyp", "mdat", "moov", "free", "wide", "skip"].contains(type)
+        return isISOBoxType(Array(head[4..<8]))
+    }
+
+    /// True for the four bytes of a box type an MP4/MOV starts with (``looksLikeISOMedia(_:)``).
+    static func isISOBoxType(_ type: [UInt8]) -> Bool {
+        ["ftyp", "mdat", "moov", "free", "wide", "skip"].contains(String(decoding: type, as: UTF8.self))
     }
 
     /// libavdevice's devices (capture: x11grab, v4l2, pulse, alsa, lavfi …) made known to
@@ -189,7 +215,9 @@ final class InputFormat: @unchecked Sendable {
     /// `av_read_frame` into `packet`. A read error throws with FFmpeg's code (`CropZoomError.code`),
     /// for the caller to skip or report.
     func read(into packet: Packet) throws(CropZoomError) -> AVStep<Void> {
-        let r = av_read_frame(pointer, packet.pointer)
+        let r = BlockedReads.shared.during(pointer.pointee.interrupt_callback) {
+            av_read_frame(pointer, packet.pointer)
+        }
         if r == AVCode.again { return .again }
         if r == AVCode.eof { return .endOfStream }
         try check(r, .inputUnreadable, "reading", path: path)

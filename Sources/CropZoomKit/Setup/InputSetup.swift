@@ -9,13 +9,16 @@ struct InputSetup {
     let videoIndex: Int
     let decoder: VideoDecoder
 
-    init(_ cfg: TranscodeConfiguration, watch: IOWatch? = nil, interrupt: IOWatch? = nil) throws(CropZoomError) {
+    /// `bytes`: the input's bytes, read from memory (`cfg.input` only names it).
+    init(
+        _ cfg: TranscodeConfiguration, watch: IOWatch? = nil, interrupt: IOWatch? = nil, bytes: [UInt8]? = nil
+    ) throws(CropZoomError) {
         // A live source has the live timeout to send what the probe needs.
         watch?.arm(cfg.liveTimeout)
         do {
             demuxer = try Demuxer(
                 path: cfg.input, format: cfg.inputFormat, options: InputSetup.options(cfg), watch: watch,
-                interrupt: interrupt, timeout: cfg.liveTimeout)
+                interrupt: interrupt, timeout: cfg.liveTimeout, bytes: bytes)
         } catch
             where error.kind == .usage && cfg.frameRate != nil && cfg.inputOptions["framerate"] == nil
             && error.reason.hasPrefix(Setting.marker(.inputOption) + " framerate:")
@@ -36,7 +39,7 @@ struct InputSetup {
         decoder = try VideoDecoder(input: input, streamIndex: videoIndex)
         let dec = decoder.context
         guard dec.width > 0, dec.height > 0, dec.pixelFormat != .none else {
-            if cfg.input == "-" && input.formatName.contains("mp4") {
+            if cfg.input == "-" && input.memory == nil && input.formatName.contains("mp4") {
                 throw CropZoomError(
                     .inputUnreadable, path: "stdin",
                     reason:

@@ -56,15 +56,18 @@ final class Job: @unchecked Sendable {
     /// Seconds of media the output will hold, when known (progress).
     var duration: Double? { trim.duration }
 
-    /// `interrupt`: the job's cancel switch for the input's reads (`TranscodeJob.cancel`).
+    /// `interrupt`: the job's cancel switch for the input's reads (`TranscodeJob.cancel`). `inputBytes`: the input
+    /// read from memory instead of `cfg.input`, which then only names it (in-process fuzzing, ``FuzzTarget``).
     init(
         _ cfg: TranscodeConfiguration, cancel: CancelFlag = CancelFlag(), interrupt: IOWatch? = nil,
-        notice onNotice: @escaping (String) -> Void
+        inputBytes: [UInt8]? = nil, notice onNotice: @escaping (String) -> Void
     ) throws(CropZoomError) {
         configuration = cfg
         self.cancel = cancel
         log = NoticeLog(onNotice)
-        if cfg.input != "-" && cfg.inputFormat == nil && !cfg.input.contains("://") { try InputSetup.check(cfg.input) }
+        if inputBytes == nil && cfg.input != "-" && cfg.inputFormat == nil && !cfg.input.contains("://") {
+            try InputSetup.check(cfg.input)
+        }
         atomic = try OutputSetup.claim(cfg, notices: log)
         let live = cfg.isLive ? try LivePolicy(cfg) : nil
         self.live = live
@@ -79,7 +82,7 @@ final class Job: @unchecked Sendable {
                 .usage, setting: .audioInputOption,
                 reason: "\(setting: .audioInputOption) \(key): there is no \(setting: .audioInput)")
         }
-        let source = try InputSetup(cfg, watch: live?.input, interrupt: interrupt)
+        let source = try InputSetup(cfg, watch: live?.input, interrupt: interrupt, bytes: inputBytes)
         let sourceOpenedAt = Date().timeIntervalSince1970
         let soundSetup = try cfg.audioInput.map { _ throws(CropZoomError) in
             try AudioInputSetup(cfg, watch: live?.soundInput)

@@ -138,7 +138,8 @@ struct VideoSetup {
         self.threads = threads
         try decoder.open(threads: threads.decoder)
 
-        let hdr = HDRMetadata.read(videoStream, index: input.videoIndex, path: cfg.input == "-" ? nil : cfg.input)
+        let hdr = HDRMetadata.read(
+            videoStream, index: input.videoIndex, path: cfg.input == "-" || input.input.memory != nil ? nil : cfg.input)
         self.hdr = hdr
         guard let codec else {
             encoder = nil

@@ -73,12 +73,13 @@ final class Demuxer: @unchecked Sendable {
     init(
         path: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
         interrupt: IOWatch? = nil, timeout: Double = 0,
-        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption)
+        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption), bytes: [UInt8]? = nil
     ) throws(CropZoomError) {
         self.timeout = timeout
         do {
             input = try InputFormat(
-                path: path, format: format, options: options, watch: watch, interrupt: interrupt, settings: settings)
+                path: path, format: format, options: options, watch: watch, interrupt: interrupt, settings: settings,
+                bytes: bytes)
         } catch  where watch?.reason == .timedOut {
             throw CropZoomError(
                 .inputUnreadable, path: path, setting: .liveTimeout,
