@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -17,10 +18,13 @@
 
 // MARK: - Signals
 
-static volatile sig_atomic_t pending_signal = 0;
+// _Atomic, not `volatile sig_atomic_t`: the handler runs on whichever thread the signal reaches, and every other
+// thread reads the flag (ThreadSanitizer found the race). A lock-free atomic is async-signal-safe.
+static _Atomic int pending_signal = 0;
 
 static void record_signal(int sig) {
-    if (pending_signal == 0) pending_signal = sig;
+    int none = 0;
+    atomic_compare_exchange_strong(&pending_signal, &none, sig);
 }
 
 void cz_install_signal_handlers(void) {
@@ -42,13 +46,9 @@ void cz_install_signal_handlers(void) {
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
-int cz_pending_signal(void) { return pending_signal; }
+int cz_pending_signal(void) { return atomic_load(&pending_signal); }
 
-int cz_take_pending_signal(void) {
-    int s = pending_signal;
-    pending_signal = 0;
-    return s;
-}
+int cz_take_pending_signal(void) { return atomic_exchange(&pending_signal, 0); }
 
 // MARK: - Waking a blocked read
 
