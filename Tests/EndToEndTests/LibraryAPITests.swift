@@ -80,6 +80,42 @@ struct LibraryAPITests {
 
     @Test(
         """
+        jobs of one process never share a temporary: two at once on one output both finish (the later rename \
+        wins), and a job right after a cancelled one on the same output finishes
+        """)
+    func jobsOfOneProcessOnOneOutput() async throws {
+        let scratch = try Scratch()
+        let output = scratch.file("same.mp4").path
+        func job(_ input: String) throws -> TranscodeJob {
+            var config = TranscodeConfiguration(input: input, output: output)
+            config.preset = "ultrafast"
+            config.overwrite = true
+            return TranscodeJob(configuration: config)
+        }
+        let sample = try Files.sample("std-h264-aac.mp4").path
+        let a = try job(sample)
+        let b = try job(sample)
+        async let first = a.run()
+        async let second = b.run()
+        let (x, y) = try await (first, second)
+        #expect(x.framesOut == 60 && y.framesOut == 60)
+        #expect(try Oracle.videoFramePTS(output).count == 60)
+        for round in 0..<3 {
+            let cancelled = try job(try Files.sample("bench-720p.mp4").path)
+            let canceller = Thread {
+                usleep(150_000)
+                cancelled.cancel()
+            }
+            canceller.start()
+            _ = try? await cancelled.run()
+            let next = try await job(sample).run()
+            #expect(next.framesOut == 60, "round \(round)")
+        }
+        #expect(Files.names(in: scratch.url) == ["same.mp4"], "\(Files.names(in: scratch.url))")
+    }
+
+    @Test(
+        """
         a finished job lets go of everything: no descriptor of this process still opens its input or its output \
         (done, cancelled, on both engines) — an engine kept alive by a cycle held both open
         """)

@@ -152,7 +152,7 @@ final class AtomicOutput: @unchecked Sendable {
         AtomicOutput.recoverStale(
             in: dir, prefix: AtomicOutput.temporaryPrefix(for: url.lastPathComponent, recording: true),
             target: url.lastPathComponent, notice: notice)
-        temporary = url.deletingLastPathComponent().appendingPathComponent("\(prefix)\(getpid())").path
+        temporary = url.deletingLastPathComponent().appendingPathComponent(prefix + AtomicOutput.uniqueSuffix()).path
         if multiFile {
             kind = .folder
             writePath = URL(fileURLWithPath: temporary).appendingPathComponent(url.lastPathComponent).path
@@ -183,7 +183,8 @@ final class AtomicOutput: @unchecked Sendable {
     /// the folder's name).
     static func temporaryPrefix(for name: String, recording: Bool = false) -> String {
         let suffix = recording ? ".cropzoom-rec-" : ".cropzoom-tmp-"
-        let room = nameLimit - 1 - suffix.utf8.count - 10
+        // Room for the process id and a job number (``uniqueSuffix()``).
+        let room = nameLimit - 1 - suffix.utf8.count - 21
         var kept = ""
         var bytes = 0
         for ch in name.replacingOccurrences(of: "%", with: "_") {
@@ -193,6 +194,20 @@ final class AtomicOutput: @unchecked Sendable {
             bytes += n
         }
         return "." + kept + suffix
+    }
+
+    private static let counter = NSLock()
+    nonisolated(unsafe) private static var made = 0
+
+    /// What follows a temporary's prefix: this process's id, then `-N` for its second and later temporaries, so
+    /// that jobs of one process (the library's) never share one — a job on the same output right after another
+    /// would otherwise take the name the other is still letting go of.
+    static func uniqueSuffix() -> String {
+        let n = counter.withLock {
+            made += 1
+            return made - 1
+        }
+        return n == 0 ? "\(getpid())" : "\(getpid())-\(n)"
     }
 
     /// `realpath(3)`.
@@ -207,7 +222,8 @@ final class AtomicOutput: @unchecked Sendable {
     private static func stale(in dir: String, prefix: String) -> [(path: String, pid: Int32)] {
         guard let names = RawPath.contents(ofDirectory: dir) else { return [] }
         return names.compactMap { name in
-            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else {
+            let id = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false).first ?? ""
+            guard name.hasPrefix(prefix), let pid = Int32(id), pid != getpid() else {
                 return nil
             }
             if kill(pid, 0) == 0 || errno != ESRCH { return nil }
@@ -285,8 +301,12 @@ final class AtomicOutput: @unchecked Sendable {
         guard kind == .file, temporary.contains(".cropzoom-rec-") else { return nil }
         let url = URL(fileURLWithPath: temporary)
         let name = URL(fileURLWithPath: destination).lastPathComponent
+        let recording = AtomicOutput.temporaryPrefix(for: name, recording: true)
+        let suffix =
+            url.lastPathComponent.hasPrefix(recording)
+            ? String(url.lastPathComponent.dropFirst(recording.count)) : "\(getpid())"
         return url.deletingLastPathComponent().appendingPathComponent(
-            AtomicOutput.temporaryPrefix(for: name) + String(getpid())
+            AtomicOutput.temporaryPrefix(for: name) + suffix
         ).path
     }
 
@@ -421,7 +441,7 @@ public enum AtomicFile {
     public static func write(_ data: Data, to path: String) throws(CropZoomError) {
         let url = URL(fileURLWithPath: path)
         let tmp = url.deletingLastPathComponent().appendingPathComponent(
-            AtomicOutput.temporaryPrefix(for: url.lastPathComponent) + "\(getpid())"
+            AtomicOutput.temporaryPrefix(for: url.lastPathComponent) + AtomicOutput.uniqueSuffix()
         )
         .path
         let fd = RawPath.withCString(tmp) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
