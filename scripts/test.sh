@@ -16,4 +16,7 @@ if [ $# -eq 0 ]; then
         --seed "$seed" --out .build/fuzz-out
     # valgrind's memcheck on a finished, a cancelled and a failed transcode: nothing lost (about 2 minutes).
     bash scripts/leaks.sh
+    # ThreadSanitizer on cropzoom itself, driven by the end-to-end suites of every engine path (about 5 minutes;
+    # scripts/sanitize.sh without --binary also runs the in-process tests sanitized: Benchmarks/RELIABILITY.md).
+    bash scripts/sanitize.sh thread --binary
 fi

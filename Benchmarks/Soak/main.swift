@@ -9,6 +9,9 @@
 // and threads (/proc/self/status), and the jobs done; at the end it writes OUT.csv, OUT.svg (the curves) and
 // OUT.json (the summary: the median RSS of the second minute and of the last, their ratio, descriptors and threads
 // after the first job and at the end). Exit 1 when RSS grew by more than 10 %, or descriptors or threads grew.
+//
+// As a long-running host should, it calls `ProcessMemory.returnLargeBlocksToTheSystem()` first; `--glibc-default`
+// leaves glibc's dynamic mmap threshold on, to see the difference (RSS creeps: Benchmarks/RELIABILITY.md).
 
 import CropZoomKit
 import Foundation
@@ -94,6 +97,7 @@ var minutes = 30.0
 var outPrefix = "soak"
 var input = "samples/bench-720p.mp4"
 var kinds = ["threaded", "serial", "cancelled", "failed"]
+var glibcDefault = false
 var arguments = CommandLine.arguments.dropFirst()
 while let a = arguments.popFirst() {
     switch a {
@@ -101,11 +105,13 @@ while let a = arguments.popFirst() {
     case "--out": outPrefix = arguments.popFirst() ?? outPrefix
     case "--input": input = arguments.popFirst() ?? input
     case "--kinds": kinds = (arguments.popFirst() ?? "").split(separator: ",").map(String.init)
+    case "--glibc-default": glibcDefault = true
     default:
         FileHandle.standardError.write(Data("Soak: unknown argument \(a)\n".utf8))
         exit(2)
     }
 }
+if !glibcDefault { ProcessMemory.returnLargeBlocksToTheSystem() }
 guard FileManager.default.fileExists(atPath: input) else {
     FileHandle.standardError.write(Data("Soak: \(input): no such file (run from the package root)\n".utf8))
     exit(2)
@@ -181,7 +187,8 @@ try csv.write(toFile: outPrefix + ".csv", atomically: true, encoding: .utf8)
 try svg(all).write(toFile: outPrefix + ".svg", atomically: true, encoding: .utf8)
 let first = afterFirstJob ?? (endFDs, endThreads)
 let summary: [String: Any] = [
-    "minutes": minutes, "jobs": counters.done, "outcomes": counters.tally, "input": input,
+    "minutes": minutes, "jobs": counters.done, "glibc_default_allocator": glibcDefault, "outcomes": counters.tally,
+    "input": input,
     "rss_mib_median_early": early, "rss_mib_median_last_minute": late, "rss_ratio": ratio,
     "rss_mib_max": all.map(\.rssMiB).max() ?? 0,
     "fds_after_first_job": first.fds, "fds_end": endFDs, "threads_after_first_job": first.threads,

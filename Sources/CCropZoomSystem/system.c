@@ -4,6 +4,7 @@
 #include "CCropZoomSystem.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -138,4 +139,10 @@ int cz_lower_thread_priority(int by) {
     if (current == -1 && errno != 0) return -errno;
     if (setpriority(PRIO_PROCESS, tid, current + by) != 0) return -errno;
     return 0;
+}
+
+// MARK: - Memory
+
+int cz_fix_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes) == 1 && mallopt(M_TRIM_THRESHOLD, bytes) == 1;
 }

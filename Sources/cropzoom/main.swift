@@ -4,6 +4,8 @@ import Foundation
 
 // A hand-written entry point so usage errors exit with 2 (ArgumentParser's default is 64) and
 // every error is one line: `cropzoom: error: <path>: <reason>`.
+// Freed picture buffers go back to the system (glibc would keep them: ProcessMemory).
+ProcessMemory.returnLargeBlocksToTheSystem()
 // A child of `batch`/`run`/`bench` ends with its parent, even one killed with SIGKILL.
 if let parent = ProcessInfo.processInfo.environment[ProcessSignals.parentVariable].flatMap({ Int32($0) }) {
     ProcessSignals.install()

@@ -57,6 +57,14 @@ int cz_rename_noreplace(const char *from, const char *to);
 /// it at once when that parent is already gone. Returns 0 or -errno.
 int cz_end_with_parent(int parent);
 
+// MARK: - Memory
+
+/// Fixes glibc's mmap threshold at `bytes` (`mallopt(M_MMAP_THRESHOLD)`, which also turns off its
+/// dynamic adjustment) and its trim threshold likewise: blocks that large are mapped and unmapped
+/// on their own, so a long-running process's picture buffers go back to the system when freed.
+/// 1 on success, 0 when refused.
+int cz_fix_mmap_threshold(int bytes);
+
 // MARK: - CPUs
 
 /// CPUs in the calling thread's affinity mask (`sched_getaffinity`, `CPU_COUNT_S`), 0 when unknown.
