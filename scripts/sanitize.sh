@@ -39,7 +39,10 @@ mkdir -p "$reports"
 export CROPZOOM_TEST_BINARY="$PWD/$scratch/debug/cropzoom"
 export TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 log_path=$reports/tsan \
 suppressions=$PWD/scripts/sanitizers/tsan.supp"
-export ASAN_OPTIONS="detect_leaks=1 exitcode=66 log_path=$reports/asan detect_stack_use_after_return=0"
+# fast_unwind_on_malloc=0: whole allocation stacks through FFmpeg's libraries (built without frame pointers), so a
+# suppression can name the library a leak comes from.
+export ASAN_OPTIONS="detect_leaks=1 exitcode=66 log_path=$reports/asan detect_stack_use_after_return=0 \
+fast_unwind_on_malloc=0"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/lsan.supp print_suppressions=0"
 if [ "$mode" = --binary ]; then
     subset="${CROPZOOM_SANITIZE_FILTER:-EngineTests|TrimTests|WarpTests|ZoomOutTests|AtomicOutputTests|PipeTests}"
