@@ -12,11 +12,13 @@ swift test --skip-build "$@"
 # by the commit: a run is reproducible, and each commit tries other files. Skipped when the tests were filtered.
 if [ $# -eq 0 ]; then
     seed=$((16#$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1)))
-    python3 Tests/fuzz/harness.py --binary .build/debug/cropzoom --budget "${CROPZOOM_FUZZ_SECONDS:-150}" \
+    python3 Tests/fuzz/harness.py --binary .build/debug/cropzoom --budget "${CROPZOOM_FUZZ_SECONDS:-90}" \
         --seed "$seed" --out .build/fuzz-out
     # valgrind's memcheck on a finished, a cancelled and a failed transcode: nothing lost (about 2 minutes).
     bash scripts/leaks.sh
     # ThreadSanitizer on cropzoom itself, driven by the end-to-end suites of every engine path (about 5 minutes;
     # scripts/sanitize.sh without --binary also runs the in-process tests sanitized: Benchmarks/RELIABILITY.md).
     bash scripts/sanitize.sh thread --binary
+    # AddressSanitizer (with LeakSanitizer) on cropzoom, the same suites (about 3 minutes).
+    bash scripts/sanitize.sh address --binary
 fi
