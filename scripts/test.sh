@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# The Slurm tests start the project's private single-node cluster (scripts/slurm.sh); it is stopped at the end
+# unless it was already running before the tests.
+if ! bash scripts/slurm.sh status >/dev/null 2>&1; then
+    trap 'bash scripts/slurm.sh stop >/dev/null 2>&1 || true' EXIT
+fi
 # The checked-in style (.swift-format: 4 spaces, 120 columns), as swift format applies it.
 swift format lint --strict --recursive Sources Tests Examples Benchmarks/Sources Benchmarks/Soak Package.swift
 swift build --build-tests

@@ -91,10 +91,12 @@ enum CLI {
     /// `Process` passes on the mask of the calling thread, and the test runner's worker
     /// threads block nearly every signal, so a child started that way never sees SIGINT or
     /// SIGTERM.)
+    /// `environment` replaces this process's (nil: the same); `watch` is called every 5 ms while it runs (a test
+    /// that acts on what the run is doing).
     static func run(
         _ executable: String, _ args: [String],
         signal: (number: Int32, delay: TimeInterval)? = nil, ready: (() -> Bool)? = nil,
-        timeout: TimeInterval = 300
+        environment: [String]? = nil, watch: (() -> Void)? = nil, timeout: TimeInterval = 300
     ) throws -> CLIResult {
         let command = [executable] + args
         let scratch = try Oracle.tempDirectory()
@@ -105,7 +107,8 @@ enum CLI {
         let start = Date()
         let pid: Int32
         do throws(CropZoomError) {
-            pid = try ChildProcess.spawn(command, stdout: .file(outPath), stderr: .file(errPath))
+            pid = try ChildProcess.spawn(
+                command, stdout: .file(outPath), stderr: .file(errPath), environment: environment)
         } catch {
             throw Oracle.Failure(error.description)
         }
@@ -124,6 +127,7 @@ enum CLI {
                 kill(pid, signal.number)
                 signalSent = true
             }
+            watch?()
             if elapsed > timeout {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)

@@ -17,6 +17,7 @@ struct BatchItem: Codable, Sendable, Equatable {
     var outputBytes: Int? = nil
     var error: String? = nil
     var exitCode: Int32? = nil
-    /// Why a file found by scanning was skipped without running ("not a media file …", "no video stream").
+    /// Why a file found by scanning was skipped without running ("not a media file …", "no video stream"), or that
+    /// an earlier run of its shard wrote it.
     var reason: String? = nil
 }

@@ -14,6 +14,8 @@ struct BatchRunner {
     var style: StatusStyle
     /// Extra `transcode` arguments per item (job files: each clip's own settings), by index.
     var perItemArguments: [[String]] = []
+    /// Called after each file with every item as it stands (a shard keeps its report current with it).
+    var onFileDone: (@Sendable ([BatchItem]) -> Void)? = nil
 
     /// Shared between the worker threads (all access under `lock`).
     final class State: @unchecked Sendable {
@@ -54,6 +56,7 @@ struct BatchRunner {
                     state.items[k] = item
                     state.done += 1
                     let done = state.done
+                    self.onFileDone?(state.items)
                     state.lock.unlock()
                     say(
                         "[\(done)/\(total)] \(item.result.rawValue) "

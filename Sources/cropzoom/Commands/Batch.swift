@@ -9,9 +9,10 @@ struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Transcode many files (files, folders, globs) into one output folder, several at a time.",
         discussion: """
-            Exit codes: 0 every file succeeded (or was skipped), 1 some file failed, 2 bad usage \
-            (nothing was started), 130 interrupted (SIGINT; 143 SIGTERM): running files are stopped \
-            and leave nothing behind, no new file starts, the table so far is printed.
+            Exit codes: 0 every file succeeded (or was skipped), 1 some file failed (or, on a scheduler, was \
+            never done), 2 bad usage (nothing was started), 130 interrupted (SIGINT; 143 SIGTERM, or \
+            --requeue-exit's code): running files are stopped and leave nothing behind, no new file starts, the \
+            table so far is printed. With --scheduler slurm the same, for the whole batch: Ctrl-C cancels its jobs.
             """)
 
     @Argument(
@@ -64,9 +65,60 @@ struct Batch: ParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Process only shard I of N (1 ≤ I ≤ N): every N-th input by sorted path, starting at the I-th. Shards "
-                + "1…N together cover every input once.",
-            valueName: "I/N"))
+                + "1…N together cover every input once. 'auto' takes I (and N) from a scheduler's array task: "
+                + "SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX (Kubernetes), AWS_BATCH_JOB_ARRAY_INDEX.",
+            valueName: "I/N|auto"))
     var shard: String?
+
+    @Option(help: "Run the batch on a scheduler: none (here, the default) or slurm (a job array of --shards tasks).")
+    var scheduler: SchedulerKind = .none
+
+    @Option(
+        help: ArgumentHelp(
+            "Number of shards: the tasks of the --scheduler's array; with --shard auto, the count when the "
+                + "scheduler does not give it.",
+            valueName: "N"))
+    var shards: Int?
+
+    @Option(
+        name: .customLong("scheduler-option"),
+        help: ArgumentHelp(
+            "An option for the scheduler's submission (repeatable), written into the job script as '#SBATCH ARG': "
+                + "--scheduler-option=--partition=video --scheduler-option=--time=2:00:00.",
+            valueName: "ARG"))
+    var schedulerOptions: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "With --scheduler: resubmit the shards that did not finish (killed, lost with their node) up to K times "
+                + "(default 1).",
+            valueName: "K"))
+    var retries = 1
+
+    @Flag(
+        name: .customLong("no-wait"),
+        help: "With --scheduler: submit and return; cropzoom batch --status DIR shows where the batch stands.")
+    var noWait = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Where a batch submitted into DIR stands: each shard's files done, its place in the queue.",
+            valueName: "DIR"))
+    var status: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Run a shard (--shard) of the batch this manifest fixes (what the scheduler's job script runs).",
+            valueName: "FILE"))
+    var manifest: String?
+
+    @Option(
+        name: .customLong("requeue-exit"),
+        help: ArgumentHelp(
+            "Exit with CODE instead of 143 when SIGTERM stopped the batch (running files leave nothing behind): a "
+                + "scheduler requeues the task on it (Slurm: RequeueExit=75).",
+            valueName: "CODE"))
+    var requeueExit: Int32?
 
     @Option(help: "auto (a status line on a terminal, else none), bar, lines (one line per finished file), none.")
     var progress: StatusStyle = .auto
@@ -97,8 +149,12 @@ struct Batch: ParsableCommand {
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
 
-    /// The CPUs this process may use (affinity, cgroup quota).
-    static var cores: Int { UsableCPUs.count }
+    /// The CPUs this process may use (affinity, cgroup quota), and in a Slurm job no more than Slurm gave it
+    /// (SLURM_CPUS_ON_NODE: a cluster without task binding leaves every CPU visible).
+    static var cores: Int {
+        let slurm = ProcessInfo.processInfo.environment["SLURM_CPUS_ON_NODE"].flatMap { Int($0) } ?? Int.max
+        return max(1, min(UsableCPUs.count, slurm))
+    }
 
     /// "I/N" → (I, N), 1 ≤ I ≤ N.
     static func parseShard(_ text: String) throws -> (index: Int, count: Int) {
@@ -131,12 +187,57 @@ struct Batch: ParsableCommand {
     }
 
     func validate() throws {
-        if inputs.isEmpty { throw ValidationError("no INPUT: name files, folders or globs") }
-        if outDir == nil { throw ValidationError("missing --out-dir DIR") }
         if let jobs, !(1...256).contains(jobs) {
             throw ValidationError("--jobs takes a number from 1 to 256 (got \(jobs))")
         }
-        if let shard { _ = try Batch.parseShard(shard) }
+        if let shards, !(1...1000).contains(shards) {
+            throw ValidationError("--shards takes a number from 1 to 1000 (got \(shards))")
+        }
+        if let requeueExit, !(1...255).contains(requeueExit) {
+            throw ValidationError("--requeue-exit takes an exit code from 1 to 255 (got \(requeueExit))")
+        }
+        if !(0...100).contains(retries) {
+            throw ValidationError("--retries takes a number from 0 to 100 (got \(retries))")
+        }
+        if let status {
+            if !inputs.isEmpty || outDir != nil || manifest != nil {
+                throw ValidationError("--status \(status) shows a submitted batch: no INPUT, --out-dir or --manifest")
+            }
+            return
+        }
+        if let manifest {
+            if !inputs.isEmpty || outDir != nil || !settings.arguments().isEmpty || skipExisting || overwrite {
+                throw ValidationError(
+                    "--manifest \(manifest) fixes the inputs, the output folder and the settings: no INPUT, --out-dir, "
+                        + "-y, --skip-existing or settings")
+            }
+            if shard == nil { throw ValidationError("--manifest runs one shard: add --shard I/N or --shard auto") }
+            if scheduler != .none || watch || dryRun {
+                throw ValidationError("--manifest runs one shard here: not with --scheduler, --watch or --dry-run")
+            }
+            return
+        }
+        if inputs.isEmpty { throw ValidationError("no INPUT: name files, folders or globs") }
+        if outDir == nil { throw ValidationError("missing --out-dir DIR") }
+        if scheduler != .none {
+            if shards == nil { throw ValidationError("--scheduler \(scheduler.rawValue) needs --shards N") }
+            if shard != nil || watch || dryRun {
+                throw ValidationError(
+                    "--scheduler \(scheduler.rawValue) runs every shard: not with --shard, --watch or --dry-run")
+            }
+            for option in schedulerOptions where !option.hasPrefix("-") || option.contains("\n") {
+                throw ValidationError(
+                    "--scheduler-option takes one option of sbatch, e.g. --partition=video (got '\(option)')")
+            }
+        } else {
+            if shards != nil && shard != "auto" {
+                throw ValidationError("--shards N is for --scheduler slurm or --shard auto")
+            }
+            if !schedulerOptions.isEmpty || noWait {
+                throw ValidationError("--scheduler-option and --no-wait are for --scheduler slurm")
+            }
+        }
+        if let shard, shard != "auto" { _ = try Batch.parseShard(shard) }
         if skipExisting && overwrite {
             throw ValidationError("--skip-existing and -y contradict each other: choose one")
         }
@@ -147,7 +248,8 @@ struct Batch: ParsableCommand {
             throw ValidationError(
                 "--name \(name) must give a file name with an extension (it picks the container), without folders")
         }
-        if let report, RawPath.exists(report) && !overwrite {
+        // A shard's own earlier report may be replaced (checked once the shard is known: `checkReport`).
+        if let report, RawPath.exists(report) && !overwrite && shard == nil {
             throw ValidationError("--report \(report) exists (add -y to replace it)")
         }
         if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }
@@ -162,6 +264,14 @@ struct Batch: ParsableCommand {
     }
 
     func run() throws {
+        if let status {
+            try BatchStatus.show(outDir: status)
+            return
+        }
+        if let manifest {
+            try runShard(manifest: manifest)
+            return
+        }
         let (jobCount, threadsPerJob) = Batch.split(requested: jobs, cores: Batch.cores)
         let outRoot = URL(fileURLWithPath: outDir!).standardized
 
@@ -186,7 +296,21 @@ struct Batch: ParsableCommand {
             let filtered = include.isEmpty && exclude.isEmpty ? "" : " that --include/--exclude keep"
             throw CommandError.usage("no files in \(inputs.joined(separator: " "))\(filtered)")
         }
-        let shardSpec = try shard.map(Batch.parseShard)
+        if scheduler == .slurm {
+            try submit(found, output: output, protected: protected, outRoot: outRoot)
+            return
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let shardSpec = try shard.map { try ShardIndex.resolve($0, count: shards, environment: environment) }
+        let shard = shardSpec.map { "\($0.index)/\($0.count)" }
+        if let report, RawPath.exists(report) && !overwrite {
+            // A shard run again (a retried pod, a requeued task) replaces its own report, and nothing else.
+            let earlier = try? BatchReport.read(report)
+            if earlier?.shard != shard || earlier?.outDir != outRoot.path {
+                throw CommandError.usage(
+                    "--report \(report) exists and is not this shard's report (add -y to replace it)")
+            }
+        }
         let total = found.count
         found = Batch.select(found, path: \.path, shard: shardSpec)
         if found.isEmpty, let shard {
@@ -221,7 +345,110 @@ struct Batch: ParsableCommand {
         let runner = BatchRunner(
             executable: Bench.executablePath(), arguments: args, threadsPerJob: threadsPerJob,
             jobs: jobCount, skipExisting: skipExisting, overwrite: overwrite, style: progress.resolved)
-        try Batch.execute(items, runner: runner, report: report, outDir: outRoot.path, shard: shard)
+        try Batch.execute(
+            items, runner: runner, report: report, outDir: outRoot.path, shard: shard, requeueExit: requeueExit)
+    }
+
+    /// `--scheduler slurm`: the manifest of `found` (each file's output; with -y or --skip-existing, the outputs there
+    /// now), the state folder and the job script, submitted as an array of `--shards` tasks; then the wait, unless
+    /// `--no-wait`, and the merged table and report, with a local batch's exit codes.
+    func submit(
+        _ found: [BatchInputs.File], output: (BatchInputs.File) -> String, protected: [String], outRoot: URL
+    ) throws {
+        let started = monotonicSeconds()
+        let items = found.map { BatchItem(input: $0.path, output: output($0)) }
+        try Batch.checkConflicts(
+            items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
+            renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
+        _ = try transcodeConfiguration()
+        let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
+        let manifest = BatchManifest(
+            created: BatchManifest.now(), command: ["cropzoom"] + arguments, outDir: outRoot.path,
+            shards: shards!, arguments: settings.arguments(), jobs: jobs, skipExisting: skipExisting,
+            overwrite: overwrite,
+            files: found.map { f in
+                let out = output(f)
+                return .init(input: f.path, output: out, scanned: f.scanned, existing: BatchManifest.FileStamp(out))
+            })
+        let batch = ScheduledBatch(outDir: outRoot.path)
+        let submission = try batch.submit(manifest, options: schedulerOptions, executable: Bench.executablePath())
+        let files = "\(manifest.files.count) file\(manifest.files.count == 1 ? "" : "s")"
+        Stderr.write(
+            "cropzoom: submitted job \(submission.job): \(files) in \(manifest.shards) shard"
+                + "\(manifest.shards == 1 ? "" : "s") (state in \(batch.folder); cropzoom batch --status "
+                + "\(outRoot.path))\n")
+        if noWait { return }
+        ProcessSignals.install()
+        let (merged, signal) = try batch.wait(manifest, retries: retries, style: progress.resolved, started: started)
+        Stdout.write(Batch.table(merged.files))
+        try Bench.writeAtomically(try merged.json(), to: batch.folder + "/report.json")
+        if let report { try Bench.writeAtomically(try merged.json(), to: report) }
+        if signal != 0 { throw ExitCode(128 + signal) }
+        if merged.files.contains(where: { $0.result != .ok && $0.result != .skipped }) { throw ExitCode(1) }
+    }
+
+    /// `--manifest FILE --shard I/N|auto`: one shard of a submitted batch, as the job script runs it. Its files are
+    /// those of the manifest; one whose output this batch already wrote (an earlier run of the shard) is not done
+    /// again. The shard's report (beside the manifest, `reports/shard-I.json`, or `--report`) is rewritten after
+    /// each file and at the end, whole each time: `finished` says whether the shard went through its list.
+    func runShard(manifest path: String) throws {
+        let manifest = try BatchManifest.read(path)
+        if let shards, shards != manifest.shards {
+            throw CommandError.usage("--shards \(shards): the batch of \(path) has \(manifest.shards) shards")
+        }
+        let spec: (index: Int, count: Int)
+        do {
+            spec = try ShardIndex.resolve(
+                shard!, count: manifest.shards, environment: ProcessInfo.processInfo.environment)
+        } catch let e as ValidationError {
+            throw CommandError.usage(e.message)
+        }
+        let reportPath = report ?? BatchManifest.reportPath(manifest: path, shard: spec.index)
+        let previous = RawPath.exists(reportPath) ? try? BatchReport.read(reportPath) : nil
+        var items: [BatchItem] = []
+        for entry in manifest.entries(shard: spec.index) {
+            var item = BatchItem(input: entry.input, output: entry.output)
+            if BatchManifest.writtenByBatch(entry) {
+                if let earlier = previous?.files.first(where: { $0.input == entry.input && $0.result == .ok }) {
+                    item = earlier
+                } else {
+                    item.result = .ok
+                    item.reason = "written by an earlier run of this shard"
+                }
+                item.outputBytes = RawPath.status(entry.output).map { Int($0.st_size) }
+            } else if entry.existing != nil && manifest.skipExisting {
+                item.result = .skipped
+                item.outputBytes = entry.existing.map { Int($0.bytes) }
+            } else {
+                item = Batch.probed(item, scanned: entry.scanned)
+            }
+            if item.result == .pending {
+                let dir = URL(fileURLWithPath: item.output).deletingLastPathComponent().path
+                do { try RawPath.makeDirectories(dir) } catch {
+                    item.result = .failed
+                    item.error = "\(dir): cannot create the output folder: \(error.reason)"
+                }
+            }
+            items.append(item)
+        }
+        let (jobCount, threadsPerJob) = Batch.split(requested: jobs ?? manifest.jobs, cores: Batch.cores)
+        let shard = "\(spec.index)/\(spec.count)"
+        let outDir = manifest.outDir
+        let started = monotonicSeconds()
+        var runner = BatchRunner(
+            executable: Bench.executablePath(), arguments: manifest.arguments, threadsPerJob: threadsPerJob,
+            jobs: jobCount, skipExisting: false, overwrite: manifest.overwrite, style: progress.resolved)
+        runner.onFileDone = { items in
+            let partial = BatchReport(
+                items, outDir: outDir, jobs: jobCount, threadsPerJob: threadsPerJob, shard: shard,
+                seconds: monotonicSeconds() - started, interrupted: false, finished: false)
+            if let json = try? partial.json() { try? Bench.writeAtomically(json, to: reportPath) }
+        }
+        Stderr.write(
+            "cropzoom: shard \(shard) of \(path): \(items.count) file\(items.count == 1 ? "" : "s"), "
+                + "\(items.filter { $0.result == .pending }.count) to do\n")
+        try Batch.execute(
+            items, runner: runner, report: reportPath, outDir: outDir, shard: shard, requeueExit: requeueExit)
     }
 
     /// `--watch` (`BatchWatch`): scans the folders every second and transcodes each file once it is complete, one at
@@ -317,9 +544,10 @@ struct Batch: ParsableCommand {
     /// What `batch` and `run` share once the items are known: runs the pending ones (signals
     /// passed on to running files), prints the table, writes the report; exits 128+signal when
     /// interrupted, 1 when an item failed.
-    static func execute(_ items: [BatchItem], runner: BatchRunner, report: String?, outDir: String, shard: String?)
-        throws
-    {
+    static func execute(
+        _ items: [BatchItem], runner: BatchRunner, report: String?, outDir: String, shard: String?,
+        requeueExit: Int32? = nil
+    ) throws {
         ProcessSignals.install()
         let started = monotonicSeconds()
         let done = runner.run(items)
@@ -332,6 +560,7 @@ struct Batch: ParsableCommand {
                     done, outDir: outDir, jobs: runner.jobs, threadsPerJob: runner.threadsPerJob,
                     shard: shard, seconds: seconds, interrupted: signal != 0), to: report)
         }
+        if signal == SIGTERM, let requeueExit { throw ExitCode(requeueExit) }
         if signal != 0 { throw ExitCode(128 + signal) }
         if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
     }
@@ -433,30 +662,13 @@ struct Batch: ParsableCommand {
         return out + "\n"
     }
 
-    struct Report: Codable {
-        var schema = "cropzoom-batch"
-        var version = 1
-        var outDir: String
-        var jobs: Int
-        var threadsPerJob: Int
-        var shard: String?
-        var seconds: Double
-        var interrupted: Bool
-        var summary: [String: Int]
-        var files: [BatchItem]
-    }
-
     static func reportJSON(
         _ items: [BatchItem], outDir: String, jobs: Int, threadsPerJob: Int, shard: String?,
         seconds: Double, interrupted: Bool
     ) throws -> String {
-        var summary: [String: Int] = ["total": items.count]
-        for r in BatchItem.Result.allCases where r != .pending {
-            summary[r.rawValue.replacingOccurrences(of: " ", with: "_")] = items.filter { $0.result == r }.count
-        }
-        let report = Report(
-            outDir: outDir, jobs: jobs, threadsPerJob: threadsPerJob, shard: shard,
-            seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted, summary: summary, files: items)
-        return try snakeCaseJSON(report)
+        try BatchReport(
+            items, outDir: outDir, jobs: jobs, threadsPerJob: threadsPerJob, shard: shard, seconds: seconds,
+            interrupted: interrupted, finished: !interrupted
+        ).json()
     }
 }

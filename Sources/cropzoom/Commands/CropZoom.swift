@@ -12,6 +12,9 @@ struct CropZoom: ParsableCommand {
             130 interrupted (SIGINT), 143 terminated (SIGTERM).
             """,
         version: "0.1.0",
-        subcommands: [Transcode.self, Batch.self, RunJobFile.self, ProbeCommand.self, Bench.self, AnalyzeMotion.self],
+        subcommands: [
+            Transcode.self, Batch.self, RunJobFile.self, ReportCommand.self, ProbeCommand.self, Bench.self,
+            AnalyzeMotion.self,
+        ],
         defaultSubcommand: Transcode.self)
 }

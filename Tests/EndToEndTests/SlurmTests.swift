@@ -1,0 +1,277 @@
+// `cropzoom batch --scheduler slurm` on a real single-node Slurm cluster, started by the test with the project's
+// script (scripts/slurm.sh: slurmctld, slurmd and munged on this machine, RequeueExit=75): a batch of good and bad
+// clips as 4 shards; a shard preempted with `scancel --signal=TERM` mid-file and requeued by Slurm; a shard killed
+// with SIGKILL and resubmitted by --retries; --no-wait, --status and what is refused. Every good clip is written
+// exactly once, the bad ones are in the merged report, no temporary file is left anywhere.
+
+import CropZoomKit
+import Foundation
+import Testing
+
+@Suite("Slurm", .serialized)
+struct SlurmTests {
+    /// The private cluster's slurm.conf, the cluster started (or found running) by scripts/slurm.sh.
+    static func cluster() throws -> String {
+        let root = try #require(Oracle.packageRoot)
+        let run = try CLI.bash("bash '\(root.path)/scripts/slurm.sh' start", timeout: 600)
+        let prefix = "export SLURM_CONF="
+        guard run.status == 0, let line = run.stdout.split(separator: "\n").last(where: { $0.hasPrefix(prefix) })
+        else { throw Oracle.Failure("scripts/slurm.sh start failed: \(run)") }
+        return String(line.dropFirst(prefix.count))
+    }
+
+    /// Runs cropzoom against the cluster at `conf` (SLURM_CONF set), calling `watch` while it runs.
+    static func cropzoom(
+        _ args: [String], conf: String, watch: (() -> Void)? = nil, timeout: TimeInterval = 600
+    ) throws -> CLIResult {
+        try CLI.run(
+            try CLI.binary(), args, environment: ChildProcess.environment(setting: "SLURM_CONF", to: conf),
+            watch: watch, timeout: timeout)
+    }
+
+    /// A Slurm command against the cluster at `conf`.
+    static func slurm(_ command: String, conf: String) throws -> CLIResult {
+        try CLI.bash("SLURM_CONF='\(conf)' \(command)", timeout: 60)
+    }
+
+    /// cropzoom's temporary files anywhere under `folder`.
+    static func leftovers(under folder: URL) -> [String] {
+        let all = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+        return all.filter { $0.contains(".cropzoom-tmp-") }
+    }
+
+    /// The job IDs the batch in `out` was submitted as, in order.
+    static func jobs(_ out: URL) -> [String] {
+        let path = out.appendingPathComponent("cropzoom-batch/submissions.json")
+        guard let data = try? Data(contentsOf: path),
+            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [] }
+        return list.compactMap { $0["job"] as? String }
+    }
+
+    /// How many times each input is reported `ok` by the shards' runs (their logs: one line per finished file).
+    static func okLines(_ out: URL) throws -> [String: Int] {
+        let logs = out.appendingPathComponent("cropzoom-batch/logs")
+        var counts: [String: Int] = [:]
+        for name in Files.names(in: logs) {
+            let text = try String(contentsOf: logs.appendingPathComponent(name), encoding: .utf8)
+            for line in text.split(separator: "\n") where line.hasPrefix("batch: [") && line.contains("] ok ") {
+                let input = String(line[line.range(of: "] ok ")!.upperBound...])
+                counts[input, default: 0] += 1
+            }
+        }
+        return counts
+    }
+
+    static func merged(_ path: URL) throws -> (files: [String: String], summary: [String: Int]) {
+        let r = try BatchTests.report(path)
+        let files = try #require(r["files"] as? [[String: Any]])
+        var results: [String: String] = [:]
+        for f in files { results[(f["input"] as? String) ?? ""] = f["result"] as? String }
+        return (results, (r["summary"] as? [String: Int]) ?? [:])
+    }
+
+    @Test("4 shards of good and bad clips: each good clip written once, the bad one failed in the merged report")
+    func fourShards() throws {
+        let conf = try Self.cluster()
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        let fm = FileManager.default
+        var good: [String] = []
+        for (k, sample) in [
+            "std-h264-aac.mp4", "vfr-h264.mp4", "rotate90.mp4", "one-frame.mp4", "two-audio.mp4",
+            "no-audio.mp4", "std-h264-aac.mp4",
+        ].enumerated() {
+            let url = dir.appendingPathComponent("good\(k).mp4")
+            try fm.copyItem(at: try Files.sample(sample), to: url)
+            good.append(url.path)
+        }
+        let bad = dir.appendingPathComponent("bad.mkv")
+        try fm.copyItem(at: try Files.sample("unknown-codec.mkv"), to: bad)
+        try fm.copyItem(at: try Files.sample("not-media.mp4"), to: dir.appendingPathComponent("notes.mp4"))
+        let out = scratch.file("out")
+        let report = scratch.file("all.json")
+        let run = try Self.cropzoom(
+            [
+                "batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "4", "--zoom", "1.5",
+                "--preset", "ultrafast", "--report", report.path, "--progress", "lines",
+            ], conf: conf)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains("cropzoom: submitted job ") && run.stderr.contains("9 files in 4 shards"))
+        #expect(run.stdout.contains("9 files: 7 ok, 1 failed, 1 skipped"), "\(run.stdout)")
+        let (files, summary) = try Self.merged(report)
+        #expect(summary["total"] == 9 && summary["ok"] == 7 && summary["failed"] == 1 && summary["skipped"] == 1)
+        #expect(files[bad.path] == "failed")
+        for input in good { #expect(files[input] == "ok", "\(input)") }
+        // Written once each (one "ok" line in all the shards' logs), every frame there.
+        let once = try Self.okLines(out)
+        #expect(once.count == 7 && once.values.allSatisfy { $0 == 1 }, "\(once)")
+        for (k, input) in good.enumerated() {
+            let output = out.appendingPathComponent("good\(k)-zoom.mp4").path
+            #expect(try Oracle.decodedFrameHashes(output).count == Oracle.decodedFrameHashes(input).count, "\(input)")
+        }
+        let state = out.appendingPathComponent("cropzoom-batch")
+        #expect(Files.names(in: state.appendingPathComponent("reports")) == (1...4).map { "shard-\($0).json" })
+        #expect(Set(Files.names(in: state)).isSuperset(of: ["job.sh", "manifest.json", "report.json", "logs"]))
+        #expect(Self.jobs(out).count == 1)
+        #expect(Self.leftovers(under: scratch.url).isEmpty, "\(Self.leftovers(under: scratch.url))")
+        // --status reads the same: every shard finished.
+        let status = try Self.cropzoom(["batch", "--status", out.path], conf: conf)
+        #expect(status.status == 0 && status.stdout.components(separatedBy: ": finished:").count == 5, "\(status)")
+        #expect(status.stdout.contains("9 files: 7 ok, 1 failed, 1 skipped, 0 to do"), "\(status)")
+        // A second submission into the same folder is refused: the state folder holds this batch.
+        let again = try Self.cropzoom(
+            ["batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "2", "--skip-existing"],
+            conf: conf)
+        #expect(again.status == 2 && again.errorLines.count == 1 && again.stderr.contains("submitted earlier"))
+    }
+
+    /// Two long clips (one per shard of 2) into `out`.
+    static func longClips(_ scratch: Scratch) throws -> [URL] {
+        let dir = try scratch.folder("in")
+        return try ["p.mp4", "q.mp4"].map { name in
+            let url = dir.appendingPathComponent(name)
+            try FileManager.default.copyItem(at: try Files.sample("bench-720p.mp4"), to: url)
+            return url
+        }
+    }
+
+    @Test("a shard preempted mid-file (scancel --signal=TERM) exits 75, Slurm requeues it, it finishes the batch")
+    func preemptedShardIsRequeued() throws {
+        let conf = try Self.cluster()
+        let scratch = try Scratch()
+        let inputs = try Self.longClips(scratch)
+        let out = scratch.file("out")
+        var signalled: String? = nil
+        let run = try Self.cropzoom(
+            [
+                "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
+                "--shards", "2", "--retries", "0", "--preset", "medium", "--progress", "lines",
+            ], conf: conf,
+            watch: {
+                // Shard 1 (p.mp4) is writing: preempt it.
+                guard signalled == nil, Files.temporaryLeftovers(in: out).contains(where: { $0.hasPrefix(".p-zoom") }),
+                    let job = Self.jobs(out).first
+                else { return }
+                signalled = job
+                _ = try? Self.slurm("scancel --signal=TERM \(job)_1", conf: conf)
+            })
+        let job = try #require(signalled, "never saw shard 1 writing: \(run)")
+        #expect(run.status == 0 && run.stdout.contains("2 files: 2 ok"), "\(run)")
+        // Slurm ran shard 1 twice: the first run exited 75 (jobcomp.log), the second finished.
+        let log = try String(
+            contentsOf: out.appendingPathComponent("cropzoom-batch/logs/shard-1.log"), encoding: .utf8)
+        #expect(log.components(separatedBy: "cropzoom: shard 1/2 of").count == 3, "\(log)")
+        #expect(log.contains("interrupted"), "\(log)")
+        let comp = try String(
+            contentsOf: URL(fileURLWithPath: conf).deletingLastPathComponent().appendingPathComponent("jobcomp.log"),
+            encoding: .utf8)
+        #expect(
+            comp.split(separator: "\n").contains { $0.contains("ArrayJobId=\(job)") && $0.contains("ExitCode=75:0") })
+        #expect(Self.jobs(out).count == 1, "no resubmission: Slurm requeued the shard")
+        #expect(try Self.okLines(out) == [inputs[0].path: 1, inputs[1].path: 1])
+        #expect(Self.leftovers(under: scratch.url).isEmpty)
+    }
+
+    @Test("a shard killed with SIGKILL does not finish; --retries resubmits it and the batch completes")
+    func killedShardIsResubmitted() throws {
+        let conf = try Self.cluster()
+        let scratch = try Scratch()
+        let inputs = try Self.longClips(scratch)
+        let out = scratch.file("out")
+        var killed = false
+        let run = try Self.cropzoom(
+            [
+                "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
+                "--shards", "2", "--retries", "1", "--preset", "medium", "--progress", "lines",
+            ], conf: conf,
+            watch: {
+                // Shard 2 (q.mp4) is writing: kill its cropzoom batch process (the job step) with SIGKILL.
+                guard !killed, Files.temporaryLeftovers(in: out).contains(where: { $0.hasPrefix(".q-zoom") }) else {
+                    return
+                }
+                let find = try? CLI.bash(
+                    "for p in $(pgrep -f 'cropzoom batch --manifest'); do "
+                        + "tr '\\0' '\\n' < /proc/$p/environ | grep -qx SLURM_ARRAY_TASK_ID=2 && echo $p; done")
+                for pid in (find?.stdout ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
+                    kill(pid, SIGKILL)
+                    killed = true
+                }
+            })
+        #expect(killed, "never saw shard 2 writing: \(run)")
+        #expect(run.status == 0 && run.stdout.contains("2 files: 2 ok"), "\(run)")
+        #expect(run.stderr.contains("shard 2 did not finish: resubmitted as job"), "\(run)")
+        let jobs = Self.jobs(out)
+        #expect(jobs.count == 2, "\(jobs)")
+        let submissions = try String(
+            contentsOf: out.appendingPathComponent("cropzoom-batch/submissions.json"), encoding: .utf8)
+        #expect(submissions.contains("\"array\" : \"2\""), "\(submissions)")
+        #expect(try Self.okLines(out) == [inputs[0].path: 1, inputs[1].path: 1])
+        #expect(Self.leftovers(under: scratch.url).isEmpty, "\(Self.leftovers(under: scratch.url))")
+    }
+
+    @Test("Ctrl-C on the submitting cropzoom cancels the jobs: shards stop cleanly, exit 130, nothing left")
+    func interruptCancelsTheJobs() throws {
+        let conf = try Self.cluster()
+        let scratch = try Scratch()
+        let inputs = try Self.longClips(scratch)
+        let out = scratch.file("out")
+        var status: CLIResult? = nil
+        let run = try CLI.run(
+            try CLI.binary(),
+            [
+                "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
+                "--shards", "2", "--preset", "medium", "--report", scratch.file("all.json").path,
+            ], signal: (SIGINT, 0),
+            ready: {
+                // Both shards are writing: --status says so, then the signal.
+                guard Files.temporaryLeftovers(in: out).count == 2 else { return false }
+                status = try? Self.cropzoom(["batch", "--status", out.path], conf: conf)
+                return true
+            }, environment: ChildProcess.environment(setting: "SLURM_CONF", to: conf), timeout: 300)
+        let shown = try #require(status)
+        #expect(shown.stdout.contains("shard 1/2: running") && shown.stdout.contains("shard 2/2: running"), "\(shown)")
+        #expect(shown.stdout.contains("2 in the queue"), "\(shown)")
+        #expect(run.status == 130 && run.stderr.contains("cancelling job"), "\(run)")
+        #expect(run.stdout.contains("2 files: 0 ok"), "\(run)")
+        let (files, _) = try Self.merged(scratch.file("all.json"))
+        #expect(files.values.allSatisfy { $0 == "interrupted" || $0 == "not started" }, "\(files)")
+        let queue = try Self.slurm("squeue -h -j \(Self.jobs(out).joined(separator: ","))", conf: conf)
+        #expect(queue.stdout.isEmpty, "\(queue)")
+        #expect(Self.leftovers(under: scratch.url).isEmpty && !Files.exists(out.appendingPathComponent("p-zoom.mp4")))
+    }
+
+    @Test("--no-wait returns at once; --status follows the batch; a failed sbatch leaves no state folder")
+    func noWaitStatusAndRefusals() throws {
+        let conf = try Self.cluster()
+        let scratch = try Scratch()
+        let dir = try ShardTests.clips(scratch)
+        let out = scratch.file("out")
+        let submit = try Self.cropzoom(
+            ["batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "2", "--no-wait"],
+            conf: conf)
+        #expect(submit.status == 0 && submit.stdout.isEmpty && submit.stderr.contains("submitted job"), "\(submit)")
+        var status = try Self.cropzoom(["batch", "--status", out.path], conf: conf)
+        #expect(status.status == 0 && status.stdout.contains("5 files in 2 shards"), "\(status)")
+        let deadline = Date().addingTimeInterval(120)
+        while !status.stdout.contains("0 to do") && Date() < deadline {
+            usleep(500_000)
+            status = try Self.cropzoom(["batch", "--status", out.path], conf: conf)
+        }
+        #expect(status.stdout.contains("5 files: 5 ok, 0 failed, 0 skipped, 0 to do"), "\(status)")
+        #expect(status.stdout.contains("shard 1/2: finished: 3 files") && status.stdout.contains("shard 2/2: finished"))
+        // No batch in a folder: exit 2, one line.
+        let none = try Self.cropzoom(["batch", "--status", dir.path], conf: conf)
+        #expect(none.status == 2 && none.errorLines.count == 1 && none.stderr.contains("no batch was submitted"))
+        // sbatch refuses the submission (no such partition): its message, exit 1, no state folder left.
+        let other = scratch.file("other")
+        let refused = try Self.cropzoom(
+            [
+                "batch", dir.path, "--out-dir", other.path, "--scheduler", "slurm", "--shards", "2",
+                "--scheduler-option=--partition=nosuchpartition",
+            ], conf: conf)
+        #expect(refused.status == 1 && refused.errorLines.count == 1, "\(refused)")
+        #expect(refused.stderr.contains("sbatch: ") && refused.stderr.contains("partition"), "\(refused)")
+        #expect(!Files.exists(other.appendingPathComponent("cropzoom-batch")))
+    }
+}
