@@ -121,7 +121,7 @@ def main():
                     out = os.path.join(work, f"out-{n}-{key}-{r}")
                     cmd = [binary, "batch", clips, "--out-dir", out] + settings
                     cmd += ["--jobs", "2"] if key == "local" else ["--scheduler", "slurm", "--shards", "2"]
-                    commands[key] = " ".join(cmd).replace(work, "$WORK")
+                    commands[key] = " ".join(cmd).replace(out, "$OUT").replace(clips, "$CLIPS")
                     t = run(cmd, env)
                     if r > 0:
                         times[key].append(t)
@@ -162,7 +162,7 @@ def main():
            f"/clip; Slurm {lines['slurm'][0]:.2f} s + {lines['slurm'][1]:.3f} s/clip. The scheduler's overhead: "
            f"**{overhead['per_shard_s']:.2f} s per batch of 2 shards** (submission, task start, the wait's polling) "
            f"and **{overhead['per_clip_s'] * 1000:.0f} ms per clip**.", "",
-           f"![time against clips](slurm-overhead.svg)", ""]
+           f"![time against clips]({os.path.basename(a.out)}.svg)", ""]
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(md))
     print("\n".join(md))

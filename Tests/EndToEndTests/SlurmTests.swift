@@ -173,20 +173,19 @@ struct SlurmTests {
         #expect(Self.leftovers(under: scratch.url).isEmpty)
     }
 
-    @Test("a shard killed with SIGKILL does not finish; --retries resubmits it and the batch completes")
-    func killedShardIsResubmitted() throws {
-        let conf = try Self.cluster()
-        let scratch = try Scratch()
+    /// A batch of two long clips in 2 shards whose shard 2 is killed with SIGKILL (its cropzoom batch process, the
+    /// job step) once it is writing, with `--retries retries`.
+    static func killingShard2(_ scratch: Scratch, retries: Int, conf: String) throws -> (CLIResult, [URL], URL) {
         let inputs = try Self.longClips(scratch)
         let out = scratch.file("out")
         var killed = false
         let run = try Self.cropzoom(
             [
                 "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
-                "--shards", "2", "--retries", "1", "--preset", "medium", "--progress", "lines",
+                "--shards", "2", "--retries", "\(retries)", "--preset", "medium", "--progress", "lines",
+                "--report", scratch.file("all.json").path,
             ], conf: conf,
             watch: {
-                // Shard 2 (q.mp4) is writing: kill its cropzoom batch process (the job step) with SIGKILL.
                 guard !killed, Files.temporaryLeftovers(in: out).contains(where: { $0.hasPrefix(".q-zoom") }) else {
                     return
                 }
@@ -198,7 +197,14 @@ struct SlurmTests {
                     killed = true
                 }
             })
-        #expect(killed, "never saw shard 2 writing: \(run)")
+        if !killed { throw Oracle.Failure("never saw shard 2 writing: \(run)") }
+        return (run, inputs, out)
+    }
+
+    @Test("a shard killed with SIGKILL does not finish; --retries resubmits it and the batch completes")
+    func killedShardIsResubmitted() throws {
+        let scratch = try Scratch()
+        let (run, inputs, out) = try Self.killingShard2(scratch, retries: 1, conf: try Self.cluster())
         #expect(run.status == 0 && run.stdout.contains("2 files: 2 ok"), "\(run)")
         #expect(run.stderr.contains("shard 2 did not finish: resubmitted as job"), "\(run)")
         let jobs = Self.jobs(out)
@@ -208,6 +214,19 @@ struct SlurmTests {
         #expect(submissions.contains("\"array\" : \"2\""), "\(submissions)")
         #expect(try Self.okLines(out) == [inputs[0].path: 1, inputs[1].path: 1])
         #expect(Self.leftovers(under: scratch.url).isEmpty, "\(Self.leftovers(under: scratch.url))")
+    }
+
+    @Test("with --retries 0 a killed shard's files are 'not started' in the merged report: exit 1, nothing left")
+    func killedShardWithoutRetries() throws {
+        let scratch = try Scratch()
+        let (run, inputs, out) = try Self.killingShard2(scratch, retries: 0, conf: try Self.cluster())
+        #expect(run.status == 1 && run.stdout.contains("2 files: 1 ok, 0 failed, 0 skipped, 0 interrupted, 1 not"))
+        #expect(run.stderr.contains("shard 2 did not finish (retried 0 times)"), "\(run)")
+        let (files, summary) = try Self.merged(scratch.file("all.json"))
+        #expect(files[inputs[0].path] == "ok" && files[inputs[1].path] == "not started", "\(files)")
+        #expect(summary["not_started"] == 1)
+        #expect(Self.jobs(out).count == 1)
+        #expect(Self.leftovers(under: scratch.url).isEmpty && !Files.exists(out.appendingPathComponent("q-zoom.mp4")))
     }
 
     @Test("Ctrl-C on the submitting cropzoom cancels the jobs: shards stop cleanly, exit 130, nothing left")

@@ -89,14 +89,20 @@ struct ScheduledBatch {
     /// Waits for the batch's jobs to leave the queue, showing progress from the shards' reports; resubmits the shards
     /// that did not finish, up to `retries` times; on SIGINT/SIGTERM cancels the jobs and waits for their end.
     /// Returns the merged report and the signal that stopped the wait (0 if none).
+    ///
+    /// The reports are read every `tick` (a finished one is kept, not read again); squeue is asked every `poll`, and
+    /// at once when every shard has reported finished, so the end is seen within a tick of the last shard's.
     func wait(
-        _ manifest: BatchManifest, retries: Int, style: StatusStyle, started: Double, poll: Double = 1
+        _ manifest: BatchManifest, retries: Int, style: StatusStyle, started: Double, poll: Double = 1,
+        tick: Double = 0.2
     ) throws -> (report: BatchReport, signal: Int32) {
         var jobs = submissions().map(\.job)
         var retried = 0
         var signal: Int32 = 0
         var emptyPolls = 0
-        var failedPolls = 0
+        var failingSince: Double? = nil
+        var asked = -Double.infinity
+        var finishedReports: [Int: BatchReport] = [:]
         let total = manifest.files.count
         while true {
             if ProcessSignals.pending != 0 && signal == 0 {
@@ -105,45 +111,65 @@ struct ScheduledBatch {
                 Stderr.write("cropzoom: cancelling job\(jobs.count == 1 ? "" : "s") \(jobs.joined(separator: ", "))\n")
                 Slurm.cancel(jobs)
             }
-            let reports = self.reports(shards: manifest.shards)
-            let done = reports.values.reduce(0) { n, r in n + r.files.filter { BatchReport.isDecisive($0.result) }.count
+            var reports = finishedReports
+            for i in 1...manifest.shards where reports[i] == nil && RawPath.exists(reportPath(shard: i)) {
+                reports[i] = try? BatchReport.read(reportPath(shard: i))
+                if reports[i]?.isFinished == true { finishedReports[i] = reports[i] }
             }
-            let finished = reports.values.filter(\.isFinished).count
+            let allFinished = finishedReports.count == manifest.shards
+            if !allFinished && monotonicSeconds() - asked < poll {
+                pause(tick, wake: signal == 0)
+                continue
+            }
+            asked = monotonicSeconds()
             guard let live = Slurm.liveTasks(jobs) else {
-                failedPolls += 1
-                if failedPolls * Int(max(poll, 0.1) * 10) > 600 {
+                let since = failingSince ?? asked
+                failingSince = since
+                if asked - since > 60 {
                     style.clear()
                     throw CommandError.failure(
                         "squeue has not answered for a minute: the batch may still be running "
                             + "(cropzoom batch --status \(manifest.outDir))")
                 }
-                pause(poll, wake: signal == 0)
+                pause(tick, wake: signal == 0)
                 continue
             }
-            failedPolls = 0
+            failingSince = nil
+            let done = reports.values.reduce(0) { n, r in
+                n + r.files.filter { BatchReport.isDecisive($0.result) }.count
+            }
             let running = live.filter { $0.state == "RUNNING" || $0.state == "COMPLETING" }.count
             style.say(
                 "batch",
-                "[\(done)/\(total)] \(finished)/\(manifest.shards) shards finished; \(running) running, "
+                "[\(done)/\(total)] \(finishedReports.count)/\(manifest.shards) shards finished; \(running) running, "
                     + "\(live.count - running) queued")
+            if live.isEmpty && allFinished { break }
             // A task between its end and its requeue may be missing from one listing: two empty ones in a row.
             emptyPolls = live.isEmpty ? emptyPolls + 1 : 0
             if emptyPolls < 2 {
-                pause(poll, wake: signal == 0)
+                pause(tick, wake: signal == 0)
                 continue
             }
-            let unfinished = (1...manifest.shards).filter { reports[$0]?.isFinished != true }
-            if unfinished.isEmpty || signal != 0 || retried >= retries { break }
+            let unfinished = (1...manifest.shards).filter { finishedReports[$0] == nil }
+            if signal != 0 { break }
+            let list = unfinished.map(String.init).joined(separator: ",")
+            let shards = "shard\(unfinished.count == 1 ? "" : "s") \(list)"
+            if retried >= retries {
+                style.clear()
+                Stderr.write(
+                    "cropzoom: \(shards) did not finish (retried \(retried) time\(retried == 1 ? "" : "s")): their "
+                        + "files are not done; the logs are in \(logsFolder)\n")
+                break
+            }
             retried += 1
-            let array = unfinished.map(String.init).joined(separator: ",")
-            let job = try Slurm.submit(script: scriptPath, array: array)
-            try record(Submission(job: job, array: array, submitted: BatchManifest.now()))
+            let job = try Slurm.submit(script: scriptPath, array: list)
+            try record(Submission(job: job, array: list, submitted: BatchManifest.now()))
             jobs.append(job)
             emptyPolls = 0
             style.clear()
             Stderr.write(
-                "cropzoom: note: shard\(unfinished.count == 1 ? "" : "s") \(array) did not finish: resubmitted as "
-                    + "job \(job) (retry \(retried) of \(retries))\n")
+                "cropzoom: note: \(shards) did not finish: resubmitted as job \(job) (retry \(retried) of "
+                    + "\(retries))\n")
         }
         style.clear()
         return (try merged(manifest, seconds: monotonicSeconds() - started), signal)

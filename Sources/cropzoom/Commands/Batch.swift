@@ -371,6 +371,8 @@ struct Batch: ParsableCommand {
                 return .init(input: f.path, output: out, scanned: f.scanned, existing: BatchManifest.FileStamp(out))
             })
         let batch = ScheduledBatch(outDir: outRoot.path)
+        // From here a Ctrl-C is noted, not fatal: once the array is submitted, the wait cancels it.
+        ProcessSignals.install()
         let submission = try batch.submit(manifest, options: schedulerOptions, executable: Bench.executablePath())
         let files = "\(manifest.files.count) file\(manifest.files.count == 1 ? "" : "s")"
         Stderr.write(
@@ -378,7 +380,6 @@ struct Batch: ParsableCommand {
                 + "\(manifest.shards == 1 ? "" : "s") (state in \(batch.folder); cropzoom batch --status "
                 + "\(outRoot.path))\n")
         if noWait { return }
-        ProcessSignals.install()
         let (merged, signal) = try batch.wait(manifest, retries: retries, style: progress.resolved, started: started)
         Stdout.write(Batch.table(merged.files))
         try Bench.writeAtomically(try merged.json(), to: batch.folder + "/report.json")
