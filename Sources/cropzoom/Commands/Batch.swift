@@ -248,7 +248,7 @@ struct Batch: ParsableCommand {
             throw ValidationError(
                 "--name \(name) must give a file name with an extension (it picks the container), without folders")
         }
-        // A shard's own earlier report may be replaced (checked once the shard is known: `checkReport`).
+        // A shard's own earlier report may be replaced (checked in `run`, once the shard is known).
         if let report, RawPath.exists(report) && !overwrite && shard == nil {
             throw ValidationError("--report \(report) exists (add -y to replace it)")
         }
@@ -379,7 +379,14 @@ struct Batch: ParsableCommand {
             "cropzoom: submitted job \(submission.job): \(files) in \(manifest.shards) shard"
                 + "\(manifest.shards == 1 ? "" : "s") (state in \(batch.folder); cropzoom batch --status "
                 + "\(outRoot.path))\n")
-        if noWait { return }
+        if noWait {
+            // Interrupted while submitting: what was submitted is cancelled.
+            if ProcessSignals.pending != 0 {
+                Slurm.cancel([submission.job])
+                throw ExitCode(128 + ProcessSignals.pending)
+            }
+            return
+        }
         let (merged, signal) = try batch.wait(manifest, retries: retries, style: progress.resolved, started: started)
         Stdout.write(Batch.table(merged.files))
         try Bench.writeAtomically(try merged.json(), to: batch.folder + "/report.json")
