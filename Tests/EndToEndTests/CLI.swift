@@ -167,6 +167,12 @@ enum Files {
 
     static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
 
+    /// What this process's descriptors are open on (the targets of /proc/self/fd's links).
+    static func openDescriptors() -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+    }
+
     /// A sample clip by name; throws when samples/ or the clip is missing.
     static func sample(_ name: String) throws -> URL {
         guard let folder = Oracle.samplesDirectory else {
@@ -194,4 +200,14 @@ final class Scratch: Sendable {
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
         return sub
     }
+}
+
+/// A value shared between a test and a thread it starts.
+final class Locked<T: Sendable>: @unchecked Sendable {
+    // @unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T { lock.withLock { stored } }
+    func set(_ value: T) { lock.withLock { stored = value } }
 }

@@ -306,11 +306,7 @@ struct FaultTests {
 
     /// Descriptors of this process open on `path`.
     static func descriptors(naming path: String) -> Int {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path
-        }
-        .count
+        Files.openDescriptors().filter { $0 == path }.count
     }
 
     static func end(_ pid: Int32) {
@@ -411,14 +407,4 @@ struct FaultTests {
         #expect(closedAfter.value < 1.0, "the stalled read went on \(closedAfter.value) s after the cancel")
         #expect(Files.names(in: out).isEmpty, "\(Files.names(in: out))")
     }
-}
-
-/// A value shared between a test and a thread it starts.
-final class Locked<T: Sendable>: @unchecked Sendable {
-    // @unchecked: every access holds `lock`.
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.withLock { stored } }
-    func set(_ value: T) { lock.withLock { stored = value } }
 }

@@ -141,11 +141,7 @@ struct LibraryAPITests {
         // Every descriptor of this process that names a file in the scratch folder (other tests' files are
         // elsewhere). run() returns as its thread hands over the result, a moment before that thread lets the job
         // go: a few seconds are allowed (a leak holds them for good).
-        func held() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { fd in
-                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
-            }.filter { $0.hasPrefix(scratch.url.path) }
-        }
+        func held() throws -> [String] { Files.openDescriptors().filter { $0.hasPrefix(scratch.url.path) } }
         for _ in 0..<50 where try !held().isEmpty { try await Task.sleep(nanoseconds: 100_000_000) }
         let left = try held()
         #expect(left.isEmpty, "still open after the jobs ended: \(left)")

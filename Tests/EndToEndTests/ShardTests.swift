@@ -58,19 +58,27 @@ struct ShardTests {
     }
 
     /// A manifest as `batch --scheduler` writes it, for the files in `dir` (sorted) into `out`.
+    /// With `skipExisting` or `overwrite`, each output there now is recorded as existing at submission (device,
+    /// inode, size), as `batch --scheduler` does.
     static func manifest(
-        _ files: [(input: URL, output: URL)], out: URL, shards: Int, arguments: [String] = ["--preset", "ultrafast"]
+        _ files: [(input: URL, output: URL)], out: URL, shards: Int, arguments: [String] = ["--preset", "ultrafast"],
+        skipExisting: Bool = false, overwrite: Bool = false
     ) throws -> URL {
         let state = out.appendingPathComponent("cropzoom-batch")
         try FileManager.default.createDirectory(
             at: state.appendingPathComponent("reports"), withIntermediateDirectories: true)
-        let entries = files.map {
-            ["input": $0.input.path, "output": $0.output.path, "scanned": false] as [String: Any]
+        let entries = files.map { f in
+            var entry: [String: Any] = ["input": f.input.path, "output": f.output.path, "scanned": false]
+            var st = stat()
+            if stat(f.output.path, &st) == 0 {
+                entry["existing"] = ["device": st.st_dev, "inode": st.st_ino, "bytes": st.st_size]
+            }
+            return entry
         }
         let manifest: [String: Any] = [
             "schema": "cropzoom-batch-manifest", "version": 1, "created": "2026-11-25T19:00:00Z",
             "command": ["cropzoom", "batch"], "out_dir": out.path, "shards": shards, "arguments": arguments,
-            "skip_existing": false, "overwrite": false, "files": entries,
+            "skip_existing": skipExisting, "overwrite": overwrite, "files": entries,
         ]
         let path = state.appendingPathComponent("manifest.json")
         try JSONSerialization.data(withJSONObject: manifest).write(to: path)
@@ -118,6 +126,41 @@ struct ShardTests {
         let wrong = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/3"])
         #expect(wrong.status == 2 && wrong.errorLines.count == 1 && wrong.stderr.contains("has 2"), "\(wrong)")
         #expect(Files.temporaryLeftovers(in: out).isEmpty)
+    }
+
+    @Test("an output there at submission: -y replaces it once (a rerun keeps the new one), --skip-existing keeps it")
+    func existingOutputs() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        let fm = FileManager.default
+        let input = dir.appendingPathComponent("a.mp4")
+        try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: input)
+        let inode = { (url: URL) in try? fm.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int }
+        let size = { (url: URL) in try? fm.attributesOfItem(atPath: url.path)[.size] as? Int }
+        for overwrite in [true, false] {
+            let out = try scratch.folder(overwrite ? "replace" : "keep")
+            let output = out.appendingPathComponent("a-zoom.mp4")
+            try fm.copyItem(at: try Files.sample("one-frame.mp4"), to: output)
+            let old = (inode(output), size(output))
+            let manifest = try Self.manifest(
+                [(input, output)], out: out, shards: 1, skipExisting: !overwrite, overwrite: overwrite)
+            let report = out.appendingPathComponent("cropzoom-batch/reports/shard-1.json")
+            let first = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/1"])
+            #expect(first.status == 0, "\(first)")
+            let results = try #require(try BatchTests.report(report)["files"] as? [[String: Any]])
+            if overwrite {
+                // Replaced: a new file (another inode) with every frame of the input.
+                #expect(inode(output) != old.0 && results.first?["result"] as? String == "ok", "\(results)")
+                #expect(try Oracle.decodedFrameHashes(output.path).count == Oracle.decodedFrameHashes(input.path).count)
+                let replaced = inode(output)
+                let again = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/1"])
+                #expect(again.status == 0 && again.stderr.contains("1 file, 0 to do"), "\(again)")
+                #expect(inode(output) == replaced, "a rerun must not replace what this batch wrote")
+            } else {
+                #expect(inode(output) == old.0 && size(output) == old.1)
+                #expect(results.first?["result"] as? String == "skipped", "\(results)")
+            }
+        }
     }
 
     @Test("SIGTERM with --requeue-exit 75: exit 75, nothing left, the report not finished; the next run finishes")
