@@ -130,6 +130,10 @@ struct ShardAndReportTests {
         let lines = script.split(separator: "\n").map(String.init)
         #expect(lines.first == "#!/bin/bash")
         #expect(lines.contains("#SBATCH --partition=video") && lines.contains("#SBATCH --time=1:00:00"))
+        // Named after the output folder (its characters that a job name may hold), before the user's options.
+        #expect(
+            lines.firstIndex(of: "#SBATCH --job-name=cropzoom-out_dir")! < lines.firstIndex(
+                of: "#SBATCH --partition=video")!)
         #expect(lines.contains("#SBATCH --output='/data/out dir/cropzoom-batch/logs/shard-%a.log'"))
         #expect(lines.contains("unset \(ProcessSignals.parentVariable)"))
         #expect(

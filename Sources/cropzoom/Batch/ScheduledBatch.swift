@@ -103,7 +103,21 @@ struct ScheduledBatch {
         var failingSince: Double? = nil
         var asked = -Double.infinity
         var finishedReports: [Int: BatchReport] = [:]
+        var reports: [Int: BatchReport] = [:]
+        var read = -Double.infinity
+        var said = ""
         let total = manifest.files.count
+        // The unfinished shards' reports, read again at most every tick, and more seldom the more there are (a
+        // thousand shards on a shared file system: every 5 s); a finished one is kept.
+        func readReports(force: Bool) {
+            let unfinished = Double(manifest.shards - finishedReports.count)
+            guard force || monotonicSeconds() - read >= max(tick, unfinished * 0.005) else { return }
+            read = monotonicSeconds()
+            for i in 1...manifest.shards where finishedReports[i] == nil && RawPath.exists(reportPath(shard: i)) {
+                reports[i] = try? BatchReport.read(reportPath(shard: i))
+                if reports[i]?.isFinished == true { finishedReports[i] = reports[i] }
+            }
+        }
         while true {
             if ProcessSignals.pending != 0 && signal == 0 {
                 signal = ProcessSignals.pending
@@ -111,12 +125,8 @@ struct ScheduledBatch {
                 Stderr.write("cropzoom: cancelling job\(jobs.count == 1 ? "" : "s") \(jobs.joined(separator: ", "))\n")
                 Slurm.cancel(jobs)
             }
-            var reports = finishedReports
-            for i in 1...manifest.shards where reports[i] == nil && RawPath.exists(reportPath(shard: i)) {
-                reports[i] = try? BatchReport.read(reportPath(shard: i))
-                if reports[i]?.isFinished == true { finishedReports[i] = reports[i] }
-            }
-            let allFinished = finishedReports.count == manifest.shards
+            readReports(force: false)
+            var allFinished = finishedReports.count == manifest.shards
             if !allFinished && monotonicSeconds() - asked < poll {
                 pause(tick, wake: signal == 0)
                 continue
@@ -139,10 +149,18 @@ struct ScheduledBatch {
                 n + r.files.filter { BatchReport.isDecisive($0.result) }.count
             }
             let running = live.filter { $0.state == "RUNNING" || $0.state == "COMPLETING" }.count
-            style.say(
-                "batch",
+            let text =
                 "[\(done)/\(total)] \(finishedReports.count)/\(manifest.shards) shards finished; \(running) running, "
-                    + "\(live.count - running) queued")
+                + "\(live.count - running) queued"
+            if text != said {
+                style.say("batch", text)
+                said = text
+            }
+            if live.isEmpty {
+                // Whether every shard finished, from their reports as they are now.
+                readReports(force: true)
+                allFinished = finishedReports.count == manifest.shards
+            }
             if live.isEmpty && allFinished { break }
             // A task between its end and its requeue may be missing from one listing: two empty ones in a row.
             emptyPolls = live.isEmpty ? emptyPolls + 1 : 0

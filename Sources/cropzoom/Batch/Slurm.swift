@@ -35,7 +35,7 @@ enum Slurm {
             "# (requeued after SIGTERM, or resubmitted) skips the files it already wrote.",
             "# Submitted by: \(q(command))",
             "# Resubmit by hand, e.g. shards 2 and 4: sbatch --array=2,4 \(q([folder + "/job.sh"]))",
-            "#SBATCH --job-name=cropzoom-batch",
+            "#SBATCH --job-name=\(q(["cropzoom-" + jobName(folder: folder)]))",
             "#SBATCH --output=\(q([folder + "/logs/shard-%a.log"]))",
             "#SBATCH --open-mode=append",
             "#SBATCH --requeue",
@@ -49,6 +49,13 @@ enum Slurm {
             "exec srun \(q(run))",
         ]
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The job's name after the output folder (`cropzoom-NAME` in squeue), letters, digits, `.-_` only.
+    static func jobName(folder: String) -> String {
+        let outDir = URL(fileURLWithPath: folder).deletingLastPathComponent().lastPathComponent
+        let name = String(outDir.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" })
+        return name.isEmpty ? "batch" : String(name.prefix(40))
     }
 
     /// Submits `script` as the array `array` ("1-4", "2,4"): `sbatch --parsable --array=ARRAY SCRIPT`. Returns the
