@@ -266,10 +266,14 @@ struct SlurmTests {
         let scratch = try Scratch()
         let dir = try ShardTests.clips(scratch)
         let out = scratch.file("out")
-        let submit = try Self.cropzoom(
-            ["batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "2", "--no-wait"],
-            conf: conf)
+        // Submitted from the scratch folder, the files named by relative paths: the manifest holds absolute ones.
+        let submit = try CLI.bash(
+            "cd '\(scratch.url.path)' && SLURM_CONF='\(conf)' '\(try CLI.binary())' batch ./in/*.mp4 --out-dir out "
+                + "--scheduler slurm --shards 2 --no-wait")
         #expect(submit.status == 0 && submit.stdout.isEmpty && submit.stderr.contains("submitted job"), "\(submit)")
+        let manifest = try BatchTests.report(out.appendingPathComponent("cropzoom-batch/manifest.json"))
+        let inputs = try #require(manifest["files"] as? [[String: Any]]).compactMap { $0["input"] as? String }
+        #expect(inputs == ["a", "b", "c", "d", "e"].map { dir.appendingPathComponent("\($0).mp4").path }, "\(inputs)")
         var status = try Self.cropzoom(["batch", "--status", out.path], conf: conf)
         #expect(status.status == 0 && status.stdout.contains("5 files in 2 shards"), "\(status)")
         let deadline = Date().addingTimeInterval(120)

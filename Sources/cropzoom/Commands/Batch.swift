@@ -368,7 +368,11 @@ struct Batch: ParsableCommand {
             overwrite: overwrite,
             files: found.map { f in
                 let out = output(f)
-                return .init(input: f.path, output: out, scanned: f.scanned, existing: BatchManifest.FileStamp(out))
+                // Absolute: the tasks may run in another folder (sbatch --chdir) or on another machine.
+                var input = f.path
+                while input.hasPrefix("./") { input.removeFirst(2) }
+                if !input.hasPrefix("/") { input = FileManager.default.currentDirectoryPath + "/" + input }
+                return .init(input: input, output: out, scanned: f.scanned, existing: BatchManifest.FileStamp(out))
             })
         let batch = ScheduledBatch(outDir: outRoot.path)
         // From here a Ctrl-C is noted, not fatal: once the array is submitted, the wait cancels it.
