@@ -77,8 +77,13 @@ public enum ChildProcess {
 
     /// This process's environment with `name` set to `value` (replacing it if present).
     public static func environment(setting name: String, to value: String) -> [String] {
+        [name + "=" + value] + environment(removing: name)
+    }
+
+    /// This process's environment without `name`.
+    public static func environment(removing name: String) -> [String] {
         let marker = name + "="
-        var entries = [marker + value]
+        var entries: [String] = []
         var entry = environ
         while let e = entry.pointee {
             let text = RawPath.string(cString: e)
@@ -86,6 +91,12 @@ public enum ChildProcess {
             entry += 1
         }
         return entries
+    }
+
+    /// This process's arguments (without its name) as the bytes they were given: a file name that is not UTF-8 is
+    /// kept losslessly (`RawPath`), where CommandLine.arguments would replace its bytes with U+FFFD.
+    public static func rawArguments() -> [String] {
+        (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
     }
 
     /// An executable by name on `PATH` (or the path itself when it has a slash), or nil.

@@ -12,9 +12,8 @@ if let parent = ProcessInfo.processInfo.environment[ProcessSignals.parentVariabl
     ProcessSignals.endWithParent(parent)
 }
 do {
-    // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly (`RawPath`);
-    // CommandLine.arguments would have replaced its bytes with U+FFFD.
-    let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
+    // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly.
+    let arguments = ChildProcess.rawArguments()
     // `cropzoom help NAME`: ArgumentParser shows the overview for a NAME it does not know, and exits 0.
     let names: [String] = CropZoom.configuration.subcommands.map { $0._commandName } + ["help"]
     if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
@@ -34,7 +33,7 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
+    let arguments = ChildProcess.rawArguments()
     let hint = FFmpegSpellings.hint(arguments).map { " — \($0)" } ?? ""
     Stderr.write("cropzoom: error: \(message)\(hint) (see cropzoom --help)\n")
     exit(2)

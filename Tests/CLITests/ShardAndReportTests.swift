@@ -101,6 +101,10 @@ struct ShardAndReportTests {
             try BatchReport.merge([r, report([], outDir: "/elsewhere")], names: ["x", "y"])
         }
         #expect(throws: CommandError.self) { try BatchReport.merge([], names: []) }
+        // No report yet (no shard ran), the folder given: every file not started.
+        let none = try BatchReport.merge([], names: [], expected: [item("a", .pending)], outDir: "/out")
+        #expect(none.files.map(\.result) == [.notRun] && none.interrupted && none.finished == false)
+        #expect(throws: CommandError.self) { try BatchReport.merge([r], names: ["x"], outDir: "/elsewhere") }
     }
 
     @Test("a report round-trips through its JSON; what is not a report is refused naming the file")

@@ -109,9 +109,7 @@ struct BatchTests {
             scratch.file("r1.json").path,
         ]
         // Sent once the first file is being written, however slowly the batch started (a sanitized build).
-        let writing = {
-            Files.exists(out) && !Files.names(in: out).filter { $0.contains(".cropzoom-tmp-") }.isEmpty
-        }
+        let writing = { !Files.temporaryLeftovers(in: out).isEmpty }
         let first = try CLI.cropzoom(args, sending: SIGINT, once: writing)
         #expect(first.status == 130, "\(first)")
         let r1 = try Self.report(scratch.file("r1.json"))

@@ -126,28 +126,31 @@ struct SlurmTests {
         #expect(again.status == 2 && again.errorLines.count == 1 && again.stderr.contains("submitted earlier"))
     }
 
-    /// Two long clips (one per shard of 2) into `out`.
-    static func longClips(_ scratch: Scratch) throws -> [URL] {
+    /// Two long clips (one per shard of 2), and the batch of them into `out` in 2 shards on Slurm (its merged report
+    /// in all.json): the arguments, to which a test adds its own.
+    static func longBatch(_ scratch: Scratch) throws -> (inputs: [URL], out: URL, args: [String]) {
         let dir = try scratch.folder("in")
-        return try ["p.mp4", "q.mp4"].map { name in
+        let inputs = try ["p.mp4", "q.mp4"].map { name in
             let url = dir.appendingPathComponent(name)
             try FileManager.default.copyItem(at: try Files.sample("bench-720p.mp4"), to: url)
             return url
         }
+        let out = scratch.file("out")
+        let args = [
+            "batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "2", "--preset", "medium",
+            "--report", scratch.file("all.json").path,
+        ]
+        return (inputs, out, args)
     }
 
     @Test("a shard preempted mid-file (scancel --signal=TERM) exits 75, Slurm requeues it, it finishes the batch")
     func preemptedShardIsRequeued() throws {
         let conf = try Self.cluster()
         let scratch = try Scratch()
-        let inputs = try Self.longClips(scratch)
-        let out = scratch.file("out")
+        let (inputs, out, args) = try Self.longBatch(scratch)
         var signalled: String? = nil
         let run = try Self.cropzoom(
-            [
-                "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
-                "--shards", "2", "--retries", "0", "--preset", "medium", "--progress", "lines",
-            ], conf: conf,
+            args + ["--retries", "0", "--progress", "lines"], conf: conf,
             watch: {
                 // Shard 1 (p.mp4) is writing: preempt it.
                 guard signalled == nil, Files.temporaryLeftovers(in: out).contains(where: { $0.hasPrefix(".p-zoom") }),
@@ -176,15 +179,10 @@ struct SlurmTests {
     /// A batch of two long clips in 2 shards whose shard 2 is killed with SIGKILL (its cropzoom batch process, the
     /// job step) once it is writing, with `--retries retries`.
     static func killingShard2(_ scratch: Scratch, retries: Int, conf: String) throws -> (CLIResult, [URL], URL) {
-        let inputs = try Self.longClips(scratch)
-        let out = scratch.file("out")
+        let (inputs, out, args) = try Self.longBatch(scratch)
         var killed = false
         let run = try Self.cropzoom(
-            [
-                "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
-                "--shards", "2", "--retries", "\(retries)", "--preset", "medium", "--progress", "lines",
-                "--report", scratch.file("all.json").path,
-            ], conf: conf,
+            args + ["--retries", "\(retries)", "--progress", "lines"], conf: conf,
             watch: {
                 guard !killed, Files.temporaryLeftovers(in: out).contains(where: { $0.hasPrefix(".q-zoom") }) else {
                     return
@@ -233,15 +231,10 @@ struct SlurmTests {
     func interruptCancelsTheJobs() throws {
         let conf = try Self.cluster()
         let scratch = try Scratch()
-        let inputs = try Self.longClips(scratch)
-        let out = scratch.file("out")
+        let (_, out, args) = try Self.longBatch(scratch)
         var status: CLIResult? = nil
         let run = try CLI.run(
-            try CLI.binary(),
-            [
-                "batch", inputs[0].deletingLastPathComponent().path, "--out-dir", out.path, "--scheduler", "slurm",
-                "--shards", "2", "--preset", "medium", "--report", scratch.file("all.json").path,
-            ], signal: (SIGINT, 0),
+            try CLI.binary(), args, signal: (SIGINT, 0),
             ready: {
                 // Both shards are writing: --status says so, then the signal.
                 guard Files.temporaryLeftovers(in: out).count == 2 else { return false }

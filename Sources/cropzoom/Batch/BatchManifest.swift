@@ -63,20 +63,10 @@ struct BatchManifest: Codable, Equatable {
 
     /// The manifest at `path`; what is not one is refused with the path and the reason (exit 2).
     static func read(_ path: String) throws -> BatchManifest {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandError.usage(
-                "\(path): cannot read the batch manifest: \(RawPath.exists(path) ? "not readable" : "no such file")")
-        }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        let manifest: BatchManifest
-        do {
-            manifest = try decoder.decode(BatchManifest.self, from: data)
-        } catch {
-            throw CommandError.usage("\(path): not a cropzoom batch manifest (\(BatchReport.describe(error)))")
-        }
+        let what = "a cropzoom batch manifest"
+        let manifest = try readSnakeCaseJSON(BatchManifest.self, from: path, what: what)
         guard manifest.schema == "cropzoom-batch-manifest", manifest.version == 1, manifest.shards >= 1 else {
-            throw CommandError.usage("\(path): not a cropzoom batch manifest (schema \(manifest.schema))")
+            throw CommandError.usage("\(path): not \(what) (schema \(manifest.schema))")
         }
         return manifest
     }

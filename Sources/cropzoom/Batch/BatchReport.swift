@@ -53,35 +53,12 @@ struct BatchReport: Codable, Equatable {
 
     /// The report in `path`; a file that is not one is refused with its path and the reason.
     static func read(_ path: String) throws -> BatchReport {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandError.usage(
-                "\(path): cannot read it: \(RawPath.exists(path) ? "not readable" : "no such file")")
-        }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        let report: BatchReport
-        do {
-            report = try decoder.decode(BatchReport.self, from: data)
-        } catch {
-            throw CommandError.usage("\(path): not a cropzoom batch report (\(BatchReport.describe(error)))")
-        }
+        let report = try readSnakeCaseJSON(BatchReport.self, from: path, what: "a cropzoom batch report")
         guard report.schema == "cropzoom-batch", report.version == 1 else {
             throw CommandError.usage(
                 "\(path): not a cropzoom batch report (schema \(report.schema) version \(report.version))")
         }
         return report
-    }
-
-    /// A decoding error in a few words: the key that is missing or wrong.
-    static func describe(_ error: Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): return "no \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
-            return "bad \(c.codingPath.map(\.stringValue).joined(separator: "."))"
-        case DecodingError.dataCorrupted(let c) where c.codingPath.isEmpty: return "not JSON"
-        case DecodingError.dataCorrupted(let c): return "bad \(c.codingPath.map(\.stringValue).joined(separator: "."))"
-        default: return "\(error)"
-        }
     }
 
     /// Whether `result` is what became of the file (it ran, or it was skipped), rather than a run that did not get
@@ -90,17 +67,21 @@ struct BatchReport: Codable, Equatable {
         result == .ok || result == .failed || result == .skipped
     }
 
-    /// One report from `reports` (each named by its path in `names`), all of one output folder. Each file gets the
+    /// One report from `reports` (each named by its path in `names`), all of one output folder (`outDir`, or the
+    /// first report's; with `outDir`, no report at all is a merge too). Each file gets the
     /// entry of the last report in which it has a decisive result (ok, failed, skipped), or else of the last report
     /// that names it; files come sorted by input path. `expected` (the list a batch was submitted with) adds each
     /// file no report names as "not started". Jobs and threads are the largest, seconds the longest run's;
     /// interrupted when a file is left interrupted or not started; finished when every report finished and no file
     /// is left not started.
-    static func merge(_ reports: [BatchReport], names: [String], expected: [BatchItem] = []) throws -> BatchReport {
-        guard let first = reports.first else { throw CommandError.usage("report merge: no report to merge") }
-        for (k, r) in reports.enumerated() where r.outDir != first.outDir {
-            throw CommandError.usage(
-                "\(names[k]): a report of another output folder (\(r.outDir), not \(first.outDir) as in \(names[0]))")
+    static func merge(
+        _ reports: [BatchReport], names: [String], expected: [BatchItem] = [], outDir: String? = nil
+    ) throws -> BatchReport {
+        guard let outDir = outDir ?? reports.first?.outDir else {
+            throw CommandError.usage("report merge: no report to merge")
+        }
+        for (k, r) in reports.enumerated() where r.outDir != outDir {
+            throw CommandError.usage("\(names[k]): a report of another output folder (\(r.outDir), not \(outDir))")
         }
         var byInput: [String: BatchItem] = [:]
         for item in expected {
@@ -124,7 +105,7 @@ struct BatchReport: Codable, Equatable {
         .sorted { $0.input < $1.input }
         let left = files.contains { $0.result == .interrupted || $0.result == .notRun }
         var merged = BatchReport(
-            files, outDir: first.outDir, jobs: reports.map(\.jobs).max() ?? 1,
+            files, outDir: outDir, jobs: reports.map(\.jobs).max() ?? 1,
             threadsPerJob: reports.map(\.threadsPerJob).max() ?? 1, shard: nil,
             seconds: reports.map(\.seconds).max() ?? 0, interrupted: left,
             finished: reports.allSatisfy(\.isFinished) && !files.contains { $0.result == .notRun })

@@ -27,10 +27,7 @@ struct ScheduledBatch {
 
     /// The submissions so far (none when the file is missing or unreadable).
     func submissions() -> [Submission] {
-        guard let data = FileManager.default.contents(atPath: submissionsPath) else { return [] }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return (try? decoder.decode([Submission].self, from: data)) ?? []
+        (try? readSnakeCaseJSON([Submission].self, from: submissionsPath, what: "a list of submissions")) ?? []
     }
 
     func record(_ submission: Submission) throws {
@@ -103,7 +100,7 @@ struct ScheduledBatch {
         var failingSince: Double? = nil
         var asked = -Double.infinity
         var finishedReports: [Int: BatchReport] = [:]
-        var reports: [Int: BatchReport] = [:]
+        var latest: [Int: BatchReport] = [:]
         var read = -Double.infinity
         var said = ""
         let total = manifest.files.count
@@ -114,8 +111,8 @@ struct ScheduledBatch {
             guard force || monotonicSeconds() - read >= max(tick, unfinished * 0.005) else { return }
             read = monotonicSeconds()
             for i in 1...manifest.shards where finishedReports[i] == nil && RawPath.exists(reportPath(shard: i)) {
-                reports[i] = try? BatchReport.read(reportPath(shard: i))
-                if reports[i]?.isFinished == true { finishedReports[i] = reports[i] }
+                latest[i] = try? BatchReport.read(reportPath(shard: i))
+                if latest[i]?.isFinished == true { finishedReports[i] = latest[i] }
             }
         }
         while true {
@@ -145,7 +142,7 @@ struct ScheduledBatch {
                 continue
             }
             failingSince = nil
-            let done = reports.values.reduce(0) { n, r in
+            let done = latest.values.reduce(0) { n, r in
                 n + r.files.filter { BatchReport.isDecisive($0.result) }.count
             }
             let running = live.filter { $0.state == "RUNNING" || $0.state == "COMPLETING" }.count
@@ -196,20 +193,9 @@ struct ScheduledBatch {
     /// The shards' reports merged (`BatchReport.merge`), every file of the manifest in it.
     func merged(_ manifest: BatchManifest, seconds: Double? = nil) throws -> BatchReport {
         let found = reports(shards: manifest.shards).sorted { $0.key < $1.key }
-        let expected = manifest.files.map { BatchItem(input: $0.input, output: $0.output) }
-        var report: BatchReport
-        if found.isEmpty {
-            report = BatchReport(
-                expected.map {
-                    var i = $0
-                    i.result = .notRun
-                    return i
-                }, outDir: manifest.outDir, jobs: 1,
-                threadsPerJob: 1, shard: nil, seconds: seconds ?? 0, interrupted: true, finished: false)
-        } else {
-            report = try BatchReport.merge(
-                found.map(\.value), names: found.map { reportPath(shard: $0.key) }, expected: expected)
-        }
+        var report = try BatchReport.merge(
+            found.map(\.value), names: found.map { reportPath(shard: $0.key) },
+            expected: manifest.files.map { BatchItem(input: $0.input, output: $0.output) }, outDir: manifest.outDir)
         if let seconds { report.seconds = (seconds * 1000).rounded() / 1000 }
         return report
     }

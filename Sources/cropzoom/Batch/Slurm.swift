@@ -105,7 +105,7 @@ enum Slurm {
     }
 }
 
-/// Runs one of the scheduler's commands and reads what it prints (stdout and stderr together).
+/// One of the scheduler's commands, run to its end: its exit status and what it printed (stdout and stderr together).
 struct SchedulerCommand {
     var status: Int32
     var lines: [String]
@@ -116,40 +116,11 @@ struct SchedulerCommand {
         return text.isEmpty ? "exit \(status)" : text
     }
 
-    /// Starts `command` (looked up on PATH) without cropzoom's supervising variable in its environment (sbatch
-    /// passes the environment on to the job), reads its output to the end and waits for it.
+    /// Runs `command` (looked up on PATH) with `MeasuredChild`, without cropzoom's supervising variable in its
+    /// environment (sbatch passes the environment on to the job, whose shard would end with this process).
     static func run(_ command: [String]) throws -> SchedulerCommand {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else {
-            throw CommandError.failure("cannot create a pipe: \(String(cString: strerror(errno)))")
-        }
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        let environment = ProcessInfo.processInfo.environment.filter { $0.key != ProcessSignals.parentVariable }
-            .map { "\($0.key)=\($0.value)" }
-        let pid: Int32
-        do throws(CropZoomError) {
-            pid = try ChildProcess.spawn(
-                command, stdout: .descriptor(fds[1]), stderr: .descriptor(fds[1]), environment: environment)
-        } catch {
-            close(fds[0])
-            close(fds[1])
-            throw CommandError.failure("cannot start \(command[0]): \(error.reason)")
-        }
-        close(fds[1])
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        close(fds[0])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-        return SchedulerCommand(
-            status: (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F), lines: lines)
+        let child = try MeasuredChild.run(
+            command[0], Array(command.dropFirst()), reading: 1, both: true, supervised: false)
+        return SchedulerCommand(status: child.signaled ? 128 + child.status : child.status, lines: child.lines)
     }
 }

@@ -22,10 +22,12 @@ struct MeasuredChild {
     /// Starts `executable args…` with `ChildProcess.spawn` — empty signal mask and default
     /// dispositions, as a shell would, so Ctrl-C reaches it — and waits for it. A SIGINT/SIGTERM this process
     /// receives meanwhile (with `ProcessSignals.install`) is passed on to the child.
-    /// `reading` is the child's descriptor that is read (2, stderr, or 1, stdout).
+    /// `reading` is the child's descriptor that is read (2, stderr, or 1, stdout; with `both`, the other one goes
+    /// into the same pipe instead of /dev/null). A `supervised` child learns who its parent is, to end with it; one
+    /// that is not (a scheduler's command: sbatch passes its environment on to the job) gets no such variable.
     static func run(
-        _ executable: String, _ args: [String], reading: Int32 = 2, onStart: (pid_t) -> Void = { _ in },
-        onLine: (String) -> Void = { _ in }
+        _ executable: String, _ args: [String], reading: Int32 = 2, both: Bool = false, supervised: Bool = true,
+        onStart: (pid_t) -> Void = { _ in }, onLine: (String) -> Void = { _ in }
     ) throws -> MeasuredChild {
         var fds: [Int32] = [0, 0]
         // Close-on-exec, and made under one lock with the spawn: batch starts children from
@@ -40,14 +42,17 @@ struct MeasuredChild {
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
 
-        // The child learns who its parent is, to end with it (`ProcessSignals.endWithParent`).
-        let environment = ChildProcess.environment(setting: ProcessSignals.parentVariable, to: String(getpid()))
+        // A supervised child learns who its parent is, to end with it (`ProcessSignals.endWithParent`).
+        let environment =
+            supervised
+            ? ChildProcess.environment(setting: ProcessSignals.parentVariable, to: String(getpid()))
+            : ChildProcess.environment(removing: ProcessSignals.parentVariable)
         let start = monotonicSeconds()
         let pid: Int32
         do throws(CropZoomError) {
             pid = try ChildProcess.spawn(
-                [executable] + args, stdout: reading == 1 ? .descriptor(writeEnd) : .null,
-                stderr: reading == 2 ? .descriptor(writeEnd) : .null, environment: environment)
+                [executable] + args, stdout: reading == 1 || both ? .descriptor(writeEnd) : .null,
+                stderr: reading == 2 || both ? .descriptor(writeEnd) : .null, environment: environment)
         } catch {
             close(writeEnd)
             spawnLock.unlock()

@@ -361,9 +361,8 @@ struct Batch: ParsableCommand {
             items, inputs: protected, mayReplace: { _ in skipExisting || overwrite },
             renameHint: "change --name or --out-dir", existsHint: "--skip-existing keeps it, -y replaces it")
         _ = try transcodeConfiguration()
-        let arguments = (1..<Int(CommandLine.argc)).map { RawPath.string(cString: CommandLine.unsafeArgv[$0]!) }
         let manifest = BatchManifest(
-            created: BatchManifest.now(), command: ["cropzoom"] + arguments, outDir: outRoot.path,
+            created: BatchManifest.now(), command: ["cropzoom"] + ChildProcess.rawArguments(), outDir: outRoot.path,
             shards: shards!, arguments: settings.arguments(), jobs: jobs, skipExisting: skipExisting,
             overwrite: overwrite,
             files: found.map { f in
