@@ -199,6 +199,31 @@ extension RealTime {
             #expect(done.framesOut == video.count)
         }
 
+        @Test(
+            """
+            the sound server's packets under a millisecond (fragment_size=128) into Matroska's 1 ms clock: none \
+            skipped, the sound as long as the recording with no sample missing
+            """)
+        func finePacketsIntoMatroska() throws {
+            let scratch = try Scratch()
+            let desktop = try Desktop(in: scratch.url)
+            defer { desktop.stop() }
+            let out = scratch.file("desk.mkv").path
+            let run = try desktop.record(
+                out, ["--duration", "4", "--audio-input-option", "fragment_size=128"], in: scratch.url)
+            let ended = try run.wait(timeout: 40)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            #expect(!ended.stderr.contains("damaged"), "\(ended.stderr)")
+            let packets = try Oracle.packets(out, streamIndex: 1).compactMap(\.ptsTime)
+            #expect(packets.count > 4 * 1000, "\(packets.count) sound packets in 4 s of 0.67 ms packets")
+            #expect(zip(packets, packets.dropFirst()).allSatisfy { $0 <= $1 }, "sound times go back")
+            // Every sample there: the decoded sound is as long as its packets' span (a skipped packet shortens it).
+            let samples = try TimestampTests.sound(out).samples
+            let span = try #require(packets.last) - packets[0]
+            #expect(abs(Double(samples) / 48000 - span) < 0.01, "\(samples) samples over \(span) s")
+            #expect(abs(span - 4) < 0.15, "the sound spans \(span) s")
+        }
+
         @Test("Ctrl-C after 5 s keeps a playable recording: exit 0, sound and picture ending together")
         func interruptKeepsDesktopRecording() throws {
             let scratch = try Scratch()

@@ -82,6 +82,51 @@ struct TimestampTests {
         #expect(mp4.status == 0 && !mp4.stderr.contains("share a timestamp"), "\(mp4)")
     }
 
+    /// The decoded sound of `path` as 16-bit stereo at 48 kHz: its MD5 and its length in samples.
+    static func sound(_ path: String) throws -> (md5: String, samples: Int) {
+        let md5 = try Oracle.runChecked(
+            "ffmpeg", ["-v", "error", "-i", path, "-map", "0:a", "-ac", "2", "-ar", "48000", "-f", "md5", "-"]
+        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let raw = path + ".s16"
+        try Oracle.runChecked(
+            "ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "2", "-ar", "48000", "-f", "s16le", raw])
+        let bytes = try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int ?? 0
+        try FileManager.default.removeItem(atPath: raw)
+        return (md5, bytes / 4)
+    }
+
+    @Test(
+        """
+        sound in packets of 0.5 ms (a sound device's) into containers with 1 ms and 90 kHz clocks: every packet kept, \
+        none counted as damaged; copied sound decodes to the input's samples exactly
+        """, arguments: ["mkv", "mov", "webm", "flv", "ts", "mp4"])
+    func soundFinerThanTheContainer(_ ext: String) throws {
+        let scratch = try Scratch()
+        let input = scratch.file("tiny.nut").path
+        // NUT keeps the 24-sample packets (0.5 ms at 48 kHz) and their times as they are.
+        try Oracle.makeClip(
+            input, seconds: 2, rate: 30,
+            extra: [
+                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:samples_per_frame=24:duration=2",
+                "-c:a", "pcm_s16le",
+            ])
+        let output = scratch.file("out.\(ext)").path
+        let run = try CLI.cropzoom([input, "-o", output])
+        try #require(run.status == 0, "\(run)")
+        #expect(!run.stderr.contains("damaged"), "\(run.stderr)")
+        let source = try Self.sound(input)
+        let written = try Self.sound(output)
+        if ["mkv", "mov"].contains(ext) {
+            // Copied (PCM): every packet, byte for byte.
+            #expect(run.stderr.contains("1 audio copied"), "\(run.stderr)")
+            if ext == "mkv" { #expect(try Oracle.packets(output, streamIndex: 1).count == 4000) }
+            #expect(written.md5 == source.md5, "the sound differs from the input's")
+        } else {
+            // Re-encoded: as long as the input's, to within one encoder frame and its priming.
+            #expect(abs(written.samples - source.samples) <= 2 * 1024, "\(written.samples) of \(source.samples)")
+        }
+    }
+
     @Test("--start past the end of a file that starts at 10 s says so, counted from its first timestamp")
     func startPastEnd() throws {
         let scratch = try Scratch()

@@ -31,10 +31,15 @@ final class MuxStage: Stage, @unchecked Sendable {
     }
 
     /// Copied audio, per output stream: the packet held back until the next one shows whether its time is right
-    /// (``screen(_:)``), its time as read, and the time of the last one written (container time base).
+    /// (``screen(_:source:sourceTime:)``), its time as read (pts, and decode time in the stream's own time base),
+    /// the decode time of the last one written in that base, and in the container's.
     private var held: [Packet?] = []
     private var heldSource: [Int64] = []
+    private var heldSourceTime: [Int64?] = []
     private var lastWritten: [Int64?] = []
+    private var lastWrittenInContainer: [Int64?] = []
+    /// Copied audio packets moved later by a tick or more because the container's clock could not hold them apart.
+    private(set) var copiedRetimed = 0
     /// Whether each output stream is audio, asked of the muxer once per stream rather than once per packet.
     private var audioStreams: [Bool] = []
 
@@ -52,9 +57,10 @@ final class MuxStage: Stage, @unchecked Sendable {
             try output?.checkPresent()
         }
         let source = m.packet.pts
+        let sourceTime = Self.time(m.packet)
         times.toContainer(m.packet, stream: m.stream, containerBase: muxer.timeBase(of: m.stream))
         if m.copied && !strict && isAudio(m.stream) {
-            try screen(m, source: source)
+            try screen(m, source: source, sourceTime: sourceTime)
         } else {
             try write(m, source: source)
         }
@@ -67,14 +73,23 @@ final class MuxStage: Stage, @unchecked Sendable {
     /// the next one would be refused after it but fits after the last one written, the held one is the damaged
     /// one; when the next one does not fit after the last one written either, the next one is. The damaged one
     /// is skipped and counted (as the muxer's own refusals are); every other packet is written, one packet late.
-    private func screen(_ m: MuxPacket, source: Int64) throws(CropZoomError) {
+    ///
+    /// Which time is wrong is judged on the times as read (`sourceTime`, the stream's own time base), never on the
+    /// container's: a container whose clock is coarser than the sound's (Matroska's and FLV's 1 ms against a sound
+    /// device's packets of under a millisecond) rounds two good packets to one time, and that is no damage. Such a
+    /// packet is written at the container time it rounds to, or a tick after the one before where the container
+    /// wants times apart (``writeHeld(_:)``): every packet is kept, and the rounding is carried (each packet's
+    /// time is its own, rescaled, unless that would not come after the one before).
+    private func screen(_ m: MuxPacket, source: Int64, sourceTime: Int64?) throws(CropZoomError) {
         let s = m.stream
         while held.count <= s {
             held.append(nil)
             heldSource.append(AVCode.noPTS)
+            heldSourceTime.append(nil)
             lastWritten.append(nil)
+            lastWrittenInContainer.append(nil)
         }
-        guard let next = Self.time(m.packet) else { return try write(m, source: source) }
+        guard let next = sourceTime else { return try write(m, source: source) }
         let box: Packet
         if let existing = held[s] {
             box = existing
@@ -82,7 +97,7 @@ final class MuxStage: Stage, @unchecked Sendable {
             box = try Packet()
             held[s] = box
         }
-        if let before = Self.time(box) {
+        if let before = heldSourceTime[s] {
             let fitsAfterWritten = lastWritten[s].map { next > $0 } ?? true
             if next <= before && !fitsAfterWritten {
                 m.packet.unref()
@@ -93,12 +108,30 @@ final class MuxStage: Stage, @unchecked Sendable {
                 box.unref()
                 copiedDamaged += 1
             } else {
-                try write(MuxPacket(packet: box, stream: s, copied: true), source: heldSource[s])
+                try writeHeld(s)
                 lastWritten[s] = before
             }
         }
         box.take(m.packet)
         heldSource[s] = source
+        heldSourceTime[s] = next
+    }
+
+    /// Writes stream `s`'s held packet, no earlier in the container than the last one written allows (at the same
+    /// time where the container takes equal times, `AVFMT_TS_NONSTRICT`; a tick later where it does not).
+    private func writeHeld(_ s: Int) throws(CropZoomError) {
+        guard let box = held[s] else { return }
+        if let last = lastWrittenInContainer[s], let t = Self.time(box) {
+            let earliest = last + (muxer.takesEqualTimes ? 0 : 1)
+            if t < earliest {
+                let d = earliest - t
+                if box.pts != AVCode.noPTS { box.pts += d }
+                if box.dts != AVCode.noPTS { box.dts += d }
+                copiedRetimed += 1
+            }
+        }
+        if let t = Self.time(box) { lastWrittenInContainer[s] = t }
+        try write(MuxPacket(packet: box, stream: s, copied: true), source: heldSource[s])
     }
 
     /// The decode time of a packet in the container (its presentation time when it has none); nil: neither.
@@ -111,7 +144,7 @@ final class MuxStage: Stage, @unchecked Sendable {
     func flush() throws(CropZoomError) {
         for (s, box) in held.enumerated() {
             guard let box, Self.time(box) != nil || box.size > 0 else { continue }
-            try write(MuxPacket(packet: box, stream: s, copied: true), source: heldSource[s])
+            try writeHeld(s)
             box.unref()
         }
     }

@@ -322,6 +322,9 @@ final class Muxer: @unchecked Sendable {
     /// The time base of output stream `stream` (the container's choice, final once the header
     /// is written).
     func timeBase(of stream: Int) -> TimeBase { output.stream(stream).timeBase }
+    /// Whether the muxer takes a packet at the same decode time as the one before it in its stream
+    /// (`AVFMT_TS_NONSTRICT`: Matroska, WebM, FLV); others want each later than the last.
+    var takesEqualTimes: Bool { output.outputFormat.pointee.flags & AVFMT_TS_NONSTRICT != 0 }
     /// Whether output stream `stream` is audio.
     func isAudio(_ stream: Int) -> Bool { output.stream(stream).parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO }
 
