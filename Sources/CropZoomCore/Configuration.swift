@@ -205,6 +205,11 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
     /// and ends on SIGINT/SIGTERM keeping what it recorded.
     public var isLive: Bool {
         if live { return true }
+        // A lavfi graph is a device only when something paces it in real time (`realtime`, `arealtime`); without,
+        // it generates as fast as it is read, as a file would.
+        if inputFormat == "lavfi" {
+            return input.range(of: #"(^|[,;:\s\[\]])a?realtime($|[,;:=\s\[\]])"#, options: .regularExpression) != nil
+        }
         if let f = inputFormat, Self.captureDevices.contains(f) { return true }
         let lower = input.lowercased()
         if let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://") {
@@ -309,6 +314,9 @@ public struct TranscodeSummary: Sendable {
     /// Live: how the recording ended ("stopped" by a signal or a stop request, "no data for 5 s"); nil at the
     /// source's end or for a file.
     public var liveEnd: String? = nil
+    /// Times the input's clock restarted or jumped (a network sender reconnecting, an MPEG-TS whose times restart)
+    /// and was re-based onto the recording's clock, nothing dropped for it.
+    public var clockRestarts = 0
     public var audioStreamsCopied: Int
     public var audioStreamsReencoded: Int
     public var otherStreamsCopied: Int

@@ -78,6 +78,8 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var lateBy: [String: Int]? = nil
         /// Live: how the recording ended ("stopped", "no data for 5 s"); absent at the source's end.
         public var liveEnd: String? = nil
+        /// Times the input's clock restarted and was re-based (absent when it never did).
+        public var clockRestarts: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case output, width, height, codec, seconds, fps, speed, window, pool, truncated
@@ -93,6 +95,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
             case framesDropped = "frames_dropped"
             case lateBy = "late_by"
             case liveEnd = "live_end"
+            case clockRestarts = "clock_restarts"
         }
     }
 
@@ -181,7 +184,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
                 framesDropped: s.framesDropped.isEmpty ? nil : s.framesDropped.values.reduce(0, +),
                 lateBy: s.framesDropped.isEmpty
                     ? nil : Dictionary(uniqueKeysWithValues: s.framesDropped.map { ($0.key.rawValue, $0.value) }),
-                liveEnd: s.liveEnd))
+                liveEnd: s.liveEnd, clockRestarts: s.clockRestarts > 0 ? s.clockRestarts : nil))
     }
 
     /// The `stats` record of a summary's engine report.

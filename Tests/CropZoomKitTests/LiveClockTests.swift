@@ -104,3 +104,63 @@ struct LiveClockTests {
         #expect(live.dropped[.input] == 3 && live.totalDropped == 3)
     }
 }
+
+/// Rule 0b (``ClockContinuity``): a source's clock that restarts is re-based, one damaged packet is not.
+@Suite("Clock continuity")
+struct ClockContinuityTests {
+    static let base = TimeBase(num: 1, den: 90_000)
+
+    /// Places video packets of stream 0 at `times` (90 kHz, each 3000 long: 1/30 s) read at `reads` seconds; the
+    /// times as placed.
+    static func place(_ clock: inout ClockContinuity, _ times: [Int64], reads: [Double]? = nil) throws -> [Int64] {
+        try times.enumerated().map { k, t throws -> Int64 in
+            let p = try Packet()
+            p.pts = t
+            p.dts = t
+            p.duration = 3000
+            clock.place(p, now: reads?[k] ?? 0)
+            return p.dts
+        }
+    }
+
+    @Test("a file's clock that goes back 1.6 s is re-based to follow on, 0.1 s after the end; the offset stays")
+    func restartFollowsOn() throws {
+        var clock = ClockContinuity(.init(bases: [Self.base], live: false))
+        let first = (0..<60).map { Int64(126_000 + $0 * 3000) }
+        let second = (0..<60).map { Int64(126_000 + $0 * 3000) }
+        let placed = try Self.place(&clock, first + second)
+        #expect(Array(placed[..<60]) == first)
+        let end = first.last! + 3000
+        #expect(placed[60] == end + 9000, "\(placed[60]) after an end at \(end)")
+        #expect(zip(placed[60...], second).allSatisfy { $0 - $1 == placed[60] - second[0] })
+        #expect(clock.count == 1)
+    }
+
+    @Test("one damaged packet 5 s back or 100 s ahead is not a restart: the clock goes back to what it was")
+    func onePacketIsNotARestart() throws {
+        for wild: Int64 in [-450_000, 9_000_000] {
+            var clock = ClockContinuity(.init(bases: [Self.base], live: false))
+            var times = (0..<30).map { Int64(126_000 + $0 * 3000) }
+            times[15] += wild
+            let placed = try Self.place(&clock, times)
+            #expect(Array(placed[16...]) == Array(times[16...]), "wild \(wild): \(placed)")
+            #expect(clock.count == 0 && clock.notice == nil)
+        }
+    }
+
+    @Test("live: a sender's clock that restarts after a 1.5 s pause is placed by its arrival; one that resumes on")
+    func livePauseKept() throws {
+        let times = (0..<60).map { Int64($0 * 3000) }
+        let reads = (0..<60).map { Double($0) / 30 }
+        // Restarted from 0 after the pause: placed at its arrival (2 s + 1.5 s), on the clock of the first part.
+        var restarted = ClockContinuity(.init(bases: [Self.base], live: true))
+        let placed = try Self.place(&restarted, times + times, reads: reads + reads.map { $0 + 3.5 })
+        #expect(abs(Double(placed[60]) / 90_000 - 3.5) < 0.001, "\(placed[60])")
+        #expect(restarted.count == 1)
+        // Resumed on its own clock after the same pause: a true gap, nothing re-based.
+        var resumed = ClockContinuity(.init(bases: [Self.base], live: true))
+        let later = times.map { $0 + 315_000 }
+        let kept = try Self.place(&resumed, times + later, reads: reads + reads.map { $0 + 3.5 })
+        #expect(kept == times + later && resumed.count == 0)
+    }
+}

@@ -173,6 +173,31 @@ extension RealTime {
 
         @Test(
             """
+            a UDP sender that sends 2 s, pauses 1.5 s and starts again from its own clock's start (an encoder \
+            restart): both parts kept, every frame and audio byte, the pause kept as a pause, nothing dropped
+            """)
+        func senderRestarts() throws {
+            let scratch = try Scratch()
+            let part = try TimestampTests.transportStream(in: scratch)
+            let port = Self.freePort()
+            let out = scratch.file("rec.mp4").path
+            let run = try BackgroundRun.start(
+                ["udp://127.0.0.1:\(port)", "-o", out, "--live-timeout", "3", "--progress", "json"], in: scratch.url)
+            usleep(500_000)
+            let send = [
+                "-v", "error", "-re", "-i", part, "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
+            ]
+            _ = try Oracle.runChecked("ffmpeg", send, timeout: 30)
+            usleep(1_500_000)
+            _ = try Oracle.runChecked("ffmpeg", send, timeout: 30)
+            let ended = try run.wait(timeout: 30)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            let gap = try TimestampTests.checkTwice(out, sent: part, run: ended.stderr)
+            #expect(gap > 1.4 && gap < 3.5, "the pause became \(gap) s")
+        }
+
+        @Test(
+            """
             a live MP4 of MPEG-TS's ADTS AAC (no configuration before its first packet) is finished as a regular \
             one too: the index at the front, every frame at its sent time, every audio byte
             """)

@@ -127,6 +127,58 @@ struct TimestampTests {
         }
     }
 
+    /// The 2 s sample as MPEG-TS, whose clock starts at 1.4 s.
+    static func transportStream(in scratch: Scratch, name: String = "part.ts", offset: Double = 0) throws -> String {
+        let path = scratch.file(name).path
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-i", try Files.sample("std-h264-aac.mp4").path, "-c", "copy", "-output_ts_offset",
+                String(offset), "-f", "mpegts", path,
+            ])
+        return path
+    }
+
+    /// Checks a recording of the 2 s sample sent twice: every frame (120) and audio packet (both ADTS halves, byte
+    /// for byte), times only going forward, the second half's A/V offset as the first's, the clock's restart
+    /// counted once; the gap between the halves, in seconds.
+    static func checkTwice(_ output: String, sent part: String, run: String) throws -> Double {
+        let done = try #require(RealTime.LiveTests.done(run), "\(run)")
+        #expect(done.framesOut == 120 && done.duplicateTimestampsDropped == 0 && done.corruptSkipped == 0, "\(run)")
+        #expect(done.clockRestarts == 1, "\(run)")
+        #expect(run.contains("the input's clock restarted 1 time"), "\(run)")
+        let half = try RealTime.LiveTests.adts(part)
+        #expect(try RealTime.LiveTests.adts(output) == half + half, "the audio is not both halves, byte for byte")
+        let video = try Oracle.videoFramePTS(output)
+        #expect(video.count == 120 && zip(video, video.dropFirst()).allSatisfy { $0 < $1 }, "\(video)")
+        let audio = try Oracle.packets(output, streamIndex: 1).compactMap(\.ptsTime).sorted()
+        #expect(audio.count == 190, "\(audio.count) audio packets")
+        guard video.count == 120, audio.count == 190 else { return 0 }
+        let offsets = (video[0] - audio[0], video[60] - audio[95])
+        #expect(abs(offsets.0 - offsets.1) < 0.002, "A/V offset \(offsets.0) s, then \(offsets.1) s")
+        return video[60] - video[59]
+    }
+
+    @Test(
+        """
+        an MPEG-TS whose clock restarts (two recordings joined) or jumps 1000 s ahead: both parts kept, re-based \
+        to follow on (FFmpeg's CLI dropped the second part's 60 frames and 95 audio packets as repeats)
+        """, arguments: [0.0, 1000.0])
+    func transportStreamRestarts(_ jump: Double) throws {
+        let scratch = try Scratch()
+        let part = try Self.transportStream(in: scratch)
+        let second = try Self.transportStream(in: scratch, name: "second.ts", offset: jump)
+        let joined = scratch.file("joined.ts").path
+        _ = FileManager.default.createFile(
+            atPath: joined,
+            contents: try Data(contentsOf: URL(fileURLWithPath: part)) + Data(contentsOf: URL(fileURLWithPath: second)))
+        let output = scratch.file("out.mp4").path
+        let run = try CLI.cropzoom([joined, "-o", output, "--progress", "json"])
+        try #require(run.status == 0, "\(run)")
+        let gap = try Self.checkTwice(output, sent: part, run: run.stderr)
+        #expect(gap > 0.03 && gap < 0.3, "the parts are \(gap) s apart")
+    }
+
     @Test("--start past the end of a file that starts at 10 s says so, counted from its first timestamp")
     func startPastEnd() throws {
         let scratch = try Scratch()

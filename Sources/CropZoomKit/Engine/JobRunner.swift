@@ -155,11 +155,13 @@ final class JobRunner {
             )
         }
         try job.finish()
-        let precision = job.muxer.timePrecisionNotices()
+        var precision = job.muxer.timePrecisionNotices()
+        if let clock = counts.clockNotice { precision.insert("\(cfg.inputName): \(clock)", at: 0) }
         precision.forEach(onNotice)
 
         var summary = TranscodeSummary(
-            output: cfg.null ? "(null)" : cfg.segment != nil ? cfg.segmentPattern : cfg.output,
+            // (HLS's --segment names its playlist, the output itself.)
+            output: cfg.null ? "(null)" : job.muxer.segment != nil ? cfg.segmentPattern : cfg.output,
             outputWidth: job.plan.output.width,
             outputHeight: job.plan.output.height,
             videoCodec: job.encoder?.context.name ?? "none", pixelFormat: job.outputFormat.name,
@@ -185,6 +187,7 @@ final class JobRunner {
                 uniqueKeysWithValues: DropPoint.allCases.map { ($0, counts.dropped[$0] ?? 0) })
         }
         summary.liveEnd = job.demuxer.liveEnd
+        summary.clockRestarts = counts.clockRestarts
         return summary
     }
 

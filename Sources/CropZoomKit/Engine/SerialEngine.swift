@@ -125,6 +125,9 @@ struct EngineCounts {
     var audioPackets = 0
     var copiedDamaged = 0
     var audioCorrupt = 0
+    /// Times the input's clock restarted and was re-based (``ClockContinuity``), and the notice saying where.
+    var clockRestarts = 0
+    var clockNotice: String?
     var lastTime = 0.0
     var busy: [EngineStage: Double] = [:]
     var waits: [EngineWait: Double] = [:]
@@ -142,6 +145,8 @@ struct EngineCounts {
         framesOut = encode.framesOut
         lastTime = encode.lastTime
         audioPackets = demux.audioPackets
+        clockRestarts = demux.clock?.count ?? 0
+        clockNotice = demux.clock?.notice
         audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
         copiedDamaged = mux.copiedDamaged
     }

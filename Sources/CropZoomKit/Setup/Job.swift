@@ -130,8 +130,16 @@ final class Job: @unchecked Sendable {
         try target.output.copyChapters(
             from: input, from: trim.chapters.from, to: trim.chapters.to, shift: trim.chapters.shift)
         let bases = muxer.sourceTimeBase
+        // Rule 0b: a live source's clock, or an MPEG-TS-like file's (AVFMT_TS_DISCONT), may restart.
+        let continuity =
+            cfg.isLive || input.hasClockTimestamps
+            ? ClockContinuity.Settings(
+                bases: (0..<input.streamCount).map { i in
+                    let st = input.stream(i)
+                    return st.isAudio || st.mediaType == AVMEDIA_TYPE_VIDEO ? st.timeBase : nil
+                }, live: cfg.isLive) : nil
         times = TimestampPolicy(
-            window: trim.times, videoIndex: videoIndex, decoderBase: decoder.timeBase,
+            window: trim.times, continuity: continuity, videoIndex: videoIndex, decoderBase: decoder.timeBase,
             encoderBase: encoder?.timeBase, startTime: trim.startTime, outputBases: bases,
             outputOffsets: bases.indices.map { [streams] in streams.codecDelay[$0] ?? 0 })
         if let soundSetup, let clock {

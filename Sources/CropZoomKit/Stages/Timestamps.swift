@@ -7,6 +7,10 @@ import CFFmpeg
 ///    started, is timed backwards by the packets' durations from the first one read at the live edge (`retime`);
 ///    from there each packet starts where the one before ended (`chain`: the device's stamps jitter by
 ///    milliseconds; re-encoded sound is timed by its samples the same way).
+/// 0b. Every packet of the input, before anything else (``ClockContinuity``, in the demux stage): a source whose
+///    clock restarts (a network sender reconnecting or restarting, an MPEG-TS whose times restart or wrap) is
+///    re-based onto the recording's clock — all its streams by one offset, so their offsets are kept — instead of
+///    its later packets being dropped as repeats.
 /// 1. Copied and re-encoded input packets (`admit`, in the demux stage): dropped outside the
 ///    trim window (a subtitle shown across an edge is kept and cut to it), then moved back by
 ///    their stream's shift.
@@ -28,6 +32,8 @@ import CFFmpeg
 struct TimestampPolicy: Sendable {
     /// The window and shift per input stream; nil keeps every time as it is.
     let window: TrimWindow.Times?
+    /// Rule 0b's settings: nil for an input whose clock is taken as it is (a file that is not MPEG-TS-like).
+    var continuity: ClockContinuity.Settings? = nil
     let videoIndex: Int
     /// The video decoder's and encoder's time bases (rule 3 rescales when they differ).
     let decoderBase: TimeBase
@@ -153,5 +159,123 @@ struct TimestampPolicy: Sendable {
             if packet.dts != AVCode.noPTS { packet.pointer.pointee.dts += o }
         }
         packet.rescale(from: outputBases[stream], to: containerBase)
+    }
+}
+
+/// Rule 0b: one input's clock kept going forward when the source's own restarts.
+///
+/// A packet of an audio or video stream is a *discontinuity* when its decode time, on the recording's clock so far,
+/// goes back more than ``Settings/backward`` behind the last one of its stream, or jumps forward: for a file, more
+/// than ``Settings/forward`` past where that stream's last packet ended; for a live source, more than that ahead of
+/// the wall clock (each stream's packets arrive a steady time after their media time: the least such lag seen,
+/// per stream, maps arrival to media time; a sender that paused 1.5 s and resumed on its own clock has a true
+/// 1.5 s gap, which is kept). The input's offset then changes so that the packet starts where its stream ended (a
+/// file), or where its arrival puts it on the recording's clock (a live source: a pause stays a pause), never
+/// before 0.1 s after the end of any stream (so that no stream's first packet on the new clock overlaps its past); every later packet of every stream moves by the same offset, so the streams keep
+/// their offsets. When the next packet of that stream fits the clock as it was, the one packet was damaged, not the
+/// clock restarted: the offset goes back (the packet is the mux stage's to screen). FFmpeg's CLI re-bases files
+/// only (`ts_discontinuity_detect`), and only past 10 s either way.
+struct ClockContinuity {
+    struct Settings: Sendable {
+        /// Each input stream's time base, nil for a stream whose clock is not followed (not audio or video:
+        /// subtitles and data are sparse).
+        let bases: [TimeBase?]
+        /// A live source (the wall clock tells a pause from a restart).
+        let live: Bool
+        /// How far (seconds) a stream's time may go back before it is a restart (MPEG-TS interleaves loosely).
+        var backward: Double { live ? 0.1 : 1 }
+        /// How far (seconds) a packet may jump forward before it is a discontinuity.
+        var forward: Double { live ? 1 : 10 }
+    }
+
+    private let settings: Settings
+    /// The offset added to every packet, in microseconds.
+    private var offset: Int64 = 0
+    /// Per stream: the last decode time (µs, re-based), where that packet ended, and (live) the least arrival
+    /// less media time seen (seconds).
+    private var last: [Int64?]
+    private var end: [Int64]
+    private var lag: [Double]
+    /// The last re-base, until the next packet of its stream confirms it: the stream, the change of offset, and
+    /// where that stream ended before it.
+    private var unconfirmed: (stream: Int, change: Int64, last: Int64, end: Int64)?
+    /// Discontinuities re-based so far, and a description of the first ones.
+    private(set) var count = 0
+    private(set) var descriptions: [String] = []
+    private static let micro = TimeBase(num: 1, den: 1_000_000)
+    /// How much earlier than the packet that shows a restart another stream's first packet on the new clock may
+    /// start (µs).
+    private static let interleave: Int64 = 100_000
+
+    init(_ settings: Settings) {
+        self.settings = settings
+        last = Array(repeating: nil, count: settings.bases.count)
+        end = Array(repeating: 0, count: settings.bases.count)
+        lag = Array(repeating: .infinity, count: settings.bases.count)
+    }
+
+    /// Whether a packet of stream `i` at `us`, read at `now`, breaks the clock after a packet at `previous` that
+    /// ended at `end`.
+    private func breaks(_ us: Int64, stream i: Int, after previous: Int64, end: Int64, now: Double) -> Bool {
+        if Double(previous - us) / 1e6 > settings.backward { return true }
+        if settings.live {
+            return lag[i].isFinite && Double(us) / 1e6 - (now - lag[i]) > settings.forward
+        }
+        return Double(us - end) / 1e6 > settings.forward
+    }
+
+    /// Moves `p` onto the recording's clock (`now`: monotonic seconds of its read, for a live source).
+    mutating func place(_ p: Packet, now: Double) {
+        let i = p.streamIndex
+        guard i < settings.bases.count, let base = settings.bases[i] else { return }
+        let t = p.dts != AVCode.noPTS ? p.dts : p.pts
+        guard t != AVCode.noPTS else { return }
+        var us = base.rescale(t, to: Self.micro).addingReportingOverflow(offset).partialValue
+        if let previous = last[i] {
+            if let u = unconfirmed, u.stream == i {
+                unconfirmed = nil
+                // The clock as it was fits this packet: the one before was a damaged packet, not a restart.
+                let before = us - u.change
+                if !breaks(before, stream: i, after: u.last, end: u.end, now: now) {
+                    offset -= u.change
+                    count -= 1
+                    if descriptions.count > count { descriptions.removeLast() }
+                    us = before
+                }
+            }
+            if breaks(us, stream: i, after: previous, end: end[i], now: now) {
+                // After every stream's end (with room for the other streams' packets that start a little before
+                // this one in the new clock: MPEG-TS interleaves loosely), so that none overlaps its own past.
+                var target = (end.max() ?? end[i]) + Self.interleave
+                if settings.live && lag[i].isFinite { target = max(target, Int64((now - lag[i]) * 1e6)) }
+                let back = Double(previous - us) / 1e6
+                let jump =
+                    back > settings.backward
+                    ? String(format: "back %.3f s", back) : String(format: "ahead %.3f s", Double(us - end[i]) / 1e6)
+                unconfirmed = (i, target - us, previous, end[i])
+                offset = offset.addingReportingOverflow(target - us).partialValue
+                count += 1
+                if descriptions.count < 3 {
+                    descriptions.append(String(format: "at %.3f s, %@", Double(target) / 1e6, jump))
+                }
+                us = target
+            }
+        }
+        if offset != 0 {
+            let shift = Self.micro.rescale(offset, to: base)
+            if p.pts != AVCode.noPTS { p.pts = p.pts.addingReportingOverflow(shift).partialValue }
+            if p.dts != AVCode.noPTS { p.dts = p.dts.addingReportingOverflow(shift).partialValue }
+        }
+        last[i] = us
+        end[i] = us + max(0, base.rescale(p.duration, to: Self.micro))
+        if settings.live { lag[i] = min(lag[i], now - Double(us) / 1e6) }
+    }
+
+    /// The notice for the summary, or nil when the clock never restarted.
+    var notice: String? {
+        guard count > 0 else { return nil }
+        return "the input's clock restarted \(count) time\(count == 1 ? "" : "s") ("
+            + descriptions.joined(separator: "; ") + (count > descriptions.count ? "; …" : "")
+            + "): re-based onto the recording's clock, nothing dropped"
     }
 }

@@ -1,6 +1,7 @@
 /// The demux stage: reads the input's packets in file order and sends each where its stream
 /// goes — video packets to the decoder, copied packets to the muxer, re-encoded audio to its
-/// re-encoder — after the trim (``TimestampPolicy/admit(_:waitingFor:)``).
+/// re-encoder — on the recording's clock (``ClockContinuity``) and after the trim
+/// (``TimestampPolicy/admit(_:waitingFor:)``).
 ///
 /// It stops at the end of the input, or once nothing more is wanted: the video's outlet
 /// answered ``Demand/enough`` (frame limit, trim end) and no copied stream can still have
@@ -22,6 +23,9 @@ final class DemuxStage: @unchecked Sendable {
     private var waitingFor: Set<Int>
     /// Audio packets sent on (copied or re-encoded).
     private(set) var audioPackets = 0
+    /// The input's clock kept going forward (nil: taken as it is).
+    private(set) var clock: ClockContinuity?
+    private let live: Bool
 
     init(
         demuxer: Demuxer, routes: [StreamRoute], times: TimestampPolicy, strict: Bool,
@@ -35,6 +39,8 @@ final class DemuxStage: @unchecked Sendable {
         self.mux = mux
         self.reencoders = routes.indices.map { reencoders[$0] }
         packet = try Packet()
+        clock = times.continuity.map { ClockContinuity($0) }
+        live = times.continuity?.live ?? false
         let passThrough = Set(
             routes.indices.filter { i in
                 switch routes[i] {
@@ -55,6 +61,7 @@ final class DemuxStage: @unchecked Sendable {
         case .value: break
         }
         defer { packet.unref() }
+        clock?.place(packet, now: live ? monotonicSeconds() : 0)
         let i = packet.streamIndex
         guard i < routes.count else { return true }
         switch routes[i] {
