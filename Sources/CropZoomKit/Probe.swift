@@ -145,6 +145,19 @@ public enum MediaProbe {
         try probe(RawPath.string(url), frameRate: frameRate)
     }
 
+    /// Why `path` does not read as a whole media file yet, or nil when it does: it opens, its streams are found,
+    /// and its index (MP4/MOV) places no sample past the file's end. What `batch --watch` asks before it takes a
+    /// file that is still being copied in pieces.
+    public static func incompleteness(_ path: String) -> String? {
+        cz_log_install(AV_LOG_QUIET)
+        do {
+            let input = try InputFormat(path: path)
+            return input.indexPointsPastEnd() ? "its index points past its end (still being written?)" : nil
+        } catch {
+            return error.reason
+        }
+    }
+
     public static func probe(_ path: String, frameRate: Bool = true) throws(CropZoomError) -> MediaInfo {
         cz_log_install(AV_LOG_QUIET)  // FFmpeg's own messages would break the one-line errors
         try InputSetup.check(path)

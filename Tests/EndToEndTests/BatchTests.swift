@@ -77,7 +77,9 @@ struct BatchTests {
         }
         #expect(
             (report["summary"] as? [String: Int])
-                == ["total": 6, "ok": 3, "failed": 1, "skipped": 2, "interrupted": 0, "not_started": 0])
+                == [
+                    "total": 6, "ok": 3, "failed": 1, "skipped": 2, "interrupted": 0, "not_started": 0, "salvaged": 0,
+                ])
         #expect(report["jobs"] as? Int == max(1, UsableCPUs.count / 2))
         // Nothing else in the output folder: no partial or temporary files.
         #expect(
@@ -142,6 +144,53 @@ struct BatchTests {
         for i in 1...4 {
             #expect(try Oracle.decodedFrameHashes(out.appendingPathComponent("clip\(i)-zoom.mp4").path).count == 150)
         }
+    }
+
+    @Test(
+        """
+        a truncated clip in a batch is "salvaged", not "ok": the damage in the table's column and the report, exit 4 \
+        (exit 0 without it); --strict fails it (exit 1, nothing written for it)
+        """)
+    func truncatedIsSalvaged() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("card")
+        let fm = FileManager.default
+        try fm.copyItem(at: try Files.sample("std-h264-aac.mp4"), to: dir.appendingPathComponent("a.mp4"))
+        try fm.copyItem(at: try Files.sample("truncated.mp4"), to: dir.appendingPathComponent("cut.mp4"))
+        let out = scratch.file("z")
+        let reportPath = scratch.file("r.json")
+        let run = try CLI.cropzoom([
+            "batch", dir.path, "--out-dir", out.path, "--report", reportPath.path, "--preset", "ultrafast",
+            "--progress", "lines",
+        ])
+        #expect(run.status == 4, "\(run)")
+        let files = try #require(try Self.report(reportPath)["files"] as? [[String: Any]])
+        let cut = try #require(files.first { ($0["input"] as? String)?.hasSuffix("cut.mp4") == true })
+        #expect(cut["result"] as? String == "salvaged", "\(cut)")
+        #expect((cut["warning"] as? String)?.hasPrefix("truncated: the data ends at") == true, "\(cut)")
+        let good = try #require(files.first { ($0["input"] as? String)?.hasSuffix("a.mp4") == true })
+        #expect(good["result"] as? String == "ok" && good["warning"] == nil, "\(good)")
+        #expect((try Self.report(reportPath)["summary"] as? [String: Int])?["salvaged"] == 1)
+        let header = try #require(run.stdout.split(separator: "\n").first)
+        #expect(header.contains("damage"), "\(run.stdout)")
+        let row = try #require(run.stdout.split(separator: "\n").first { $0.contains("cut.mp4") })
+        #expect(row.contains("salvaged") && row.contains("truncated: the data ends at"), "\(run.stdout)")
+        #expect(run.stdout.contains("2 files: 1 ok, 1 salvaged, 0 failed, 0 skipped"), "\(run.stdout)")
+        #expect(run.stderr.contains("salvaged \(dir.path)/cut.mp4: truncated"), "\(run.stderr)")
+
+        let strictOut = scratch.file("strict")
+        let strict = try CLI.cropzoom([
+            "batch", dir.path, "--out-dir", strictOut.path, "--strict", "--preset", "ultrafast",
+            "--progress", "none",
+        ])
+        #expect(strict.status == 1, "\(strict)")
+        #expect(Files.names(in: strictOut) == ["a-zoom.mp4"], "\(Files.names(in: strictOut))")
+        // Nothing damaged: exit 0 and no damage column.
+        try fm.removeItem(at: dir.appendingPathComponent("cut.mp4"))
+        let clean = try CLI.cropzoom([
+            "batch", dir.path, "--out-dir", scratch.file("clean").path, "--preset", "ultrafast", "--progress", "none",
+        ])
+        #expect(clean.status == 0 && !clean.stdout.contains("damage"), "\(clean)")
     }
 
     @Test("--shard I/N: the shards together cover every input exactly once, each every N-th by sorted path")

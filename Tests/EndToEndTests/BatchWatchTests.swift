@@ -68,6 +68,96 @@ struct BatchWatchTests {
         #expect(Files.names(in: URL(fileURLWithPath: out)) == ["a-zoom.mp4", "b-zoom.mp4"])
     }
 
+    /// A python script that copies argv[1] to argv[2] in `pieces` pieces, each written by its own open and close,
+    /// `pause` seconds apart (a slow card reader, a network share), then writes argv[3].
+    static func pieceCopier(_ scratch: Scratch, pieces: Int, pause: Double) throws -> URL {
+        let writer = scratch.file("pieces.py")
+        try """
+        import sys, time
+        data = open(sys.argv[1], "rb").read()
+        n = \(pieces)
+        for k in range(n):
+            with open(sys.argv[2], "ab") as f:
+                f.write(data[len(data) * k // n : len(data) * (k + 1) // n])
+            if k < n - 1:
+                time.sleep(\(pause))
+        open(sys.argv[3], "w").write("done")
+        """.write(to: writer, atomically: true, encoding: .utf8)
+        return writer
+    }
+
+    /// The sample with its index (moov) at the end, as a camera writes it.
+    static func moovAtEnd(_ scratch: Scratch) throws -> String {
+        let path = scratch.file("camera.mp4").path
+        _ = try Oracle.runChecked(
+            "ffmpeg", ["-v", "error", "-i", try Files.sample("std-h264-aac.mp4").path, "-c", "copy", path])
+        return path
+    }
+
+    @Test(
+        """
+        a file copied in three pieces 3 s apart, closed between them (index at the end): not taken until it reads \
+        whole, then transcoded once, every frame; no failure on the way
+        """)
+    func copiedInPieces() throws {
+        let scratch = try Scratch()
+        let input = try scratch.folder("in").path
+        let out = scratch.file("out").path
+        let source = try Self.moovAtEnd(scratch)
+        let run = try BackgroundRun.start(
+            ["batch", input, "--watch", "--out-dir", out, "--progress", "lines"], in: scratch.url)
+        defer { kill(run.pid, SIGKILL) }
+        usleep(1_000_000)
+        let done = scratch.file("done").path
+        let copy = try ChildProcess.spawn(
+            ["python3", try Self.pieceCopier(scratch, pieces: 3, pause: 3).path, source, input + "/c.mp4", done],
+            stdout: .null, stderr: .null)
+        var status: Int32 = 0
+        while waitpid(copy, &status, WNOHANG) == 0 {
+            #expect(!FileManager.default.fileExists(atPath: out + "/c-zoom.mp4"), "c.mp4 was taken between pieces")
+            usleep(100_000)
+        }
+        #expect(Self.appears(out + "/c-zoom.mp4", within: 60), "c.mp4 was not transcoded: \(run.stderr)")
+        usleep(2_500_000)
+        kill(run.pid, SIGINT)
+        let end = try run.wait(timeout: 30)
+        #expect(end.status == 0, "\(end.stderr)")
+        #expect(!end.stderr.contains("failed"), "\(end.stderr)")
+        #expect(try Oracle.videoFramePTS(out + "/c-zoom.mp4").count == 60)
+    }
+
+    @Test(
+        """
+        --settle 2: half a file left alone 2 s is taken and fails (no index); when the rest arrives it is tried \
+        again and succeeds: one row, ok, exit 0
+        """)
+    func failedFileRetriedWhenItChanges() throws {
+        let scratch = try Scratch()
+        let input = try scratch.folder("in").path
+        let out = scratch.file("out").path
+        let source = try Self.moovAtEnd(scratch)
+        let run = try BackgroundRun.start(
+            ["batch", input, "--watch", "--settle", "2", "--out-dir", out, "--progress", "lines"], in: scratch.url)
+        defer { kill(run.pid, SIGKILL) }
+        let done = scratch.file("done").path
+        let copy = try ChildProcess.spawn(
+            ["python3", try Self.pieceCopier(scratch, pieces: 2, pause: 7).path, source, input + "/d.mp4", done],
+            stdout: .null, stderr: .null)
+        var status: Int32 = 0
+        waitpid(copy, &status, 0)
+        #expect(run.stderr.contains("failed \(input)/d.mp4"), "the half file was not taken: \(run.stderr)")
+        #expect(Self.appears(out + "/d-zoom.mp4", within: 60), "d.mp4 was not tried again: \(run.stderr)")
+        usleep(2_500_000)
+        kill(run.pid, SIGINT)
+        let end = try run.wait(timeout: 30)
+        #expect(end.status == 0, "\(end.stderr)")
+        #expect(end.stderr.contains("changed since it failed"), "\(end.stderr)")
+        let table = (try? String(contentsOfFile: run.stdoutPath, encoding: .utf8)) ?? ""
+        let rows = table.split(separator: "\n").filter { $0.contains("d.mp4") }
+        #expect(rows.count == 1 && rows[0].contains(" ok "), "\(table)")
+        #expect(try Oracle.videoFramePTS(out + "/d-zoom.mp4").count == 60)
+    }
+
     @Test("--watch takes folders only, and not with --dry-run or --shard (exit 2)")
     func usage() throws {
         let sample = try Files.sample("std-h264-aac.mp4").path

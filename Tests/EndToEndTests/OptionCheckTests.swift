@@ -68,4 +68,41 @@ struct OptionCheckTests {
         #expect(good.status == 0 && good.stdout.contains("--out-dir"), "\(good)")
         #expect(try CLI.cropzoom(["help"]).status == 0)
     }
+
+    @Test(
+        """
+        ffmpeg's single-dash options are usage errors naming cropzoom's spelling (-hide_banner and -threads printed \
+        help and exited 0 with nothing written); cropzoom's own short options, negative numbers and - still work
+        """)
+    func ffmpegSingleDashOptions() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("one-frame.mp4").path
+        let out = scratch.file("out.mp4").path
+        let cases: [([String], String)] = [
+            (["-hide_banner"], "-hide_banner is ffmpeg's spelling; cropzoom's is nothing: cropzoom prints no banner"),
+            (["-threads", "2"], "-threads is ffmpeg's spelling; cropzoom's is --threads"),
+            (["-vn"], "cropzoom's is --streams"),
+            (["-c", "copy"], "--codec has no copy for video, because every frame is transformed"),
+            (["-c:v", "copy"], "--codec has no copy for video"),
+            (["-c:a", "copy"], "-c:a copy is ffmpeg's spelling; cropzoom's is --audio copy"),
+            (["-r", "30"], "cropzoom's is --framerate"),
+            (["-map", "0"], "cropzoom's is --streams and --audio-stream"),
+            (["-nonsense"], "-nonsense is not an option of cropzoom: its options are spelled with two dashes"),
+        ]
+        for (args, needle) in cases {
+            let run = try CLI.cropzoom([input, "-o", out] + args)
+            #expect(
+                run.status == 2 && run.errorLines.count == 1 && run.stderr.contains(needle) && run.stdout.isEmpty,
+                "\(args): \(run)")
+            #expect(Files.names(in: scratch.url).isEmpty, "\(args): something was written")
+        }
+        // Where ffmpeg's spelling comes before the input too.
+        let first = try CLI.cropzoom(["-hide_banner", input, "-o", out])
+        #expect(first.status == 2 && first.stdout.isEmpty, "\(first)")
+        // cropzoom's own: -y and -v bundled, negative values after options that take any value.
+        let ok = try CLI.cropzoom([input, "-o", out, "-yv", "--rotate", "-90", "--size", "-2x120"])
+        #expect(ok.status == 0 && Files.exists(scratch.file("out.mp4")), "\(ok)")
+        let help = try CLI.cropzoom(["-h"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help)")
+    }
 }

@@ -152,6 +152,21 @@ final class InputFormat: @unchecked Sendable {
     /// Short name of the demuxer (e.g. "mov,mp4,m4a,3gp,3g2,mj2").
     var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
     /// The times are a clock reading, not presentation times (`AVFMT_TS_DISCONT`: MPEG-TS/PS).
+    /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end
+    /// of the file: its tail is missing.
+    func indexPointsPastEnd() -> Bool {
+        guard let pb = pointer.pointee.pb else { return false }
+        let size = avio_size(pb)
+        guard size > 0 else { return false }
+        for i in 0..<streamCount {
+            let st = stream(i)
+            let n = avformat_index_get_entries_count(st.pointer)
+            guard n > 0, let last = avformat_index_get_entry(st.pointer, n - 1) else { continue }
+            if last.pointee.pos >= 0 && last.pointee.pos + Int64(last.pointee.size) > size { return true }
+        }
+        return false
+    }
+
     var hasClockTimestamps: Bool { pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 }
     /// Chapters the demuxer read.
     var chapterCount: Int { Int(pointer.pointee.nb_chapters) }

@@ -64,7 +64,7 @@ struct BatchReport: Codable, Equatable {
     /// Whether `result` is what became of the file (it ran, or it was skipped), rather than a run that did not get
     /// to it (interrupted, not started).
     static func isDecisive(_ result: BatchItem.Result) -> Bool {
-        result == .ok || result == .failed || result == .skipped
+        result.wrote || result == .failed || result == .skipped
     }
 
     /// One report from `reports` (each named by its path in `names`), all of one output folder (`outDir`, or the

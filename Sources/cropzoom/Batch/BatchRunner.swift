@@ -59,8 +59,9 @@ struct BatchRunner {
                     self.onFileDone?(state.items)
                     state.lock.unlock()
                     say(
-                        "[\(done)/\(total)] \(item.result.rawValue) "
-                            + "\(item.input)\(item.result == .failed ? ": \(item.error ?? "")" : "")"
+                        "[\(done)/\(total)] \(item.result.rawValue) \(item.input)"
+                            + (item.result == .failed ? ": \(item.error ?? "")" : "")
+                            + (item.result == .salvaged ? ": \(item.warning ?? "")" : "")
                     )
                 }
             }
@@ -126,7 +127,8 @@ struct BatchRunner {
         state.lock.unlock()
         item.seconds = (child.wallSeconds * 1000).rounded() / 1000
         if child.succeeded, let done {
-            item.result = .ok
+            item.warning = BatchItem.damage(done)
+            item.result = item.warning == nil ? .ok : .salvaged
             item.frames = done.framesOut
             item.fps = (done.fps * 10).rounded() / 10
             item.outputBytes = RawPath.status(item.output).map { Int($0.st_size) }

@@ -40,7 +40,7 @@ enum BatchStatus {
             if let r = reports[i] {
                 let done = r.files.filter { BatchReport.isDecisive($0.result) }
                 for item in done { counts[item.result, default: 0] += 1 }
-                let ok = done.filter { $0.result == .ok }.count
+                let ok = done.filter { $0.result.wrote }.count
                 let failed = done.filter { $0.result == .failed }.count
                 let skipped = done.count - ok - failed
                 let tally = "\(ok) ok, \(failed) failed, \(skipped) skipped"
@@ -58,7 +58,9 @@ enum BatchStatus {
         }
         let total = manifest.files.count
         let decided = counts.values.reduce(0, +)
-        out += "\(total) file\(total == 1 ? "" : "s"): \(counts[.ok] ?? 0) ok, \(counts[.failed] ?? 0) failed, "
+        out +=
+            "\(total) file\(total == 1 ? "" : "s"): \((counts[.ok] ?? 0) + (counts[.salvaged] ?? 0)) ok, "
+            + "\(counts[.failed] ?? 0) failed, "
         out += "\(counts[.skipped] ?? 0) skipped, \(total - decided) to do\n"
         return out
     }

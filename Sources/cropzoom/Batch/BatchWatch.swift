@@ -2,9 +2,12 @@ import CropZoomKit
 import Foundation
 
 /// `batch --watch`: a HandBrake-style queue for camera offload folders. The folders are scanned every second;
-/// a media file is taken once it is complete — its size and modification time unchanged for two scans and no
-/// process holding it open for writing — and transcoded as `batch` would; the watch goes on until SIGINT or
-/// SIGTERM, which end it normally (a file being transcoded then is stopped and leaves nothing behind).
+/// a media file is taken once it is complete — its size and modification time unchanged for two scans, no
+/// process holding it open for writing, and it reads as a whole media file (``MediaProbe/incompleteness(_:)``: a
+/// file copied in pieces with pauses is not taken between pieces) — or once it has been unchanged for `--settle`
+/// seconds whatever it reads as; it is transcoded as `batch` would. A file that failed is tried again when its size
+/// or time changes. The watch goes on until SIGINT or SIGTERM, which end it normally (a file being transcoded then
+/// is stopped and leaves nothing behind).
 struct BatchWatch {
     /// Seconds between scans.
     static let interval = 1.0
@@ -16,6 +19,22 @@ struct BatchWatch {
         var size: Int64
         var modified: Int
         var stable = 0
+        /// Monotonic seconds when it was first seen as it is now.
+        var since = 0.0
+
+        /// The same size and modification time.
+        func sameFile(as other: Seen) -> Bool { size == other.size && modified == other.modified }
+    }
+
+    /// Seconds a file must stay unchanged before it is taken even though it does not read as whole (`--settle`'s
+    /// default).
+    static let defaultSettle = 30.0
+
+    /// What a scan sees of `path` now, or nil when it is gone.
+    static func look(_ path: String, now: Double) -> Seen? {
+        guard let st = RawPath.status(path) else { return nil }
+        return Seen(
+            size: Int64(st.st_size), modified: st.st_mtim.tv_sec * 1_000_000_000 + st.st_mtim.tv_nsec, since: now)
     }
 
     /// Whether a process other than this one has `path` open for writing (`/proc/PID/fd` links to it, with a write
@@ -39,21 +58,28 @@ struct BatchWatch {
         return false
     }
 
-    /// Updates `seen` with this scan of `files` and returns those complete now, in path order.
-    static func complete(_ files: [String], seen: inout [String: Seen]) -> [String] {
+    /// Updates `seen` with this scan of `files` and returns those complete now, in path order: unchanged for
+    /// ``stableScans`` scans, not open for writing, and reading as whole (`isWhole`) or unchanged for `settle` seconds.
+    static func complete(
+        _ files: [String], seen: inout [String: Seen], settle: Double = defaultSettle, now: Double = monotonicSeconds(),
+        isWhole: (String) -> Bool = { MediaProbe.incompleteness($0) == nil }
+    ) -> [String] {
         var ready: [String] = []
         for path in files.sorted() {
-            guard let st = RawPath.status(path) else {
+            guard let current = look(path, now: now) else {
                 seen[path] = nil
                 continue
             }
-            let now = Seen(size: Int64(st.st_size), modified: st.st_mtim.tv_sec * 1_000_000_000 + st.st_mtim.tv_nsec)
-            if var before = seen[path], before.size == now.size, before.modified == now.modified {
+            if var before = seen[path], before.sameFile(as: current) {
                 before.stable += 1
                 seen[path] = before
-                if before.stable >= stableScans && now.size > 0 && !openForWriting(path) { ready.append(path) }
+                if before.stable >= stableScans && current.size > 0 && !openForWriting(path)
+                    && (now - before.since >= settle || isWhole(path))
+                {
+                    ready.append(path)
+                }
             } else {
-                seen[path] = now
+                seen[path] = current
             }
         }
         return ready

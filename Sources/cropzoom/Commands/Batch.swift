@@ -139,15 +139,28 @@ struct Batch: ParsableCommand {
 
     @Flag(
         help: ArgumentHelp(
-            "Watch the folders: transcode each media file once it is complete (its size unchanged for 2 s and no "
-                + "process writing it), files already there first; Ctrl-C or SIGTERM ends the watch (exit 0, or 1 "
-                + "when a file failed)."))
+            "Watch the folders: transcode each media file once it is complete (its size unchanged for 2 s, no "
+                + "process writing it, and it reads as a whole media file), files already there first; a file that "
+                + "failed is tried again when it changes; Ctrl-C or SIGTERM ends the watch (exit 0, 1 when a file "
+                + "failed, 4 when one was salvaged)."))
     var watch = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --watch: take a file that does not read as whole media once it has been unchanged this long "
+                + "(default 30).",
+            valueName: "SECONDS"))
+    var settle: Double?
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
+
+    @Flag(
+        name: .setting(.strict),
+        help: "Fail a damaged input (truncated, damaged packets) instead of salvaging what it holds (`salvaged`).")
+    var strict = false
 
     /// The CPUs this process may use (affinity, cgroup quota), and in a Slurm job no more than Slurm gave it
     /// (SLURM_CPUS_ON_NODE: a cluster without task binding leaves every CPU visible).
@@ -261,6 +274,10 @@ struct Batch: ParsableCommand {
                 throw ValidationError("--watch watches folders: \(input) is not one")
             }
         }
+        if let settle, !(settle >= 0 && settle.isFinite) {
+            throw ValidationError("--settle takes seconds ≥ 0 (got \(settle))")
+        }
+        if settle != nil && !watch { throw ValidationError("--settle is for --watch") }
     }
 
     func run() throws {
@@ -395,7 +412,8 @@ struct Batch: ParsableCommand {
         try Bench.writeAtomically(try merged.json(), to: batch.folder + "/report.json")
         if let report { try Bench.writeAtomically(try merged.json(), to: report) }
         if signal != 0 { throw ExitCode(128 + signal) }
-        if merged.files.contains(where: { $0.result != .ok && $0.result != .skipped }) { throw ExitCode(1) }
+        if merged.files.contains(where: { !$0.result.wrote && $0.result != .skipped }) { throw ExitCode(1) }
+        try Batch.exitForDamage(merged.files)
     }
 
     /// `--manifest FILE --shard I/N|auto`: one shard of a submitted batch, as the job script runs it. Its files are
@@ -420,7 +438,7 @@ struct Batch: ParsableCommand {
         for entry in manifest.entries(shard: spec.index) {
             var item = BatchItem(input: entry.input, output: entry.output)
             if BatchManifest.writtenByBatch(entry) {
-                if let earlier = previous?.files.first(where: { $0.input == entry.input && $0.result == .ok }) {
+                if let earlier = previous?.files.first(where: { $0.input == entry.input && $0.result.wrote }) {
                     item = earlier
                 } else {
                     item.result = .ok
@@ -474,16 +492,25 @@ struct Batch: ParsableCommand {
         let started = monotonicSeconds()
         var seen: [String: BatchWatch.Seen] = [:]
         var taken = Set<String>()
+        // Files that failed, as they were when taken: one that changes since is tried again.
+        var failedAs: [String: BatchWatch.Seen] = [:]
         var done: [BatchItem] = []
         while ProcessSignals.pending == 0 {
+            for (path, before) in failedAs {
+                guard let now = BatchWatch.look(path, now: 0), !now.sameFile(as: before) else { continue }
+                failedAs[path] = nil
+                taken.remove(path)
+                Stderr.write("cropzoom: \(path) changed since it failed: trying it again once it is complete\n")
+            }
             var found = (try? BatchInputs.resolve(inputs, outDir: outRoot.path)) ?? []
             found = BatchInputs.droppingOutputs(
                 BatchInputs.filter(found, include: include, exclude: exclude), output: output)
             let byPath = Dictionary(found.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
             let fresh = found.map(\.path).filter { !taken.contains($0) }
-            for path in BatchWatch.complete(fresh, seen: &seen) {
+            for path in BatchWatch.complete(fresh, seen: &seen, settle: settle ?? BatchWatch.defaultSettle) {
                 guard let file = byPath[path], ProcessSignals.pending == 0 else { break }
                 taken.insert(path)
+                let takenAs = BatchWatch.look(path, now: 0)
                 var item = Batch.probed(BatchItem(input: path, output: output(file)), scanned: true)
                 if item.result == .pending && RawPath.exists(item.output) && !skipExisting && !overwrite {
                     item.result = .failed
@@ -498,9 +525,14 @@ struct Batch: ParsableCommand {
                     }
                 }
                 if item.result == .pending { item = runner.run([item])[0] }
-                if item.result == .skipped || item.result == .failed {
-                    Stderr.write("cropzoom: \(item.result.rawValue) \(path): \(item.reason ?? item.error ?? "")\n")
+                if item.result == .skipped || item.result == .failed || item.result == .salvaged {
+                    Stderr.write(
+                        "cropzoom: \(item.result.rawValue) \(path): \(item.reason ?? item.error ?? item.warning ?? "")\n"
+                    )
                 }
+                if item.result == .failed, item.exitCode != 2, let takenAs { failedAs[path] = takenAs }
+                // A file tried again replaces its earlier result in the table and the report.
+                done.removeAll { $0.input == item.input }
                 done.append(item)
             }
             for _ in 0..<Int(BatchWatch.interval * 10) where ProcessSignals.pending == 0 { usleep(100_000) }
@@ -513,6 +545,7 @@ struct Batch: ParsableCommand {
                     seconds: monotonicSeconds() - started, interrupted: false), to: report)
         }
         if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+        try Batch.exitForDamage(done)
     }
 
     /// `item` after a look at its input (`MediaProbe.probe`, streams only): a file found by scanning (`scanned`)
@@ -574,12 +607,22 @@ struct Batch: ParsableCommand {
         if signal == SIGTERM, let requeueExit { throw ExitCode(requeueExit) }
         if signal != 0 { throw ExitCode(128 + signal) }
         if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
+        try exitForDamage(done)
+    }
+
+    /// Exit code 4 when nothing failed but some inputs were damaged (`salvaged`: their outputs hold what could be
+    /// read), so that a script can tell it from a clean batch.
+    static let damagedExit: Int32 = 4
+
+    static func exitForDamage(_ items: [BatchItem]) throws {
+        if items.contains(where: { $0.result == .salvaged }) { throw ExitCode(damagedExit) }
     }
 
     /// The transcode settings every file shares (input and output set per file).
     /// The settings every file gets (each file's `transcode` run takes them as arguments).
     var settings: Settings {
         geometry.settings.merging(trim.settings).merging(encoding.settings).merging(streams.settings)
+            .merging(Settings([.strict: strict ? "true" : nil]))
     }
 
     func transcodeConfiguration() throws -> TranscodeConfiguration {
@@ -653,19 +696,22 @@ struct Batch: ParsableCommand {
 
     /// The end-of-batch table: file, result, frames, fps, output size, output or error.
     static func table(_ items: [BatchItem]) -> String {
-        var rows = [["file", "result", "frames", "fps", "size", "output / error"]]
+        let damaged = items.contains { $0.warning != nil }
+        let damageColumn: [String] = damaged ? ["damage"] : []
+        var rows: [[String]] = [["file", "result", "frames", "fps", "size"] + damageColumn + ["output / error"]]
         for i in items {
-            rows.append([
-                i.input, i.result.rawValue, i.frames.map(String.init) ?? "",
-                i.fps.map { String(format: "%.1f", $0) } ?? "",
-                size(i.outputBytes),
-                i.reason ?? (i.result == .ok || i.result == .skipped ? i.output : (i.error ?? "")),
-            ])
+            var row: [String] = [i.input, i.result.rawValue, i.frames.map(String.init) ?? ""]
+            row.append(i.fps.map { String(format: "%.1f", $0) } ?? "")
+            row.append(size(i.outputBytes))
+            if damaged { row.append(i.warning ?? "") }
+            row.append(i.reason ?? (i.result.wrote || i.result == .skipped ? i.output : (i.error ?? "")))
+            rows.append(row)
         }
         var out = textColumns(rows) { _, c in (2...4).contains(c) }
         let count = { (r: BatchItem.Result) in items.filter { $0.result == r }.count }
         out +=
-            "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, \(count(.failed)) failed, "
+            "\(items.count) file\(items.count == 1 ? "" : "s"): \(count(.ok)) ok, "
+            + (count(.salvaged) > 0 ? "\(count(.salvaged)) salvaged, " : "") + "\(count(.failed)) failed, "
             + "\(count(.skipped)) skipped"
         if count(.interrupted) + count(.notRun) > 0 {
             out += ", \(count(.interrupted)) interrupted, \(count(.notRun)) not started"

@@ -20,21 +20,6 @@ final class Demuxer: @unchecked Sendable {
         reached = max(reached, Double(t + packet.pointer.pointee.duration) * st.timeBase.seconds)
     }
 
-    /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end
-    /// of the file: its tail is missing.
-    private func indexPointsPastEnd() -> Bool {
-        guard let pb = input.pointer.pointee.pb else { return false }
-        let size = avio_size(pb)
-        guard size > 0 else { return false }
-        for i in 0..<input.streamCount {
-            let st = input.stream(i)
-            let n = avformat_index_get_entries_count(st.pointer)
-            guard n > 0, let last = avformat_index_get_entry(st.pointer, n - 1) else { continue }
-            if last.pointee.pos >= 0 && last.pointee.pos + Int64(last.pointee.size) > size { return true }
-        }
-        return false
-    }
-
     /// Where the streams' own headers say the media ends (seconds, the timestamps' clock): the
     /// latest start + duration of a stream, else the file's start + duration. Only for
     /// containers whose header states durations (`AVFMT_DURATION_FROM_STREAM`: MP4, Matroska …),
@@ -164,7 +149,7 @@ final class Demuxer: @unchecked Sendable {
                 if let pb = input.pointer.pointee.pb, pb.pointee.error < 0, pb.pointee.error != AVCode.eof {
                     throw CropZoomError.ffmpeg(pb.pointee.error, .inputUnreadable, what: "reading", path: path)
                 }
-                let pastEnd = indexPointsPastEnd()
+                let pastEnd = input.indexPointsPastEnd()
                 // The data ran out before the file's own index or header says it should (half a
                 // second of slack, or 2 %, for headers that round their durations). Only Matroska's
                 // duration is trusted for this: it has no sample index to check, and its muxers
