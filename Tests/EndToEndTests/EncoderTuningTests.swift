@@ -59,6 +59,63 @@ struct EncoderTuningTests {
     }
 
     @Test(
+        """
+        --encoder-option x265-params merges with cropzoom's own, the user's keys winning: the level stays 4.1, x265 \
+        stays quiet, an HDR10 input keeps its mastering display and light levels, and the user's bframes reaches x265
+        """)
+    func x265ParamsMerged() throws {
+        let scratch = try Scratch()
+        let (run, out) = try Self.encode(
+            ["--codec", "hevc", "--level", "4.1", "--encoder-option", "x265-params=bframes=2"], in: scratch)
+        #expect(run.status == 0 && !run.stderr.contains("x265 [info]"), "\(run)")
+        #expect(try Self.profileLevel(out) == "Main,123")
+        let hdr = scratch.file("hdr10.mkv").path
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "libx265",
+                "-pix_fmt", "yuv420p10le", "-x265-params",
+                "log-level=none:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+                    + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc",
+                "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", hdr,
+            ])
+        let hdrOut = scratch.file("hdr-out.mkv").path
+        let merged = try CLI.cropzoom([hdr, "-o", hdrOut, "--encoder-option", "x265-params=bframes=0"])
+        #expect(merged.status == 0 && !merged.stderr.contains("x265 [info]"), "\(merged)")
+        let frame = try Oracle.runChecked(
+            "ffprobe", ["-v", "error", "-select_streams", "v", "-read_intervals", "%+#1", "-show_frames", hdrOut]
+        ).stdout
+        #expect(frame.contains("max_luminance=10000000/10000") && frame.contains("max_content=1000"), "\(frame)")
+        let bframes = try Oracle.runChecked(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v", "-show_entries", "stream=has_b_frames", "-of",
+                "default=nw=1:nk=1", hdrOut,
+            ]
+        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // (x265's default is 4 B-frames: a reorder delay of 2.)
+        #expect(bframes == "0", "has_b_frames \(bframes)")
+    }
+
+    @Test(
+        "--profile reaches libvpx-vp9 (0–3, with the sampling its profile needs) and SVT-AV1 (main, high, professional)",
+        arguments: [
+            ("vp9", "1", "webm", "Profile 1,yuv444p"), ("vp9", "2", "webm", "Profile 2,yuv420p10le"),
+            ("av1", "main", "mkv", "Main,yuv420p"),
+        ])
+    func numberedProfiles(codec: String, profile: String, container: String, expected: String) throws {
+        let scratch = try Scratch()
+        let (run, out) = try Self.encode(
+            ["--codec", codec, "--profile", profile, "--duration", "0.3"], in: scratch, to: "out.\(container)")
+        #expect(run.status == 0, "\(run)")
+        let got = try Oracle.runChecked(
+            "ffprobe",
+            ["-v", "error", "-select_streams", "v", "-show_entries", "stream=profile,pix_fmt", "-of", "csv=p=0", out]
+        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(got == expected)
+    }
+
+    @Test(
         "--preset on encoders without named presets: x264's names become their speed setting, a number is their own",
         arguments: [("vp9", "webm", "ultrafast", "veryslow"), ("av1", "mkv", "ultrafast", "5")])
     func presetsMapped(codec: String, container: String, fast: String, slow: String) throws {
@@ -92,6 +149,11 @@ struct EncoderTuningTests {
             (["--gop", "0"], "--gop takes a number of frames from 1 to 100000"),
             (["--encoder-option", "crf"], "--encoder-option takes KEY=VALUE"),
             (["--codec", "vp9", "--preset", "turbo"], "--preset turbo: for libvpx-vp9, one of ultrafast"),
+            (["--codec", "vp9", "--profile", "7"], "--profile 7: libvpx-vp9 takes 0, 1, 2, 3"),
+            (
+                ["--codec", "av1", "--profile", "baseline"],
+                "--profile baseline: libsvtav1 takes main, high, professional"
+            ),
         ])
     func refusals(extra: [String], message: String) throws {
         let scratch = try Scratch()

@@ -20,6 +20,40 @@ struct InputFormTests {
         return (try Oracle.videoFramePTS(path), video?["avg_frame_rate"] as? String)
     }
 
+    @Test(
+        """
+        a lavfi graph without realtime is generated as a file is read: every frame kept, none dropped as late; \
+        with realtime it is a live source
+        """)
+    func lavfiWithoutRealtimeIsNotLive() throws {
+        let scratch = try Scratch()
+        let out = scratch.file("gen.mp4").path
+        let run = try CLI.cropzoom([
+            "testsrc2=size=320x240:rate=30:duration=3", "--input-format", "lavfi", "-o", out, "--progress", "json",
+        ])
+        #expect(run.status == 0, "\(run)")
+        let done = try #require(RealTime.LiveTests.done(run.stderr), "\(run.stderr)")
+        #expect(done.framesOut == 90 && done.framesDropped == nil && done.liveEnd == nil, "\(run.stderr)")
+        var live = TranscodeConfiguration(input: "testsrc2=size=320x240:rate=30,realtime", output: out)
+        live.inputFormat = "lavfi"
+        #expect(live.isLive)
+        live.input = "sine=frequency=440,arealtime"
+        #expect(live.isLive)
+        live.input = "testsrc2=size=320x240:rate=30:duration=3"
+        #expect(!live.isLive)
+    }
+
+    @Test("HLS with --segment: the summary names the playlist written, not a segment pattern")
+    func hlsSummaryNamesThePlaylist() throws {
+        let scratch = try Scratch()
+        let folder = try scratch.folder("hls")
+        let playlist = folder.appendingPathComponent("live.m3u8").path
+        let run = try CLI.cropzoom([try Files.sample("std-h264-aac.mp4").path, "-o", playlist, "--segment", "1"])
+        #expect(run.status == 0 && run.stderr.contains("wrote \(playlist):"), "\(run)")
+        #expect(!run.stderr.contains("%03d"), "\(run)")
+        #expect(Files.exists(URL(fileURLWithPath: playlist)))
+    }
+
     @Test("an image sequence by printf pattern and by glob: every frame, at --framerate (10, 30000/1001)")
     func imageSequence() throws {
         let scratch = try Scratch()

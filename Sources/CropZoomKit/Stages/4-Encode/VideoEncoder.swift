@@ -219,6 +219,14 @@ final class VideoEncoder: @unchecked Sendable {
         codec: UnsafePointer<AVCodec>, input: AVPixelFormat, hdr: Bool, profile: String?
     ) -> AVPixelFormat? {
         let name = String(cString: codec.pointee.name)
+        // VP9's numbered profiles each fix the sampling and depth: 0 4:2:0 8-bit, 1 4:4:4 8-bit, 2 4:2:0 10-bit, 3
+        // 4:4:4 10-bit (libvpx refuses a picture its profile does not allow).
+        if name == "libvpx-vp9", let p = profile, let n = try? numberedProfile(p, encoder: name) {
+            let formatName = ["yuv420p", "yuv444p", "yuv420p10le", "yuv444p10le"][n]
+            guard let format = PixelFormatInfo(name: formatName)?.format, codec.supportedPixelFormats.contains(format)
+            else { return nil }
+            return format
+        }
         guard playableDefaultEncoders.contains(name), let info = PixelFormatInfo(input) else { return nil }
         let inputDepth = info.isRGB ? 8 : info.bitDepth
         var depth = hdr || (name == "libx265" && inputDepth > 8) ? 10 : 8
@@ -490,7 +498,10 @@ final class VideoEncoder: @unchecked Sendable {
         // than the generic number the codec context would silently take.
         for (setting, value) in [(Setting.profile, t.profile), (.level, t.level), (.tune, t.tune)] {
             guard let value else { continue }
-            if name == "libx265" && setting == .level {
+            if setting == .profile, let number = try VideoEncoder.numberedProfile(value, encoder: name) {
+                // libvpx-vp9, SVT-AV1 and libaom read the codec context's profile (ffmpeg's -profile:v).
+                c.pointee.profile = Int32(number)
+            } else if name == "libx265" && setting == .level {
                 options["x265-params"] = (options["x265-params"].map { $0 + ":" } ?? "") + "level-idc=\(value)"
             } else if let priv = c.pointee.priv_data, av_opt_find(priv, setting.rawValue, nil, 0, 0) != nil {
                 options[setting.rawValue] = value
@@ -500,7 +511,15 @@ final class VideoEncoder: @unchecked Sendable {
             }
         }
         if let gop = t.gop { c.pointee.gop_size = Int32(gop) }
-        for (key, value) in t.options { options[key] = value }
+        for (key, value) in t.options {
+            // The encoder's parameter lists are merged with cropzoom's own, the user's keys winning key by key
+            // (a whole replacement lost the level, the quiet log and HDR10's mastering display).
+            if VideoEncoder.parameterLists.contains(key), let ours = options[key] {
+                options[key] = VideoEncoder.mergeParameters(ours, value)
+            } else {
+                options[key] = value
+            }
+        }
         let unused: [String]
         do {
             unused = try context.open(options: options, kind: .processing, what: "opening the \(name) encoder")
@@ -531,6 +550,51 @@ final class VideoEncoder: @unchecked Sendable {
         pixelFormat = s.pixelFormat
         fullRange = s.fullRange
         packet = try Packet()
+    }
+
+    /// The encoders' own `key=value:key=value` parameter lists (`--encoder-option x265-params=…`).
+    static let parameterLists: Set<String> = ["x265-params", "x264-params", "svtav1-params", "aom-params"]
+
+    /// `ours` and `theirs` (each `k=v:k=v`) as one list: every key of `ours` in its place, the value `theirs` gives
+    /// it when it gives one, then the keys only `theirs` has, in its order.
+    static func mergeParameters(_ ours: String, _ theirs: String) -> String {
+        func pairs(_ s: String) -> [(String, String?)] {
+            s.split(separator: ":", omittingEmptySubsequences: true).map { item in
+                let kv = item.split(separator: "=", maxSplits: 1)
+                return (String(kv[0]), kv.count > 1 ? String(kv[1]) : nil)
+            }
+        }
+        let mine = pairs(ours)
+        let given = pairs(theirs)
+        var merged: [(String, String?)] = []
+        for (k, v) in mine {
+            merged.append(given.last(where: { $0.0 == k }).map { ($0.0, $0.1) } ?? (k, v))
+        }
+        for (k, v) in given where !mine.contains(where: { $0.0 == k }) {
+            merged.removeAll { $0.0 == k }
+            merged.append((k, v))
+        }
+        return merged.map { pair in pair.1.map { "\(pair.0)=\($0)" } ?? pair.0 }.joined(separator: ":")
+    }
+
+    /// The codec profile number `--profile` names for an encoder that takes it as a number on the codec context
+    /// (libvpx-vp9: 0–3; SVT-AV1 and libaom: main, high, professional or 0–2); nil for other encoders. A value
+    /// such an encoder has no profile for is a usage error listing what it takes.
+    static func numberedProfile(_ value: String, encoder: String) throws(CropZoomError) -> Int? {
+        let names: [String]
+        switch encoder {
+        case "libvpx-vp9": names = ["0", "1", "2", "3"]
+        case "libsvtav1", "libaom-av1": names = ["main", "high", "professional"]
+        default: return nil
+        }
+        let v = value.lowercased()
+        if let n = names.firstIndex(of: v) { return n }
+        if let n = Int(v), names.indices.contains(n) { return n }
+        if v.hasPrefix("profile"), let n = Int(v.dropFirst(7)), names.indices.contains(n) { return n }
+        throw CropZoomError(
+            .usage, setting: .profile,
+            reason: "\(setting: .profile) \(value): \(encoder) takes \(names.joined(separator: ", "))"
+                + (names[0] == "main" ? " (or 0–2)" : ""))
     }
 
     /// Sends a frame (nil = flush) and hands every packet that comes out to `body` (valid
