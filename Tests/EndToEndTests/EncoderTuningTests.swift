@@ -116,6 +116,50 @@ struct EncoderTuningTests {
     }
 
     @Test(
+        """
+        refused before any encoder speaks, in one line (exit 2, nothing written): x264's tunes and profiles (x264 \
+        printed its own [error] line first), a profile that cannot hold the picture, channel layouts the audio \
+        encoder does not take ("Invalid argument", exit 1, before)
+        """,
+        arguments: [
+            (["--tune", "nonsense"], "out.mp4", "--tune nonsense: libx264 takes film, animation"),
+            (["--profile", "nonsense"], "out.mp4", "--profile nonsense: libx264 takes baseline, main, high"),
+            (
+                ["--profile", "main", "--pix-fmt", "yuv420p10le"], "out.mp4",
+                "--profile main holds 4:2:0 at 8 bits, not yuv420p10le (4:2:0, 10 bits): use --profile high10"
+            ),
+            (
+                ["--audio-channels", "9"], "out.mp4",
+                "--audio-channels 9: the aac encoder does not take 9 channels; it takes mono, stereo"
+            ),
+            (["--audio-channels", "9"], "out.mkv", "the aac encoder does not take 9 channels"),
+            (
+                ["--audio-channels", "2.1"], "out.webm",
+                "--audio-channels 2.1: the libopus encoder does not take 2.1; it takes mono, stereo, 3.0"
+            ),
+        ])
+    func oneLineRefusals(extra: [String], name: String, message: String) throws {
+        let scratch = try Scratch()
+        let (run, out) = try Self.encode(
+            extra + (name.hasSuffix("mkv") ? ["--audio", "aac"] : []), in: scratch, to: name)
+        #expect(run.status == 2 && run.stderrLines.count == 1 && run.stderr.contains(message), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test("x264 takes a tune with fastdecode added; a 10-bit picture with --profile high10")
+    func x264TuneAndProfileAccepted() throws {
+        let scratch = try Scratch()
+        let (run, _) = try Self.encode(["--tune", "film,fastdecode", "--duration", "0.2"], in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let deep = try CLI.cropzoom([
+            try Files.sample("hevc10.mkv").path, "-o", scratch.file("deep.mp4").path, "--profile", "high10",
+            "--duration", "0.2",
+        ])
+        #expect(deep.status == 0, "\(deep)")
+        #expect(try Self.profileLevel(scratch.file("deep.mp4").path).hasPrefix("High 10"))
+    }
+
+    @Test(
         "--preset on encoders without named presets: x264's names become their speed setting, a number is their own",
         arguments: [("vp9", "webm", "ultrafast", "veryslow"), ("av1", "mkv", "ultrafast", "5")])
     func presetsMapped(codec: String, container: String, fast: String, slow: String) throws {

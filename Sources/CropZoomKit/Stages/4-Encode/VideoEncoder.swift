@@ -408,6 +408,50 @@ final class VideoEncoder: @unchecked Sendable {
     }
 
     /// The presets x264 and x265 know (`x264_preset_names`, `x265_preset_names`).
+    /// x264's tunes (one of the first six, with fastdecode and zerolatency added by `,` or `+`) and profiles, each
+    /// profile with the deepest bits and the most chroma it takes.
+    static let x264Tunes = ["film", "animation", "grain", "stillimage", "psnr", "ssim", "fastdecode", "zerolatency"]
+    static let x264Profiles: [(name: String, depth: Int, chroma: String)] = [
+        ("baseline", 8, "4:2:0"), ("main", 8, "4:2:0"), ("high", 8, "4:2:0"), ("high10", 10, "4:2:0"),
+        ("high422", 10, "4:2:2"), ("high444", 10, "4:4:4"),
+    ]
+
+    /// x264 reports a tune or profile it refuses on stderr itself (`x264 [error]: invalid tune`), whatever
+    /// FFmpeg's log level: they are checked here first, as is a profile that cannot hold the picture's format,
+    /// so that the error is one line, cropzoom's.
+    static func checkX264(_ t: Tuning, format: PixelFormat) throws(CropZoomError) {
+        if let tune = t.tune {
+            let parts = tune.lowercased().split(whereSeparator: { $0 == "," || $0 == "+" }).map(String.init)
+            if parts.isEmpty || !parts.allSatisfy(x264Tunes.contains) {
+                throw CropZoomError(
+                    .usage, setting: .tune,
+                    reason: "\(setting: .tune) \(tune): libx264 takes \(x264Tunes.joined(separator: ", ")) "
+                        + "(fastdecode and zerolatency may be added with a comma)")
+            }
+        }
+        guard let profile = t.profile?.lowercased() else { return }
+        guard let p = x264Profiles.first(where: { $0.name == profile }) else {
+            throw CropZoomError(
+                .usage, setting: .profile,
+                reason: "\(setting: .profile) \(profile): libx264 takes "
+                    + x264Profiles.map(\.name).joined(separator: ", "))
+        }
+        guard let info = format.info else { return }
+        let chroma = info.log2ChromaH > 0 ? "4:2:0" : info.log2ChromaW > 0 ? "4:2:2" : "4:4:4"
+        let order = ["4:2:0", "4:2:2", "4:4:4"]
+        if info.bitDepth > p.depth || order.firstIndex(of: chroma)! > order.firstIndex(of: p.chroma)! {
+            let fits = x264Profiles.first {
+                $0.depth >= info.bitDepth && order.firstIndex(of: $0.chroma)! >= order.firstIndex(of: chroma)!
+            }
+            throw CropZoomError(
+                .usage, setting: .profile,
+                reason: "\(setting: .profile) \(profile) holds \(p.chroma) at \(p.depth) bits, not \(format.name) "
+                    + "(\(chroma), \(info.bitDepth) bits): use "
+                    + (fits.map { "\(setting: .profile) \($0.name) or " } ?? "")
+                    + "\(setting: .pixFmt) yuv420p")
+        }
+    }
+
     static let x26xPresets = [
         "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
     ]
@@ -464,6 +508,7 @@ final class VideoEncoder: @unchecked Sendable {
                     + "\(VideoEncoder.x26xPresets.joined(separator: ", "))"
             )
         }
+        if name == "libx264" { try VideoEncoder.checkX264(s.tuning, format: s.pixelFormat) }
         try VideoEncoder.checkRateControl(codec: s.codec.pointer, crf: s.crf, bitrate: s.bitrate)
         var options: [String: String] = [:]
         if let crf = s.crf { options["crf"] = String(crf) }

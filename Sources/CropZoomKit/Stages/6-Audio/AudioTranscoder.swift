@@ -75,6 +75,32 @@ final class AudioTranscoder: @unchecked Sendable {
         var options: [String: String] = [:]
         try Self.chooseLayout(
             &layout, input: &inputLayout, asked: request.channels, encoder: ecodec, options: &options)
+        // An asked-for layout the encoder will not open with (the AAC encoder and 9 channels, libopus and 2.1) is a
+        // usage error listing the layouts it takes, found before the output is opened, not "Invalid argument".
+        if let asked = request.channels,
+            !Self.opens(ecodec, layout: &layout, rate: rate, format: e.pointee.sample_fmt, options: options)
+        {
+            let takes = Self.standardLayouts.filter { name in
+                var candidate = AVChannelLayout()
+                defer { av_channel_layout_uninit(&candidate) }
+                guard av_channel_layout_from_string(&candidate, name) >= 0 else { return false }
+                var o = options
+                if String(cString: ecodec.pointee.name) == "libopus" {
+                    o["mapping_family"] = candidate.nb_channels > 2 ? "1" : nil
+                }
+                return Self.opens(ecodec, layout: &candidate, rate: rate, format: e.pointee.sample_fmt, options: o)
+            }
+            let given: String
+            switch asked {
+            case .count(let n): given = "\(n)"
+            case .layout(let name): given = name
+            }
+            throw CropZoomError(
+                .usage, setting: .audioChannels,
+                reason:
+                    "\(setting: .audioChannels) \(given): the \(encoderName) encoder does not take \(Self.describe(&layout))"
+                    + (takes.isEmpty ? "" : "; it takes \(takes.joined(separator: ", "))"))
+        }
         if av_channel_layout_compare(&layout, &inputLayout) != 0 {
             layoutChange = (Self.describe(&inputLayout), Self.describe(&layout))
         }
@@ -153,6 +179,30 @@ final class AudioTranscoder: @unchecked Sendable {
         }
         av_channel_layout_uninit(&layout)
         av_channel_layout_default(&layout, 2)
+    }
+
+    /// The layouts a refusal lists when the encoder takes them.
+    static let standardLayouts = ["mono", "stereo", "2.1", "3.0", "quad", "5.0", "5.1", "6.1", "7.1"]
+
+    /// Whether `codec` opens for `layout` at `rate` and `format` with `options` (a throwaway context:
+    /// `avcodec_alloc_context3`, `avcodec_open2`, `avcodec_free_context`).
+    static func opens(
+        _ codec: UnsafePointer<AVCodec>, layout: inout AVChannelLayout, rate: Int32, format: AVSampleFormat,
+        options: [String: String]
+    ) -> Bool {
+        var c = avcodec_alloc_context3(codec)
+        guard let ctx = c else { return true }
+        defer { avcodec_free_context(&c) }
+        ctx.pointee.sample_rate = rate
+        ctx.pointee.sample_fmt = format
+        ctx.pointee.time_base = AVRational(num: 1, den: rate)
+        guard av_channel_layout_copy(&ctx.pointee.ch_layout, &layout) >= 0 else { return true }
+        ctx.pointee.bit_rate = Int64(64_000 * max(1, Int(layout.nb_channels)))
+        if codec.pointee.capabilities & AV_CODEC_CAP_EXPERIMENTAL != 0 { ctx.pointee.strict_std_compliance = -2 }
+        var dict: OpaquePointer? = nil
+        defer { av_dict_free(&dict) }
+        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        return avcodec_open2(ctx, codec, &dict) >= 0
     }
 
     /// `av_channel_layout_describe`: "stereo", "5.1(side)", "3 channels".
