@@ -81,6 +81,17 @@ int cz_watch_only_callback(void *opaque) { return cz_watch_reason(opaque) != 0; 
 static _Atomic int print_level_setting = AV_LOG_QUIET;
 /// The last error or warning a muxer logged on this thread (its text, without the newline).
 static _Thread_local char mux_error[256];
+/// The last error a demuxer or device logged on this thread while opening ("Cannot open display :88.0, error 1").
+static _Thread_local char open_error[256];
+
+static void cz_keep_line(char *into, size_t size, const char *fmt, va_list vl) {
+    va_list copy;
+    va_copy(copy, vl);
+    vsnprintf(into, size, fmt, copy);
+    va_end(copy);
+    size_t n = strlen(into);
+    while (n > 0 && (into[n - 1] == '\n' || into[n - 1] == '.' || into[n - 1] == ' ')) into[--n] = 0;
+}
 
 static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) {
     if (avcl && level <= AV_LOG_ERROR && fmt && strncmp(fmt, "concealing", 10) == 0) {
@@ -95,12 +106,9 @@ static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) 
     if (avcl && level <= AV_LOG_WARNING && fmt) {
         const AVClass *cls = *(const AVClass **)avcl;
         if (cls == avformat_get_class() && ((AVFormatContext *)avcl)->oformat) {
-            va_list copy;
-            va_copy(copy, vl);
-            vsnprintf(mux_error, sizeof mux_error, fmt, copy);
-            va_end(copy);
-            size_t n = strlen(mux_error);
-            while (n > 0 && (mux_error[n - 1] == '\n' || mux_error[n - 1] == '.')) mux_error[--n] = 0;
+            cz_keep_line(mux_error, sizeof mux_error, fmt, vl);
+        } else if (cls == avformat_get_class() && level <= AV_LOG_ERROR) {
+            cz_keep_line(open_error, sizeof open_error, fmt, vl);
         }
     }
     if (level <= atomic_load_explicit(&print_level_setting, memory_order_relaxed))
@@ -108,6 +116,10 @@ static void cz_log_callback(void *avcl, int level, const char *fmt, va_list vl) 
 }
 
 void cz_mux_error_clear(void) { mux_error[0] = 0; }
+
+void cz_open_error_clear(void) { open_error[0] = 0; }
+
+const char *cz_open_error(void) { return open_error; }
 
 const char *cz_mux_error(void) { return mux_error; }
 

@@ -538,16 +538,17 @@ extension RealTime {
 
         @Test(
             """
-            a capture device read faster than real time (lavfi, not paced), four times: its frames are early, never \
-            late — every frame of --duration kept
+            a live source read faster than real time (lavfi, not paced, with --live: without it a generated source is \
+            no live one), four times: its frames are early, never late — every frame of --duration kept
             """)
         func deviceAheadOfRealTime() throws {
             let scratch = try Scratch()
             let out = scratch.file("fast.mkv").path
             for _ in 0..<4 {
                 let run = try CLI.cropzoom([
-                    "testsrc2=size=320x240:rate=25", "--input-format", "lavfi", "-o", out, "--duration", "0.5", "-y",
-                    "--progress", "json",
+                    "testsrc2=size=320x240:rate=25", "--input-format", "lavfi", "--live", "-o", out, "--duration",
+                    "0.5",
+                    "-y", "--progress", "json",
                 ])
                 let done = try #require(Self.done(run.stderr), "\(run.stderr)")
                 #expect(run.status == 0 && done.framesOut == 13 && done.framesDropped == 0, "\(done)")
@@ -579,7 +580,17 @@ extension RealTime {
             #expect(latency < 1, "\(last)")
         }
 
-        @Test("live inputs refused with one line: silence, an unknown format or option; nothing written")
+        /// An X display no server has (no socket in /tmp/.X11-unix), as `:N.0`.
+        static func unusedDisplay() -> String {
+            let n = (88..<188).first { !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)") } ?? 88
+            return ":\(n).0"
+        }
+
+        @Test(
+            """
+            live inputs refused with one line: silence, an unknown format or option, a display that is not there (with \
+            x11grab's reason); nothing written
+            """)
         func refusals() throws {
             let scratch = try Scratch()
             let out = scratch.file("x.mkv").path
@@ -599,6 +610,11 @@ extension RealTime {
                     "--input-option takes KEY=VALUE"
                 ),
                 (["testsrc2", "--input-format", "lavfi", "--max-latency", "0"], 2, "--max-latency takes seconds"),
+                // The device's own reason, not only errno's text ("Input/output error"), without -v.
+                (
+                    [Self.unusedDisplay(), "--input-format", "x11grab"], 3,
+                    "Cannot open display \(Self.unusedDisplay())"
+                ),
             ]
             for (args, status, message) in cases {
                 let run = try CLI.cropzoom([args[0], "-o", out] + args.dropFirst(), timeout: 30)
@@ -606,6 +622,15 @@ extension RealTime {
                 #expect(run.stderr.contains(message), "\(args): \(run.stderr)")
                 #expect(Files.names(in: scratch.url).isEmpty, "\(args): something was left")
             }
+            // A sound device that cannot be opened: FFmpeg's PulseAudio reader logs nothing, so cropzoom says what it
+            // can (no server, or no such source).
+            let pulse = try CLI.bash(
+                "PULSE_SERVER=unix:\(scratch.file("no-server").path) '\(try CLI.binary())' "
+                    + "'testsrc2=size=64x64:rate=5,realtime' --input-format lavfi --audio-input pulse:nosuchdevice "
+                    + "-o '\(out)'", timeout: 30)
+            #expect(pulse.status == 3 && pulse.errorLines.count == 1, "\(pulse)")
+            #expect(pulse.stderr.contains("PulseAudio would not record from 'nosuchdevice'"), "\(pulse)")
+            #expect(Files.names(in: scratch.url).isEmpty, "something was left")
         }
     }
 }

@@ -89,6 +89,10 @@ int cz_watch_only_callback(void *opaque);
 /// ("concealing N DC, N AC, N MV errors") is counted in the `cz_counter` its AVCodecContext's
 /// `opaque` points to. Frame-threaded decoders copy `opaque` to their thread contexts, so the
 /// count is exact even where FFmpeg 5.1 sets a frame's `decode_error_flags` too late to be seen.
+/// The last error-level line an input's demuxer or device logged on this thread (empty: none since the clear): the
+/// reason behind a failed `avformat_open_input` that FFmpeg's return code only names as errno text.
+void cz_open_error_clear(void);
+const char *cz_open_error(void);
 void cz_log_install(int print_level);
 /// The last error or warning a muxer logged on the calling thread ("" when none since the last clear), so that
 /// a failed write can say what the muxer refused; `cz_mux_error_clear` forgets it.

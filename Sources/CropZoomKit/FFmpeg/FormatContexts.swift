@@ -76,6 +76,7 @@ final class InputFormat: @unchecked Sendable {
         for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dict, key, value, 0) }
         // A stalled pipe or FIFO blocks here too: registered so that a stop still ends the read (BlockedReads).
         let interruptCallback = ctx!.pointee.interrupt_callback
+        cz_open_error_clear()
         let r = BlockedReads.shared.during(interruptCallback) {
             RawPath.withCString(url) { avformat_open_input(&ctx, $0, demuxer, &dict) }
         }
@@ -101,6 +102,15 @@ final class InputFormat: @unchecked Sendable {
                 e.reason = "not a media file FFmpeg can read (\(e.reason.lowercased()))"
             } else if r == AVCode.eof {
                 e.reason = "truncated: the file ends before its headers are complete"
+            } else if let logged = String(validatingCString: cz_open_error()), !logged.isEmpty {
+                // A device's or demuxer's own reason (x11grab's "Cannot open display :88.0", PulseAudio's), which
+                // the return code names only as errno's text.
+                e.reason = "\(logged) (\(e.reason))"
+            } else if format == "pulse" {
+                // FFmpeg 5.1's PulseAudio reader says nothing of why; these are the two ways it fails.
+                e.reason =
+                    "PulseAudio would not record from '\(given)': no server answers (PULSE_SERVER), or it has no such "
+                    + "source (`pactl list short sources` lists them) (\(e.reason))"
             }
             throw e
         }
