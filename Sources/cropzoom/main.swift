@@ -35,8 +35,7 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    let arguments = ChildProcess.rawArguments()
-    let hint = FFmpegSpellings.hint(arguments).map { " — \($0)" } ?? ""
-    Stderr.write("cropzoom: error: \(message)\(hint) (see cropzoom --help)\n")
+    // (ffmpeg's spellings never get here: FFmpegSpellings.check refused them before parsing.)
+    Stderr.write("cropzoom: error: \(message) (see cropzoom --help)\n")
     exit(2)
 }

@@ -68,9 +68,11 @@ struct BatchWatchTests {
         #expect(Files.names(in: URL(fileURLWithPath: out)) == ["a-zoom.mp4", "b-zoom.mp4"])
     }
 
-    /// A python script that copies argv[1] to argv[2] in `pieces` pieces, each written by its own open and close,
-    /// `pause` seconds apart (a slow card reader, a network share), then writes argv[3].
-    static func pieceCopier(_ scratch: Scratch, pieces: Int, pause: Double) throws -> URL {
+    /// Starts copying `source` to `target` in `pieces` pieces, each written by its own open and close, `pause`
+    /// seconds apart (a slow card reader, a network share): the copying process.
+    static func copyInPieces(
+        _ source: String, to target: String, pieces: Int, pause: Double, scratch: Scratch
+    ) throws -> Int32 {
         let writer = scratch.file("pieces.py")
         try """
         import sys, time
@@ -81,9 +83,15 @@ struct BatchWatchTests {
                 f.write(data[len(data) * k // n : len(data) * (k + 1) // n])
             if k < n - 1:
                 time.sleep(\(pause))
-        open(sys.argv[3], "w").write("done")
         """.write(to: writer, atomically: true, encoding: .utf8)
-        return writer
+        return try ChildProcess.spawn(["python3", writer.path, source, target], stdout: .null, stderr: .null)
+    }
+
+    /// Lets a watch scan a few more times (nothing may be taken twice), then ends it with SIGINT: its end.
+    static func stop(_ run: BackgroundRun) throws -> (status: Int32, stderr: String, seconds: Double) {
+        usleep(2_500_000)
+        kill(run.pid, SIGINT)
+        return try run.wait(timeout: 30)
     }
 
     /// The sample with its index (moov) at the end, as a camera writes it.
@@ -108,19 +116,14 @@ struct BatchWatchTests {
             ["batch", input, "--watch", "--out-dir", out, "--progress", "lines"], in: scratch.url)
         defer { kill(run.pid, SIGKILL) }
         usleep(1_000_000)
-        let done = scratch.file("done").path
-        let copy = try ChildProcess.spawn(
-            ["python3", try Self.pieceCopier(scratch, pieces: 3, pause: 3).path, source, input + "/c.mp4", done],
-            stdout: .null, stderr: .null)
+        let copy = try Self.copyInPieces(source, to: input + "/c.mp4", pieces: 3, pause: 3, scratch: scratch)
         var status: Int32 = 0
         while waitpid(copy, &status, WNOHANG) == 0 {
             #expect(!FileManager.default.fileExists(atPath: out + "/c-zoom.mp4"), "c.mp4 was taken between pieces")
             usleep(100_000)
         }
         #expect(Self.appears(out + "/c-zoom.mp4", within: 60), "c.mp4 was not transcoded: \(run.stderr)")
-        usleep(2_500_000)
-        kill(run.pid, SIGINT)
-        let end = try run.wait(timeout: 30)
+        let end = try Self.stop(run)
         #expect(end.status == 0, "\(end.stderr)")
         #expect(!end.stderr.contains("failed"), "\(end.stderr)")
         #expect(try Oracle.videoFramePTS(out + "/c-zoom.mp4").count == 60)
@@ -139,17 +142,12 @@ struct BatchWatchTests {
         let run = try BackgroundRun.start(
             ["batch", input, "--watch", "--settle", "2", "--out-dir", out, "--progress", "lines"], in: scratch.url)
         defer { kill(run.pid, SIGKILL) }
-        let done = scratch.file("done").path
-        let copy = try ChildProcess.spawn(
-            ["python3", try Self.pieceCopier(scratch, pieces: 2, pause: 7).path, source, input + "/d.mp4", done],
-            stdout: .null, stderr: .null)
+        let copy = try Self.copyInPieces(source, to: input + "/d.mp4", pieces: 2, pause: 7, scratch: scratch)
         var status: Int32 = 0
         waitpid(copy, &status, 0)
         #expect(run.stderr.contains("failed \(input)/d.mp4"), "the half file was not taken: \(run.stderr)")
         #expect(Self.appears(out + "/d-zoom.mp4", within: 60), "d.mp4 was not tried again: \(run.stderr)")
-        usleep(2_500_000)
-        kill(run.pid, SIGINT)
-        let end = try run.wait(timeout: 30)
+        let end = try Self.stop(run)
         #expect(end.status == 0, "\(end.stderr)")
         #expect(end.stderr.contains("changed since it failed"), "\(end.stderr)")
         let table = (try? String(contentsOfFile: run.stdoutPath, encoding: .utf8)) ?? ""

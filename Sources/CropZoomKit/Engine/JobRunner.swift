@@ -155,9 +155,9 @@ final class JobRunner {
             )
         }
         try job.finish()
-        var precision = job.muxer.timePrecisionNotices()
-        if let clock = counts.clockNotice { precision.insert("\(cfg.inputName): \(clock)", at: 0) }
-        precision.forEach(onNotice)
+        // Notices only the end can give: the input's clock restarts, times the container could not hold apart.
+        let timing = (counts.clockNotice.map { ["\(cfg.inputName): \($0)"] } ?? []) + job.muxer.timePrecisionNotices()
+        timing.forEach(onNotice)
 
         var summary = TranscodeSummary(
             // (HLS's --segment names its playlist, the output itself.)
@@ -173,7 +173,7 @@ final class JobRunner {
             otherStreamsCopied: job.streams.otherCopied, streamsDropped: job.streams.dropped,
             audioPackets: counts.audioPackets,
             seconds: monotonicSeconds() - started, mediaDuration: job.duration ?? counts.lastTime,
-            notices: job.notices + precision, truncated: job.demuxer.truncation, pool: counts.pool,
+            notices: job.notices + timing, truncated: job.demuxer.truncation, pool: counts.pool,
             engine: EngineReport(
                 threads: threads.threads, transformWorkers: max(1, threads.workers),
                 decoderThreads: threads.decoder, encoderThreads: job.encoder == nil ? 0 : threads.encoder,

@@ -161,7 +161,6 @@ final class InputFormat: @unchecked Sendable {
 
     /// Short name of the demuxer (e.g. "mov,mp4,m4a,3gp,3g2,mj2").
     var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
-    /// The times are a clock reading, not presentation times (`AVFMT_TS_DISCONT`: MPEG-TS/PS).
     /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end
     /// of the file: its tail is missing.
     func indexPointsPastEnd() -> Bool {
@@ -177,6 +176,7 @@ final class InputFormat: @unchecked Sendable {
         return false
     }
 
+    /// The times are a clock reading, not presentation times (`AVFMT_TS_DISCONT`: MPEG-TS/PS).
     var hasClockTimestamps: Bool { pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 }
     /// Chapters the demuxer read.
     var chapterCount: Int { Int(pointer.pointee.nb_chapters) }

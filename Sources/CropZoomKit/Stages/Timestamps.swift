@@ -171,8 +171,8 @@ struct TimestampPolicy: Sendable {
 /// per stream, maps arrival to media time; a sender that paused 1.5 s and resumed on its own clock has a true
 /// 1.5 s gap, which is kept). The input's offset then changes so that the packet starts where its stream ended (a
 /// file), or where its arrival puts it on the recording's clock (a live source: a pause stays a pause), never
-/// before 0.1 s after the end of any stream (so that no stream's first packet on the new clock overlaps its past); every later packet of every stream moves by the same offset, so the streams keep
-/// their offsets. When the next packet of that stream fits the clock as it was, the one packet was damaged, not the
+/// before 0.1 s after the end of any stream (so that no stream's first packet on the new clock overlaps its past);
+/// every later packet of every stream moves by the same offset, so the streams keep their offsets. When the next packet of that stream fits the clock as it was, the one packet was damaged, not the
 /// clock restarted: the offset goes back (the packet is the mux stage's to screen). FFmpeg's CLI re-bases files
 /// only (`ts_discontinuity_detect`), and only past 10 s either way.
 struct ClockContinuity {

@@ -31,7 +31,7 @@ struct BatchWatch {
     static let defaultSettle = 30.0
 
     /// What a scan sees of `path` now, or nil when it is gone.
-    static func look(_ path: String, now: Double) -> Seen? {
+    static func look(_ path: String, now: Double = monotonicSeconds()) -> Seen? {
         guard let st = RawPath.status(path) else { return nil }
         return Seen(
             size: Int64(st.st_size), modified: st.st_mtim.tv_sec * 1_000_000_000 + st.st_mtim.tv_nsec, since: now)

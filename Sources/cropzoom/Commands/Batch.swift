@@ -412,8 +412,8 @@ struct Batch: ParsableCommand {
         try Bench.writeAtomically(try merged.json(), to: batch.folder + "/report.json")
         if let report { try Bench.writeAtomically(try merged.json(), to: report) }
         if signal != 0 { throw ExitCode(128 + signal) }
-        if merged.files.contains(where: { !$0.result.wrote && $0.result != .skipped }) { throw ExitCode(1) }
-        try Batch.exitForDamage(merged.files)
+        // (Here a file no shard finished, interrupted or not started, fails the batch too.)
+        try Batch.exit(for: merged.files) { !$0.wrote && $0 != .skipped }
     }
 
     /// `--manifest FILE --shard I/N|auto`: one shard of a submitted batch, as the job script runs it. Its files are
@@ -497,7 +497,7 @@ struct Batch: ParsableCommand {
         var done: [BatchItem] = []
         while ProcessSignals.pending == 0 {
             for (path, before) in failedAs {
-                guard let now = BatchWatch.look(path, now: 0), !now.sameFile(as: before) else { continue }
+                guard let now = BatchWatch.look(path), !now.sameFile(as: before) else { continue }
                 failedAs[path] = nil
                 taken.remove(path)
                 Stderr.write("cropzoom: \(path) changed since it failed: trying it again once it is complete\n")
@@ -510,7 +510,7 @@ struct Batch: ParsableCommand {
             for path in BatchWatch.complete(fresh, seen: &seen, settle: settle ?? BatchWatch.defaultSettle) {
                 guard let file = byPath[path], ProcessSignals.pending == 0 else { break }
                 taken.insert(path)
-                let takenAs = BatchWatch.look(path, now: 0)
+                let takenAs = BatchWatch.look(path)
                 var item = Batch.probed(BatchItem(input: path, output: output(file)), scanned: true)
                 if item.result == .pending && RawPath.exists(item.output) && !skipExisting && !overwrite {
                     item.result = .failed
@@ -544,8 +544,7 @@ struct Batch: ParsableCommand {
                     done, outDir: outRoot.path, jobs: 1, threadsPerJob: Batch.cores, shard: nil,
                     seconds: monotonicSeconds() - started, interrupted: false), to: report)
         }
-        if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
-        try Batch.exitForDamage(done)
+        try Batch.exit(for: done)
     }
 
     /// `item` after a look at its input (`MediaProbe.probe`, streams only): a file found by scanning (`scanned`)
@@ -606,15 +605,16 @@ struct Batch: ParsableCommand {
         }
         if signal == SIGTERM, let requeueExit { throw ExitCode(requeueExit) }
         if signal != 0 { throw ExitCode(128 + signal) }
-        if done.contains(where: { $0.result == .failed }) { throw ExitCode(1) }
-        try exitForDamage(done)
+        try exit(for: done)
     }
 
     /// Exit code 4 when nothing failed but some inputs were damaged (`salvaged`: their outputs hold what could be
     /// read), so that a script can tell it from a clean batch.
     static let damagedExit: Int32 = 4
 
-    static func exitForDamage(_ items: [BatchItem]) throws {
+    /// A finished batch's exit: 1 when a file's result `fails`, else 4 when one was salvaged, else 0.
+    static func exit(for items: [BatchItem], fails: (BatchItem.Result) -> Bool = { $0 == .failed }) throws {
+        if items.contains(where: { fails($0.result) }) { throw ExitCode(1) }
         if items.contains(where: { $0.result == .salvaged }) { throw ExitCode(damagedExit) }
     }
 

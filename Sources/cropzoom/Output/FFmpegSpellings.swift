@@ -72,12 +72,4 @@ enum FFmpegSpellings {
         return "\(name) is not an option of cropzoom: its options are spelled with two dashes (--\(name.dropFirst()))"
             + ", and its only short ones are -o, -y, -v and -h (see cropzoom --help)"
     }
-
-    /// The hint for the first ffmpeg spelling among `arguments`, or nil.
-    static func hint(_ arguments: [String]) -> String? {
-        for a in arguments {
-            if let ours = table[a] { return "\(a) is ffmpeg's spelling; cropzoom's is \(ours)" }
-        }
-        return nil
-    }
 }

@@ -38,8 +38,6 @@ final class MuxStage: Stage, @unchecked Sendable {
     private var heldSourceTime: [Int64?] = []
     private var lastWritten: [Int64?] = []
     private var lastWrittenInContainer: [Int64?] = []
-    /// Copied audio packets moved later by a tick or more because the container's clock could not hold them apart.
-    private(set) var copiedRetimed = 0
     /// Whether each output stream is audio, asked of the muxer once per stream rather than once per packet.
     private var audioStreams: [Bool] = []
 
@@ -127,7 +125,6 @@ final class MuxStage: Stage, @unchecked Sendable {
                 let d = earliest - t
                 if box.pts != AVCode.noPTS { box.pts += d }
                 if box.dts != AVCode.noPTS { box.dts += d }
-                copiedRetimed += 1
             }
         }
         if let t = Self.time(box) { lastWrittenInContainer[s] = t }

@@ -85,9 +85,7 @@ final class AudioTranscoder: @unchecked Sendable {
                 defer { av_channel_layout_uninit(&candidate) }
                 guard av_channel_layout_from_string(&candidate, name) >= 0 else { return false }
                 var o = options
-                if String(cString: ecodec.pointee.name) == "libopus" {
-                    o["mapping_family"] = candidate.nb_channels > 2 ? "1" : nil
-                }
+                Self.setMappingFamily(&o, encoder: encoderName, channels: candidate.nb_channels)
                 return Self.opens(ecodec, layout: &candidate, rate: rate, format: e.pointee.sample_fmt, options: o)
             }
             let given: String
@@ -158,7 +156,7 @@ final class AudioTranscoder: @unchecked Sendable {
             av_channel_layout_uninit(&layout)
             av_channel_layout_default(&layout, 2)
         }
-        if name == "libopus" && layout.nb_channels > 2 { options["mapping_family"] = "1" }
+        Self.setMappingFamily(&options, encoder: name, channels: layout.nb_channels)
         let listed = encoder.supportedChannelLayouts
         guard !listed.isEmpty,
             !listed.contains(where: { l in
@@ -179,6 +177,12 @@ final class AudioTranscoder: @unchecked Sendable {
         }
         av_channel_layout_uninit(&layout)
         av_channel_layout_default(&layout, 2)
+    }
+
+    /// libopus above two channels is mapping family 1 (up to 8 channels, Vorbis order); two or fewer, its default.
+    static func setMappingFamily(_ options: inout [String: String], encoder: String, channels: Int32) {
+        guard encoder == "libopus" else { return }
+        options["mapping_family"] = channels > 2 ? "1" : nil
     }
 
     /// The layouts a refusal lists when the encoder takes them.
