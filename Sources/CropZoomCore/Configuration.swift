@@ -317,6 +317,9 @@ public struct TranscodeSummary: Sendable {
     /// Times the input's clock restarted or jumped (a network sender reconnecting, an MPEG-TS whose times restart)
     /// and was re-based onto the recording's clock, nothing dropped for it.
     public var clockRestarts = 0
+    /// Live: seconds from the job's start (set-up included) to the capture of the first frame recorded — how much
+    /// of what the source showed after the command started is not in the recording. Nil for a file.
+    public var firstFrameAfter: Double? = nil
     public var audioStreamsCopied: Int
     public var audioStreamsReencoded: Int
     public var otherStreamsCopied: Int

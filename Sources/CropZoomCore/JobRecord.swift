@@ -80,6 +80,8 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var liveEnd: String? = nil
         /// Times the input's clock restarted and was re-based (absent when it never did).
         public var clockRestarts: Int? = nil
+        /// Live: seconds from the job's start to the capture of the first frame recorded.
+        public var firstFrameAfter: Double? = nil
 
         enum CodingKeys: String, CodingKey {
             case output, width, height, codec, seconds, fps, speed, window, pool, truncated
@@ -96,6 +98,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
             case lateBy = "late_by"
             case liveEnd = "live_end"
             case clockRestarts = "clock_restarts"
+            case firstFrameAfter = "first_frame_after"
         }
     }
 
@@ -184,7 +187,8 @@ public enum JobRecord: Sendable, Equatable, Codable {
                 framesDropped: s.framesDropped.isEmpty ? nil : s.framesDropped.values.reduce(0, +),
                 lateBy: s.framesDropped.isEmpty
                     ? nil : Dictionary(uniqueKeysWithValues: s.framesDropped.map { ($0.key.rawValue, $0.value) }),
-                liveEnd: s.liveEnd, clockRestarts: s.clockRestarts > 0 ? s.clockRestarts : nil))
+                liveEnd: s.liveEnd, clockRestarts: s.clockRestarts > 0 ? s.clockRestarts : nil,
+                firstFrameAfter: s.firstFrameAfter.map(round3)))
     }
 
     /// The `stats` record of a summary's engine report.

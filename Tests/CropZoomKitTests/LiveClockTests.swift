@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CropZoomKit
@@ -162,5 +163,100 @@ struct ClockContinuityTests {
         let later = times.map { $0 + 315_000 }
         let kept = try Self.place(&resumed, times + later, reads: reads + reads.map { $0 + 3.5 })
         #expect(kept == times + later && resumed.count == 0)
+    }
+}
+
+/// A capture device read from its open (issue 27 item 6): the set-up's media kept and replayed as it arrived, older
+/// video than the latency bound let go up to a keyframe, and the recording starting where every input has media.
+@Suite("Early reads")
+struct EarlyReadsTests {
+    /// Packets a fake device returns, with when they "arrived"; then its end.
+    final class Device: @unchecked Sendable {
+        // @unchecked Sendable: read by the early thread alone until the test reads after take-over.
+        var next = 0
+        let frames: EarlyReadsTests.Frames
+        init(_ frames: EarlyReadsTests.Frames) { self.frames = frames }
+    }
+
+    static func read(_ device: Device)
+        -> @Sendable (Packet) throws(CropZoomError) -> AVStep<(arrival: Double, wait: Double)>?
+    {
+        { (packet: Packet) throws(CropZoomError) in
+            guard device.next < device.frames.count else { return .endOfStream }
+            let f = device.frames[device.next]
+            device.next += 1
+            packet.pts = f.pts
+            packet.isKeyframe = f.key
+            return .value((f.arrival, 0.03))
+        }
+    }
+
+    typealias Frames = [(pts: Int64, arrival: Double, key: Bool)]
+
+    /// `n` frames 1/30 s apart from `start`, a keyframe every `key`.
+    static func frames(_ n: Int, from start: Double = 0, keyEvery key: Int = 1) -> Frames {
+        var frames: Frames = []
+        for i in 0..<n {
+            let arrival = start + Double(i) / 30
+            frames.append((pts: Int64(i), arrival: arrival, key: i % key == 0))
+        }
+        return frames
+    }
+
+    /// Waits until the early thread has read all `n` (kept or let go).
+    static func wait(_ early: EarlyReads, for n: Int) {
+        let start = Date()
+        while early.count + early.letGo < n && Date().timeIntervalSince(start) < 10 { usleep(1000) }
+    }
+
+    /// Takes over and replays what was kept.
+    static func replay(_ early: EarlyReads, after n: Int) throws -> [(pts: Int64, arrival: Double)] {
+        wait(early, for: n)
+        early.takeOver()
+        var got: [(Int64, Double)] = []
+        let packet = try Packet()
+        while case .value(let at)? = try early.next(into: packet) {
+            got.append((packet.pts, at.arrival))
+            packet.unref()
+        }
+        return got
+    }
+
+    @Test("everything read during the set-up is replayed in order with its arrival time, then the device's end")
+    func replayedAsArrived() throws {
+        let frames = Self.frames(40, from: 10)
+        let early = EarlyReads(keepVideo: nil, isVideo: { _ in true }, read: Self.read(Device(frames)))
+        let got = try Self.replay(early, after: frames.count)
+        #expect(got.map { $0.pts } == frames.map { $0.pts })
+        #expect(got.map { $0.arrival } == frames.map { $0.arrival })
+        #expect(early.letGo == 0)
+    }
+
+    @Test("video older than the bound before the newest is let go from the front, up to the next keyframe")
+    func olderVideoLetGo() throws {
+        // 2 s at 30 fps, a keyframe every 10 frames, a bound of 1 s: the first 30 go, and frames 30–39 follow only if
+        // their keyframe went (here it stays: frame 30 is a keyframe and not too old).
+        let frames = Self.frames(61, keyEvery: 10)
+        let early = EarlyReads(keepVideo: 1, isVideo: { _ in true }, read: Self.read(Device(frames)))
+        Self.wait(early, for: frames.count)
+        #expect(early.settle { Issue.record("nothing is let go after the start is settled here") }?.pts == 30)
+        let got = try Self.replay(early, after: frames.count)
+        #expect(got.first?.pts == 30 && got.count == 31, "\(got.map { $0.pts })")
+        // The bound falling inside a group of pictures: that group goes whole.
+        let uneven = Self.frames(61, keyEvery: 25)
+        let early2 = EarlyReads(keepVideo: 1, isVideo: { _ in true }, read: Self.read(Device(uneven)))
+        let got2 = try Self.replay(early2, after: uneven.count)
+        #expect(got2.first?.pts == 50, "\(got2.map { $0.pts })")
+    }
+
+    @Test("the recording starts where every input has media: a device's kept video, the sound's first packet")
+    func startWhereEveryInputHasMedia() {
+        // Two wall-clock devices: the picture from 100.0 (its early reads kept it all), the sound from 100.8.
+        #expect(LiveClock([(100.0, 100.1, nil), (100.8, 100.9, nil)]).starts == [100.8, 100.8])
+        // The picture's older video let go: it starts at 101.2, after the sound's first packet.
+        #expect(LiveClock([(100.0, 100.1, 101.2), (100.8, 100.9, nil)]).starts == [101.2, 101.2])
+        // A network stream's own clock (from 0, opened at 5000 on the wall clock) and a sound device from 5000.25.
+        let mixed = LiveClock([(0, 5000, nil), (5000.25, 5000.3, nil)]).starts
+        #expect(abs(mixed[0] - 0.25) < 1e-9 && mixed[1] == 5000.25)
     }
 }

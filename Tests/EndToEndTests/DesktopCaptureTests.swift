@@ -199,6 +199,67 @@ extension RealTime {
             #expect(done.framesOut == video.count)
         }
 
+        /// Each frame's mean colour (red, green, blue; ffmpeg averages it down to one pixel).
+        static func meanColours(_ path: String, in folder: URL) throws -> [(r: Int, g: Int, b: Int)] {
+            let raw = folder.appendingPathComponent("colours.rgb").path
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-i", path, "-vf", "scale=1:1:flags=area", "-f", "rawvideo", "-pix_fmt",
+                    "rgb24", raw,
+                ])
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            return stride(from: 0, to: bytes.count - 2, by: 3).map {
+                (Int(bytes[$0]), Int(bytes[$0 + 1]), Int(bytes[$0 + 2]))
+            }
+        }
+
+        @Test(
+            """
+            the set-up is recorded (issue 27 item 6): restreaming over SRT to a receiver that comes up 1.5 s later, \
+            the screen turning red 0.8 s after the start is red only after the first frames, none dropped as late
+            """)
+        func setUpIsRecorded() throws {
+            let scratch = try Scratch()
+            let desktop = try Desktop(in: scratch.url)
+            defer { desktop.stop() }
+            let port = LiveTests.freePort()
+            let got = scratch.file("got.ts").path
+            // The output's SRT connection waits for its listener: the set-up takes 1.5 s.
+            let run = try desktop.record(
+                "srt://127.0.0.1:\(port)", ["--duration", "4", "--max-latency", "3"], in: scratch.url)
+            usleep(800_000)
+            // The whole screen turns red (a red clock over it), while cropzoom is still setting up.
+            let red = try ChildProcess.spawn(
+                [
+                    "xclock", "-display", desktop.display, "-geometry", "640x480+0+0", "-bg", "red", "-fg", "red",
+                    "-hd", "red", "-hl", "red",
+                ], stdout: .null, stderr: .null)
+            defer { LiveTests.stop(red) }
+            usleep(700_000)
+            let receiver = try ChildProcess.spawn(
+                ["ffmpeg", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy", got],
+                stdout: .null, stderr: .file(scratch.file("receiver.log").path))
+            defer { LiveTests.stop(receiver) }
+            let ended = try run.wait(timeout: 40)
+            #expect(ended.status == 0, "\(ended.stderr)")
+            var status: Int32 = 0
+            let start = Date()
+            while waitpid(receiver, &status, WNOHANG) == 0 && Date().timeIntervalSince(start) < 15 { usleep(100_000) }
+            let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
+            #expect(done.lateBy?["input"] == 0, "frames dropped as late while the output connected: \(ended.stderr)")
+            let first = try #require(done.firstFrameAfter)
+            #expect(first < 0.6, "the first frame recorded was captured \(first) s after the start")
+            let colours = try Self.meanColours(got, in: scratch.url)
+            #expect(colours.count == 120, "\(colours.count) frames received of 4 s at 30 fps")
+            let isRed = colours.map { $0.r > 200 && $0.g < 60 && $0.b < 60 }
+            let turned = isRed.firstIndex(of: true)
+            // Red from 0.8 s on, less the device's opening: the first frames show the screen before it.
+            #expect(
+                (6...27).contains(turned ?? -1), "red from frame \(String(describing: turned)): \(colours.prefix(3))")
+            #expect(isRed.suffix(60).allSatisfy { $0 }, "the last 2 s are not all red")
+        }
+
         @Test(
             """
             the sound server's packets under a millisecond (fragment_size=128) into Matroska's 1 ms clock: none \

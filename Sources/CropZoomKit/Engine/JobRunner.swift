@@ -188,6 +188,7 @@ final class JobRunner {
         }
         summary.liveEnd = job.demuxer.liveEnd
         summary.clockRestarts = counts.clockRestarts
+        summary.firstFrameAfter = job.live?.firstFrameAfter
         return summary
     }
 

@@ -236,7 +236,7 @@ final class ThreadedEngine: @unchecked Sendable {
                         let ts = packet.dts != AVCode.noPTS ? packet.dts : packet.pts
                         if ts != AVCode.noPTS {
                             let media = job.times.mediaTime(videoPacket: ts)
-                            live.read(media: media, now: monotonicSeconds(), waited: job.demuxer.lastReadWaited)
+                            live.read(media: media, now: job.demuxer.lastArrival, waited: job.demuxer.lastReadWaited)
                         }
                         guard live.offers(keyframe: packet.isKeyframe) else { return .more }
                         let shell = try demuxShells.acquire()
@@ -511,6 +511,7 @@ final class ThreadedEngine: @unchecked Sendable {
                 continue
             }
             let out = try pool.acquire()
+            if nextSeq == 0 { job.live?.firstKept(capturedAt: item.at) }
             defer { nextSeq += 1 }
             return WorkItem(seq: nextSeq, input: item.frame, output: out)
         }

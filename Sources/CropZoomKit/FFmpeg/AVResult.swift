@@ -8,6 +8,15 @@ enum AVStep<Value> {
     case again
     /// AVERROR_EOF: nothing more will come.
     case endOfStream
+
+    /// The same step with its value transformed.
+    func map<T>(_ transform: (Value) -> T) -> AVStep<T> {
+        switch self {
+        case .value(let v): return .value(transform(v))
+        case .again: return .again
+        case .endOfStream: return .endOfStream
+        }
+    }
 }
 
 enum AVCode {

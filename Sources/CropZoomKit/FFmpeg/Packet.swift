@@ -37,7 +37,13 @@ final class Packet: @unchecked Sendable {
     var size: Int { Int(pointer.pointee.size) }
     var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
     /// A packet a decoder can start from (`AV_PKT_FLAG_KEY`).
-    var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+    var isKeyframe: Bool {
+        get { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+        set {
+            pointer.pointee.flags =
+                newValue ? pointer.pointee.flags | AV_PKT_FLAG_KEY : pointer.pointee.flags & ~AV_PKT_FLAG_KEY
+        }
+    }
 
     /// `av_packet_unref`.
     func unref() { av_packet_unref(pointer) }

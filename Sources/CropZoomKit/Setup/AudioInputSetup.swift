@@ -53,18 +53,25 @@ struct AudioInputSetup {
 /// times. Capture devices stamp their packets with the wall clock (x11grab, v4l2, pulse and alsa use
 /// `av_gettime`), so their times are compared as they are; an input whose times are its own (a network stream's,
 /// lavfi's from 0) is placed on the wall clock at the moment it was opened, which errs by at most what its probe
-/// read. The recording starts when everything is ready (`now`, at the end of the set-up, or the last input's start
-/// if later): what the inputs buffered before — probe packets, a device's backlog — is cut, and their times are
-/// moved back by that moment (``TrimWindow`` with an anchor), so sound and picture start together, within a packet.
+/// read. The recording starts at the latest of the inputs' first media — a device is read from its open
+/// (``EarlyReads``), so the set-up after it is recorded, not lost: what an input has from before (the first device's
+/// media while the second opened) is cut, and their times are moved back by that moment (``TrimWindow`` with an
+/// anchor), so sound and picture start together, within a packet.
 struct LiveClock {
     /// Per input, in its own seconds: where the recording starts.
     let starts: [Double]
 
-    init(_ inputs: [(input: InputFormat, openedAt: Double)], now: Double) {
-        let offsets = inputs.map { i in
-            abs(i.input.startSeconds - i.openedAt) < 60 ? 0 : i.openedAt - i.input.startSeconds
-        }
-        let start = max(now, zip(inputs, offsets).map { $0.input.startSeconds + $1 }.max() ?? 0)
+    /// `first`: where an input's media starts when not at its first timestamp (a device's early reads let older
+    /// video go).
+    init(_ inputs: [(input: InputFormat, openedAt: Double, first: Double?)]) {
+        self.init(inputs.map { ($0.input.startSeconds, $0.openedAt, $0.first) })
+    }
+
+    /// The rule on numbers: per input, its first timestamp (seconds), when it was opened (wall clock) and where its
+    /// media starts if not at its first timestamp.
+    init(_ inputs: [(start: Double, openedAt: Double, first: Double?)]) {
+        let offsets = inputs.map { i in abs(i.start - i.openedAt) < 60 ? 0 : i.openedAt - i.start }
+        let start = zip(inputs, offsets).map { max($0.start, $0.first ?? -.infinity) + $1 }.max() ?? 0
         starts = offsets.map { start - $0 }
     }
 }

@@ -83,10 +83,13 @@ final class Job: @unchecked Sendable {
                 reason: "\(setting: .audioInputOption) \(key): there is no \(setting: .audioInput)")
         }
         let source = try InputSetup(cfg, watch: live?.input, interrupt: interrupt, bytes: inputBytes)
+        // A capture device captures only while it is read: from now on, whatever the set-up still takes.
+        if let live, source.demuxer.isDevice { source.demuxer.startEarlyReads(keepingVideo: live.maxLatency) }
         let sourceOpenedAt = Date().timeIntervalSince1970
         let soundSetup = try cfg.audioInput.map { _ throws(CropZoomError) in
             try AudioInputSetup(cfg, watch: live?.soundInput)
         }
+        if let soundSetup, soundSetup.demuxer.isDevice { soundSetup.demuxer.startEarlyReads(keepingVideo: nil) }
         live?.protectThreadsNow()
         demuxer = source.demuxer
         decoder = source.decoder
@@ -122,10 +125,12 @@ final class Job: @unchecked Sendable {
         videoOutput = streams.videoOutput
         let input = source.input
         target.output.copyMetadata(from: input, except: Muxer.inputContainerTags)
+        // The recording starts where every device has media (the video the early reads kept, the sound's first).
+        let firstVideo = live.flatMap { live in source.demuxer.settleEarlyReads { live.count(.input) } }
         let clock = soundSetup.map {
-            LiveClock([(input, sourceOpenedAt), ($0.input, $0.openedAt)], now: Date().timeIntervalSince1970)
+            LiveClock([(input, sourceOpenedAt, firstVideo), ($0.input, $0.openedAt, nil)])
         }
-        trim = try TrimWindow(cfg, input: input, videoIndex: videoIndex, anchor: clock?.starts[0])
+        trim = try TrimWindow(cfg, input: input, videoIndex: videoIndex, anchor: clock?.starts[0] ?? firstVideo)
         // Chapters: cut to the trim and moved with the streams.
         try target.output.copyChapters(
             from: input, from: trim.chapters.from, to: trim.chapters.to, shift: trim.chapters.shift)

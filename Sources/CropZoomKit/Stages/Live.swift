@@ -48,6 +48,9 @@ final class LivePolicy: @unchecked Sendable {
     /// The live edge: arrival (monotonic seconds) less media time of the source's latest packet read as it came
     /// (nil before the first). A packet's capture is estimated as its media time plus this.
     private var edge: Double?
+    /// When the job started (monotonic seconds), and when the first frame recorded was captured.
+    private let startedAt = monotonicSeconds()
+    private var firstCaptured: Double?
     /// With `--audio-input`: where the picture's recording ended (output seconds), once its reader has stopped.
     private var pictureEnd: Double?
     /// Threads that keep their priority, and how many of the engine's (reader, muxer) have said so.
@@ -190,6 +193,12 @@ final class LivePolicy: @unchecked Sendable {
 
     /// A decoded frame waited from `since` until `now` (monotonic seconds): too long to be worth transforming.
     func isLate(since: Double, now: Double) -> Bool { now - since > maxLatency }
+
+    /// The first frame kept for the recording was captured at `captured` (monotonic seconds).
+    func firstKept(capturedAt captured: Double) { lock.withLock { firstCaptured = captured } }
+
+    /// Seconds from the job's start to the capture of the first frame recorded (nil before one).
+    var firstFrameAfter: Double? { lock.withLock { firstCaptured.map { $0 - startedAt } } }
 
     /// One frame dropped at `point`.
     func count(_ point: DropPoint) { lock.withLock { counts[point, default: 0] += 1 } }

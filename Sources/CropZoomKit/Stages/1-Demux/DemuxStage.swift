@@ -61,7 +61,7 @@ final class DemuxStage: @unchecked Sendable {
         case .value: break
         }
         defer { packet.unref() }
-        clock?.place(packet, now: live ? monotonicSeconds() : 0)
+        clock?.place(packet, now: live ? demuxer.lastArrival : 0)
         let i = packet.streamIndex
         guard i < routes.count else { return true }
         switch routes[i] {

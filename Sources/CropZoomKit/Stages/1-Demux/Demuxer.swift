@@ -50,8 +50,15 @@ final class Demuxer: @unchecked Sendable {
     /// Whether a pending signal ends a live source's reads (not a sound device's: the picture's reader ending
     /// ends it, see the threaded engine).
     var stopsOnSignal = true
+    /// How long a live source's last read waited for data (seconds; replayed for a packet read early).
+    private(set) var lastWait = 0.0
+    /// When a live source's last packet was read from it (monotonic seconds; replayed for a packet read early).
+    private(set) var lastArrival = 0.0
     /// A live source's last read waited for data (2 ms or more): its packet had only just arrived.
-    private(set) var lastReadWaited = false
+    var lastReadWaited: Bool { lastWait >= 0.002 }
+    /// A capture device's reads during the set-up (``startEarlyReads(keepingVideo:)``), replayed first.
+    private var early: EarlyReads?
+    private var earlyTaken = false
     /// How a live source ended: "stopped" (a signal or a stop request), "no data for N s", or nil (its end).
     private(set) var liveEnd: String?
 
@@ -97,13 +104,64 @@ final class Demuxer: @unchecked Sendable {
         input.stream(stream).isAudio
     }
 
-    /// Reads the next packet (`av_read_frame`). Damaged data the demuxer can skip is counted and
-    /// skipped; a file that ends where its index says there is more is reported as truncated.
+    deinit { early?.cancel() }
+
+    /// Whether the input is a capture device read without avio (x11grab, v4l2, pulse, alsa …): it captures only
+    /// while read, so it is read from its open (``startEarlyReads(keepingVideo:)``).
+    var isDevice: Bool { input.watch != nil && input.pointer.pointee.pb == nil }
+
+    /// Reads the device on a thread of its own from now until the engine's reader's first read (``EarlyReads``);
+    /// video more than `keepingVideo` seconds older than the newest is let go. For a device (``isDevice``) only.
+    func startEarlyReads(keepingVideo: Double?) {
+        let input = self.input
+        early = EarlyReads(
+            keepVideo: keepingVideo, isVideo: { input.stream($0).mediaType == AVMEDIA_TYPE_VIDEO },
+            read: { [weak self] (packet: Packet) throws(CropZoomError) in
+                guard let self else { return nil }
+                return try self.readSource(into: packet, strict: false).map { (self.lastArrival, self.lastWait) }
+            })
+    }
+
+    /// Once the start of the recording is settled: where the early reads' kept video starts when older video was
+    /// let go (``EarlyReads/settle(onLateDrop:)``); video let go from now on is counted by `onLateDrop`.
+    func settleEarlyReads(onLateDrop: @escaping @Sendable () -> Void) -> Double? {
+        guard let (stream, pts) = early?.settle(onLateDrop: onLateDrop), pts != AVCode.noPTS else { return nil }
+        return Double(pts) * input.stream(stream).timeBase.seconds
+    }
+
+    /// Reads the next packet (`av_read_frame`): first those a device's early reads kept. Damaged data the demuxer
+    /// can skip is counted and skipped; a file that ends where its index says there is more is reported as
+    /// truncated.
     func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
+        if let early {
+            if !earlyTaken {
+                early.takeOver()
+                earlyTaken = true
+            }
+            if let step = try early.next(into: packet) {
+                switch step {
+                case .value(let at):
+                    (lastArrival, lastWait) = at
+                    return .value(())
+                case .again: return .again
+                case .endOfStream: return .endOfStream
+                }
+            }
+            self.early = nil
+        }
+        return try readSource(into: packet, strict: strict)
+    }
+
+    private func readSource(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
         while true {
             let step: AVStep<Void>
             let started = input.watch == nil ? 0 : monotonicSeconds()
-            defer { if input.watch != nil { lastReadWaited = monotonicSeconds() - started >= 0.002 } }
+            defer {
+                if input.watch != nil {
+                    lastArrival = monotonicSeconds()
+                    lastWait = lastArrival - started
+                }
+            }
             do { step = try input.read(into: packet) } catch {
                 if let end = liveEnding() ?? sourceClosed(error.code) {
                     liveEnd = end

@@ -54,7 +54,6 @@ final class SoundStage: @unchecked Sendable {
     /// The loop body: reads one packet and sends it on (or holds it, in the backlog). False at the end.
     func step() throws(CropZoomError) -> Bool {
         if reachedEnd || (windowEnds && waitingFor.isEmpty) { return false }
-        let start = monotonicSeconds()
         switch try demuxer.read(into: packet, strict: false) {
         case .again: return true
         case .endOfStream: return false
@@ -65,7 +64,7 @@ final class SoundStage: @unchecked Sendable {
         guard caughtUp else {
             backlog[held].take(packet)
             held += 1
-            if monotonicSeconds() - start >= Self.caughtUpWait || held == backlog.count {
+            if demuxer.lastWait >= Self.caughtUpWait || held == backlog.count {
                 caughtUp = true
                 times.retime(backlog: backlog[..<held])
                 try sendBacklog()
