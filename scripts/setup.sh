@@ -22,6 +22,8 @@ command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
 command -v xclock >/dev/null 2>&1 || need+=(x11-apps)
 command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
 command -v pacat >/dev/null 2>&1 && command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
+# The HTTP input test asks python3's http.server for headers with curl.
+command -v curl >/dev/null 2>&1 || need+=(curl)
 # scripts/leaks.sh runs transcodes under valgrind's memcheck.
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 

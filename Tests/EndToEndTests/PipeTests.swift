@@ -1,6 +1,7 @@
 // `-` as INPUT reads standard input and `-o -` writes standard output (`--format` names the
 // container; MP4 to a pipe is fragmented), so cropzoom sits inside shell pipelines.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -84,6 +85,51 @@ struct PipeTests {
                 && big.stderr.contains("larger than the limit (100 KiB, CROPZOOM_SPOOL_LIMIT)"), "\(big)")
         #expect(!Files.exists(scratch.file("b.mkv")) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
         #expect(Files.names(in: URL(fileURLWithPath: spool)).isEmpty, "left in TMPDIR after the refusal")
+    }
+
+    @Test(
+        """
+        an MP4 with its index at the end from an HTTP server without byte ranges (python3 -m http.server) is spooled \
+        like stdin and read whole; over CROPZOOM_SPOOL_LIMIT, one line naming the URL, exit 3
+        """)
+    func mp4OverHTTPWithoutRanges() throws {
+        let scratch = try Scratch()
+        let input = try Files.sample("std-h264-aac.mp4").path
+        let served = scratch.file("www")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: input, toPath: served.appendingPathComponent("clip.mp4").path)
+        let port = RealTime.LiveTests.freePort()
+        let server = try ChildProcess.spawn(
+            ["python3", "-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", served.path],
+            stdout: .null, stderr: .null)
+        defer { RealTime.LiveTests.stop(server) }
+        let url = "http://127.0.0.1:\(port)/clip.mp4"
+        let start = Date()
+        while try CLI.bash("curl -sfI \(url) > /dev/null").status != 0 && Date().timeIntervalSince(start) < 10 {
+            usleep(100_000)
+        }
+        // The server takes no byte ranges: FFmpeg sees a stream it cannot seek in.
+        let head = try CLI.bash("curl -sI \(url)")
+        #expect(!head.stdout.lowercased().contains("accept-ranges: bytes"), "\(head.stdout)")
+        let spool = scratch.file("spool").path
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        let cz = "TMPDIR=\(spool) \(try CLI.binary())"
+        let reference = scratch.file("ref.mkv").path
+        _ = try CLI.cropzoom([input, "-o", reference, "--quiet"])
+        let out = scratch.file("http.mkv").path
+        let run = try CLI.bash("\(cz) \(url) -o \(out) --quiet")
+        #expect(run.status == 0, "\(run)")
+        #expect(try Self.counts(out).hasPrefix("video,60"), "\(run)")
+        #expect(
+            try Oracle.packets(out, streamIndex: 1).map(\.hash)
+                == Oracle.packets(reference, streamIndex: 1).map(\.hash),
+            "audio differs")
+        #expect(Files.names(in: URL(fileURLWithPath: spool)).isEmpty, "left in TMPDIR")
+        let big = try CLI.bash("CROPZOOM_SPOOL_LIMIT=100k \(cz) \(url) -o \(scratch.file("b.mkv").path)")
+        #expect(
+            big.status == 3 && big.stderrLines.count == 1 && big.stderr.contains(url)
+                && big.stderr.contains("larger than the limit (100 KiB, CROPZOOM_SPOOL_LIMIT)"), "\(big)")
+        #expect(!Files.exists(scratch.file("b.mkv")) && Files.temporaryLeftovers(in: scratch.url).isEmpty)
     }
 
     @Test("-o - needs --format (exit 2); an unknown --format is refused in one line")

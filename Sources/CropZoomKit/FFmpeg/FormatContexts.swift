@@ -36,7 +36,15 @@ final class InputFormat: @unchecked Sendable {
     ) throws(CropZoomError) {
         // "-" is standard input, named "stdin" in messages (`StandardInput`: spooled when it must be).
         let path = given == "-" && bytes == nil ? "stdin" : given
-        let standardInput = given == "-" && bytes == nil ? try StandardInput() : nil
+        let standardInput: StandardInput?
+        if given == "-" && bytes == nil {
+            standardInput = try StandardInput()
+        } else if bytes == nil && format == nil && watch == nil && InputFormat.spoolable(given) {
+            // A server without byte ranges cannot give an MP4's index at the end and then its media: spooled.
+            standardInput = try StandardInput(spooling: given, options: options, interrupt: interrupt)
+        } else {
+            standardInput = nil
+        }
         let memory = try bytes.map { bytes throws(CropZoomError) in try MemoryInput(bytes, path: path) }
         let url = memory != nil ? "" : standardInput?.url ?? given
         var options = options
@@ -122,6 +130,11 @@ final class InputFormat: @unchecked Sendable {
             throw CropZoomError.ffmpeg(r2, InputFormat.kind(for: r2), what: "reading stream information", path: path)
         }
         pointer = ctx!
+    }
+
+    /// A URL whose server may not seek, read through once when it does not (``StandardInput``): HTTP(S), FTP.
+    static func spoolable(_ url: String) -> Bool {
+        ["http://", "https://", "ftp://"].contains { url.lowercased().hasPrefix($0) }
     }
 
     /// True when the file starts with an MP4/MOV box (`ftyp`, `mdat`, `moov`, `free`, `wide`,

@@ -3,7 +3,8 @@ import Foundation
 
 /// Standard input as FFmpeg should open it: a redirected file directly (seekable), an MP4/MOV whose index (`moov`)
 /// comes after its media (`mdat`) spooled to a temporary file first (FFmpeg cannot seek back in a pipe to read
-/// it), anything else streamed through as it comes.
+/// it), anything else streamed through as it comes. The same for a URL whose server cannot seek (HTTP without byte
+/// ranges, `python3 -m http.server`): such an MP4/MOV is spooled (``init(spooling:options:interrupt:)``).
 ///
 /// To tell, it reads the top-level ISO BMFF box headers at the start (`ftyp`, `free` … up to the first `moov`,
 /// `moof` or `mdat`); those bytes are then handed on before the rest. The temporary file is unlinked as soon as
@@ -35,6 +36,25 @@ final class StandardInput: @unchecked Sendable {
         return "\(bytes >> 10) KiB"
     }
 
+    /// How bytes come: up to `count` appended to `bytes`, fewer only at the end.
+    typealias Read = (_ count: Int, _ bytes: inout [UInt8]) throws(CropZoomError) -> Int
+
+    /// `url` (HTTP, HTTPS, FTP) spooled when its server cannot seek and it is an MP4/MOV with its index at the end;
+    /// nil when FFmpeg can read it as it is (the server seeks, or the media streams), and then opens it again.
+    init?(spooling url: String, options: [String: String], interrupt: IOWatch?) throws(CropZoomError) {
+        let reader = try URLReader(url, options: options, interrupt: interrupt)
+        if reader.isSeekable { return nil }
+        let read: Read = { (count: Int, bytes: inout [UInt8]) throws(CropZoomError) in
+            try reader.read(count, onto: &bytes)
+        }
+        var prefix: [UInt8] = []
+        guard try StandardInput.scanBoxes(into: &prefix, read) else { return nil }
+        let (file, count) = try StandardInput.spool(prefix, from: url, read)
+        fd = file
+        spooled = count
+        self.url = "file:/proc/self/fd/\(file)"
+    }
+
     init() throws(CropZoomError) {
         var st = stat()
         if fstat(0, &st) == 0 && st.st_mode & S_IFMT == S_IFREG {
@@ -45,9 +65,9 @@ final class StandardInput: @unchecked Sendable {
             return
         }
         var prefix: [UInt8] = []
-        let spool = try StandardInput.scanBoxes(into: &prefix)
+        let spool = try StandardInput.scanBoxes(into: &prefix, StandardInput.read)
         if spool {
-            let (file, count) = try StandardInput.spool(prefix)
+            let (file, count) = try StandardInput.spool(prefix, from: "stdin", StandardInput.read)
             fd = file
             spooled = count
             url = "file:/proc/self/fd/\(file)"
@@ -62,7 +82,7 @@ final class StandardInput: @unchecked Sendable {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Reads up to `count` bytes of standard input onto `bytes` (fewer at its end).
-    private static func read(_ count: Int, onto bytes: inout [UInt8]) throws(CropZoomError) -> Int {
+    private static func read(_ count: Int, _ bytes: inout [UInt8]) throws(CropZoomError) -> Int {
         var chunk = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
@@ -88,12 +108,12 @@ final class StandardInput: @unchecked Sendable {
 
     /// Reads the top-level box headers (and the small boxes before the media) onto `prefix`; true when the file is
     /// ISO BMFF with `mdat` before `moov`.
-    private static func scanBoxes(into prefix: inout [UInt8]) throws(CropZoomError) -> Bool {
+    private static func scanBoxes(into prefix: inout [UInt8], _ read: Read) throws(CropZoomError) -> Bool {
         let starts: Set<String> = ["ftyp", "styp", "moov", "mdat", "free", "skip", "wide", "pdin", "uuid", "moof"]
         var first = true
         while true {
             let at = prefix.count
-            guard try read(8, onto: &prefix) == 8 else { return false }
+            guard try read(8, &prefix) == 8 else { return false }
             let type = String(decoding: prefix[(at + 4)..<(at + 8)], as: UTF8.self)
             if first && !starts.contains(type) { return false }
             first = false
@@ -105,24 +125,28 @@ final class StandardInput: @unchecked Sendable {
             var size = prefix[at..<(at + 4)].reduce(Int64(0)) { $0 << 8 | Int64($1) }
             var header: Int64 = 8
             if size == 1 {
-                guard try read(8, onto: &prefix) == 8 else { return false }
+                guard try read(8, &prefix) == 8 else { return false }
                 size = prefix[(at + 8)..<(at + 16)].reduce(Int64(0)) { $0 << 8 | Int64($1) }
                 header = 16
             }
             // A box to the end, or one too large to hold: not a small header box; let FFmpeg read on.
             guard size >= header, size - header <= 16 << 20 else { return false }
-            guard try read(Int(size - header), onto: &prefix) == Int(size - header) else { return false }
+            guard try read(Int(size - header), &prefix) == Int(size - header) else { return false }
         }
     }
 
-    /// Writes `prefix` and the rest of standard input to an unlinked temporary file; its descriptor and size.
-    private static func spool(_ prefix: [UInt8]) throws(CropZoomError) -> (Int32, Int64) {
+    /// Writes `prefix` and the rest of standard input (or of `name`'s bytes) to an unlinked temporary file; its
+    /// descriptor and size.
+    private static func spool(
+        _ prefix: [UInt8], from name: String, _ read: Read
+    ) throws(CropZoomError) -> (Int32, Int64) {
+        let what = name == "stdin" ? "spooling standard input" : "spooling the download"
         let folder = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(folder)/cropzoom-stdin-XXXXXX".utf8CString)
         let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard file >= 0 else {
             throw CropZoomError(
-                .processing, what: "spooling standard input", path: folder, reason: String(cString: strerror(errno)))
+                .processing, what: what, path: folder, reason: String(cString: strerror(errno)))
         }
         _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
         let limit = spoolLimit
@@ -130,7 +154,7 @@ final class StandardInput: @unchecked Sendable {
         var chunk = prefix
         func fail(_ reason: String, _ kind: CropZoomError.Kind = .processing) -> CropZoomError {
             close(file)
-            return CropZoomError(kind, what: "spooling standard input", path: "stdin", reason: reason)
+            return CropZoomError(kind, what: what, path: name, reason: reason)
         }
         while true {
             var offset = 0
@@ -142,13 +166,15 @@ final class StandardInput: @unchecked Sendable {
             }
             total += Int64(chunk.count)
             if total > limit {
+                let source = name == "stdin" ? "" : " from a server that cannot seek (no byte ranges)"
                 throw fail(
-                    "an MP4/MOV with its index at the end is spooled to \(folder) to be read, and this one is larger "
-                        + "than the limit (\(StandardInput.size(limit)), CROPZOOM_SPOOL_LIMIT); name the file instead",
+                    "an MP4/MOV with its index at the end\(source) is spooled to \(folder) to be read, and this one is "
+                        + "larger than the limit (\(StandardInput.size(limit)), CROPZOOM_SPOOL_LIMIT); "
+                        + (name == "stdin" ? "name the file instead" : "download it first"),
                     .inputUnreadable)
             }
             chunk.removeAll(keepingCapacity: true)
-            guard try read(1 << 20, onto: &chunk) > 0 else { break }
+            guard try read(1 << 20, &chunk) > 0 else { break }
         }
         return (file, total)
     }
