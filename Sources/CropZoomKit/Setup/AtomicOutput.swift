@@ -149,9 +149,7 @@ final class AtomicOutput: @unchecked Sendable {
         let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent, recording: recording && !multiFile)
         let name = url.lastPathComponent
         AtomicOutput.removeStale(in: dir, prefix: AtomicOutput.temporaryPrefix(for: name), notice: notice)
-        AtomicOutput.recoverStale(
-            in: dir, prefix: AtomicOutput.temporaryPrefix(for: url.lastPathComponent, recording: true),
-            target: url.lastPathComponent, notice: notice)
+        AtomicOutput.recoverStale(in: dir, target: url.lastPathComponent, notice: notice)
         temporary = url.deletingLastPathComponent().appendingPathComponent(prefix + AtomicOutput.uniqueSuffix()).path
         if multiFile {
             kind = .folder
@@ -243,21 +241,29 @@ final class AtomicOutput: @unchecked Sendable {
         }
     }
 
-    /// Keeps the recordings named `prefix` + PID in `dir` that killed runs left: each is renamed
-    /// `STEM-recovered-PID.EXT` (never replacing a file), and `notice` says where it is.
-    static func recoverStale(in dir: String, prefix: String, target: String, notice: (String) -> Void) {
-        let t = URL(fileURLWithPath: target)
-        let ext = t.pathExtension
-        for (path, pid) in stale(in: dir, prefix: prefix) {
-            let kept = URL(fileURLWithPath: dir).appendingPathComponent(
-                t.deletingPathExtension().lastPathComponent + "-recovered-\(pid)" + (ext.isEmpty ? "" : ".\(ext)")
-            ).path
-            let moved = RawPath.withCString(path) { f in RawPath.withCString(kept) { cz_rename_noreplace(f, $0) } }
-            if moved == 0 {
+    /// Keeps the recordings of `target` in `dir` that killed runs left: each is restored as
+    /// `STEM-recovered-PID.EXT` (never replacing a file, ``UnfinishedRecordings``), and `notice` says where it is.
+    /// Then `notice` names any other output's unfinished recordings there (`cropzoom recover` restores them).
+    static func recoverStale(in dir: String, target: String, notice: (String) -> Void) {
+        var others: [UnfinishedRecording] = []
+        for r in UnfinishedRecordings.find(in: dir) {
+            guard r.name == target || temporaryPrefix(for: target, recording: true) == "." + r.name + ".cropzoom-rec-"
+            else {
+                others.append(r)
+                continue
+            }
+            if let kept = try? UnfinishedRecordings.restore(r) {
                 notice(
-                    "found the unfinished recording of an earlier run (process \(pid), stopped by a crash or kill): "
+                    "found the unfinished recording of an earlier run (process \(r.pid), stopped by a crash or kill): "
                         + "kept as \(kept)")
             }
+        }
+        if let first = others.first {
+            let more = others.count == 1 ? "" : " and \(others.count - 1) more"
+            notice(
+                "\(dir) holds the unfinished recording of a run that was killed (\(first.path)\(more)): "
+                    + "`cropzoom recover \(dir)` restores it as \(URL(fileURLWithPath: first.restoredPath).lastPathComponent)"
+            )
         }
     }
 

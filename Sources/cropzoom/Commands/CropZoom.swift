@@ -14,7 +14,7 @@ struct CropZoom: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Transcode.self, Batch.self, RunJobFile.self, ReportCommand.self, ProbeCommand.self, Bench.self,
-            AnalyzeMotion.self,
+            AnalyzeMotion.self, Recover.self,
         ],
         defaultSubcommand: Transcode.self)
 }
