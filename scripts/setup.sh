@@ -22,6 +22,9 @@ command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
 command -v xclock >/dev/null 2>&1 || need+=(x11-apps)
 command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
 command -v pacat >/dev/null 2>&1 && command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
+# The completion tests run the scripts in the real shells.
+command -v zsh >/dev/null 2>&1 || need+=(zsh)
+command -v fish >/dev/null 2>&1 || need+=(fish)
 # The HTTP input test asks python3's http.server for headers with curl.
 command -v curl >/dev/null 2>&1 || need+=(curl)
 # scripts/leaks.sh runs transcodes under valgrind's memcheck.

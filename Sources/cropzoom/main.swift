@@ -19,6 +19,13 @@ do {
     if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
         throw CommandError.usage("help: unknown command '\(arguments[1])' (commands: \(names.joined(separator: ", ")))")
     }
+    // Completion scripts that know the default command (Completions).
+    if arguments.count == 2, arguments[0] == "--generate-completion-script",
+        let script = Completions.script(for: arguments[1])
+    {
+        print(script)
+        exit(0)
+    }
     // ffmpeg's single-dash options (`-hide_banner`, `-threads`) are usage errors, not bundles of short flags.
     try FFmpegSpellings.check(arguments)
     var command = try CropZoom.parseAsRoot(Bench.normalize(arguments))

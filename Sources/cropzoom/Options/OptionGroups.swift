@@ -14,18 +14,20 @@ struct GeometryOptions: ParsableArguments {
     // message instead of ArgumentParser's "Missing value".
     @Option(name: .setting(.zoom), parsing: .unconditional, help: .setting(.zoom)) var zoom: String?
     @Option(name: .setting(.center), help: .setting(.center)) var center: String?
-    @Option(name: .setting(.ease), help: .setting(.ease)) var ease: String?
+    @Option(name: .setting(.ease), help: .setting(.ease), completion: .setting(.ease)) var ease: String?
     @Option(name: .setting(.background), help: .setting(.background)) var background: String?
     @Option(name: .setting(.crop), help: .setting(.crop)) var crop: String?
     @Option(name: .setting(.size), parsing: .unconditional, help: .setting(.size)) var size: String?
-    @Option(name: .setting(.fit), help: .setting(.fit)) var fit: String?
+    @Option(name: .setting(.fit), help: .setting(.fit), completion: .setting(.fit)) var fit: String?
     @Option(name: .setting(.rotate), parsing: .unconditional, help: .setting(.rotate)) var rotate: String?
     @Option(name: .setting(.transform), parsing: .unconditional, help: .setting(.transform)) var transform: String?
-    @Option(name: .setting(.flip), help: .setting(.flip)) var flip: String?
-    @Option(name: .setting(.scaler), help: .setting(.scaler)) var scaler: String?
-    @Option(name: .setting(.kernel), help: .setting(.kernel)) var kernel: String?
-    @Option(name: .setting(.deinterlace), help: .setting(.deinterlace)) var deinterlace: String?
-    @Option(name: .setting(.orientation), help: .setting(.orientation)) var orientation: String?
+    @Option(name: .setting(.flip), help: .setting(.flip), completion: .setting(.flip)) var flip: String?
+    @Option(name: .setting(.scaler), help: .setting(.scaler), completion: .setting(.scaler)) var scaler: String?
+    @Option(name: .setting(.kernel), help: .setting(.kernel), completion: .setting(.kernel)) var kernel: String?
+    @Option(name: .setting(.deinterlace), help: .setting(.deinterlace), completion: .setting(.deinterlace))
+    var deinterlace: String?
+    @Option(name: .setting(.orientation), help: .setting(.orientation), completion: .setting(.orientation))
+    var orientation: String?
 
     var settings: Settings {
         Settings([
@@ -79,7 +81,7 @@ struct EncodingOptions: ParsableArguments {
 
 /// What to do with audio, subtitles and data.
 struct StreamOptions: ParsableArguments {
-    @Option(name: .setting(.audio), help: .setting(.audio)) var audio: String?
+    @Option(name: .setting(.audio), help: .setting(.audio), completion: .setting(.audio)) var audio: String?
     @Option(name: .setting(.audioCodec), help: .setting(.audioCodec)) var audioCodec: String?
     @Option(name: .setting(.audioBitrate), help: .setting(.audioBitrate)) var audioBitrate: String?
     @Option(name: .setting(.audioChannels), help: .setting(.audioChannels)) var audioChannels: String?
@@ -208,6 +210,11 @@ struct EngineOptions: ParsableArguments {
 extension NameSpecification {
     /// The setting's flag (`--pix-fmt`).
     static func setting(_ setting: Setting) -> NameSpecification { .customLong(setting.longName) }
+}
+
+extension CompletionKind {
+    /// The words a setting takes, offered by the shell completions (`Setting.choices`); nil for free values.
+    static func setting(_ setting: Setting) -> CompletionKind? { setting.choices.map { .list($0) } }
 }
 
 extension ArgumentHelp {
