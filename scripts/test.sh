@@ -16,6 +16,8 @@ swift test --skip-build "$@"
 # The mutation harness, a short run (Benchmarks/RELIABILITY.md: what it checks, how to run it for hours). Seeded
 # by the commit: a run is reproducible, and each commit tries other files. Skipped when the tests were filtered.
 if [ $# -eq 0 ]; then
+    # Every Swift snippet of README.md and docs/, compiled in a package that depends on this checkout by path.
+    bash scripts/snippets.sh
     seed=$((16#$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1)))
     python3 Tests/fuzz/harness.py --binary .build/debug/cropzoom --budget "${CROPZOOM_FUZZ_SECONDS:-90}" \
         --seed "$seed" --out .build/fuzz-out

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <zimg.h>
 
+void cz_zimg_version(unsigned *major, unsigned *minor, unsigned *micro) {
+    zimg_get_version_info(major, minor, micro);
+}
+
 /// Bytes every plane pointer and stride must be a multiple of: zimg's AVX-512 paths
 /// (ZIMG_CPU_AUTO_64B) load 64-byte vectors.
 #define CZ_ZIMG_ALIGN 64

@@ -26,6 +26,10 @@ do {
         print(script)
         exit(0)
     }
+    if arguments == ["--generate-manual"] {
+        print(ManualPage.text(), terminator: "")
+        exit(0)
+    }
     // ffmpeg's single-dash options (`-hide_banner`, `-threads`) are usage errors, not bundles of short flags.
     try FFmpegSpellings.check(arguments)
     var command = try CropZoom.parseAsRoot(Bench.normalize(arguments))

@@ -35,6 +35,9 @@ void cz_deinterlace_plane(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst
 /// A zimg resize graph for one fixed crop + scale of planar YUV or grey pictures, with a
 /// window that may be sub-pixel. Built once (`zimg_filter_graph_build`), run per frame with no
 /// allocation (`zimg_filter_graph_process`).
+/// zimg's version (zimg_get_version_info): for `cropzoom --version`.
+void cz_zimg_version(unsigned *major, unsigned *minor, unsigned *micro);
+
 typedef struct cz_zimg cz_zimg;
 
 /// The resampling filters cropzoom asks zimg for.

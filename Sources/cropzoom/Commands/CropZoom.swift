@@ -1,20 +1,51 @@
 import ArgumentParser
+import CropZoomKit
 
 /// The root command: its subcommands, one per file in this folder (transcode is the default).
 struct CropZoom: ParsableCommand {
+    static let version = "0.1.0"
+
     static let configuration = CommandConfiguration(
         commandName: "cropzoom",
         abstract:
             "Crop, zoom, rotate and rescale recorded video frame by frame, keeping every frame, audio packet and "
             + "timestamp.",
         discussion: """
+            Without a sub-command, cropzoom transcodes: cropzoom INPUT -o OUTPUT [options]. \
+            The options typed most (all of them: cropzoom transcode --help):
+
+            \(commonOptions)
+
             Exit codes: 0 ok, 1 failed while processing, 2 bad usage, 3 input unreadable, \
-            130 interrupted (SIGINT), 143 terminated (SIGTERM).
+            4 done from damaged input (batch, run), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
             """,
-        version: "0.1.0",
+        version: "cropzoom \(version)\n" + LibraryVersions.description,
         subcommands: [
             Transcode.self, Batch.self, RunJobFile.self, ReportCommand.self, ProbeCommand.self, Bench.self,
             AnalyzeMotion.self, Recover.self,
         ],
         defaultSubcommand: Transcode.self)
+
+    /// `-o`, `-y` and the settings a first run uses, one line each within 80 columns (the flags from the settings
+    /// table).
+    static var commonOptions: String {
+        let audio = Setting.audio.choices?.joined(separator: "|") ?? "MODE"
+        let rows: [(String, String)] = [
+            ("-o, --output FILE", "Output file; its extension picks the container"),
+            ("-y, --overwrite", "Replace an existing output"),
+            ("\(Setting.zoom.flag) Z", "Zoom (1.65, or keyframes '0s:1, 4s:1.65')"),
+            ("\(Setting.center.flag) X,Y", "Where to zoom: fractions of the picture (0.5,0.5)"),
+            ("\(Setting.crop.flag) W:H[:X:Y]", "Crop a window, in pixels"),
+            ("\(Setting.size.flag) WxH", "Output size (1280x-2 keeps the shape)"),
+            ("\(Setting.rotate.flag) DEGREES", "Rotate by any angle"),
+            ("\(Setting.start.flag) T, \(Setting.end.flag) T", "Trim (seconds or hh:mm:ss; also --duration T)"),
+            ("\(Setting.codec.flag) NAME", "h264, hevc, av1, vp9 … (default: from -o's type)"),
+            ("\(Setting.crf.flag) N, \(Setting.preset.flag) NAME", "The encoder's quality and speed"),
+            ("\(Setting.audio.flag) \(audio)", "The sound (default auto: copy when it fits)"),
+            ("--progress bar|json|none", "How progress is shown"),
+        ]
+        let width = (rows.map(\.0.count).max() ?? 0) + 2
+        return rows.map { "  " + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + $0.1 }
+            .joined(separator: "\n")
+    }
 }
