@@ -19,10 +19,14 @@ do {
     if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
         throw CommandError.usage("help: unknown command '\(arguments[1])' (commands: \(names.joined(separator: ", ")))")
     }
-    // Completion scripts that know the default command (Completions).
-    if arguments.count == 2, arguments[0] == "--generate-completion-script",
-        let script = Completions.script(for: arguments[1])
-    {
+    // Completion scripts that know the default command (Completions), either spelling of the option.
+    let option = "--generate-completion-script"
+    var completionShell: String? = nil
+    if arguments.count == 2 && arguments[0] == option { completionShell = arguments[1] }
+    if arguments.count == 1 && arguments[0].hasPrefix(option + "=") {
+        completionShell = String(arguments[0].dropFirst(option.count + 1))
+    }
+    if let shell = completionShell, let script = Completions.script(for: shell) {
         print(script)
         exit(0)
     }

@@ -32,6 +32,9 @@ struct CompletionTests {
     @Test("bash: the default command's options, files, sub-commands and --scaler/--kernel values are offered")
     func bash() throws {
         let (scratch, script) = try Self.setUp("bash")
+        // ArgumentParser's other spelling of the option gives the same script.
+        let joined = try CLI.cropzoom(["--generate-completion-script=bash"])
+        #expect(joined.stdout == (try String(contentsOfFile: script, encoding: .utf8)), "the = form differs")
         var body = "source \(script)\ncd \(scratch.url.path)\n"
         body += """
             offer() {

@@ -69,12 +69,7 @@ final class InputFormat: @unchecked Sendable {
         guard ctx != nil else {
             throw CropZoomError(.processing, what: "opening the input", path: path, reason: "out of memory")
         }
-        if let watch = watch ?? interrupt {
-            ctx!.pointee.interrupt_callback.callback = cz_watch_callback
-            ctx!.pointee.interrupt_callback.opaque = UnsafeMutableRawPointer(watch.pointer)
-        } else {
-            ctx!.pointee.interrupt_callback.callback = cz_interrupt_callback
-        }
+        ctx!.pointee.interrupt_callback = .watching(watch ?? interrupt)
         if let memory {
             // Ours to free, after the context: avformat_close_input leaves a custom pb open.
             ctx!.pointee.pb = memory.context

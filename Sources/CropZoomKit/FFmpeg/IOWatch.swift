@@ -34,3 +34,12 @@ final class IOWatch: @unchecked Sendable {
 
     enum Reason { case none, stopped, timedOut }
 }
+
+extension AVIOInterruptCB {
+    /// The interrupt callback of an input's I/O: `watch`'s (a live source's stop and deadline, a job's cancel switch)
+    /// when there is one (`cz_watch_callback`), else the process's signals (`cz_interrupt_callback`).
+    static func watching(_ watch: IOWatch?) -> AVIOInterruptCB {
+        guard let watch else { return AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil) }
+        return AVIOInterruptCB(callback: cz_watch_callback, opaque: UnsafeMutableRawPointer(watch.pointer))
+    }
+}

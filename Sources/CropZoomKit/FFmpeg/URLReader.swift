@@ -13,13 +13,7 @@ final class URLReader: @unchecked Sendable {
     /// cancel switch, or the process's signals, as its interrupt callback.
     init(_ url: String, options: [String: String], interrupt: IOWatch?) throws(CropZoomError) {
         self.url = url
-        var callback = AVIOInterruptCB()
-        if let interrupt {
-            callback.callback = cz_watch_callback
-            callback.opaque = UnsafeMutableRawPointer(interrupt.pointer)
-        } else {
-            callback.callback = cz_interrupt_callback
-        }
+        var callback = AVIOInterruptCB.watching(interrupt)
         var dict: OpaquePointer? = nil
         for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dict, key, value, 0) }
         var ctx: UnsafeMutablePointer<AVIOContext>? = nil

@@ -180,7 +180,7 @@ final class AtomicOutput: @unchecked Sendable {
     /// process id fit in ``nameLimit`` bytes, and `%` made `_` (a muxer would expand a pattern in
     /// the folder's name).
     static func temporaryPrefix(for name: String, recording: Bool = false) -> String {
-        let suffix = recording ? ".cropzoom-rec-" : ".cropzoom-tmp-"
+        let suffix = recording ? UnfinishedRecordings.marker : ".cropzoom-tmp-"
         // Room for the process id and a job number (``uniqueSuffix()``).
         let room = nameLimit - 1 - suffix.utf8.count - 21
         var kept = ""
@@ -221,17 +221,21 @@ final class AtomicOutput: @unchecked Sendable {
         guard let names = RawPath.contents(ofDirectory: dir) else { return [] }
         return names.compactMap { name in
             let id = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false).first ?? ""
-            guard name.hasPrefix(prefix), let pid = Int32(id), pid != getpid() else {
-                return nil
-            }
-            if kill(pid, 0) == 0 || errno != ESRCH { return nil }
+            guard name.hasPrefix(prefix), let pid = Int32(id) else { return nil }
             let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
-            let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-            guard fd >= 0 else { return nil }
-            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
-            close(fd)
-            return free ? (path, pid) : nil
+            return isAbandoned(path, by: pid) ? (path, pid) : nil
         }
+    }
+
+    /// Whether the temporary at `path`, named for process `pid`, was left by a run that was killed: the process is
+    /// gone (not this one) and no one holds the file's lock (an older cropzoom did not lock its temporaries, so a
+    /// live process keeps its own).
+    static func isAbandoned(_ path: String, by pid: Int32) -> Bool {
+        guard pid > 0, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { return false }
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) == 0
     }
 
     /// Removes the temporaries named `prefix` + PID in `dir` that killed runs left, and says so.
@@ -246,9 +250,10 @@ final class AtomicOutput: @unchecked Sendable {
     /// Then `notice` names any other output's unfinished recordings there (`cropzoom recover` restores them).
     static func recoverStale(in dir: String, target: String, notice: (String) -> Void) {
         var others: [UnfinishedRecording] = []
+        // (The name in a recording's file is the output's as temporaryPrefix cut it.)
+        let mine = temporaryPrefix(for: target, recording: true)
         for r in UnfinishedRecordings.find(in: dir) {
-            guard r.name == target || temporaryPrefix(for: target, recording: true) == "." + r.name + ".cropzoom-rec-"
-            else {
+            guard mine == "." + r.name + UnfinishedRecordings.marker else {
                 others.append(r)
                 continue
             }
@@ -304,7 +309,7 @@ final class AtomicOutput: @unchecked Sendable {
     /// For a live recording written to a file: a path beside it (`.NAME.cropzoom-tmp-PID`) for a rewritten copy
     /// that ``adopt(_:)`` then puts in its place; nil for other outputs.
     var rewritePath: String? {
-        guard kind == .file, temporary.contains(".cropzoom-rec-") else { return nil }
+        guard kind == .file, temporary.contains(UnfinishedRecordings.marker) else { return nil }
         let url = URL(fileURLWithPath: temporary)
         let name = URL(fileURLWithPath: destination).lastPathComponent
         let recording = AtomicOutput.temporaryPrefix(for: name, recording: true)

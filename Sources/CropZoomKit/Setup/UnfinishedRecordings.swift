@@ -29,7 +29,7 @@ public enum UnfinishedRecordings {
         var folders = [folder]
         while let dir = folders.popLast() {
             guard let names = RawPath.contents(ofDirectory: dir) else { continue }
-            for name in names.sorted() {
+            for name in names {
                 let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
                 if let r = recording(path, name: name) {
                     found.append(r)
@@ -82,14 +82,9 @@ public enum UnfinishedRecordings {
         guard name.hasPrefix("."), let range = name.range(of: marker, options: .backwards) else { return nil }
         let output = String(name[name.index(after: name.startIndex)..<range.lowerBound])
         let id = name[range.upperBound...].split(separator: "-", omittingEmptySubsequences: false).first ?? ""
-        guard !output.isEmpty, let pid = Int32(id), pid > 0, pid != getpid() else { return nil }
-        if kill(pid, 0) == 0 || errno != ESRCH { return nil }
-        guard let info = RawPath.status(path), info.st_mode & S_IFMT == S_IFREG else { return nil }
-        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else { return nil }
-        let free = flock(fd, LOCK_EX | LOCK_NB) == 0
-        close(fd)
-        guard free else { return nil }
+        guard !output.isEmpty, let pid = Int32(id), let info = RawPath.status(path), info.st_mode & S_IFMT == S_IFREG,
+            AtomicOutput.isAbandoned(path, by: pid)
+        else { return nil }
         let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return UnfinishedRecording(
             path: path, name: output, pid: pid, bytes: Int64(info.st_size),

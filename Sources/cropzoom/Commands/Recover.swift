@@ -26,17 +26,9 @@ struct Recover: ParsableCommand {
     var json = false
 
     func validate() throws {
-        for folder in folders where !FileManager.default.fileExists(atPath: folder) {
-            throw ValidationError("\(folder): no such folder")
+        for folder in folders where !RawPath.isDirectory(folder) {
+            throw ValidationError("\(folder): \(RawPath.exists(folder) ? "not a folder" : "no such folder")")
         }
-        for folder in folders where !isFolder(folder) {
-            throw ValidationError("\(folder): not a folder")
-        }
-    }
-
-    private func isFolder(_ path: String) -> Bool {
-        var folder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
     }
 
     struct Listed: Encodable {

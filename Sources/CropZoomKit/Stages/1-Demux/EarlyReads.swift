@@ -9,10 +9,11 @@ import Foundation
 /// its open until ``takeOver()``, keeping each packet with the moment it arrived and how long the read waited, and
 /// the demuxer's reader replays them first, as if it had read them then. Video older than `keepVideo` seconds
 /// before the newest is let go from the front (up to the next keyframe), so the backlog stays within the live
-/// latency bound; ``firstKeptVideo`` says from where the picture is whole. Sound is kept whole.
+/// latency bound; ``settle(onLateDrop:)`` says from where the picture is whole. Sound is kept whole.
 ///
-/// `@unchecked Sendable`: the queue and flags are behind `lock`; the demuxer is used by the early thread alone
-/// until ``takeOver()`` has waited for it to end (the set-up meanwhile reads only stream parameters that a device's
+/// `@unchecked Sendable`: the queue and flags are behind `lock` while the early thread runs; ``next(into:)`` reads
+/// them without it, after ``takeOver()`` has waited for that thread to end (its semaphore orders the two). The demuxer
+/// is used by the early thread alone until then (the set-up meanwhile reads only stream parameters that a device's
 /// reads do not change).
 final class EarlyReads: @unchecked Sendable {
     struct Item {
