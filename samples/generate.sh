@@ -230,11 +230,32 @@ EOF
     "${AAC[@]}" -ac 2 -ar 48000 \
     "${BITEXACT[@]}" bench-720p.mp4
 
+# 20-21. HDR: the testsrc2 picture with its white at 400 cd/m², HEVC Main 10 in BT.2020.
+#     PQ (SMPTE ST 2084) with HDR10 metadata in the bitstream's SEI (mastering display 1000 cd/m²,
+#     MaxCLL 400): Matroska holds none at stream level, so readers find it in the first frame.
+#     HLG (ARIB STD-B67) in MP4, no metadata (HLG needs none). zscale (zimg) converts the colours.
+HDR_X265="log-level=error:pools=1:frame-threads=1"
+"${FF[@]}" -f lavfi -i "$(vsrc 640x360 30 1)" -f lavfi -i "$(asrc 440 1)" \
+    -vf "zscale=tin=bt709:pin=bt709:min=bt709:rin=tv:t=smpte2084:p=bt2020:m=bt2020nc:r=tv:npl=400,format=yuv420p10le" \
+    -c:v libx265 -preset fast -crf 28 -pix_fmt yuv420p10le \
+    -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc \
+    -x265-params "$HDR_X265:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50):max-cll=400,200" \
+    "${AAC[@]}" -ac 2 -ar 48000 \
+    "${BITEXACT[@]}" hdr-pq.mkv
+"${FF[@]}" -f lavfi -i "$(vsrc 640x360 30 1)" -f lavfi -i "$(asrc 440 1)" \
+    -vf "zscale=tin=bt709:pin=bt709:min=bt709:rin=tv:t=arib-std-b67:p=bt2020:m=bt2020nc:r=tv:npl=400,format=yuv420p10le" \
+    -c:v libx265 -preset fast -crf 28 -pix_fmt yuv420p10le -tag:v hvc1 \
+    -color_primaries bt2020 -color_trc arib-std-b67 -colorspace bt2020nc \
+    -x265-params "$HDR_X265" \
+    "${AAC[@]}" -ac 2 -ar 48000 \
+    "${BITEXACT[@]}" hdr-hlg.mp4
+
 # --- Summary table -----------------------------------------------------------
 clips=(std-h264-aac.mp4 vfr-h264.mp4 rotate90.mp4 odd-444.mkv start-offset.ts
        vp9-opus.webm hevc10.mkv no-audio.mp4 two-audio.mp4 pcm.mov
        one-frame.mp4 mjpeg-full.mov audio-only.m4a truncated.mp4
-       not-media.mp4 unknown-codec.mkv empty.mp4 corrupt-middle.ts bench-720p.mp4)
+       not-media.mp4 unknown-codec.mkv empty.mp4 corrupt-middle.ts bench-720p.mp4
+       hdr-pq.mkv hdr-hlg.mp4)
 summary() {
     local out
     if out=$(ffprobe -v error -show_entries \

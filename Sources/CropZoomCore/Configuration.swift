@@ -21,6 +21,8 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
     public enum Kernel: String, Sendable, CaseIterable, Codable { case auto, zimg, swscale }
     /// Deinterlacing: `auto` frames the decoder flags interlaced, `on` every frame, `off` none.
     public enum Deinterlace: String, Sendable, CaseIterable, Codable { case auto, on, off }
+    /// HDR to SDR: `auto` where the output cannot carry HDR (BT.2390's curve), a curve to map always, `off` never.
+    public enum ToneMap: String, Sendable, CaseIterable, Codable { case auto, off, bt2390, hable, reinhard }
 
     public var input: String
     public var output: String
@@ -50,6 +52,8 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
     public var bitrate: Int? = nil
     /// Output pixel format name; nil = keep the input's when the encoder supports it.
     public var pixelFormat: String? = nil
+    /// `--tone-map`: HDR video mapped to SDR BT.709 (see ``ToneMap``).
+    public var toneMap: ToneMap = .auto
 
     public var audio: AudioMode = .auto
     /// `--audio-codec`: every audio stream re-encoded with this encoder, or the best one for this codec (`opus`
@@ -262,6 +266,7 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         try c.update(&encoderOptions, .encoderOptions)
         try c.update(&bitrate, .bitrate)
         try c.update(&pixelFormat, .pixelFormat)
+        try c.update(&toneMap, .toneMap)
         try c.update(&audio, .audio)
         try c.update(&audioCodec, .audioCodec)
         try c.update(&audioBitrate, .audioBitrate)

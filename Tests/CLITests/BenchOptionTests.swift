@@ -86,6 +86,7 @@ struct BenchOptionTests {
         "scaler": "lanczos",
         "kernel": "zimg", "orientation": "ignore", "start": "1.5", "end": "4", "duration": "2", "codec": "libx265",
         "crf": "20", "preset": "fast", "bitrate": "2.5M", "pix-fmt": "yuv420p10le", "audio": "aac",
+        "tone-map": "hable",
         "keep-start-time": "",  // a flag: no value
         "deinterlace": "off", "profile": "high", "level": "4.1", "tune": "film", "gop": "48", "tag": "avc3",
         "encoder-option": "aq-mode=2", "audio-codec": "opus", "audio-bitrate": "96k", "audio-channels": "stereo",

@@ -40,6 +40,7 @@ struct ConfigurationCodingTests {
         c.encoderOptions = ["x265-params": "aq-mode=2"]
         c.bitrate = 4_000_000
         c.pixelFormat = "yuv420p10le"
+        c.toneMap = .hable
         c.audio = .aac
         c.audioCodec = "opus"
         c.audioBitrate = 96_000

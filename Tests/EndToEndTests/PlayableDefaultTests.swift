@@ -76,7 +76,11 @@ struct PlayableDefaultTests {
         #expect(range == "tv", "RGB became \(range ?? "no") range")
     }
 
-    @Test("HDR (PQ) without --codec: HEVC Main 10, PQ kept, with a note; --codec h264 keeps 10 bits (High 10)")
+    @Test(
+        """
+        HDR (PQ) without --codec: HEVC Main 10, PQ kept, with a note; --codec h264: tone mapped to 8-bit SDR BT.709 \
+        (High), with a note; a 10-bit --pix-fmt keeps HDR in High 10
+        """)
     func hdrInput() throws {
         let scratch = try Scratch()
         let input = scratch.file("hdr.mkv")
@@ -93,7 +97,18 @@ struct PlayableDefaultTests {
         let h264 = scratch.file("h264.mp4").path
         let asked = try CLI.cropzoom([input.path, "-o", h264, "--zoom", "1.2", "--codec", "h264"])
         try #require(asked.status == 0, "\(asked)")
-        #expect(try Self.video(h264) == "h264,High 10,yuv420p10le,smpte2084")
-        #expect(Self.notes(asked).isEmpty, "\(asked.stderrLines)")
+        #expect(try Self.video(h264) == "h264,High,yuv420p,bt709")
+        #expect(
+            Self.notes(asked) == [
+                "cropzoom: note: video stream #0 is HDR (PQ): tone mapped to SDR BT.709 (bt2390: H.264 players take 8 "
+                    + "bits (a 10-bit --pix-fmt keeps HDR in High 10); --tone-map off keeps it HDR)"
+            ], "\(asked.stderrLines)")
+        let high10 = scratch.file("high10.mp4").path
+        let kept = try CLI.cropzoom([
+            input.path, "-o", high10, "--zoom", "1.2", "--codec", "h264", "--pix-fmt", "yuv420p10le",
+        ])
+        try #require(kept.status == 0, "\(kept)")
+        #expect(try Self.video(high10) == "h264,High 10,yuv420p10le,smpte2084")
+        #expect(Self.notes(kept).isEmpty, "\(kept.stderrLines)")
     }
 }

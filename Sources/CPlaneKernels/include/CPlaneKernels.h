@@ -136,4 +136,42 @@ void cz_warp_set_simd(cz_warp *w, int enabled);
 /// to a Gaussian); `tmp` holds max(w, h) ints.
 void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int radius, int passes, int *tmp);
 
+// MARK: - Tone mapping (HDR to SDR)
+
+/// The source's transfer characteristic.
+typedef enum { CZ_TONEMAP_PQ = 0, CZ_TONEMAP_HLG = 1 } cz_tonemap_transfer;
+/// The tone curve, applied to the brightest of R, G and B (hue kept): BT.2390's EETF, Hable's filmic curve and
+/// Reinhard's (as FFmpeg's `tonemap` filter has them), or a plain clip.
+typedef enum { CZ_TONEMAP_BT2390 = 0, CZ_TONEMAP_HABLE = 1, CZ_TONEMAP_REINHARD = 2, CZ_TONEMAP_CLIP = 3 } cz_tonemap_kind;
+
+typedef struct {
+    int transfer;  ///< cz_tonemap_transfer
+    int curve;     ///< cz_tonemap_kind
+    /// The brightest the source holds (cd/m²: MaxCLL, else the mastering display's peak, else 1000), and the
+    /// SDR white it is mapped to (100).
+    double source_peak_nits, white_nits;
+    /// The source's YUV matrix (Kr, Kb: BT.2020's 0.2627, 0.0593) and the output's (BT.709's 0.2126, 0.0722).
+    float source_kr, source_kb, output_kr, output_kb;
+    /// Linear source RGB → linear BT.709 RGB, row-major.
+    float gamut[9];
+} cz_tonemap_params;
+
+typedef struct cz_tonemap cz_tonemap;
+
+/// Tables for one mapping, and scratch rows for pictures up to `width` wide; NULL when out of memory or the
+/// parameters make no sense. One per thread (the scratch rows are written).
+cz_tonemap *cz_tonemap_new(const cz_tonemap_params *params, int width);
+void cz_tonemap_free(cz_tonemap *t);
+
+/// Maps one picture: `src` is 4:4:4 16-bit limited-range YUV (three planes, strides in bytes); `dst` planar YUV of
+/// `depth` bits (8: a byte a sample, else 16-bit little-endian), chroma subsampled by `log2w`/`log2h` (0 or 1),
+/// `full_range` or limited, its horizontal chroma `cosited` with the even luma columns (MPEG-2's "left") or
+/// between two. Allocates nothing.
+void cz_tonemap_picture(cz_tonemap *t, const uint8_t *const src[3], const ptrdiff_t src_stride[3], int width,
+                        int height, uint8_t *const dst[3], const ptrdiff_t dst_stride[3], int depth, int log2w,
+                        int log2h, int full_range, int cosited);
+
+/// The tone curve alone (for tests and plots): `x` and `peak` in units of `white_nits`.
+float cz_tonemap_curve(int kind, double x, double peak, double white_nits);
+
 #endif

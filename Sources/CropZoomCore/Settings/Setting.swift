@@ -15,6 +15,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     // Encoding.
     case codec, crf, preset, bitrate
     case pixFmt = "pix_fmt"
+    case toneMap = "tone_map"
     case profile, level, tune, gop, tag
     case encoderOption = "encoder_option"
     // Streams.
@@ -77,7 +78,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .background: return "black"
         case .rotate: return "0"
         case .scaler: return TranscodeConfiguration.Scaler.bicubic.rawValue
-        case .kernel, .deinterlace, .orientation, .audio: return "auto"
+        case .kernel, .deinterlace, .orientation, .audio, .toneMap: return "auto"
         case .maxLatency: return "1"
         case .liveTimeout: return "5"
         default: return nil
@@ -95,6 +96,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .deinterlace: return TranscodeConfiguration.Deinterlace.allCases.map(\.rawValue)
         case .orientation: return GeometryRequest.OrientationMode.allCases.map(\.rawValue)
         case .audio: return TranscodeConfiguration.AudioMode.allCases.map(\.rawValue)
+        case .toneMap: return TranscodeConfiguration.ToneMap.allCases.map(\.rawValue)
         default: return nil
         }
     }
@@ -202,6 +204,10 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
             return "An option of the encoder (repeatable): any of its AVOptions (crf=20, row-mt=1 …) or its own "
                 + "parameter string (x264-params=…, x265-params=…, svtav1-params=…); an option it does not have is "
                 + "refused, by name."
+        case .toneMap:
+            return "HDR (PQ, HLG) to SDR BT.709: auto maps when the output cannot carry HDR (8 bits, H.264 without "
+                + "a 10-bit \(setting: .pixFmt), a codec or container with no HDR signalling), with BT.2390's curve; "
+                + "bt2390, hable, reinhard map always with that curve; off never maps."
         case .pixFmt:
             return "Output pixel format (default: the input's when the encoder takes it, else the nearest one it "
                 + "does)."

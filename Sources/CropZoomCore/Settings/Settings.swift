@@ -81,6 +81,7 @@ public struct Settings: Sendable, Equatable {
             return rate
         }
         c.pixelFormat = values[.pixFmt]
+        c.toneMap = try choice(.toneMap, TranscodeConfiguration.ToneMap.self) ?? .auto
         c.profile = values[.profile]
         c.level = values[.level]
         c.tune = values[.tune]

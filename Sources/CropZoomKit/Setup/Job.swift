@@ -25,6 +25,8 @@ final class Job: @unchecked Sendable {
     let fullRange: Bool
     /// The YUV matrix of an RGB ↔ YUV conversion.
     let matrix: ColorMatrix
+    /// HDR mapped to SDR (`--tone-map`); nil when the picture keeps its colours.
+    let toneMapping: ToneMapping?
     let routes: [StreamRoute]
     let videoIndex: Int
     let videoOutput: Int?
@@ -117,6 +119,7 @@ final class Job: @unchecked Sendable {
         outputFormat = video.outputFormat
         fullRange = video.fullRange
         matrix = video.matrix
+        toneMapping = video.toneMapping
         threads = video.threads
         encoder = video.encoder
         streams = try StreamRouting(
@@ -165,12 +168,16 @@ final class Job: @unchecked Sendable {
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer() -> Transformer {
         let times = self.times
+        // Tone mapped: the transform renders 4:4:4 16-bit in the input's colours, then the mapper writes the output.
+        let mapped = toneMapping != nil
         return Transformer(
-            plan: plan, outputFormat: outputFormat, outputFullRange: fullRange, matrix: matrix,
+            plan: plan, outputFormat: mapped ? PixelFormat(ToneMapper.intermediateFormat) : outputFormat,
+            outputFullRange: mapped ? false : fullRange,
+            matrix: mapped ? ColorMatrix(AVCOL_SPC_BT2020_NCL) : matrix,
             scaler: configuration.scaler, kernel: configuration.kernel,
             frameTime: { pts in pts == AVCode.noPTS ? 0 : times.mediaTime(pts) },
             background: configuration.background, deinterlace: configuration.deinterlace,
-            topFieldFirst: !decoder.context.isBottomFieldFirst)
+            topFieldFirst: !decoder.context.isBottomFieldFirst, toneMap: toneMapping.map { ($0, fullRange) })
     }
 
     /// Trailer, close, rename into place.

@@ -17,6 +17,8 @@ struct VideoSetup {
     /// Nil with `--codec none`.
     let encoder: VideoEncoder?
     let hdr: HDRMetadata?
+    /// HDR mapped to SDR BT.709 (`--tone-map`); nil when the picture keeps its colours.
+    let toneMapping: ToneMapping?
     /// What the choices changed that the user should hear of (an HDR input's codec, a format players take).
     let notes: [String]
 
@@ -31,7 +33,11 @@ struct VideoSetup {
         var notes: [String] = []
         // HDR input without --codec: HEVC Main 10 where the container's default is H.264.
         let hdrTransfer = videoStream.hdrTransfer
-        if let transfer = hdrTransfer, cfg.codec == nil, codec?.name == "libx264",
+        // Not when the output is asked to be SDR (a curve named, an 8-bit --pix-fmt): H.264 stays.
+        let asksSDR =
+            (cfg.toneMap != .auto && cfg.toneMap != .off)
+            || cfg.pixelFormat.flatMap { PixelFormatInfo(name: $0) }.map { $0.bitDepth <= 8 } == true
+        if let transfer = hdrTransfer, cfg.codec == nil, codec?.name == "libx264", !asksSDR,
             let hevc = VideoEncoder.hdrDefault(output: output.container)
         {
             codec = hevc
@@ -39,15 +45,39 @@ struct VideoSetup {
                 "video stream #\(input.videoIndex) is HDR (\(transfer)): encoding HEVC Main 10 (libx265), which "
                     + "players show as HDR (\(setting: .codec) h264 for H.264)")
         }
-        let outputFormat =
+        func format(hdr: Bool) throws(CropZoomError) -> PixelFormat {
             try codec.map { (c: EncoderRef) throws(CropZoomError) in
                 try VideoEncoder.choosePixelFormat(
-                    codec: c, input: inFormat, requested: cfg.pixelFormat, hdr: hdrTransfer != nil,
-                    profile: cfg.profile)
+                    codec: c, input: inFormat, requested: cfg.pixelFormat, hdr: hdr, profile: cfg.profile)
             } ?? inFormat
+        }
+        var outputFormat = try format(hdr: hdrTransfer != nil)
+        let sdrReason =
+            hdrTransfer == nil ? nil : VideoSetup.sdrReason(cfg, codec: codec, format: outputFormat, output: output)
+        let maps: Bool
+        switch cfg.toneMap {
+        case .off: maps = false
+        case .auto: maps = sdrReason != nil
+        default: maps = hdrTransfer != nil
+        }
+        if maps, let transfer = hdrTransfer {
+            outputFormat = try format(hdr: false)
+            let curve = cfg.toneMap == .auto || cfg.toneMap == .off ? "bt2390" : cfg.toneMap.rawValue
+            notes.append(
+                "video stream #\(input.videoIndex) is HDR (\(transfer)): tone mapped to SDR BT.709 (\(curve)"
+                    + (sdrReason.map { ": \($0)" } ?? "") + "; \(setting: .toneMap) off keeps it HDR)")
+        } else if let transfer = hdrTransfer, let reason = sdrReason {
+            notes.append(
+                "video stream #\(input.videoIndex) is HDR (\(transfer)) and stays so (\(setting: .toneMap) off), "
+                    + "although \(reason): players will show it washed out")
+        } else if hdrTransfer == nil, cfg.toneMap != .auto, cfg.toneMap != .off {
+            notes.append(
+                "\(setting: .toneMap) \(cfg.toneMap.rawValue): video stream #\(input.videoIndex) is not HDR (PQ or "
+                    + "HLG): nothing to map")
+        }
         self.outputFormat = outputFormat
         let outInfo = outputFormat.info!
-        if let codec, cfg.pixelFormat == nil, cfg.profile == nil,
+        if let codec, cfg.pixelFormat == nil, cfg.profile == nil, !maps,
             VideoEncoder.playableDefaultEncoders.contains(codec.name), !inInfo.isRGB,
             inInfo.bitDepth > outInfo.bitDepth
                 || inInfo.log2ChromaW + inInfo.log2ChromaH
@@ -70,7 +100,7 @@ struct VideoSetup {
         // RGB (full range by nature) into YUV is limited range, as players expect, unless the output is "J".
         let fullRange = outInfo.isJ || ((inInfo.isJ || dec.isTaggedFullRange) && !(inInfo.isRGB && !outInfo.isRGB))
         self.fullRange = fullRange
-        let inSpace = videoStream.colorMatrix
+        let inSpace = maps ? ColorMatrix(AVCOL_SPC_BT709) : videoStream.colorMatrix
         matrix =
             outInfo.isRGB
             ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
@@ -138,8 +168,18 @@ struct VideoSetup {
         self.threads = threads
         try decoder.open(threads: threads.decoder)
 
-        let hdr = HDRMetadata.read(
+        let metadata = HDRMetadata.read(
             videoStream, index: input.videoIndex, path: cfg.input == "-" || input.input.memory != nil ? nil : cfg.input)
+        let toneMapping =
+            maps
+            ? ToneMapping(
+                curve: ToneMapping.Curve(cfg.toneMap), hlg: hdrTransfer == "HLG",
+                sourcePeak: ToneMapping.peak(hlg: hdrTransfer == "HLG", hdr: metadata),
+                matrix: inInfo.isRGB ? AVCOL_SPC_BT2020_NCL : videoStream.colorMatrix.av,
+                primaries: videoStream.parameters.pointee.color_primaries) : nil
+        self.toneMapping = toneMapping
+        // A mapped picture carries no HDR metadata.
+        let hdr = maps ? nil : metadata
         self.hdr = hdr
         guard let codec else {
             encoder = nil
@@ -153,7 +193,7 @@ struct VideoSetup {
                     codec: codec, width: plan.output.width, height: plan.output.height,
                     pixelFormat: outputFormat, fullRange: fullRange, timeBase: videoStream.timeBase,
                     frameRate: frameRate, sampleAspect: sar,
-                    colorSource: videoStream,
+                    colorSource: videoStream, sdr: maps,
                     globalHeader: output.output.needsGlobalHeader, threads: threads.encoder,
                     crf: cfg.crf, preset: cfg.preset, bitrate: cfg.bitrate,
                     tuning: .init(
@@ -175,6 +215,42 @@ struct VideoSetup {
                 reason: "\(output.containerName)'s own codec \(name) cannot encode "
                     + "\(plan.output.width)x\(plan.output.height) at \(fps) fps "
                     + "(use a size and rate it takes, \(setting: .codec), or another container)")
+        }
+    }
+
+    /// Why the output cannot carry HDR, when it cannot: 8 bits, H.264 without a 10-bit `--pix-fmt` (High 10 plays
+    /// on few devices), a codec without HDR signalling players honour, or a container without colour signalling.
+    static func sdrReason(
+        _ cfg: TranscodeConfiguration, codec: EncoderRef?, format: PixelFormat, output: OutputSetup
+    ) -> String? {
+        guard let codec else { return nil }
+        let id = codec.pointer.pointee.id
+        if id == AV_CODEC_ID_H264 && cfg.pixelFormat == nil {
+            return "H.264 players take 8 bits (a 10-bit \(setting: .pixFmt) keeps HDR in High 10)"
+        }
+        if let info = format.info, info.bitDepth <= 8 {
+            return "the output is \(info.name), 8 bits"
+        }
+        if ["flv", "avi", "gif", "apng", "image2", "image2pipe", "mjpeg"].contains(output.containerName) {
+            return "\(output.containerName) carries no colour description"
+        }
+        let hdrCodecs = [
+            AV_CODEC_ID_HEVC, AV_CODEC_ID_VP9, AV_CODEC_ID_AV1, AV_CODEC_ID_H264, AV_CODEC_ID_PRORES, AV_CODEC_ID_FFV1,
+        ]
+        if !hdrCodecs.contains(id) {
+            return "\(codec.name) has no HDR signalling players honour"
+        }
+        return nil
+    }
+}
+
+extension ToneMapping.Curve {
+    /// The curve `--tone-map` names (`auto` and `off`: BT.2390's).
+    init(_ setting: TranscodeConfiguration.ToneMap) {
+        switch setting {
+        case .hable: self = .hable
+        case .reinhard: self = .reinhard
+        default: self = .bt2390
         }
     }
 }

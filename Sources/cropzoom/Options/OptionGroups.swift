@@ -61,6 +61,7 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .setting(.preset), help: .setting(.preset)) var preset: String?
     @Option(name: .setting(.bitrate), parsing: .unconditional, help: .setting(.bitrate)) var bitrate: String?
     @Option(name: .setting(.pixFmt), help: .setting(.pixFmt)) var pixFmt: String?
+    @Option(name: .setting(.toneMap), help: .setting(.toneMap), completion: .setting(.toneMap)) var toneMap: String?
     @Option(name: .setting(.profile), help: .setting(.profile)) var profile: String?
     @Option(name: .setting(.level), help: .setting(.level)) var level: String?
     @Option(name: .setting(.tune), help: .setting(.tune)) var tune: String?
@@ -70,7 +71,8 @@ struct EncodingOptions: ParsableArguments {
 
     var settings: Settings {
         Settings([
-            .codec: codec, .crf: crf, .preset: preset, .bitrate: bitrate, .pixFmt: pixFmt, .profile: profile,
+            .codec: codec, .crf: crf, .preset: preset, .bitrate: bitrate, .pixFmt: pixFmt, .toneMap: toneMap,
+            .profile: profile,
             .level: level, .tune: tune, .gop: gop, .tag: tag,
             .encoderOption: encoderOption.isEmpty ? nil : encoderOption.joined(separator: "\n"),
         ])

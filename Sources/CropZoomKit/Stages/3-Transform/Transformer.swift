@@ -57,6 +57,11 @@ final class Transformer: @unchecked Sendable {
     let topFieldFirst: Bool
     /// The deinterlaced picture (made once per size and format).
     private var fields: Frame?
+    /// HDR mapped to SDR: the picture is rendered into `wide` (`outputFormat`, 4:4:4 16-bit), then mapped into the
+    /// output frame (the encoder's format, `fullRange`) by `mapper`. Both made on first use.
+    let toneMap: (mapping: ToneMapping, fullRange: Bool)?
+    private var wide: Frame?
+    private var mapper: ToneMapper?
 
     init(
         plan: GeometryPlan, outputFormat pixelFormat: PixelFormat, outputFullRange: Bool,
@@ -64,8 +69,10 @@ final class Transformer: @unchecked Sendable {
         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto,
         frameTime: @escaping @Sendable (Int64) -> Double = { _ in 0 },
         background: TranscodeConfiguration.Background = .color(red: 0, green: 0, blue: 0),
-        deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true
+        deinterlace: TranscodeConfiguration.Deinterlace = .off, topFieldFirst: Bool = true,
+        toneMap: (mapping: ToneMapping, fullRange: Bool)? = nil
     ) {
+        self.toneMap = toneMap
         let outputFormat = pixelFormat.av
         let matrix = colorMatrix.av
         self.plan = plan
@@ -103,7 +110,16 @@ final class Transformer: @unchecked Sendable {
     /// Renders `input` into `out`, a frame of the output size and format. Times are the
     /// timestamp policy's (`TimestampPolicy.stamp`).
     func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
-        try draw(input, into: out)
+        if let toneMap {
+            if wide == nil || wide!.width != out.width || wide!.height != out.height {
+                wide = try Frame(width: out.width, height: out.height, format: outputFormat)
+                mapper = try ToneMapper(toneMap.mapping, width: out.width)
+            }
+            try draw(input, into: wide!)
+            try mapper!.map(wide!, into: out, fullRange: toneMap.fullRange)
+        } else {
+            try draw(input, into: out)
+        }
         out.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
     }
 

@@ -20,6 +20,8 @@ final class VideoEncoder: @unchecked Sendable {
         /// The input stream whose colour description (range, matrix, primaries, transfer, chroma siting) the
         /// output keeps.
         var colorSource: StreamRef
+        /// The picture was tone mapped to SDR: BT.709 primaries, transfer and matrix, whatever the input's.
+        var sdr = false
         var globalHeader: Bool
         var threads: Int
         var crf: Double?
@@ -486,11 +488,12 @@ final class VideoEncoder: @unchecked Sendable {
         let inputFormat = PixelFormat(AVPixelFormat(rawValue: cp.format))
         c.pointee.colorspace =
             VideoEncoder.matrix(
-                inputSpace: ColorMatrix(cp.color_space), inputFormat: inputFormat, output: s.pixelFormat
+                inputSpace: ColorMatrix(s.sdr ? AVCOL_SPC_BT709 : cp.color_space), inputFormat: inputFormat,
+                output: s.pixelFormat
             )
             .av
-        c.pointee.color_primaries = cp.color_primaries
-        c.pointee.color_trc = cp.color_trc
+        c.pointee.color_primaries = s.sdr ? AVCOL_PRI_BT709 : cp.color_primaries
+        c.pointee.color_trc = s.sdr ? AVCOL_TRC_BT709 : cp.color_trc
         c.pointee.chroma_sample_location = cp.chroma_location
         c.pointee.thread_count = Int32(s.threads)
         c.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
