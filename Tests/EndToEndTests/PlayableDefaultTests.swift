@@ -94,21 +94,21 @@ struct PlayableDefaultTests {
                 "cropzoom: note: video stream #0 is HDR (PQ): encoding HEVC Main 10 (libx265), which players show "
                     + "as HDR (--codec h264 for H.264)"
             ], "\(run.stderrLines)")
-        let h264 = scratch.file("h264.mp4").path
-        let asked = try CLI.cropzoom([input.path, "-o", h264, "--zoom", "1.2", "--codec", "h264"])
-        try #require(asked.status == 0, "\(asked)")
-        #expect(try Self.video(h264) == "h264,High,yuv420p,bt709")
+        /// The output's video and the run's notes, for `extra` options.
+        func encode(_ name: String, _ extra: [String]) throws -> (video: String, notes: [String]) {
+            let out = scratch.file(name).path
+            let run = try CLI.cropzoom([input.path, "-o", out, "--zoom", "1.2", "--codec", "h264"] + extra)
+            try #require(run.status == 0, "\(run)")
+            return (try Self.video(out), Self.notes(run))
+        }
+        let mapped = try encode("h264.mp4", [])
+        #expect(mapped.video == "h264,High,yuv420p,bt709")
         #expect(
-            Self.notes(asked) == [
+            mapped.notes == [
                 "cropzoom: note: video stream #0 is HDR (PQ): tone mapped to SDR BT.709 (bt2390: H.264 players take 8 "
                     + "bits (a 10-bit --pix-fmt keeps HDR in High 10); --tone-map off keeps it HDR)"
-            ], "\(asked.stderrLines)")
-        let high10 = scratch.file("high10.mp4").path
-        let kept = try CLI.cropzoom([
-            input.path, "-o", high10, "--zoom", "1.2", "--codec", "h264", "--pix-fmt", "yuv420p10le",
-        ])
-        try #require(kept.status == 0, "\(kept)")
-        #expect(try Self.video(high10) == "h264,High 10,yuv420p10le,smpte2084")
-        #expect(Self.notes(kept).isEmpty, "\(kept.stderrLines)")
+            ])
+        let high10 = try encode("high10.mp4", ["--pix-fmt", "yuv420p10le"])
+        #expect(high10.video == "h264,High 10,yuv420p10le,smpte2084" && high10.notes.isEmpty, "\(high10)")
     }
 }
