@@ -526,9 +526,11 @@ extension StreamRoutingTests {
         let frame = try Media.probe(source.path, ["-show_frames", "-read_intervals", "%+#1", "-select_streams", "v:0"])
         let expected = Self.hdrValues((frame["frames"] as? [[String: Any]])?.first ?? [:])
         try #require(expected.count == 12, "\(expected)")
-        // An H.264 Matroska file whose only HDR10 metadata is its colour elements.
+        // An H.264 (High 10: 8 bits would be tone mapped) Matroska file whose only HDR10 metadata is its colour elements.
         let input = scratch.file("container-only.mkv")
-        let first = try CLI.cropzoom([source.path, "-o", input.path, "--codec", "libx264"])
+        let first = try CLI.cropzoom([
+            source.path, "-o", input.path, "--codec", "libx264", "--pix-fmt", "yuv420p10le",
+        ])
         try #require(first.status == 0, "\(first)")
         let inStream = try #require(try Media.streams(input.path).first)
         try #require(Self.hdrValues(inStream).count == 12, "the intermediate file has no colour elements")
