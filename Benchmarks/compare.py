@@ -54,6 +54,11 @@ def crop_for_zoom(w, h, zoom):
 
 def timed(cmd):
     """Runs cmd under /usr/bin/time -v; returns wall s, cpu s, peak RSS MiB."""
+    return timed_with_stderr(cmd)[:3]
+
+
+def timed_with_stderr(cmd):
+    """As timed, with the command's stderr (time's report at its end) as a fourth value."""
     t0 = time.monotonic()
     p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -64,7 +69,7 @@ def timed(cmd):
         return m.group(1) if m else "0"
     cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
     rss = int(field("Maximum resident set size (kbytes)")) / 1024
-    return wall, cpu, rss
+    return wall, cpu, rss, p.stderr
 
 
 def main():

@@ -13,24 +13,15 @@ Rounds alternate A B C A B C …; medians are quoted, with cropzoom's own busy t
 frame (--stats) and peak RSS (/usr/bin/time -v). Quality: tonemap_compare.py (Tests/tools) on the samples and,
 when ../shared/corpus is there, its HDR clips.
 """
-import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, platform, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+from compare import crop_for_zoom, timed_with_stderr  # noqa: E402
 
 
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
-
-
-def timed(cmd):
-    """Wall seconds, peak RSS (MiB) and stderr of one run under /usr/bin/time -v."""
-    t0 = time.monotonic()
-    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    if p.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{p.stderr[-2000:]}")
-    rss = next(int(l.split(":")[1]) for l in p.stderr.splitlines() if "Maximum resident set size" in l) / 1024
-    return wall, rss, p.stderr
 
 
 def transform_ms(stderr, frames):
@@ -54,19 +45,20 @@ def main():
          "-x265-params", "log-level=error:hdr10=1:max-cll=400,200", "-color_primaries", "bt2020",
          "-color_trc", "smpte2084", "-colorspace", "bt2020nc", clip])
     frames = 90
+    cw, ch, cx, cy = crop_for_zoom(1920, 1080, 1.5)
     common = [a.binary, clip, "--zoom", "1.5", "--null", "--codec", "none", "--progress", "json", "--stats"]
     sides = {
         "A": common + ["--tone-map", "off"],
         "B": common + ["--tone-map", "bt2390"],
         "C": ["ffmpeg", "-v", "error", "-nostdin", "-i", clip, "-vf",
-              "crop=1280:720:320:180,scale=1920:1080:flags=bicubic,zscale=t=linear:npl=100,format=gbrpf32le,"
+              f"crop={cw}:{ch}:{cx}:{cy},scale=1920:1080:flags=bicubic,zscale=t=linear:npl=100,format=gbrpf32le,"
               "zscale=p=bt709,tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p",
               "-f", "null", "-"],
     }
     results = {k: {"wall": [], "rss": [], "transform_ms": []} for k in sides}
     for r in range(a.rounds):
         for k, cmd in sides.items():
-            wall, rss, err = timed(cmd)
+            wall, _, rss, err = timed_with_stderr(cmd)
             results[k]["wall"].append(wall)
             results[k]["rss"].append(rss)
             ms = transform_ms(err, frames)

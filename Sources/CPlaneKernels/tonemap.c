@@ -1,5 +1,6 @@
 // HDR (PQ, HLG) to SDR BT.709: one pass over a 4:4:4 16-bit picture, with every transfer function and the tone
-// curve in tables made once, so that a pixel costs a handful of table reads and about fifty multiply-adds.
+// curve in tables made once: seven table reads and two square roots a pixel, scalar (about 250 instructions by
+// callgrind; Benchmarks/README.md "Tone mapping" has its cost and what would make it faster).
 #include "CPlaneKernels.h"
 
 #include <math.h>
@@ -64,7 +65,6 @@ static double curve(int kind, double x, double peak, double white_nits) {
     switch (kind) {
     case CZ_TONEMAP_HABLE: y = hable(x) / hable(peak); break;
     case CZ_TONEMAP_REINHARD: y = x / (x + 1) * (peak + 1) / peak; break;  // L / (1 + L), scaled to reach 1
-    case CZ_TONEMAP_CLIP: y = x; break;
     default: {
         double source_max = pq_oetf(peak * white_nits);
         double e1 = pq_oetf(x * white_nits) / source_max;
@@ -137,8 +137,6 @@ static inline float lookup(const float *table, int size, float x) {
     float w = f - (float)i;
     return table[i] + (table[i + 1] - table[i]) * w;
 }
-
-static inline float clamp01(float x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
 
 static inline void store(uint8_t *row, int x, int depth, float code) {
     float max = (float)((1 << depth) - 1);

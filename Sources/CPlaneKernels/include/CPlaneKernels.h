@@ -141,8 +141,8 @@ void cz_box_blur(uint8_t *plane, ptrdiff_t stride, int w, int h, int bytes, int 
 /// The source's transfer characteristic.
 typedef enum { CZ_TONEMAP_PQ = 0, CZ_TONEMAP_HLG = 1 } cz_tonemap_transfer;
 /// The tone curve, applied to the brightest of R, G and B (hue kept): BT.2390's EETF, Hable's filmic curve and
-/// Reinhard's (as FFmpeg's `tonemap` filter has them), or a plain clip.
-typedef enum { CZ_TONEMAP_BT2390 = 0, CZ_TONEMAP_HABLE = 1, CZ_TONEMAP_REINHARD = 2, CZ_TONEMAP_CLIP = 3 } cz_tonemap_kind;
+/// Reinhard's (as FFmpeg's `tonemap` filter has them).
+typedef enum { CZ_TONEMAP_BT2390 = 0, CZ_TONEMAP_HABLE = 1, CZ_TONEMAP_REINHARD = 2 } cz_tonemap_kind;
 
 typedef struct {
     int transfer;  ///< cz_tonemap_transfer

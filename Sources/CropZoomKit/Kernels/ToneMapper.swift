@@ -3,11 +3,21 @@ import CPlaneKernels
 
 /// One HDR → SDR mapping, as the job decided it (`--tone-map`): the source's transfer, matrix and primaries, its
 /// peak, and the curve. The picture goes out as BT.709 (primaries, transfer and matrix) at 100 cd/m² white.
-struct ToneMapping: Sendable, Equatable {
+struct ToneMapping: Sendable {
+    /// The curve, numbered as the kernel's `cz_tonemap_kind`.
     enum Curve: Int32, Sendable {
         case bt2390 = 0
         case hable = 1
         case reinhard = 2
+
+        /// As `--tone-map` names it.
+        var name: String {
+            switch self {
+            case .bt2390: return "bt2390"
+            case .hable: return "hable"
+            case .reinhard: return "reinhard"
+            }
+        }
     }
 
     let curve: Curve
@@ -20,11 +30,6 @@ struct ToneMapping: Sendable, Equatable {
     let sourceMatrix: (kr: Float, kb: Float)
     /// Linear source RGB → linear BT.709 RGB (row-major).
     let gamut: [Float]
-
-    static func == (l: ToneMapping, r: ToneMapping) -> Bool {
-        l.curve == r.curve && l.hlg == r.hlg && l.sourcePeak == r.sourcePeak && l.sourceMatrix == r.sourceMatrix
-            && l.gamut == r.gamut
-    }
 
     /// The SDR white HDR is mapped to (cd/m²): BT.709 / BT.1886's reference, the `npl=100` of zscale.
     static let white = 100.0
@@ -122,9 +127,10 @@ final class ToneMapper: @unchecked Sendable {
     static let intermediateFormat = AV_PIX_FMT_YUV444P16LE
 
     private let kernel: OpaquePointer
-    let mapping: ToneMapping
     private var scratch: Frame?
     private var converter: Scaler?
+    /// The output format's description and whether the kernel writes it, decided once per format (not per frame).
+    private var target: (format: AVPixelFormat, info: PixelFormatInfo, direct: Bool)?
     private let srcPlanes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let srcStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
     /// The kernel's plane pointers and strides (made once: nothing is allocated per frame).
@@ -150,7 +156,6 @@ final class ToneMapper: @unchecked Sendable {
             throw CropZoomError(.processing, what: "tone mapping", reason: "out of memory")
         }
         kernel = k
-        self.mapping = mapping
         srcPlanes.initialize(repeating: nil, count: 4)
         srcStrides.initialize(repeating: 0, count: 4)
         planes.initialize(repeating: nil, count: 3)
@@ -179,11 +184,15 @@ final class ToneMapper: @unchecked Sendable {
 
     /// Maps `src` (`intermediateFormat`, the size of `dst`) into `dst`, limited range unless `fullRange`.
     func map(_ src: Frame, into dst: Frame, fullRange: Bool) throws(CropZoomError) {
-        guard ToneMapper.writes(dst.pixelFormat) else {
+        if target?.format != dst.pixelFormat {
+            let format = dst.pixelFormat
+            target = (format, PixelFormatInfo(format)!, ToneMapper.writes(format))
+        }
+        guard target!.direct else {
             if scratch == nil || scratch!.width != dst.width || scratch!.height != dst.height {
                 scratch = try Frame(width: dst.width, height: dst.height, format: ToneMapper.intermediateFormat)
             }
-            run(src, into: scratch!, fullRange: false)
+            run(src, into: scratch!, info: PixelFormatInfo(ToneMapper.intermediateFormat)!, fullRange: false)
             let s = scratch!
             s.windowPlanes(x: 0, y: 0, info: PixelFormatInfo(s.pixelFormat)!, planes: srcPlanes, strides: srcStrides)
             let key = Scaler.Key(
@@ -194,11 +203,10 @@ final class ToneMapper: @unchecked Sendable {
             converter!.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
             return
         }
-        run(src, into: dst, fullRange: fullRange)
+        run(src, into: dst, info: target!.info, fullRange: fullRange)
     }
 
-    private func run(_ src: Frame, into dst: Frame, fullRange: Bool) {
-        let info = PixelFormatInfo(dst.pixelFormat)!
+    private func run(_ src: Frame, into dst: Frame, info: PixelFormatInfo, fullRange: Bool) {
         for i in 0..<3 {
             planes[i] = src.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
             strides[i] = Int(src.pointer.pointee.linesizePlane(i))

@@ -196,9 +196,10 @@ struct StreamRouting {
                     if let dv = st.dolbyVision {
                         // Re-encoding keeps the base layer; the Dolby Vision metadata (RPU) is not re-made.
                         let base = [1: "HDR10", 2: "SDR", 4: "HLG", 6: "HDR10"][dv.compatibility] ?? "base layer"
+                        let mapped = video.toneMapping == nil ? "" : ", tone mapped to SDR"
                         notice(
                             "video stream #\(i): its Dolby Vision (profile \(dv.profile)) is not kept; the output "
-                                + "is its \(base) picture")
+                                + "is its \(base) picture\(mapped)")
                     }
                     if let f = st.fieldOrder, f.name != "progressive" {
                         if cfg.deinterlace == .off {

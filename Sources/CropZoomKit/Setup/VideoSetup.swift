@@ -62,9 +62,9 @@ struct VideoSetup {
         }
         if maps, let transfer = hdrTransfer {
             outputFormat = try format(hdr: false)
-            let curve = cfg.toneMap == .auto || cfg.toneMap == .off ? "bt2390" : cfg.toneMap.rawValue
             notes.append(
-                "video stream #\(input.videoIndex) is HDR (\(transfer)): tone mapped to SDR BT.709 (\(curve)"
+                "video stream #\(input.videoIndex) is HDR (\(transfer)): tone mapped to SDR BT.709 "
+                    + "(\(ToneMapping.Curve(cfg.toneMap).name)"
                     + (sdrReason.map { ": \($0)" } ?? "") + "; \(setting: .toneMap) off keeps it HDR)")
         } else if let transfer = hdrTransfer, let reason = sdrReason {
             notes.append(
