@@ -162,6 +162,11 @@ typedef struct cz_tonemap cz_tonemap;
 /// parameters make no sense. One per thread (the scratch rows are written).
 cz_tonemap *cz_tonemap_new(const cz_tonemap_params *params, int width);
 void cz_tonemap_free(cz_tonemap *t);
+/// The widest rows the kernel may use: 0 plain C, 1 AVX2 + FMA, 2 AVX-512 (the default; each where the CPU has
+/// it). Tests compare them.
+void cz_tonemap_set_simd(cz_tonemap *t, int level);
+/// The widest rows this CPU runs (0, 1 or 2, as cz_tonemap_set_simd counts).
+int cz_tonemap_cpu_level(void);
 
 /// Maps one picture: `src` is 4:4:4 16-bit limited-range YUV (three planes, strides in bytes); `dst` planar YUV of
 /// `depth` bits (8: a byte a sample, else 16-bit little-endian), chroma subsampled by `log2w`/`log2h` (0 or 1),

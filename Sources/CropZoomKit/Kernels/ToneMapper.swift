@@ -174,6 +174,15 @@ final class ToneMapper: @unchecked Sendable {
         outStrides.deallocate()
     }
 
+    /// The widest rows the kernel may use (`cz_tonemap_set_simd`): 0 plain C, 1 AVX2, 2 AVX-512 (the default,
+    /// where the CPU has them); tests check that all give the same picture.
+    func setSIMD(_ level: Int) {
+        cz_tonemap_set_simd(kernel, Int32(level))
+    }
+
+    /// The widest rows this CPU runs (`cz_tonemap_cpu_level`).
+    static var cpuLevel: Int { Int(cz_tonemap_cpu_level()) }
+
     /// Whether the kernel writes `format` itself: planar YUV of 8 to 16 bits, chroma halved at most.
     static func writes(_ format: AVPixelFormat) -> Bool {
         guard let info = PixelFormatInfo(format) else { return false }
