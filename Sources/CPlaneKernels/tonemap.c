@@ -183,7 +183,7 @@ cz_tonemap *cz_tonemap_new(const cz_tonemap_params *p, int width) {
     t->width = width;
     const double white = p->white_nits;
     for (int i = 0; i <= EOTF_SIZE; i++) {
-        double e = (double)i / EOTF_SIZE;
+        double e = (double)i / (double)EOTF_SIZE;
         t->eotf[i].value = (float)(p->transfer == CZ_TONEMAP_HLG ? hlg_inverse_oetf(e) : pq_eotf(e) / white);
     }
     finish(t->eotf, EOTF_SIZE);
