@@ -48,7 +48,7 @@ public struct CropZoomError: Error, CustomStringConvertible, Sendable, Equatable
         self.code = code
     }
 
-    /// The process exit code documented in the README.
+    /// The process exit code documented in docs/failing-safely.md (and summed up in the README).
     public var exitCode: Int32 {
         switch kind {
         case .usage: return 2

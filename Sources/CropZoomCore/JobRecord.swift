@@ -2,7 +2,7 @@ import Foundation
 
 /// One line of `cropzoom transcode --progress json` (NDJSON on standard error): the events of a job as a script, or
 /// `batch`, `run` and `bench` reading their child processes, see them. The JSON names are stable (snake_case, the
-/// `event` key says which record a line is; README "Progress and summary").
+/// `event` key says which record a line is; docs/failing-safely.md, "Progress and summary").
 public enum JobRecord: Sendable, Equatable, Codable {
     /// A few times a second.
     case progress(Progress)

@@ -5,7 +5,7 @@ import SystemPackage
 /// What `cropzoom probe` reports about a file: the container and each stream, as FFmpeg reads
 /// them (`avformat_open_input` + `avformat_find_stream_info`), plus what cropzoom derives —
 /// the displayed size and orientation, and whether the video frame rate varies. Field names
-/// are stable (the JSON uses them in snake_case; README, "Probe").
+/// are stable (the JSON uses them in snake_case; docs/probe-and-bench.md).
 public struct MediaInfo: Codable, Sendable, Equatable {
     public var path: String
     /// Demuxer short name(s), as ffprobe's `format_name`.

@@ -206,11 +206,11 @@ struct JobFileTests {
             "\(bad)")
     }
 
-    @Test("the README's job.yaml runs as written: output folders are created")
+    @Test("the job-file document's job.yaml runs as written: output folders are created")
     func readmeExample() throws {
         let scratch = try Scratch()
         let root = try #require(Oracle.packageRoot)
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("docs/job-files.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "```yaml\n# job.yaml"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let yaml = String(readme[readme.index(start.lowerBound, offsetBy: 8)..<end.lowerBound])

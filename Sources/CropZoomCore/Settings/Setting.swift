@@ -262,9 +262,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .threads:
             return "Threads for the whole job (default: one per CPU this process may use: affinity, cgroup quota). "
                 + "1 runs every stage, codecs included, on one thread."
-        case .decoderThreads: return "Frame threads of the video decoder (default: the measured plan, see the README)."
-        case .encoderThreads: return "Threads of the video encoder (default: the measured plan, see the README)."
-        case .workers: return "Transform workers (default: the measured plan, see the README)."
+        case .decoderThreads: return "Frame threads of the video decoder (default: the measured thread plan)."
+        case .encoderThreads: return "Threads of the video encoder (default: the measured thread plan)."
+        case .workers: return "Transform workers (default: the measured thread plan)."
         }
     }
 

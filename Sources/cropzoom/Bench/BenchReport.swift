@@ -2,7 +2,7 @@ import CropZoomKit
 import Foundation
 
 // `cropzoom bench`: what was measured, the figures derived from it, and the three renderings —
-// an aligned table for people, JSON and CSV for scripts (schema in the README, `version`
+// an aligned table for people, JSON and CSV for scripts (schema in docs/probe-and-bench.md, `version`
 // field), and an SVG chart. Pure functions of the measurements, so tests can check them.
 
 /// One measured run of one program at one thread count.
@@ -57,7 +57,7 @@ func benchWaitingStage(_ counter: String) -> String {
     EngineWait(rawValue: counter)?.stage.rawValue ?? "other"
 }
 
-/// The document `--format json` prints (schema `cropzoom-bench`, version 1; README,
+/// The document `--format json` prints (schema `cropzoom-bench`, version 1; docs/probe-and-bench.md,
 /// "Benchmarking"). Keys are snake_case; values in the units their names say.
 struct BenchDocument: Codable, Sendable {
     struct Machine: Codable, Sendable {

@@ -46,7 +46,7 @@ struct Bench: ParsableCommand {
         help: ArgumentHelp("Runs per thread count (median, min and max are reported).", valueName: "K"))
     var repeats: Int = 3
 
-    @Option(help: "Output on stdout: table (for people), json or csv (for scripts; schema in the README).")
+    @Option(help: "Output on stdout: table (for people), json or csv (for scripts; schema in docs/probe-and-bench.md).")
     var format: Format = .table
 
     @Option(

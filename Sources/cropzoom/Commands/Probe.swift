@@ -16,7 +16,7 @@ struct ProbeCommand: ParsableCommand {
     @Argument(help: "The files to describe (- for standard input).")
     var inputs: [String]
 
-    @Flag(help: "Print JSON (stable snake_case field names; README, \"Probe\") instead of text.")
+    @Flag(help: "Print JSON (stable snake_case field names; docs/probe-and-bench.md) instead of text.")
     var json = false
 
     func validate() throws {

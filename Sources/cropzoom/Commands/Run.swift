@@ -18,7 +18,7 @@ struct RunJobFile: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "The job file (.json, .yaml or .yml; - reads it from standard input; README, \"Job files\").",
+            "The job file (.json, .yaml or .yml; - reads it from standard input; docs/job-files.md).",
             valueName: "job-file"))
     var jobFile: String
 

@@ -19,7 +19,7 @@ enum ManualPage {
         out +=
             ".SH \"EXIT STATUS\"\n0 ok, 1 failed while processing, 2 bad usage, 3 input unreadable, 4 done from damaged "
         out += "input (batch, run), 130 interrupted (SIGINT), 143 terminated (SIGTERM).\n"
-        out += ".SH \"SEE ALSO\"\nffmpeg(1), ffprobe(1); README.md in the source for the details.\n"
+        out += ".SH \"SEE ALSO\"\nffmpeg(1), ffprobe(1); README.md and docs/ in the source for the details.\n"
         return out
     }
 
