@@ -36,7 +36,7 @@ extension RealTime {
                 ["ffmpeg", "-v", "error", "-y"] + listen + ["-c", "copy", got], stdout: .null,
                 stderr: .file(scratch.file("receiver.log").path))
             defer { LiveTests.stop(receiver) }
-            usleep(700_000)
+            try Listening.wait(for: port, scheme == "rtmp" ? .tcp : .udp, what: "the receiving ffmpeg")
             let run = try CLI.cropzoom(
                 [
                     Self.source, "--input-format", "lavfi", "-o", send, "--duration", "3", "--zoom", "1.5",

@@ -6,68 +6,13 @@ import CropZoomKit
 import Foundation
 import Testing
 
-/// A cropzoom run in the background (its output in files), for tests that act while it records.
-struct BackgroundRun {
-    let pid: Int32
-    let stdoutPath: String
-    let stderrPath: String
-    let started = Date()
-
-    /// `cpus`: run on these CPUs only (`taskset -c`, which execs cropzoom: the pid is cropzoom's).
-    static func start(
-        _ args: [String], in folder: URL, environment: [String]? = nil, cpus: String? = nil
-    ) throws -> BackgroundRun {
-        let out = folder.appendingPathComponent("cz-stdout").path
-        let err = folder.appendingPathComponent("cz-stderr").path
-        let pinning = try cpus.map { [try #require(CLI.which("taskset")), "-c", $0] } ?? []
-        let pid = try ChildProcess.spawn(
-            pinning + [try CLI.binary()] + args, stdout: .file(out), stderr: .file(err), environment: environment)
-        return BackgroundRun(pid: pid, stdoutPath: out, stderrPath: err)
-    }
-
-    /// Waits for the exit (killed after `timeout` seconds, which throws): the exit status and stderr.
-    func wait(timeout: TimeInterval) throws -> (status: Int32, stderr: String, seconds: Double) {
-        var status: Int32 = 0
-        while true {
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { break }
-            if Date().timeIntervalSince(started) > timeout {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-                throw Oracle.Failure("cropzoom did not end within \(timeout) s: \(stderr)")
-            }
-            usleep(20_000)
-        }
-        let exit = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exit, stderr, Date().timeIntervalSince(started))
-    }
-
-    /// Waits (up to 30 s) until the run's `--progress json` events report `frames` frames; the last count seen.
-    @discardableResult
-    func waitForFrames(_ frames: Int) -> Int {
-        var recorded = 0
-        while Date().timeIntervalSince(started) < 30 && recorded < frames {
-            usleep(100_000)
-            recorded =
-                stderr.split(separator: "\n").compactMap { line -> Int? in
-                    if case .progress(let p) = JobRecord(jsonLine: String(line)) { return p.frames }
-                    return nil
-                }.last ?? 0
-        }
-        return recorded
-    }
-
-    var stderr: String {
-        String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: stderrPath))) ?? Data(), as: UTF8.self)
-    }
-}
-
 extension RealTime {
     @Suite("Live sources", .serialized)
     struct LiveTests {
         /// A UDP port nothing listens on now (the kernel's choice for a socket bound to port 0).
         static func freePort() -> Int {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            // Close-on-exec, so that a process another suite spawns meanwhile does not inherit and keep the port.
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             defer { close(fd) }
             var addr = sockaddr_in()
             addr.sin_family = sa_family_t(AF_INET)
@@ -136,7 +81,7 @@ extension RealTime {
                 ? "udp://127.0.0.1:\(port)?pkt_size=1316" : "srt://127.0.0.1:\(port)?mode=caller&pkt_size=1316&linger=3"
             let run = try BackgroundRun.start(
                 [source, "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"], in: scratch.url)
-            usleep(500_000)
+            try Listening.wait(for: port, .udp, what: "cropzoom")
             _ = try Oracle.runChecked(
                 "ffmpeg", ["-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts", target], timeout: 30)
             let ended = try run.wait(timeout: 30)
@@ -187,7 +132,7 @@ extension RealTime {
             let out = scratch.file("rec.mp4").path
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--live-timeout", "3", "--progress", "json"], in: scratch.url)
-            usleep(500_000)
+            try Listening.wait(for: port, .udp, what: "cropzoom")
             let send = [
                 "-v", "error", "-re", "-i", part, "-c", "copy", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
             ]
@@ -216,7 +161,7 @@ extension RealTime {
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"],
                 in: scratch.url)
-            usleep(500_000)
+            try Listening.wait(for: port, .udp, what: "cropzoom")
             _ = try Oracle.runChecked(
                 "ffmpeg",
                 [
@@ -303,7 +248,8 @@ extension RealTime {
             let feed: Int32
             let run: BackgroundRun
             if scheme == "hls" {
-                // The playlist must exist (with its first file) before a player can open it.
+                // The playlist must exist (with its first file) before a player can open it, and be served.
+                try Listening.wait(for: port, .tcp, what: "the HTTP server")
                 feed = try ChildProcess.spawn(sender, stdout: .null, stderr: .null)
                 let playlist = scratch.file("www/live.m3u8").path
                 for _ in 0..<100 where !((try? String(contentsOfFile: playlist, encoding: .utf8)) ?? "").contains(".ts")
@@ -313,7 +259,7 @@ extension RealTime {
                 run = try BackgroundRun.start(args, in: scratch.url)
             } else {
                 run = try BackgroundRun.start(args, in: scratch.url)
-                usleep(700_000)
+                try Listening.wait(for: port, scheme == "rtp" ? .udp : .tcp, what: "cropzoom")
                 feed = try ChildProcess.spawn(sender, stdout: .null, stderr: .null)
             }
             var status: Int32 = 0
@@ -425,7 +371,7 @@ extension RealTime {
                     "udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.2", "--preset", "slow", "--max-latency", "0.5",
                     "--live-timeout", "2", "--progress", "json",
                 ], in: scratch.url, cpus: "0")
-            usleep(500_000)
+            try Listening.wait(for: port, .udp, what: "cropzoom")
             _ = try Oracle.runChecked(
                 "ffmpeg",
                 [
@@ -472,7 +418,7 @@ extension RealTime {
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--audio", "aac", "--live-timeout", "2", "--progress", "json"],
                 in: scratch.url)
-            usleep(500_000)
+            try Listening.wait(for: port, .udp, what: "cropzoom")
             _ = try Oracle.runChecked(
                 "ffmpeg",
                 [
