@@ -74,7 +74,8 @@ def main():
     kernel_bin = os.path.join(tmp, "tonemap_kernel")
     kernel_cmd = ["cc", "-O2", "-I", os.path.join(ROOT, "Sources/CPlaneKernels/include"),
                   os.path.join(ROOT, "Benchmarks/tonemap_kernel.c"),
-                  os.path.join(ROOT, "Sources/CPlaneKernels/tonemap.c"), "-lm", "-o", kernel_bin]
+                  os.path.join(ROOT, "Sources/CPlaneKernels/tonemap.c"),
+                  os.path.join(ROOT, "Sources/CPlaneKernels/cpu_features.c"), "-lm", "-o", kernel_bin]
     run(kernel_cmd)
     kernel = {}
     results = {k: {"wall": [], "rss": [], "transform_ms": []} for k in sides}

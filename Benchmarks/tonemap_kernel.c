@@ -1,7 +1,8 @@
 // The tone-mapping kernel alone, at each row kind (plain C, AVX2, AVX-512), on one real picture: a raw 4:4:4
 // 16-bit limited-range BT.2020 PQ frame (what the transform hands the kernel) mapped to 8-bit 4:2:0 BT.709.
 // Built and run by Benchmarks/tonemap.py:
-//   cc -O2 -I Sources/CPlaneKernels/include Benchmarks/tonemap_kernel.c Sources/CPlaneKernels/tonemap.c -lm
+//   cc -O2 -I Sources/CPlaneKernels/include Benchmarks/tonemap_kernel.c Sources/CPlaneKernels/tonemap.c \
+//      Sources/CPlaneKernels/cpu_features.c -lm
 //   ./a.out FRAME.yuv WIDTH HEIGHT RUNS   → one line per row kind: level, median ms, fastest ms
 #include "CPlaneKernels.h"
 

@@ -3,9 +3,9 @@
 // 8-bit planes: fixed point, vertical pass then horizontal pass one output row at a time, AVX2
 // where the CPU has it (same bytes either way). 16-bit planes: float, on transposed bands.
 #include "CPlaneKernels.h"
+#include "cpu_features.h"
 
 #include <limits.h>
-#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,18 +371,7 @@ static void horiz_u8_avx2(const cz_resampler *r, const int16_t *tmp, int th, int
     if (x <= x1) horiz_u8_c(r, tmp, th, x, x1, out);
 }
 
-// Workers ask at once: the cached answer is atomic (a plain static was a data race, found by ThreadSanitizer;
-// every thread computes the same value, so a relaxed store is enough).
-static int have_avx2(void) {
-    static _Atomic int cached = -1;
-    int v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-        atomic_store_explicit(&cached, v, memory_order_relaxed);
-    }
-    return v;
-}
+static int have_avx2(void) { return (cz_cpu_features() & CZ_CPU_AVX2) != 0; }
 #else
 static int have_avx2(void) { return 0; }
 #endif

@@ -5,6 +5,7 @@
 // evaluate the transfer functions as polynomials whose coefficients sit in registers (a permute a coefficient,
 // no gather) and gather only the tone curve. Benchmarks/README.md "Tone mapping" has the cost of each.
 #include "CPlaneKernels.h"
+#include "cpu_features.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -344,7 +345,6 @@ static void chroma_c(const float *c, int log2w, int cosited, int cx, int cw, uin
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <stdatomic.h>
 
 #define TM_AVX2 __attribute__((target("avx2,fma")))
 
@@ -612,29 +612,13 @@ TM_AVX512 static int row_avx512(const cz_tonemap *t, const row_consts *k, const 
     return x;
 }
 
-// Workers ask at once: the cached answer is atomic (every thread computes the same value; relaxed is enough).
-// 1: AVX2 and FMA, 2: AVX-512 (F, VL, BW) as well.
-static int simd_level(void) {
-    static _Atomic int cached = -1;
-    int v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
-        if (v && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
-            && __builtin_cpu_supports("avx512bw"))
-            v = 2;
-        atomic_store_explicit(&cached, v, memory_order_relaxed);
-    }
-    return v;
-}
 #endif
 
+/// 0: plain C, 1: AVX2 and FMA, 2: AVX-512 (F, VL, BW) as well.
 int cz_tonemap_cpu_level(void) {
-#if defined(__x86_64__)
-    return simd_level();
-#else
-    return 0;
-#endif
+    int f = cz_cpu_features();
+    if ((f & (CZ_CPU_AVX2 | CZ_CPU_FMA)) != (CZ_CPU_AVX2 | CZ_CPU_FMA)) return 0;
+    return f & CZ_CPU_AVX512 ? 2 : 1;
 }
 
 void cz_tonemap_picture(cz_tonemap *t, const uint8_t *const src[3], const ptrdiff_t src_stride[3], int width,
@@ -664,11 +648,8 @@ void cz_tonemap_picture(cz_tonemap *t, const uint8_t *const src[3], const ptrdif
     k.y_gain = full_range ? (float)((1 << depth) - 1) : 219 * scale;
     k.y_max = (float)((1 << depth) - 1);
     const float c_off = 128 * scale, c_gain = full_range ? (float)((1 << depth) - 1) : 224 * scale;
-#if defined(__x86_64__)
-    const int simd = t->simd ? (t->simd < simd_level() ? t->simd : simd_level()) : 0;
-#else
-    const int simd = 0;
-#endif
+    const int level = cz_tonemap_cpu_level();  // 0 off x86-64
+    const int simd = t->simd < level ? t->simd : level;
     const int row = width + ROW_PAD;
     float *cb_rows[2] = {t->chroma + 1, t->chroma + 1 + row};
     float *cr_rows[2] = {t->chroma + 1 + 2 * row, t->chroma + 1 + 3 * row};
