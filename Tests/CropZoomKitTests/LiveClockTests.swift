@@ -40,8 +40,7 @@ struct LiveClockTests {
     func burstThinned() throws {
         var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
         cfg.live = true
-        let live = try LivePolicy(cfg)
-        live.minimumSpacing = 0.5 / 30
+        let live = LivePolicy(cfg, watches: try LiveWatches(cfg), minimumSpacing: 0.5 / 30)
         // A frame, a 0.3 s stall, then 10 frames within 2 ms, then the rate again.
         var times = [0.0]
         times += (0..<10).map { 0.3 + Double($0) * 0.0002 }
@@ -51,7 +50,7 @@ struct LiveClockTests {
         #expect(kept == expected)
         #expect(live.dropped[.input] == 9)
         // Another source (no spacing set) keeps everything.
-        let other = try LivePolicy(cfg)
+        let other = LivePolicy(cfg, watches: try LiveWatches(cfg))
         #expect(times.allSatisfy { other.admits(frameAt: $0) })
     }
 
@@ -64,7 +63,7 @@ struct LiveClockTests {
         var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
         cfg.live = true
         cfg.maxLatency = 0.5
-        let live = try LivePolicy(cfg)
+        let live = LivePolicy(cfg, watches: try LiveWatches(cfg))
         #expect(live.latency(encoded: 0, now: 100) == nil)
         // Media 0 arrives at 100 s as read (the read waited): the edge.
         live.read(media: 0, now: 100, waited: true)
@@ -91,7 +90,7 @@ struct LiveClockTests {
     func overflowSkipsToKeyframe() throws {
         var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
         cfg.live = true
-        let live = try LivePolicy(cfg)
+        let live = LivePolicy(cfg, watches: try LiveWatches(cfg))
         // K P P (queue full: the third not taken) P P K P: the fourth and fifth are refused, the keyframe resumes.
         let keyframes = [true, false, false, false, false, true, false]
         var decoded: [Int] = []
@@ -103,6 +102,62 @@ struct LiveClockTests {
         }
         #expect(decoded == [0, 1, 5, 6])
         #expect(live.dropped[.input] == 3 && live.totalDropped == 3)
+    }
+}
+
+/// ``LivePolicy`` as a unit: the decisions the live engine asks it for at its leaky edges, and what a signal does.
+@Suite("Live policy")
+struct LivePolicyTests {
+    static func make(maxLatency: Double = 0.5) throws -> LivePolicy {
+        var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
+        cfg.live = true
+        cfg.maxLatency = maxLatency
+        return LivePolicy(cfg, watches: try LiveWatches(cfg))
+    }
+
+    @Test("the first signal ends the recording (kept, its reader stopped); a second interrupts writing")
+    func signals() throws {
+        let live = try Self.make()
+        #expect(live.signalled(2) == nil)
+        #expect(live.stopRequested)
+        #expect(live.input.reason == .stopped)
+        #expect(live.watches.output.reason == .none)
+        let second = live.signalled(15)
+        #expect(second?.kind == .interrupted(signal: 15))
+        #expect(live.watches.output.reason == .stopped)
+    }
+
+    @Test("a frame pushed out is blamed on the encoder while a worker waits for an output picture, else the transform")
+    func evictionBlame() throws {
+        let live = try Self.make()
+        live.evicted()
+        try live.waitingForPicture { () throws(CropZoomError) in
+            live.evicted()
+            live.evicted()
+        }
+        live.evicted()
+        #expect(live.dropped == [.transform: 2, .encode: 2])
+        #expect(live.totalDropped == 4)
+    }
+
+    @Test("the frames that may wait are what the latency bound holds at the source's rate, within bounds")
+    func queueCapacity() throws {
+        var cfg = TranscodeConfiguration(input: "x", output: "y.mkv")
+        cfg.live = true
+        cfg.maxLatency = 0.5
+        let watches = try LiveWatches(cfg)
+        #expect(LivePolicy(cfg, watches: watches, framesPerSecond: 30).frameQueueCapacity(workers: 2) == 17)
+        #expect(LivePolicy(cfg, watches: watches).frameQueueCapacity(workers: 2) == 17)
+        #expect(LivePolicy(cfg, watches: watches, framesPerSecond: 1000).frameQueueCapacity(workers: 2) == 240)
+        cfg.maxLatency = 0
+        #expect(LivePolicy(cfg, watches: watches, framesPerSecond: 30).frameQueueCapacity(workers: 4) == 5)
+    }
+
+    @Test("a frame is late once it waited longer than the latency bound")
+    func lateness() throws {
+        let live = try Self.make(maxLatency: 0.5)
+        #expect(!live.isLate(since: 10, now: 10.5))
+        #expect(live.isLate(since: 10, now: 10.51))
     }
 }
 

@@ -1,5 +1,3 @@
-import CCropZoomSystem
-
 /// Runs a job's stages on the calling thread (`--threads 1`, with single-threaded codecs): the
 /// baseline for per-core throughput. Every edge of the stage graph is a direct call; the demux
 /// stage's loop drives the rest:
@@ -8,19 +6,17 @@ import CCropZoomSystem
 ///          ├──copied────────────────────────────────────────────────────────────────▶ mux
 ///          └──re-encoded audio──▶ audio ───────────────────────────────────────────▶ mux
 struct SerialEngine {
-    let job: Job
+    let stages: any StageFactory
+    let stops: RunStops
     let progress: ((Int, Double) -> Void)?
 
     func run() throws(CropZoomError) -> EngineCounts {
         let clock = StageClock()
-        let pool = FramePool(
-            width: job.plan.output.width, height: job.plan.output.height,
-            format: job.outputFormat, capacity: 4)
+        let shape = stages.picture
+        let pool = FramePool(width: shape.width, height: shape.height, format: shape.format, capacity: 4)
         try pool.prefill()
-        let times = job.times
-        let strict = job.configuration.strict
 
-        let mux = MuxStage(muxer: job.muxer, times: times, strict: strict, output: job.atomic)
+        let mux = stages.mux()
         // Progress is reported as packets reach the muxer too, so the encoder's drain at the end is not silent.
         let ticker = ProgressTicker(progress)
         let muxEdge = Self.direct(mux, .mux, clock)
@@ -30,11 +26,11 @@ struct SerialEngine {
                 return try muxEdge.send(item)
             },
             finish: muxEdge.finish)
-        let encode = EncodeStage(
-            encoder: job.encoder, stream: job.videoOutput, times: times, cuts: job.cuts, output: toMux)
-        ticker.source = { [unowned encode] in (encode.framesOut, encode.lastTime) }
+        let encode = stages.encode(output: toMux)
+        let done = encode.progress
+        ticker.source = { done.value }
         let toEncode = Self.direct(encode, .encode, clock)
-        let transform = TransformStage(transformer: job.makeTransformer(), times: times, output: toEncode)
+        let transform = stages.transform(output: toEncode)
         // The output frame is taken from the pool for the frame and given back once the encoder
         // (called from within the transform stage) is done with it.
         let toTransform = Outlet<Frame>(
@@ -48,27 +44,18 @@ struct SerialEngine {
             finish: { () throws(CropZoomError) in
                 try clock.charge(.transform) { () throws(CropZoomError) in try transform.finish() }
             })
-        let decode = DecodeStage(
-            decoder: job.decoder, times: times, strict: strict, limit: job.configuration.frameLimit,
-            output: toTransform)
-        var audio: [AudioStage] = []
+        let decode = stages.decode(output: toTransform)
+        var audio: [any PacketStage] = []
         var reencoders: [Int: Outlet<Packet>] = [:]
-        for (i, route) in job.routes.enumerated() {
-            guard case .reencode(let transcoder, let out) = route else { continue }
-            let stage = AudioStage(transcoder: transcoder, stream: out, output: toMux)
+        for i in stages.reencodedStreams {
+            let stage = stages.reencoder(stream: i, output: toMux)
             audio.append(stage)
             reencoders[i] = Self.direct(stage, .audio, clock)
         }
-        let demux = try DemuxStage(
-            demuxer: job.demuxer, routes: job.routes, times: times, strict: strict,
-            video: Self.direct(decode, .decode, clock), mux: toMux, reencoders: reencoders)
+        let demux = try stages.demux(video: Self.direct(decode, .decode, clock), mux: toMux, reencoders: reencoders)
 
         while true {
-            if job.cancel.isSet {
-                throw CropZoomError(.cancelled, path: job.configuration.inputName, reason: "cancelled")
-            }
-            let signal = cz_pending_signal()
-            if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
+            try stops.check()
             clock.switchTo(.demux)
             guard try demux.step() else { break }
             ticker.tick()
@@ -78,7 +65,9 @@ struct SerialEngine {
         ticker.tick(final: true)
         clock.switchTo(nil)
 
-        var c = EngineCounts(demux: demux, decode: decode, encode: encode, mux: mux, audio: audio)
+        var c = EngineCounts()
+        let counted: [any Counted] = [demux, decode, encode, mux] + audio
+        for stage in counted { stage.count(into: &c) }
         c.busy = clock.totals
         c.pool = pool.snapshot()
         return c
@@ -114,40 +103,5 @@ final class ProgressTicker: @unchecked Sendable {
         last = now
         let (frames, time) = source()
         progress(frames, time)
-    }
-}
-
-/// What an engine counted while running a job.
-struct EngineCounts {
-    var framesIn = 0
-    var framesOut = 0
-    var duplicates = 0
-    var audioPackets = 0
-    var copiedDamaged = 0
-    var audioCorrupt = 0
-    /// Times the input's clock restarted and was re-based (``ClockContinuity``), and the notice saying where.
-    var clockRestarts = 0
-    var clockNotice: String?
-    var lastTime = 0.0
-    var busy: [EngineStage: Double] = [:]
-    var waits: [EngineWait: Double] = [:]
-    var pool = PoolStatistics()
-    var workers = 1
-    /// Live: frames dropped, by where.
-    var dropped: [DropPoint: Int] = [:]
-
-    init() {}
-
-    /// What the stages counted (their busy times, waits and the pool are the engine's to add).
-    init(demux: DemuxStage, decode: DecodeStage, encode: EncodeStage, mux: MuxStage, audio: [AudioStage]) {
-        framesIn = decode.framesIn
-        duplicates = decode.duplicates
-        framesOut = encode.framesOut
-        lastTime = encode.lastTime
-        audioPackets = demux.audioPackets
-        clockRestarts = demux.clock?.count ?? 0
-        clockNotice = demux.clock?.notice
-        audioCorrupt = audio.reduce(0) { $0 + $1.corruptPackets }
-        copiedDamaged = mux.copiedDamaged
     }
 }

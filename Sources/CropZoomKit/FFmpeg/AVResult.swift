@@ -58,3 +58,9 @@ func check(
 func check(_ code: Int32, _ what: @autoclosure () -> String, path: String? = nil) throws(CropZoomError) -> Int32 {
     try check(code, .processing, what(), path: path)
 }
+
+/// FFmpeg's log (`cz_log_install`: its messages counted, printed only when verbose).
+enum FFmpegLog {
+    /// Routes FFmpeg's log: warnings and worse printed when `verbose`, nothing otherwise.
+    static func install(verbose: Bool) { cz_log_install(verbose ? AV_LOG_WARNING : AV_LOG_QUIET) }
+}

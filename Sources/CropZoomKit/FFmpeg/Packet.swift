@@ -20,7 +20,10 @@ final class Packet: @unchecked Sendable {
         av_packet_free(&p)
     }
 
-    var streamIndex: Int { Int(pointer.pointee.stream_index) }
+    var streamIndex: Int {
+        get { Int(pointer.pointee.stream_index) }
+        set { pointer.pointee.stream_index = Int32(newValue) }
+    }
     var pts: Int64 {
         get { pointer.pointee.pts }
         set { pointer.pointee.pts = newValue }

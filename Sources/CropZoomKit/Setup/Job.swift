@@ -71,9 +71,8 @@ final class Job: @unchecked Sendable {
             try InputSetup.check(cfg.input)
         }
         atomic = try OutputSetup.claim(cfg, notices: log)
-        let live = cfg.isLive ? try LivePolicy(cfg) : nil
-        self.live = live
-        if cfg.audioInput != nil && live == nil {
+        let watches = cfg.isLive ? try LiveWatches(cfg) : nil
+        if cfg.audioInput != nil && watches == nil {
             throw CropZoomError(
                 .usage, path: cfg.inputName, setting: .audioInput,
                 reason: "\(setting: .audioInput) records with a live input (a capture device, a network stream, or "
@@ -84,37 +83,39 @@ final class Job: @unchecked Sendable {
                 .usage, setting: .audioInputOption,
                 reason: "\(setting: .audioInputOption) \(key): there is no \(setting: .audioInput)")
         }
-        let source = try InputSetup(cfg, watch: live?.input, interrupt: interrupt, bytes: inputBytes)
+        let source = try InputSetup(cfg, watch: watches?.input, interrupt: interrupt, bytes: inputBytes)
         // A capture device captures only while it is read: from now on, whatever the set-up still takes.
-        if let live, source.demuxer.isDevice { source.demuxer.startEarlyReads(keepingVideo: live.maxLatency) }
+        if watches != nil, source.demuxer.isDevice { source.demuxer.startEarlyReads(keepingVideo: cfg.maxLatency) }
         let sourceOpenedAt = Date().timeIntervalSince1970
         let soundSetup = try cfg.audioInput.map { _ throws(CropZoomError) in
-            try AudioInputSetup(cfg, watch: live?.soundInput)
+            try AudioInputSetup(cfg, watch: watches?.soundInput)
         }
         if let soundSetup, soundSetup.demuxer.isDevice { soundSetup.demuxer.startEarlyReads(keepingVideo: nil) }
-        live?.protectThreadsNow()
+        watches?.protectThreadsNow()
         demuxer = source.demuxer
         decoder = source.decoder
         videoIndex = source.videoIndex
         let target = try OutputSetup(cfg, atomic: atomic)
-        target.output.watch = live?.output
-        muxer = Muxer(output: target.output)
-        muxer.live = live != nil
-        if let seconds = cfg.segment, !cfg.null, target.containerName != "hls" {
-            muxer.segment = (target.containerName, seconds)
-        }
+        target.output.watch = watches?.output
         // HLS cuts its files at keyframes: one is forced every --segment seconds (2 s, FFmpeg's hls_time).
         cuts = cfg.segment ?? (target.containerName == "hls" ? 2 : nil)
-        muxer.hlsTime = target.containerName == "hls" ? cuts : nil
+        let segments = cfg.segment.flatMap { seconds in
+            !cfg.null && target.containerName != "hls" ? (target.containerName, seconds) : nil
+        }
+        muxer = Muxer(
+            output: target.output, live: watches != nil, segment: segments,
+            hlsTime: target.containerName == "hls" ? cuts : nil)
         let video = try VideoSetup(cfg, input: source, output: target)
         for note in video.notes { log.add(note) }
         let rate = source.input.stream(source.videoIndex).statedFrameRate
-        if rate.isKnown { live?.framesPerSecond = rate.value }
-        if rate.isKnown, rate.value > 0, let format = cfg.inputFormat,
-            TranscodeConfiguration.captureDevices.contains(format)
-        {
-            live?.minimumSpacing = 0.5 / rate.value
+        // A capture device's frames closer than half its frame interval show the same moment (LivePolicy.admits).
+        let device = cfg.inputFormat.map { TranscodeConfiguration.captureDevices.contains($0) } ?? false
+        let live = watches.map { watches in
+            LivePolicy(
+                cfg, watches: watches, framesPerSecond: rate.isKnown ? rate.value : nil,
+                minimumSpacing: device && rate.isKnown && rate.value > 0 ? 0.5 / rate.value : 0)
         }
+        self.live = live
         plan = video.plan
         outputFormat = video.outputFormat
         fullRange = video.fullRange

@@ -1,5 +1,6 @@
 import CCropZoomSystem
 import Foundation
+import Synchronization
 
 /// What a live recording does when the machine cannot keep up — the policy the live engine's leaky edges ask (the
 /// engine only moves messages), and its counters:
@@ -21,26 +22,30 @@ import Foundation
 ///   muxer are not starved: every other thread of the process — codec threads, transform workers, the decoder
 ///   and encoder stages — runs 5 nice steps lower (``deprioritizeOthers()``).
 /// - The first SIGINT/SIGTERM (or ``requestStop()``) stops the reader: the recording ends cleanly and is kept. The
-///   output is interrupted only by a second signal (``abort()``).
+///   output is interrupted only by a second signal (``abort()``; ``signalled(_:)`` decides which).
 ///
-/// `@unchecked Sendable`: counters behind `lock`; `skipping` is the reader thread's own.
+/// The live engine asks it at each of its leaky edges and tells it what its threads report; it decides nothing
+/// itself. Everything that does not change per frame (the rate, the spacing, the latency bound, the stops) is fixed
+/// when it is made, once the set-up knows the source.
+///
+/// `@unchecked Sendable`: counters behind `lock`; `skipping` and `lastKept` are the reader's and the decoder's own.
 final class LivePolicy: @unchecked Sendable {
-    /// Stops the reader (a stop request, the no-data deadline).
-    let input: IOWatch
-    /// Stops the `--audio-input` device's reader (nil without one).
-    let soundInput: IOWatch?
-    /// Interrupts writing (a second signal).
-    let output: IOWatch
+    /// The reader's, the sound reader's and the output's stops.
+    let watches: LiveWatches
+    var input: IOWatch { watches.input }
     let maxLatency: Double
-    /// The source's frame rate (set once the input is open; 30 when it does not say).
-    var framesPerSecond = 30.0
+    /// The source's frame rate (30 when it does not say).
+    let framesPerSecond: Double
     private let lock = NSLock()
     private var counts: [DropPoint: Int] = [:]
     private var stopping = false
     /// Reader thread only: packets are being dropped up to the next keyframe.
     private var skipping = false
     /// A capture device's: the least time between two frames kept (half its frame interval); 0 for other sources.
-    var minimumSpacing = 0.0
+    let minimumSpacing: Double
+    /// Transform workers waiting for an output picture (every one is held by the encoder's side).
+    private var waitingForPicture = 0
+    private var deprioritized = false
     /// Decode thread only: the time of the last frame let through.
     private var lastKept = -Double.infinity
     /// Frames received (decoded).
@@ -56,16 +61,6 @@ final class LivePolicy: @unchecked Sendable {
     /// Threads that keep their priority, and how many of the engine's (reader, muxer) have said so.
     private var protected: Set<Int32> = []
     private var protectedCount = 0
-    /// Engine threads that have protected themselves so far (read under the lock: ThreadSanitizer found the
-    /// engine's watch loop reading it while the threads counted).
-    var engineThreadsProtected: Int { lock.withLock { protectedCount } }
-
-    /// Keeps the threads there are now at their priority: called once the input is open (FFmpeg's receive
-    /// thread for a network source exists then), before the codecs make theirs.
-    func protectThreadsNow() {
-        let now = LivePolicy.threadIDs()
-        lock.withLock { protected.formUnion(now) }
-    }
 
     /// Keeps the calling thread (the reader's, the muxer's) at its priority.
     func protectCurrentThread() {
@@ -93,17 +88,50 @@ final class LivePolicy: @unchecked Sendable {
         return Array(ids.prefix(Int(max(0, min(n, 1024)))))
     }
 
-    init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
-        input = try IOWatch()
-        soundInput = cfg.audioInput == nil ? nil : try IOWatch()
-        output = try IOWatch()
+    /// Once every engine thread that keeps its priority has said so (`engineThreads`: the reader, the muxer, and
+    /// the audio and sound threads where there are), every other thread gives way to them, once. Called by the live
+    /// engine's watch loop.
+    func watch(engineThreads: Int) {
+        let ready = lock.withLock {
+            guard !deprioritized && protectedCount >= engineThreads else { return false }
+            deprioritized = true
+            return true
+        }
+        if ready { deprioritizeOthers() }
+    }
+
+    /// `watches`: made before the source was opened; `framesPerSecond`: the source's stated rate (nil: it does not
+    /// say); `minimumSpacing`: see the property.
+    init(
+        _ cfg: TranscodeConfiguration, watches: LiveWatches, framesPerSecond: Double? = nil,
+        minimumSpacing: Double = 0
+    ) {
+        self.watches = watches
         maxLatency = cfg.maxLatency
+        self.framesPerSecond = framesPerSecond ?? 30
+        self.minimumSpacing = minimumSpacing
+        protected = watches.protectedAtOpen
+    }
+
+    /// A signal was taken (`SIGINT`, `SIGTERM`): the first ends the recording cleanly (``requestStop()``); a second
+    /// interrupts writing (``abort()``) and is the error the run ends with.
+    func signalled(_ signal: Int32) -> CropZoomError? {
+        let first = lock.withLock {
+            defer { stopping = true }
+            return !stopping
+        }
+        if first {
+            watches.input.stop()
+            return nil
+        }
+        abort()
+        return CropZoomError(.interrupted(signal: signal), reason: "interrupted")
     }
 
     /// Ends the recording cleanly: the reader stops, what is in flight is finished and written. Any thread.
     func requestStop() {
         lock.withLock { stopping = true }
-        input.stop()
+        watches.input.stop()
     }
 
     var stopRequested: Bool { lock.withLock { stopping } }
@@ -112,7 +140,7 @@ final class LivePolicy: @unchecked Sendable {
     /// at the latest 2 s from now (a sound device that stalled).
     func pictureEnded(at seconds: Double) {
         lock.withLock { pictureEnd = seconds }
-        guard let watch = soundInput else { return }
+        guard let watch = watches.soundInput else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + 2) { watch.stop() }
     }
 
@@ -120,7 +148,7 @@ final class LivePolicy: @unchecked Sendable {
     var soundEnd: Double? { lock.withLock { pictureEnd } }
 
     /// Interrupts writing too (the recording is then lost, as a file transcode's would be).
-    func abort() { output.stop() }
+    func abort() { watches.output.stop() }
 
     /// Whether a video packet is offered to the decoder's queue (reader thread): not while packets are dropped up
     /// to the next keyframe after an overflow (such a packet is counted).
@@ -200,9 +228,49 @@ final class LivePolicy: @unchecked Sendable {
     /// Seconds from the job's start to the capture of the first frame recorded (nil before one).
     var firstFrameAfter: Double? { lock.withLock { firstCaptured.map { $0 - startedAt } } }
 
+    /// A transform worker waits for an output picture while `body` runs (the encoder's side holds every one).
+    func waitingForPicture<T>(_ body: () throws(CropZoomError) -> T) throws(CropZoomError) -> T {
+        lock.withLock { waitingForPicture += 1 }
+        defer { lock.withLock { waitingForPicture -= 1 } }
+        return try body()
+    }
+
+    /// A decoded frame was pushed out of the queue by a newer one, or waited too long: counted against the encoder
+    /// while a worker waits for an output picture, else against the transform.
+    func evicted() {
+        lock.withLock { counts[waitingForPicture > 0 ? .encode : .transform, default: 0] += 1 }
+    }
+
     /// One frame dropped at `point`.
     func count(_ point: DropPoint) { lock.withLock { counts[point, default: 0] += 1 } }
 
     var dropped: [DropPoint: Int] { lock.withLock { counts } }
     var totalDropped: Int { lock.withLock { counts.values.reduce(0, +) } }
+}
+
+/// A live job's stops, made before its source is opened (the reads and writes are watched from their start): the
+/// reader's (a stop request, the no-data deadline), the `--audio-input` device's reader's, and the output's (a second
+/// signal); and the threads there were once the input was open, which keep their priority (FFmpeg's receive thread for
+/// a network source exists then, the codecs' threads do not yet).
+final class LiveWatches: Sendable {
+    let input: IOWatch
+    /// Nil without `--audio-input`.
+    let soundInput: IOWatch?
+    let output: IOWatch
+    private let opened = Mutex<Set<Int32>>([])
+
+    init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
+        input = try IOWatch()
+        soundInput = cfg.audioInput == nil ? nil : try IOWatch()
+        output = try IOWatch()
+    }
+
+    /// Keeps the threads there are now at their priority: called once the input is open, before the codecs make
+    /// theirs.
+    func protectThreadsNow() {
+        let now = LivePolicy.threadIDs()
+        opened.withLock { $0.formUnion(now) }
+    }
+
+    var protectedAtOpen: Set<Int32> { opened.withLock { $0 } }
 }

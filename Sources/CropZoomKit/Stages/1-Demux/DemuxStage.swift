@@ -7,8 +7,12 @@
 /// answered ``Demand/enough`` (frame limit, trim end) and no copied stream can still have
 /// packets before the trim's end (files interleave loosely).
 ///
+/// A live source's reads are reported to its policy as they happen (``LivePolicy/read(media:now:waited:)``: when
+/// each video packet arrived, whether the read waited for it), and where the picture's recording ended once it
+/// has (``LivePolicy/pictureEnded(at:)``).
+///
 /// `@unchecked Sendable`: driven by one thread (the engine's demux loop).
-final class DemuxStage: @unchecked Sendable {
+final class DemuxStage: Reading, @unchecked Sendable {
     private let demuxer: Demuxer
     private let routes: [StreamRoute]
     private let times: TimestampPolicy
@@ -26,11 +30,13 @@ final class DemuxStage: @unchecked Sendable {
     /// The input's clock kept going forward (nil: taken as it is).
     private(set) var clock: ClockContinuity?
     private let live: Bool
+    private let policy: LivePolicy?
 
     init(
-        demuxer: Demuxer, routes: [StreamRoute], times: TimestampPolicy, strict: Bool,
+        demuxer: Demuxer, routes: [StreamRoute], times: TimestampPolicy, strict: Bool, live policy: LivePolicy? = nil,
         video: Outlet<Packet>, mux: Outlet<MuxPacket>, reencoders: [Int: Outlet<Packet>]
     ) throws(CropZoomError) {
+        self.policy = policy
         self.demuxer = demuxer
         self.routes = routes
         self.times = times
@@ -67,6 +73,14 @@ final class DemuxStage: @unchecked Sendable {
         switch routes[i] {
         case .video:
             guard videoWanted else { return true }
+            if let policy {
+                let ts = packet.dts != AVCode.noPTS ? packet.dts : packet.pts
+                if ts != AVCode.noPTS {
+                    policy.read(
+                        media: times.mediaTime(videoPacket: ts), now: demuxer.lastArrival,
+                        waited: demuxer.lastReadWaited)
+                }
+            }
             if try video.send(packet) == .enough { videoWanted = false }
         case .copy(let out):
             guard times.admit(packet, waitingFor: &waitingFor) else { return true }
@@ -83,10 +97,20 @@ final class DemuxStage: @unchecked Sendable {
     }
 
     /// End of the input: the video's end of stream first, then the re-encoders' (in stream
-    /// order), then the copied streams'.
+    /// order), then the copied streams'. A live picture's end is where the sound device's reader stops.
     func finish() throws(CropZoomError) {
+        policy?.pictureEnded(at: times.outputSeconds(input: demuxer.reached))
         try video.finish()
         for reencoder in reencoders { try reencoder?.finish() }
         try mux.finish()
+    }
+
+    func count(into c: inout EngineCounts) {
+        c.audioPackets += audioPackets
+        c.clockRestarts = clock?.count ?? 0
+        c.clockNotice = clock?.notice
+        c.demuxSkipped = demuxer.skippedErrors
+        c.truncation = demuxer.truncation
+        c.liveEnd = demuxer.liveEnd
     }
 }

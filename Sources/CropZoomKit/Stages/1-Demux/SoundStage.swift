@@ -10,7 +10,7 @@
 /// (`end`), or when the engine stops its reads.
 ///
 /// `@unchecked Sendable`: driven by one thread (the engine's sound thread).
-final class SoundStage: @unchecked Sendable {
+final class SoundStage: Reading, @unchecked Sendable {
     private let demuxer: Demuxer
     private let index: Int
     private let route: StreamRoute
@@ -82,6 +82,8 @@ final class SoundStage: @unchecked Sendable {
         try reencoder?.finish()
         try mux.finish()
     }
+
+    func count(into c: inout EngineCounts) { c.audioPackets += audioPackets }
 
     private func sendBacklog() throws(CropZoomError) {
         for p in backlog[..<held] {

@@ -6,7 +6,7 @@
 /// it then drops what still comes and does not drain the decoder at the end.
 ///
 /// `@unchecked Sendable`: driven by one thread (the engine's decode loop).
-final class DecodeStage: Stage, @unchecked Sendable {
+final class DecodeStage: PacketStage, @unchecked Sendable {
     private let decoder: VideoDecoder
     private let times: TimestampPolicy
     private let strict: Bool
@@ -33,6 +33,12 @@ final class DecodeStage: Stage, @unchecked Sendable {
         if enough { return .enough }
         try decoder.decode(packet, strict: strict, handle)
         return enough ? .enough : .more
+    }
+
+    func count(into c: inout EngineCounts) {
+        c.framesIn = framesIn
+        c.duplicates = duplicates
+        c.decoderCorrupt = decoder.corruptPackets
     }
 
     func finish() throws(CropZoomError) {

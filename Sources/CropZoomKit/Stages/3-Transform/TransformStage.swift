@@ -7,12 +7,7 @@
 /// the encoder is done with it.
 ///
 /// `@unchecked Sendable`: driven by one thread at a time (a transform worker).
-final class TransformStage: Stage, @unchecked Sendable {
-    struct Work {
-        var input: Frame
-        var output: Frame
-    }
-
+final class TransformStage: TransformingStage, @unchecked Sendable {
     private let transformer: Transformer
     private let times: TimestampPolicy
     private let output: Outlet<Frame>
@@ -23,7 +18,7 @@ final class TransformStage: Stage, @unchecked Sendable {
         self.output = output
     }
 
-    func receive(_ work: Work) throws(CropZoomError) -> Demand {
+    func receive(_ work: TransformWork) throws(CropZoomError) -> Demand {
         try transformer.render(work.input, into: work.output)
         times.stamp(work.output, from: work.input)
         return try output.send(work.output)

@@ -3,7 +3,7 @@
 /// counts.
 ///
 /// `@unchecked Sendable`: driven by one thread (the engine's encode loop).
-final class EncodeStage: Stage, @unchecked Sendable {
+final class EncodeStage: EncodingStage, @unchecked Sendable {
     private let encoder: VideoEncoder?
     /// The muxer's video stream (nil: nothing is written).
     private let stream: Int?
@@ -51,6 +51,11 @@ final class EncodeStage: Stage, @unchecked Sendable {
             progress.update(frames: framesOut, time: lastTime)
         }
         return .more
+    }
+
+    func count(into c: inout EngineCounts) {
+        c.framesOut = framesOut
+        c.lastTime = lastTime
     }
 
     func finish() throws(CropZoomError) {

@@ -12,7 +12,7 @@ struct MuxPacket {
 /// the run.
 ///
 /// `@unchecked Sendable`: driven by one thread (the engine's mux loop).
-final class MuxStage: Stage, @unchecked Sendable {
+final class MuxStage: MuxingStage, @unchecked Sendable {
     private let muxer: Muxer
     private let times: TimestampPolicy
     private let strict: Bool
@@ -163,4 +163,6 @@ final class MuxStage: Stage, @unchecked Sendable {
     }
 
     func finish() throws(CropZoomError) {}
+
+    func count(into c: inout EngineCounts) { c.copiedDamaged += copiedDamaged }
 }

@@ -17,8 +17,15 @@ final class Muxer: @unchecked Sendable {
     /// coarser time base (2000 fps into Matroska's 1 ms steps).
     private(set) var mergedTimes: [Int] = []
 
-    init(output: OutputFormat) {
+    /// `live`, `segment`, `hlsTime`: fixed by the set-up (see each property).
+    init(
+        output: OutputFormat, live: Bool = false, segment: (format: String, seconds: Double)? = nil,
+        hlsTime: Double? = nil
+    ) {
         self.output = output
+        self.live = live
+        self.segment = segment
+        self.hlsTime = hlsTime
     }
 
     /// Adds a stream that receives encoded packets from `encoder`.
@@ -223,8 +230,8 @@ final class Muxer: @unchecked Sendable {
     private var idle: Bool { output.formatName == "null" && output.streamCount == 0 }
 
     /// A live recording: the file must stay playable while it grows, so that a crash leaves what was recorded up
-    /// to the last second or two (set before the header).
-    var live = false
+    /// to the last second or two.
+    let live: Bool
 
     /// Per output stream: the `aac_adtstoasc` filter of ADTS AAC going into a fragmented MP4/MOV (FFmpeg 5.1's
     /// muxer inserts it by itself only for a regular one), else nil.
@@ -238,9 +245,9 @@ final class Muxer: @unchecked Sendable {
     private(set) var fragmentedFile = false
 
     /// `--segment`: the segments' container and length (the output is FFmpeg's segment muxer).
-    var segment: (format: String, seconds: Double)?
+    let segment: (format: String, seconds: Double)?
     /// HLS: its files' length (`hls_time`, a keyframe forced at each cut).
-    var hlsTime: Double?
+    let hlsTime: Double?
 
     /// A phone's tags — Apple's `com.apple.quicktime.make`, `model`, `software`, `creationdate`,
     /// `location.ISO6709`, Android's `com.android.version`, `com.android.capture.fps` (slow motion) — are kept by

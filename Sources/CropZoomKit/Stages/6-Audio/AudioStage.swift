@@ -4,7 +4,7 @@
 /// a thread of its own for a live source (the reader only hands packets over).
 ///
 /// `@unchecked Sendable`: driven by one thread.
-final class AudioStage: Stage, @unchecked Sendable {
+final class AudioStage: PacketStage, @unchecked Sendable {
     private let transcoder: AudioTranscoder
     private let stream: Int
     private let output: Outlet<MuxPacket>
@@ -22,6 +22,8 @@ final class AudioStage: Stage, @unchecked Sendable {
         try transcoder.transcode(packet, send)
         return .more
     }
+
+    func count(into c: inout EngineCounts) { c.audioCorrupt += corruptPackets }
 
     func finish() throws(CropZoomError) {
         try transcoder.transcode(nil, send)
