@@ -4,9 +4,10 @@ import Foundation
 ///
 /// A stage (demux, decode, transform, encode, mux, the audio re-encoder) is one type whose loop
 /// body is `receive(_:)`: it takes one message, does its work and hands what it made to its
-/// outlets. It knows nothing of threads or queues. An engine builds the stages, wires each
-/// outlet to the next stage — a direct call (``SerialEngine``) or a bounded queue between two
-/// threads (``ThreadedEngine``) — and runs the loops. Both directions of "stop" are return values:
+/// outlets. It knows nothing of threads or queues. An engine makes each edge — a direct call
+/// (`SerialEngine`), a bounded queue between two threads (`ThreadedEngine`), a leaky one
+/// (`LiveEngine`) — has the stage at each end built (`StageFactory`), and runs the loops. Both
+/// directions of "stop" are return values:
 /// - forward, end of stream: a producer calls `finish()` on its outlet (a queue closes; the
 ///   consumer's loop ends and it finishes its own outlets);
 /// - backward, no more wanted: `receive` answers ``Demand/enough`` (a decoder past the trim's
