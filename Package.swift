@@ -35,6 +35,10 @@ let package = Package(
         // CCropZoomSystem: operating-system shims only, no FFmpeg: the signal flag, thread
         // priority, rename without replace, the parent-death signal, the CPU affinity count.
         .target(name: "CCropZoomSystem"),
+        // CropZoomSystem: the one door to CCropZoomSystem (as swift-nio's System.swift): signals, threads' ids and
+        // priorities, the parent-death signal, malloc's thresholds, the affinity count, rename without replace, as
+        // Swift functions. The rest of cropzoom calls these and imports no C module for them.
+        .target(name: "CropZoomSystem", dependencies: ["CCropZoomSystem", "CropZoomCore"]),
         // CPlaneKernels: cropzoom's picture kernels on plain planes, no FFmpeg: the orthogonal
         // turns, the spatial deinterlacer, the zimg crop+scale bridge (the only user of zimg),
         // the separable resampler, the 2-D warp and the box blur.
@@ -55,7 +59,7 @@ let package = Package(
         .target(
             name: "CropZoomKit",
             dependencies: [
-                "CropZoomCore", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels",
+                "CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 
 /// The process's allocator, tuned for many jobs in one process.
 ///
@@ -16,6 +16,6 @@ public enum ProcessMemory {
     /// picture buffers go back to the system. Returns false when the allocator refused (not glibc's).
     @discardableResult
     public static func returnLargeBlocksToTheSystem() -> Bool {
-        cz_fix_mmap_threshold(Int32(largeBlock)) == 1
+        ProcessControl.fixMmapThreshold(largeBlock)
     }
 }

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 
 /// How a process running jobs stops cleanly: on SIGINT/SIGTERM/SIGHUP every running job stops,
 /// leaves nothing at its output path and fails with `.interrupted` (exit 130/143/129); a child
@@ -6,10 +6,10 @@ import CCropZoomSystem
 public enum ProcessSignals {
     /// Installs the handlers that record SIGINT/SIGTERM/SIGHUP (and ignores SIGPIPE and SIGXFSZ,
     /// so write failures come back as errors) (`cz_install_signal_handlers`).
-    public static func install() { cz_install_signal_handlers() }
+    public static func install() { ProcessSignal.installHandlers() }
 
-    /// The signal received since `install`, or 0 (`cz_pending_signal`).
-    public static var pending: Int32 { cz_pending_signal() }
+    /// The signal received since `install`, or 0 (`ProcessSignal.pending`).
+    public static var pending: Int32 { ProcessSignal.pending }
 
     /// The environment variable through which `batch`, `run` and `bench` give their children
     /// their own process id (see ``endWithParent(_:)``).
@@ -17,5 +17,5 @@ public enum ProcessSignals {
 
     /// Makes this process receive SIGTERM — and so stop cleanly, leaving nothing behind — when
     /// the process `parent` dies, even by SIGKILL (`prctl(PR_SET_PDEATHSIG)`, `cz_end_with_parent`).
-    public static func endWithParent(_ parent: Int32) { _ = cz_end_with_parent(parent) }
+    public static func endWithParent(_ parent: Int32) { ProcessControl.endWithParent(parent) }
 }

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import Foundation
 
 /// The CPUs this process may use, as a scheduler gives them: the CPU affinity mask
@@ -20,7 +20,7 @@ public enum UsableCPUs {
 
     /// CPUs in the calling thread's affinity mask (`sched_getaffinity`), nil when unknown.
     static func affinityCount() -> Int? {
-        let n = Int(cz_affinity_cpu_count())
+        let n = ProcessControl.affinityCPUCount
         return n > 0 ? n : nil
     }
 

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 
 /// What an engine counted while running a job.
 struct EngineCounts {
@@ -50,18 +50,18 @@ struct RunStops: Sendable {
     func check() throws(CropZoomError) {
         if cancel.isSet { throw CropZoomError(.cancelled, path: inputName, reason: "cancelled") }
         if let live {
-            let signal = cz_take_pending_signal()
+            let signal = ProcessSignal.take()
             if signal != 0, let error = live.signalled(signal) { throw error }
             return
         }
-        let signal = cz_pending_signal()
+        let signal = ProcessSignal.pending
         if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
     }
 
     /// After a live run: a signal that ended the recording before a loop took it is its first one, taken now, so
     /// that only a second one interrupts finishing the file.
     func takeLast() {
-        guard let live, !live.stopRequested, cz_take_pending_signal() != 0 else { return }
+        guard let live, !live.stopRequested, ProcessSignal.take() != 0 else { return }
         live.requestStop()
     }
 }

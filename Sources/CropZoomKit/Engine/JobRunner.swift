@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import CFFmpeg
 import Foundation
 
@@ -44,7 +44,7 @@ final class JobRunner {
         } catch {
             // Whatever a cancelled job's stages failed with (a read ended by the interrupt), it was cancelled.
             if cancelFlag.isSet { throw CropZoomError(.cancelled, path: configuration.inputName, reason: "cancelled") }
-            let signal = cz_pending_signal()
+            let signal = ProcessSignal.pending
             if signal != 0 {
                 throw CropZoomError(
                     .interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written")

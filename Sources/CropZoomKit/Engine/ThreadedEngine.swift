@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import Foundation
 
 /// Runs a file's stages on threads joined by bounded queues (the shape of FFmpeg 7's threaded scheduler): one thread
@@ -109,7 +109,7 @@ final class ThreadedEngine: @unchecked Sendable {
         defer { unwire() }
         let nice = upstreamNice
         let yieldToEncoder: @Sendable () -> Void = {
-            if nice > 0 { _ = cz_lower_thread_priority(nice) }
+            if nice > 0 { ThreadControl.lowerCurrentPriority(by: nice) }
         }
         var loops = [
             EngineThreads.Loop(name: "demux") { [self] () throws(CropZoomError) in

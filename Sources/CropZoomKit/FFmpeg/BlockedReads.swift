@@ -1,4 +1,5 @@
 import CCropZoomSystem
+import CropZoomSystem
 import CFFmpeg
 import Foundation
 

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import CFFmpeg
 
 /// Owns a read-only `AVIOContext` on a URL (`avio_open2` / `avio_closep`): how an HTTP or FTP input is looked at

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import Foundation
 
 /// The output's life. What the user had at OUTPUT is never lost:
@@ -386,9 +386,10 @@ final class AtomicOutput: @unchecked Sendable {
     }
 
     private func move(_ from: String, to: String) throws(CropZoomError) {
-        let r: Int32 = RawPath.withCString(from) { f in
-            RawPath.withCString(to) { t in overwrite ? (rename(f, t) == 0 ? 0 : -errno) : cz_rename_noreplace(f, t) }
-        }
+        let r: Int32 =
+            overwrite
+            ? RawPath.withCString(from) { f in RawPath.withCString(to) { rename(f, $0) == 0 ? 0 : -errno } }
+            : FileSystem.renameWithoutReplacing(from, to)
         if r != 0 {
             discard()
             let folder = URL(fileURLWithPath: to).deletingLastPathComponent().path

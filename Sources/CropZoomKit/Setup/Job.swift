@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import CFFmpeg
 import Foundation
 
@@ -185,7 +185,7 @@ final class Job: @unchecked Sendable {
     func finish() throws(CropZoomError) {
         try muxer.finish()
         // A live recording being finished is kept, whatever signal comes now (its reader has stopped).
-        let signal = cz_pending_signal()
+        let signal = ProcessSignal.pending
         if signal != 0 && live == nil { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
         // A live MP4 ends as a regular one (its index at the front); if that fails, the fragmented file is kept.
         if live != nil && muxer.fragmentedFile, let atomic, let scratch = atomic.rewritePath {

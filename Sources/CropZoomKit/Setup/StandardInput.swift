@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import Foundation
 
 /// Standard input as FFmpeg should open it: a redirected file directly (seekable), an MP4/MOV whose index (`moov`)
@@ -92,7 +92,7 @@ final class StandardInput: @unchecked Sendable {
             }
             if n < 0 && error == EINTR {
                 // A stalled writer must not hold off a signal (BlockedReads wakes this read).
-                let signal = cz_pending_signal()
+                let signal = ProcessSignal.pending
                 if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
                 continue
             }

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import Foundation
 
 /// A recording a killed run left behind: a live recording is written under `.NAME.cropzoom-rec-PID` beside its output
@@ -53,9 +53,7 @@ public enum UnfinishedRecordings {
         let dir = URL(fileURLWithPath: recording.path).deletingLastPathComponent().path
         for n in 1...1000 {
             let target = n == 1 ? recording.restoredPath : restoredPath(recording.name, pid: recording.pid, in: dir, n)
-            let moved = RawPath.withCString(recording.path) { f in
-                RawPath.withCString(target) { cz_rename_noreplace(f, $0) }
-            }
+            let moved = FileSystem.renameWithoutReplacing(recording.path, target)
             if moved == 0 { return target }
             if errno != EEXIST {
                 throw CropZoomError(

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import Foundation
 import Synchronization
 
@@ -64,7 +64,7 @@ final class LivePolicy: @unchecked Sendable {
 
     /// Keeps the calling thread (the reader's, the muxer's) at its priority.
     func protectCurrentThread() {
-        let tid = cz_thread_id()
+        let tid = ThreadControl.currentID
         lock.withLock {
             protected.insert(tid)
             protectedCount += 1
@@ -77,16 +77,12 @@ final class LivePolicy: @unchecked Sendable {
         let keep = lock.withLock { protected }
         var lowered = 0
         for tid in LivePolicy.threadIDs() where !keep.contains(tid) {
-            if cz_lower_priority_of(tid, 5) == 0 { lowered += 1 }
+            if ThreadControl.lowerPriority(of: tid, by: 5) { lowered += 1 }
         }
         return lowered
     }
 
-    static func threadIDs() -> [Int32] {
-        var ids = [Int32](repeating: 0, count: 1024)
-        let n = ids.withUnsafeMutableBufferPointer { cz_thread_ids($0.baseAddress, Int32($0.count)) }
-        return Array(ids.prefix(Int(max(0, min(n, 1024)))))
-    }
+    static func threadIDs() -> [Int32] { ThreadControl.allIDs() }
 
     /// Once every engine thread that keeps its priority has said so (`engineThreads`: the reader, the muxer, and
     /// the audio and sound threads where there are), every other thread gives way to them, once. Called by the live

@@ -1,4 +1,4 @@
-import CCropZoomSystem
+import CropZoomSystem
 import CFFmpeg
 import Foundation
 
@@ -94,7 +94,7 @@ final class Demuxer: @unchecked Sendable {
         switch watch.reason {
         case .stopped: return "stopped"
         case .timedOut: return "no data for \(String(format: "%g", timeout)) s"
-        case .none: return stopsOnSignal && cz_pending_signal() != 0 ? "stopped" : nil
+        case .none: return stopsOnSignal && ProcessSignal.pending != 0 ? "stopped" : nil
         }
     }
 
@@ -167,7 +167,7 @@ final class Demuxer: @unchecked Sendable {
                     liveEnd = end
                     return .endOfStream
                 }
-                let signal = cz_pending_signal()
+                let signal = ProcessSignal.pending
                 if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
                 skippedErrors += 1
                 consecutiveErrors += 1
@@ -201,7 +201,7 @@ final class Demuxer: @unchecked Sendable {
                     liveEnd = end
                     return .endOfStream
                 }
-                let signal = cz_pending_signal()
+                let signal = ProcessSignal.pending
                 if signal != 0 { throw CropZoomError(.interrupted(signal: signal), reason: "interrupted") }
                 // avio reports a short read past the end of data as EOF too; a pb error says otherwise.
                 if let pb = input.pointer.pointee.pb, pb.pointee.error < 0, pb.pointee.error != AVCode.eof {
