@@ -1,5 +1,5 @@
-import CropZoomSystem
 import CFFmpeg
+import CropZoomSystem
 import Foundation
 
 /// Runs one job synchronously for ``TranscodeJob`` (the public entry point): sets it up (`Job`), has its stages built

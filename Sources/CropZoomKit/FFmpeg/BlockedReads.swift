@@ -1,6 +1,6 @@
 import CCropZoomSystem
-import CropZoomSystem
 import CFFmpeg
+import CropZoomSystem
 import Foundation
 
 /// Ends reads blocked in a system call once their interrupt callback says stop. FFmpeg asks a context's interrupt

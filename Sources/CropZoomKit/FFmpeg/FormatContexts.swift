@@ -1,6 +1,6 @@
 import CCropZoomSystem
-import CropZoomSystem
 import CFFmpeg
+import CropZoomSystem
 import Foundation
 
 /// Owns an input `AVFormatContext` (`avformat_open_input` / `avformat_close_input`).

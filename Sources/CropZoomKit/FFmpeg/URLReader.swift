@@ -1,5 +1,5 @@
-import CropZoomSystem
 import CFFmpeg
+import CropZoomSystem
 
 /// Owns a read-only `AVIOContext` on a URL (`avio_open2` / `avio_closep`): how an HTTP or FTP input is looked at
 /// before FFmpeg's demuxer opens it — whether it can seek, and its first bytes (``StandardInput``'s spooling).

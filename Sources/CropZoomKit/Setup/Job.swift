@@ -1,5 +1,5 @@
-import CropZoomSystem
 import CFFmpeg
+import CropZoomSystem
 import Foundation
 
 /// Everything one transcode needs, opened and configured, in the order it is decided: the

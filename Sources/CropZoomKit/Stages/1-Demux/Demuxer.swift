@@ -1,5 +1,5 @@
-import CropZoomSystem
 import CFFmpeg
+import CropZoomSystem
 import Foundation
 
 /// The demux stage: reads packets from the input file in file order.
