@@ -56,10 +56,17 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // CropZoomFFmpeg: the wrappers — one owner class per FFmpeg object (throwing init, *_free in deinit),
+        // borrowed views, FFmpeg's small values as Swift ones — and the owners of CPlaneKernels' objects. With
+        // CropZoomSystem, the only Swift target that imports a C module of ours.
+        .target(
+            name: "CropZoomFFmpeg",
+            dependencies: ["CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
+        ),
         .target(
             name: "CropZoomKit",
             dependencies: [
-                "CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels",
+                "CropZoomCore", "CropZoomSystem", "CropZoomFFmpeg", "CFFmpeg", "CPlaneKernels",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -103,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CropZoomKitTests",
-            dependencies: ["CropZoomKit", "CFFmpeg", "CPlaneKernels"]
+            dependencies: ["CropZoomKit", "CropZoomFFmpeg", "CFFmpeg", "CPlaneKernels"]
         ),
         .testTarget(
             name: "CLITests",

@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 // Hooks for Benchmarks/ (a package of its own): the transform stage and the frame pool, driven
 // through the same internal types the pipeline uses. Not public API: `@_spi(Benchmarking)`
 // (`@_spi(Benchmarking) import CropZoomKit` sees them). No C type crosses this API.

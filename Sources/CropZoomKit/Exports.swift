@@ -1,3 +1,4 @@
 // CropZoomKit's users see the pure core's public types (configuration, geometry, reports,
 // errors) through `import CropZoomKit` alone.
 @_exported import CropZoomCore
+import CropZoomFFmpeg

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// In-process fuzzing's entry (libFuzzer's `LLVMFuzzerTestOneInput` and its replay driver, `Tests/fuzz/libfuzzer`;
 /// Benchmarks/RELIABILITY.md): one input, given as bytes, through the job path the command line takes — set-up,

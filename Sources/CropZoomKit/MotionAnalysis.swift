@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 import Foundation
 
 /// How smoothly the picture of a video moves (`cropzoom analyze-motion`): the global translation

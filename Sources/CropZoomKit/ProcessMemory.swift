@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import CropZoomSystem
 
 /// The process's allocator, tuned for many jobs in one process.

@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import CropZoomSystem
 
 /// How a process running jobs stops cleanly: on SIGINT/SIGTERM/SIGHUP every running job stops,

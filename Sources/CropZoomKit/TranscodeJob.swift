@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import Foundation
 
 /// What a running ``TranscodeJob`` reports.

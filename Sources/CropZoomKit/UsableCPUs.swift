@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import CropZoomSystem
 import Foundation
 

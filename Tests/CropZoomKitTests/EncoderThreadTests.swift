@@ -1,5 +1,6 @@
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 @Suite("Encoder threads")

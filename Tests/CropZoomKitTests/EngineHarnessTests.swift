@@ -2,6 +2,7 @@ import CFFmpeg
 import Foundation
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 /// The engines' rules, checked in-process with fake stages (as swift-nio's `EmbeddedChannel` tests a handler without

@@ -1,6 +1,7 @@
 import CFFmpeg
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 @Suite("Frame pool")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 /// A live recording's clock rules: a sound device's backlog timed from its first packet read at the live edge, and

@@ -3,6 +3,7 @@ import CPlaneKernels
 import Foundation
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 /// cropzoom's own resampler on pictures whose exact answer is known.

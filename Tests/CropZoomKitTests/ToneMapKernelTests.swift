@@ -3,6 +3,7 @@ import CPlaneKernels
 import Foundation
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 /// The tone-mapping kernel (`cz_tonemap_*`) and its set-up (`ToneMapping`): curves, gamut, and pixels whose

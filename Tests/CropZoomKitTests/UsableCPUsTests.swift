@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import CropZoomFFmpeg
 @testable import CropZoomKit
 
 @Suite("Usable CPUs")

@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// `batch --dry-run` and ``TranscodeJob/plan()``: the job set up as for real (the input opened, the geometry, codecs
 /// and routes decided), nothing written, described.
 extension JobRunner {

@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import CropZoomSystem
 
 /// What an engine counted while running a job.

@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import Foundation
 
 /// What the two threaded wirings (``ThreadedEngine`` for a file, ``LiveEngine`` for a live source) share: the run's

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 import Foundation
 
 /// A bounded pool of pictures of one size and format, reused frame after frame: the

@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import Foundation
 
 /// Runs a live source's stages: the wiring of ``ThreadedEngine`` with leaky edges where a file's has blocking ones,

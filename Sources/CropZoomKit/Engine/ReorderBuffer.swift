@@ -1,4 +1,5 @@
 import CropZoomCore
+import CropZoomFFmpeg
 import Foundation
 
 /// Frames that workers finished, handed to the encoder in sequence.

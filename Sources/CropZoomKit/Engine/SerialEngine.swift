@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// Runs a job's stages on the calling thread (`--threads 1`, with single-threaded codecs): the
 /// baseline for per-core throughput. Every edge of the stage graph is a direct call; the demux
 /// stage's loop drives the rest:

@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// What the engines connect: the stages of one job, as the engines see them. An engine makes the edges (direct
 /// calls, bounded queues, a leaky queue), asks a ``StageFactory`` for the stage at each end, and runs the loops; it
 /// never builds a stage itself, and never looks inside one (as FFmpeg 7's `fftools/ffmpeg_sched.c` registers each

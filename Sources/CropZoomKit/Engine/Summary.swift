@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 extension JobRunner {
     /// The rules a finished run must pass before its file is finished: some video was encoded (else the trim's window
     /// or the input is named); a truncated input is a warning (`--strict` refused it earlier).

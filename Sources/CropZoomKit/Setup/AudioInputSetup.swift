@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import Foundation
 
 /// `--audio-input`: the capture device whose sound a live recording keeps instead of the input's, opened beside the

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 import Foundation
 
 /// The input, opened: its demuxer, the video stream cropzoom transforms, and that stream's

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 import CropZoomSystem
 import Foundation
 

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 import Foundation
 
 /// The output, claimed and opened: where it is written (``AtomicOutput``: a temporary beside

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// What happens to one input stream.
 enum StreamRoute {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// Which part of the input is kept and where the output's times start: `--start`/`--end`
 /// measured from the file's first timestamp, or, untrimmed, the origin of an input whose times

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 import Foundation
 
 /// The video's way through: the encoder and the output pixel format (from `--codec`,

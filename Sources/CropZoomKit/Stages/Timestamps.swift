@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// Every rewrite of a time between the demuxer and the muxer, in one place. Stages ask it; no
 /// stage changes a timestamp itself.

@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// The demux stage: reads the input's packets in file order and sends each where its stream
 /// goes — video packets to the decoder, copied packets to the muxer, re-encoded audio to its
 /// re-encoder — on the recording's clock (``ClockContinuity``) and after the trim

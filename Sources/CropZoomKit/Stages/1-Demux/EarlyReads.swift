@@ -1,3 +1,4 @@
+import CropZoomFFmpeg
 import Foundation
 
 /// A capture device's reads from the moment it is open until the engine's reader takes over (issue 27 item 6).

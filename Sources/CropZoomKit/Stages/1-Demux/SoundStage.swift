@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// The sound device's stage (`--audio-input`): reads the device on a thread of its own and sends its audio stream to
 /// its re-encoder (or, copied, to the muxer), once ``TimestampPolicy`` has put it on the recording's clock.
 ///

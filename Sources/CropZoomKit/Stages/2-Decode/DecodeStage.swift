@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// The decode stage: decodes the video stream's packets and sends on, in presentation order,
 /// the frames inside the trim window (``TimestampPolicy/place(_:)``), up to the frame limit,
 /// skipping a frame that repeats an earlier timestamp (a container cannot store it twice).

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// The decode stage for the video stream (`avcodec_send_packet` / `avcodec_receive_frame`).
 final class VideoDecoder: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomFFmpeg
 
 /// `--background blur`: the picture itself behind a zoomed-out, turned or moved picture. Each
 /// frame: the picture cropped to the frame's aspect (centred), shrunk by swscale (area) to a

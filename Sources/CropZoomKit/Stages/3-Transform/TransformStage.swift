@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// The transform stage: renders a decoded frame into an output frame of the output's size and
 /// format (crop, scale, warp, turn: ``Transformer``), stamps it (``TimestampPolicy/stamp(_:from:)``)
 /// and sends it to the encoder. One per transform worker; each owns its transformer.

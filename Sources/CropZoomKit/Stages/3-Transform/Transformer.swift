@@ -1,5 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomFFmpeg
 
 /// The transform stage's work: crops a decoded picture by pointer offset (no copy), scales it into an
 /// output frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
@@ -479,27 +480,6 @@ final class Transformer: @unchecked Sendable {
                 Int32(dw), Int32(dh), Int32(steps[i]),
                 Int32(ox.rounded()), Int32(oy.rounded()),
                 Int32(inv.a), Int32(inv.b), Int32(inv.c), Int32(inv.d))
-        }
-    }
-}
-
-extension AVFrame {
-    func dataPlane(_ i: Int) -> UnsafeMutablePointer<UInt8>? {
-        switch i {
-        case 0: return data.0
-        case 1: return data.1
-        case 2: return data.2
-        case 3: return data.3
-        default: return nil
-        }
-    }
-    func linesizePlane(_ i: Int) -> Int32 {
-        switch i {
-        case 0: return linesize.0
-        case 1: return linesize.1
-        case 2: return linesize.2
-        case 3: return linesize.3
-        default: return 0
         }
     }
 }

@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// The encode stage: encodes the transformed frames (in presentation order) and sends the video
 /// packets to the muxer; counts the frames and publishes progress. With `--codec none` it only
 /// counts.

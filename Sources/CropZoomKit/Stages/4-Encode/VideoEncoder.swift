@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// The encode stage for the video stream (`avcodec_send_frame` / `avcodec_receive_packet`).
 final class VideoEncoder: @unchecked Sendable {

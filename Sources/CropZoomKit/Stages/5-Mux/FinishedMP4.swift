@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// The last step of a live MP4/MOV recording that ended normally: the fragmented file it was written as (playable
 /// at every moment, see ``Muxer``) is copied, packet for packet, into a regular one with its index at the front

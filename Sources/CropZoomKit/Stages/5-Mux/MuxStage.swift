@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// A packet for the muxer: its output stream, and whether it was copied from the input (a
 /// copied packet the muxer rejects as damaged is skipped and counted, unless `--strict`).
 struct MuxPacket {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// The mux stage: owns the output file, its streams and the mapping from input streams, and
 /// interleaves packets by timestamp (`av_interleaved_write_frame`).

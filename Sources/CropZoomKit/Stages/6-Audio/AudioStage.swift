@@ -1,3 +1,5 @@
+import CropZoomFFmpeg
+
 /// The audio re-encode stage for one stream: decodes, resamples and encodes its packets
 /// (``AudioTranscoder``) and sends the new packets to the muxer. Runs where the engine puts it:
 /// on the demux thread for a file (audio is light, and it then never waits behind video work), on

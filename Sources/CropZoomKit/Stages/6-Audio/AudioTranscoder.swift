@@ -1,4 +1,5 @@
 import CFFmpeg
+import CropZoomFFmpeg
 
 /// Re-encodes one audio stream (only where the output container cannot carry its codec, or
 /// when `--audio aac` asks): decode → resample (`swr_convert_frame`) → re-chunk → encode.

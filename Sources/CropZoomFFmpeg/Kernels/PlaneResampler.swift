@@ -1,5 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomCore
 
 /// Owns one `cz_resampler` per plane (`cz_resampler_new` / `cz_resampler_free`): cropzoom's own
 /// resampler for windows that move every frame (animated zoom and pan), where zimg would build
@@ -7,13 +8,26 @@ import CPlaneKernels
 /// It reads the exact fractional window and honours the chroma siting on both sides.
 ///
 /// `@unchecked Sendable`: each transform worker owns its own.
-final class PlaneResampler: @unchecked Sendable {
-    struct Key: Equatable {
-        var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
-        var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
-        var filter: TranscodeConfiguration.Scaler
+package final class PlaneResampler: @unchecked Sendable {
+    package struct Key: Equatable {
+        package var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
+        package var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
+        package var filter: TranscodeConfiguration.Scaler
+
+        package init(
+            srcW: Int, srcH: Int, srcFormat: AVPixelFormat, dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
+            filter: TranscodeConfiguration.Scaler
+        ) {
+            self.srcW = srcW
+            self.srcH = srcH
+            self.srcFormat = srcFormat
+            self.dstW = dstW
+            self.dstH = dstH
+            self.dstFormat = dstFormat
+            self.filter = filter
+        }
     }
-    let key: Key
+    package let key: Key
     private var planes: [OpaquePointer] = []
     private let src: PixelFormatInfo, dst: PixelFormatInfo
     /// The downscale (window / output) the tables have taps for. A window larger than the
@@ -24,12 +38,12 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// Whether it takes `src` → `dst`: planar YUV or grey on both sides with the same bit depth
     /// and plane count (no depth conversion), any filter but area.
-    static func takes(src: AVPixelFormat, dst: AVPixelFormat, filter: TranscodeConfiguration.Scaler) -> Bool {
+    package static func takes(src: AVPixelFormat, dst: AVPixelFormat, filter: TranscodeConfiguration.Scaler) -> Bool {
         guard filter != .area, let s = PixelFormatInfo(src), let d = PixelFormatInfo(dst) else { return false }
         return s.isZimgPlanar && d.isZimgPlanar && s.bitDepth == d.bitDepth && s.planeCount == d.planeCount
     }
 
-    init(_ key: Key) throws(CropZoomError) {
+    package init(_ key: Key) throws(CropZoomError) {
         self.key = key
         src = PixelFormatInfo(key.srcFormat)!
         dst = PixelFormatInfo(key.dstFormat)!
@@ -58,7 +72,7 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// cropzoom's kernels for `--scaler`: the cubic with B = 0, C = 0.6 (swscale's bicubic, as
     /// the static path) unless bilinear, Lanczos or nearest is asked (`area` gets the cubic).
-    static func kernel(for filter: TranscodeConfiguration.Scaler) -> (cz_zimg_filter, Double, Double) {
+    package static func kernel(for filter: TranscodeConfiguration.Scaler) -> (cz_zimg_filter, Double, Double) {
         switch filter {
         case .bilinear: (CZ_ZIMG_BILINEAR, 0, 0)
         case .lanczos: (CZ_ZIMG_LANCZOS, 0, 0)
@@ -68,14 +82,14 @@ final class PlaneResampler: @unchecked Sendable {
     }
 
     /// false: the plain C kernels only (`cz_resampler_set_simd`); tests check both give the same bytes.
-    func setSIMD(_ enabled: Bool) {
+    package func setSIMD(_ enabled: Bool) {
         simd = enabled
         for plane in planes { cz_resampler_set_simd(plane, enabled ? 1 : 0) }
     }
 
     /// Where chroma sample 0's centre sits, in luma pixels: 0.5 (a luma centre) plus the siting
     /// offset swscale is given too (`Scaler.chromaPosition`, 1/256 luma pixel).
-    static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
+    package static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
         let p = Scaler.chromaPosition(location, log2w: log2w, log2h: log2h)
         return (0.5 + Double(p.h) / 256, 0.5 + Double(p.v) / 256)
     }
@@ -83,7 +97,9 @@ final class PlaneResampler: @unchecked Sendable {
     /// The background's sample value for each plane (Y, Cb, Cr) in `info`'s depth and range:
     /// BT.709 from sRGB 0–255; nil for edge fill.
     /// `--background blur`: -2 for every plane (the kernels leave outside samples as painted).
-    static func backgroundSamples(_ b: TranscodeConfiguration.Background, info: PixelFormatInfo, fullRange: Bool)
+    package static func backgroundSamples(
+        _ b: TranscodeConfiguration.Background, info: PixelFormatInfo, fullRange: Bool
+    )
         -> [Int32]?
     {
         if case .blur = b { return [-2, -2, -2, -2] }
@@ -101,7 +117,7 @@ final class PlaneResampler: @unchecked Sendable {
 
     /// Resamples `window` (luma pixels of `input`, fractional; it may reach beyond the picture,
     /// which then shows `background`) into all of `output`.
-    func scale(
+    package func scale(
         _ input: Frame, window: Rect, into output: Frame, background: [Int32]? = nil,
         chroma override: (h: Int64, v: Int64)? = nil
     ) throws(CropZoomError) {

@@ -1,8 +1,9 @@
 import CFFmpeg
+import CropZoomCore
 
 /// Result of a send/receive call on a codec or a read from a demuxer: EAGAIN and EOF are
 /// control flow, not errors.
-enum AVStep<Value> {
+package enum AVStep<Value> {
     case value(Value)
     /// AVERROR(EAGAIN): feed more input (or drain output) first.
     case again
@@ -10,7 +11,7 @@ enum AVStep<Value> {
     case endOfStream
 
     /// The same step with its value transformed.
-    func map<T>(_ transform: (Value) -> T) -> AVStep<T> {
+    package func map<T>(_ transform: (Value) -> T) -> AVStep<T> {
         switch self {
         case .value(let v): return .value(transform(v))
         case .again: return .again
@@ -19,16 +20,16 @@ enum AVStep<Value> {
     }
 }
 
-enum AVCode {
-    static let again = cz_averror_eagain()
-    static let eof = cz_averror_eof()
-    static let invalidData = cz_averror_invaliddata()
-    static let patchWelcome = cz_averror_patchwelcome()
-    static let invalidArgument = cz_averror(EINVAL)
-    static let noPTS = cz_nopts()
+package enum AVCode {
+    package static let again = cz_averror_eagain()
+    package static let eof = cz_averror_eof()
+    package static let invalidData = cz_averror_invaliddata()
+    package static let patchWelcome = cz_averror_patchwelcome()
+    package static let invalidArgument = cz_averror(EINVAL)
+    package static let noPTS = cz_nopts()
 
     /// `av_strerror` text for an FFmpeg error code.
-    static func message(_ code: Int32) -> String {
+    package static func message(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         return buffer.withUnsafeMutableBufferPointer { buf in
             String(cString: cz_strerror(code, buf.baseAddress, buf.count))
@@ -38,14 +39,14 @@ enum AVCode {
 
 extension CropZoomError {
     /// An error from an FFmpeg return code, with `av_strerror`'s text as the reason.
-    static func ffmpeg(_ code: Int32, _ kind: Kind, what: String, path: String?) -> CropZoomError {
+    package static func ffmpeg(_ code: Int32, _ kind: Kind, what: String, path: String?) -> CropZoomError {
         CropZoomError(kind, what: what, path: path, reason: AVCode.message(code), code: code)
     }
 }
 
 /// Throws a `CropZoomError` when `code` is negative; returns it otherwise.
 @discardableResult
-func check(
+package func check(
     _ code: Int32, _ kind: CropZoomError.Kind = .processing, _ what: @autoclosure () -> String,
     path: String? = nil
 ) throws(CropZoomError) -> Int32 {
@@ -55,12 +56,13 @@ func check(
 
 /// `check` for processing failures (the common case).
 @discardableResult
-func check(_ code: Int32, _ what: @autoclosure () -> String, path: String? = nil) throws(CropZoomError) -> Int32 {
+package func check(_ code: Int32, _ what: @autoclosure () -> String, path: String? = nil) throws(CropZoomError) -> Int32
+{
     try check(code, .processing, what(), path: path)
 }
 
 /// FFmpeg's log (`cz_log_install`: its messages counted, printed only when verbose).
-enum FFmpegLog {
+package enum FFmpegLog {
     /// Routes FFmpeg's log: warnings and worse printed when `verbose`, nothing otherwise.
-    static func install(verbose: Bool) { cz_log_install(verbose ? AV_LOG_WARNING : AV_LOG_QUIET) }
+    package static func install(verbose: Bool) { cz_log_install(verbose ? AV_LOG_WARNING : AV_LOG_QUIET) }
 }

@@ -1,13 +1,14 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomCore
 
-/// The libraries this build runs on, as `cropzoom --version` (and `ffmpeg -version`) says them.
-public enum LibraryVersions {
+/// The libraries this build runs on (the library's public `LibraryVersions` says them).
+package enum FFmpegVersions {
     /// FFmpeg's own version string (`av_version_info`: "5.1.6-0+deb12u1").
-    public static var ffmpeg: String { String(cString: av_version_info()) }
+    package static var ffmpeg: String { String(cString: av_version_info()) }
 
     /// Each FFmpeg library loaded, with the version it reports (`avformat_version` …, major.minor.micro).
-    public static var ffmpegLibraries: [(name: String, version: String)] {
+    package static var ffmpegLibraries: [(name: String, version: String)] {
         func text(_ v: UInt32) -> String { "\(v >> 16).\((v >> 8) & 0xFF).\(v & 0xFF)" }
         return [
             ("libavutil", text(avutil_version())), ("libavcodec", text(avcodec_version())),
@@ -17,7 +18,7 @@ public enum LibraryVersions {
     }
 
     /// zimg's version (`zimg_get_version_info`).
-    public static var zimg: String {
+    package static var zimg: String {
         var major: UInt32 = 0
         var minor: UInt32 = 0
         var micro: UInt32 = 0
@@ -26,7 +27,7 @@ public enum LibraryVersions {
     }
 
     /// Lines for `--version`: FFmpeg with its libraries, then zimg.
-    public static var description: String {
+    package static var description: String {
         "FFmpeg \(ffmpeg)\n" + ffmpegLibraries.map { "  \($0.name) \($0.version)" }.joined(separator: "\n")
             + "\nzimg \(zimg)"
     }

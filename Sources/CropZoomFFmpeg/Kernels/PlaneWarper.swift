@@ -1,5 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomCore
 
 /// Owns one `cz_warp` (`cz_warp_new` / `cz_warp_free`): cropzoom's 2-D warp, which resamples every
 /// plane of a picture once through an affine map (rotation by any angle, `--transform`, and the
@@ -7,14 +8,14 @@ import CPlaneKernels
 /// frame allocates nothing.
 ///
 /// `@unchecked Sendable`: each transform worker owns its own.
-final class PlaneWarper: @unchecked Sendable {
+package final class PlaneWarper: @unchecked Sendable {
     private let warp: OpaquePointer
     /// The six numbers handed to `cz_warp_plane` (made once).
     private let matrix = UnsafeMutablePointer<Double>.allocate(capacity: 6)
 
     /// The cubic (`--scaler bicubic`, `area` and `lanczos`, whose 3 lobes do not fit 4x4 taps),
     /// bilinear or nearest.
-    init(_ filter: TranscodeConfiguration.Scaler) throws(CropZoomError) {
+    package init(_ filter: TranscodeConfiguration.Scaler) throws(CropZoomError) {
         let (f, b, c) = PlaneResampler.kernel(for: filter == .lanczos ? .bicubic : filter)
         guard let w = cz_warp_new(f, b, c) else {
             throw CropZoomError(.processing, what: "warping", reason: "out of memory")
@@ -31,7 +32,7 @@ final class PlaneWarper: @unchecked Sendable {
     /// source luma coordinates, pixel centres at +0.5), each plane with its own subsampling and
     /// the chroma siting `location` on both sides (`cz_warp_plane`). `background`: a sample value
     /// per plane for outputs beyond the picture, nil to repeat the edge, -2 to keep what is there.
-    func warp(
+    package func warp(
         _ source: Frame, through map: Affine, into target: Frame, location: AVChromaLocation,
         background: [Int32]?
     ) throws(CropZoomError) {
@@ -65,7 +66,7 @@ final class PlaneWarper: @unchecked Sendable {
     /// `map` (luma coordinates, target → source) for plane `i`: sample index → luma coordinates
     /// on the target side, the map, luma coordinates → sample index on the source side, each
     /// with its subsampling and chroma siting.
-    static func planeMap(
+    package static func planeMap(
         _ map: Affine, plane i: Int, src: PixelFormatInfo, dst: PixelFormatInfo, location: AVChromaLocation
     ) -> Affine {
         func side(_ info: PixelFormatInfo) -> (w: Double, h: Double, centre: (x: Double, y: Double)) {
@@ -82,7 +83,7 @@ final class PlaneWarper: @unchecked Sendable {
     }
 
     /// Whether some corner of a width x height target maps (through `map`) outside the picture.
-    static func showsOutside(_ map: Affine, width: Int, height: Int, picture: Frame) -> Bool {
+    package static func showsOutside(_ map: Affine, width: Int, height: Int, picture: Frame) -> Bool {
         let (w, h) = (Double(width), Double(height))
         let (pw, ph) = (Double(picture.width), Double(picture.height))
         func outside(_ x: Double, _ y: Double) -> Bool {

@@ -1,5 +1,6 @@
 import CCropZoomSystem
 import CFFmpeg
+import CropZoomCore
 import CropZoomSystem
 import Foundation
 
@@ -16,8 +17,8 @@ import Foundation
 ///
 /// `@unchecked Sendable`: every field is guarded by `condition`; a thread is signalled only while it is registered
 /// (under the same lock), so never after its read has returned.
-final class BlockedReads: @unchecked Sendable {
-    static let shared = BlockedReads()
+package final class BlockedReads: @unchecked Sendable {
+    package static let shared = BlockedReads()
 
     private let condition = NSCondition()
     /// The registered reads, by thread id.
@@ -29,7 +30,7 @@ final class BlockedReads: @unchecked Sendable {
     private init() { cz_wake_install() }
 
     /// Runs `body` (a read through a context whose interrupt callback is `callback`) registered for waking.
-    func during<T, E: Error>(_ callback: AVIOInterruptCB, _ body: () throws(E) -> T) throws(E) -> T {
+    package func during<T, E: Error>(_ callback: AVIOInterruptCB, _ body: () throws(E) -> T) throws(E) -> T {
         guard callback.callback != nil else { return try body() }
         let tid = cz_reading_thread_id()
         condition.lock()
@@ -55,7 +56,7 @@ final class BlockedReads: @unchecked Sendable {
 
     /// Runs `body`, a read of cropzoom's own (standard input before FFmpeg reads it), woken when a signal comes
     /// (`cz_interrupt_callback`): its `read(2)` then returns EINTR.
-    func duringSignalWatch<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func duringSignalWatch<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         try during(AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil), body)
     }
 

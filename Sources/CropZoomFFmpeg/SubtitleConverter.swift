@@ -1,20 +1,21 @@
 import CFFmpeg
+import CropZoomCore
 
 /// Converts one text subtitle stream's packets to another text format (SubRip, ASS, WebVTT ↔ MP4's `mov_text`),
 /// packet for packet, their times untouched: `avcodec_decode_subtitle2` to the ASS events every text decoder
 /// gives, `avcodec_encode_subtitle` from them.
 ///
 /// `@unchecked Sendable`: used by the mux stage's thread only.
-final class SubtitleConverter: @unchecked Sendable {
-    let decoder: CodecContext
-    let encoder: CodecContext
+package final class SubtitleConverter: @unchecked Sendable {
+    package let decoder: CodecContext
+    package let encoder: CodecContext
     private var buffer = [UInt8](repeating: 0, count: 1 << 16)
     /// Packets whose text could not be converted (skipped and counted, as damaged packets are).
-    private(set) var failures = 0
+    package private(set) var failures = 0
 
     /// The encoder `avcodec_find_encoder` gives for `target`, opened with the decoder's ASS header
     /// (`subtitle_header`, which text encoders need for their styles).
-    init(input: StreamRef, target: AVCodecID, path: String?) throws(CropZoomError) {
+    package init(input: StreamRef, target: AVCodecID, path: String?) throws(CropZoomError) {
         guard let dcodec = avcodec_find_decoder(input.codecID), let ecodec = avcodec_find_encoder(target) else {
             throw CropZoomError(
                 .processing, path: path,
@@ -44,14 +45,14 @@ final class SubtitleConverter: @unchecked Sendable {
     }
 
     /// Whether `codec` is a text subtitle format (`AV_CODEC_PROP_TEXT_SUB`), which converts to another.
-    static func isText(_ codec: AVCodecID) -> Bool {
+    package static func isText(_ codec: AVCodecID) -> Bool {
         guard let d = avcodec_descriptor_get(codec) else { return false }
         return d.pointee.props & AV_CODEC_PROP_TEXT_SUB != 0
     }
 
     /// Replaces `packet`'s payload with the converted text, its times kept; false when the packet has no text
     /// (an empty cue) or could not be converted (counted in `failures`), and is to be left out.
-    func convert(_ packet: Packet) -> Bool {
+    package func convert(_ packet: Packet) -> Bool {
         var sub = AVSubtitle()
         var got: Int32 = 0
         let r = avcodec_decode_subtitle2(decoder.pointer, &sub, &got, packet.pointer)

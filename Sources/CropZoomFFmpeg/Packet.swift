@@ -1,14 +1,15 @@
 import CFFmpeg
+import CropZoomCore
 
 /// Owns one `AVPacket` (`av_packet_alloc` / `av_packet_free`). Reused across reads: each
 /// `av_read_frame` / `avcodec_receive_packet` fills it, `unref()` empties it.
 ///
 /// `@unchecked Sendable`: a packet is used by one stage at a time; it crosses threads only by
 /// being handed over through a pipeline queue, after which the sender no longer touches it.
-final class Packet: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<AVPacket>
+package final class Packet: @unchecked Sendable {
+    package let pointer: UnsafeMutablePointer<AVPacket>
 
-    init() throws(CropZoomError) {
+    package init() throws(CropZoomError) {
         guard let p = av_packet_alloc() else {
             throw CropZoomError(.processing, what: "allocating a packet", reason: "out of memory")
         }
@@ -20,27 +21,27 @@ final class Packet: @unchecked Sendable {
         av_packet_free(&p)
     }
 
-    var streamIndex: Int {
+    package var streamIndex: Int {
         get { Int(pointer.pointee.stream_index) }
         set { pointer.pointee.stream_index = Int32(newValue) }
     }
-    var pts: Int64 {
+    package var pts: Int64 {
         get { pointer.pointee.pts }
         set { pointer.pointee.pts = newValue }
     }
-    var dts: Int64 {
+    package var dts: Int64 {
         get { pointer.pointee.dts }
         set { pointer.pointee.dts = newValue }
     }
     /// In the stream's time base (0: unknown).
-    var duration: Int64 {
+    package var duration: Int64 {
         get { pointer.pointee.duration }
         set { pointer.pointee.duration = newValue }
     }
-    var size: Int { Int(pointer.pointee.size) }
-    var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
+    package var size: Int { Int(pointer.pointee.size) }
+    package var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
     /// A packet a decoder can start from (`AV_PKT_FLAG_KEY`).
-    var isKeyframe: Bool {
+    package var isKeyframe: Bool {
         get { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
         set {
             pointer.pointee.flags =
@@ -49,16 +50,16 @@ final class Packet: @unchecked Sendable {
     }
 
     /// `av_packet_unref`.
-    func unref() { av_packet_unref(pointer) }
+    package func unref() { av_packet_unref(pointer) }
 
     /// `av_packet_ref` of `other` into this (empty) packet.
-    func ref(_ other: Packet) throws(CropZoomError) {
+    package func ref(_ other: Packet) throws(CropZoomError) {
         try check(av_packet_ref(pointer, other.pointer), "referencing a packet")
     }
 
     /// `av_packet_move_ref`: takes `other`'s payload, leaving it empty.
-    func take(_ other: Packet) { av_packet_move_ref(pointer, other.pointer) }
+    package func take(_ other: Packet) { av_packet_move_ref(pointer, other.pointer) }
 
     /// `av_packet_rescale_ts`.
-    func rescale(from: TimeBase, to: TimeBase) { av_packet_rescale_ts(pointer, from.rational, to.rational) }
+    package func rescale(from: TimeBase, to: TimeBase) { av_packet_rescale_ts(pointer, from.rational, to.rational) }
 }

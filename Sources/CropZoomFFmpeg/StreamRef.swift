@@ -1,36 +1,37 @@
 import CFFmpeg
+import CropZoomCore
 
 /// A borrowed view of one stream of an open input or output (an `AVStream` its format context
 /// owns): it keeps that context alive, so the view can never outlive the stream (rsmpeg's
 /// `AVStreamRef`). Values are read through properties; `pointer` is for the FFmpeg wrappers
 /// that must hand the stream to a C function.
-struct StreamRef: @unchecked Sendable {
+package struct StreamRef: @unchecked Sendable {
     // @unchecked Sendable: a view is used by the stage that owns its format context.
     private let owner: AnyObject
-    let pointer: UnsafeMutablePointer<AVStream>
+    package let pointer: UnsafeMutablePointer<AVStream>
 
-    init(_ pointer: UnsafeMutablePointer<AVStream>, owner: AnyObject) {
+    package init(_ pointer: UnsafeMutablePointer<AVStream>, owner: AnyObject) {
         self.pointer = pointer
         self.owner = owner
     }
 
-    var index: Int { Int(pointer.pointee.index) }
-    var timeBase: TimeBase { TimeBase(pointer.pointee.time_base) }
+    package var index: Int { Int(pointer.pointee.index) }
+    package var timeBase: TimeBase { TimeBase(pointer.pointee.time_base) }
     /// The first timestamp, in `timeBase`; nil when unknown.
-    var startTime: Int64? {
+    package var startTime: Int64? {
         let t = pointer.pointee.start_time
         return t == AVCode.noPTS ? nil : t
     }
     /// The duration in `timeBase` (0 or less: unknown).
-    var duration: Int64 { pointer.pointee.duration }
+    package var duration: Int64 { pointer.pointee.duration }
     /// The codec parameters (`AVCodecParameters`), borrowed with the stream.
-    var parameters: UnsafeMutablePointer<AVCodecParameters> { pointer.pointee.codecpar }
-    var mediaType: AVMediaType { parameters.pointee.codec_type }
-    var codecID: AVCodecID { parameters.pointee.codec_id }
+    package var parameters: UnsafeMutablePointer<AVCodecParameters> { pointer.pointee.codecpar }
+    package var mediaType: AVMediaType { parameters.pointee.codec_type }
+    package var codecID: AVCodecID { parameters.pointee.codec_id }
     /// Why a decoder cannot be opened with this stream's parameters (`avcodec_parameters_to_context`,
     /// `avcodec_open2`): a damaged header (65281 channels, a sample rate of 0 …); nil when it opens, or when this
     /// FFmpeg has no decoder for the codec (a stream that can only be copied is not judged).
-    var damagedParameters: String? {
+    package var damagedParameters: String? {
         guard let codec = avcodec_find_decoder(codecID), let ctx = avcodec_alloc_context3(codec) else { return nil }
         defer {
             var p: UnsafeMutablePointer<AVCodecContext>? = ctx
@@ -44,25 +45,25 @@ struct StreamRef: @unchecked Sendable {
         return r < 0 ? AVCode.message(r) : nil
     }
     /// `avcodec_get_name` of the codec ("h264", "aac"; "none" when unknown).
-    var codecName: String { String(cString: avcodec_get_name(codecID)) }
+    package var codecName: String { String(cString: avcodec_get_name(codecID)) }
     /// `AV_DISPOSITION_*` flags (default, attached picture …).
-    var disposition: Int32 { pointer.pointee.disposition }
+    package var disposition: Int32 { pointer.pointee.disposition }
     /// The frame count the container states (`nb_frames`; 0: unknown).
-    var declaredFrames: Int64 { pointer.pointee.nb_frames }
-    var isAudio: Bool { mediaType == AVMEDIA_TYPE_AUDIO }
-    var isSubtitle: Bool { mediaType == AVMEDIA_TYPE_SUBTITLE }
+    package var declaredFrames: Int64 { pointer.pointee.nb_frames }
+    package var isAudio: Bool { mediaType == AVMEDIA_TYPE_AUDIO }
+    package var isSubtitle: Bool { mediaType == AVMEDIA_TYPE_SUBTITLE }
     /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`), not video.
-    var isAttachedPicture: Bool { pointer.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
-    var averageFrameRate: Rational { Rational(pointer.pointee.avg_frame_rate) }
-    var realFrameRate: Rational { Rational(pointer.pointee.r_frame_rate) }
-    var sampleAspectRatio: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
+    package var isAttachedPicture: Bool { pointer.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
+    package var averageFrameRate: Rational { Rational(pointer.pointee.avg_frame_rate) }
+    package var realFrameRate: Rational { Rational(pointer.pointee.r_frame_rate) }
+    package var sampleAspectRatio: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
     /// The frame rate the stream states: the average, else the "real" base rate (either may be unknown).
-    var statedFrameRate: Rational { averageFrameRate.isKnown ? averageFrameRate : realFrameRate }
+    package var statedFrameRate: Rational { averageFrameRate.isKnown ? averageFrameRate : realFrameRate }
     /// The YUV matrix the stream is labelled with (`color_space`).
-    var colorMatrix: ColorMatrix { ColorMatrix(parameters.pointee.color_space) }
+    package var colorMatrix: ColorMatrix { ColorMatrix(parameters.pointee.color_space) }
     /// The Dolby Vision configuration record's profile and base-layer compatibility (stream side data
     /// `AV_PKT_DATA_DOVI_CONF`); nil without one.
-    var dolbyVision: (profile: Int, level: Int, compatibility: Int)? {
+    package var dolbyVision: (profile: Int, level: Int, compatibility: Int)? {
         guard let raw = sideData(AV_PKT_DATA_DOVI_CONF),
             raw.count >= MemoryLayout<AVDOVIDecoderConfigurationRecord>.size, let base = raw.baseAddress
         else { return nil }
@@ -71,7 +72,7 @@ struct StreamRef: @unchecked Sendable {
     }
 
     /// "PQ" (SMPTE ST 2084) or "HLG" (ARIB STD-B67) for HDR video by its transfer characteristic; nil otherwise.
-    var hdrTransfer: String? {
+    package var hdrTransfer: String? {
         switch parameters.pointee.color_trc {
         case AVCOL_TRC_SMPTE2084: return "PQ"
         case AVCOL_TRC_ARIB_STD_B67: return "HLG"
@@ -79,18 +80,18 @@ struct StreamRef: @unchecked Sendable {
         }
     }
     /// Audio: samples per second and channels (0: unknown, as in an MPEG-TS stream not yet seen).
-    var sampleRate: Int { Int(parameters.pointee.sample_rate) }
-    var channelCount: Int { Int(parameters.pointee.ch_layout.nb_channels) }
+    package var sampleRate: Int { Int(parameters.pointee.sample_rate) }
+    package var channelCount: Int { Int(parameters.pointee.ch_layout.nb_channels) }
     /// Samples the decoder drops at the start (Opus's pre-skip), at the codec's rate.
-    var initialPadding: Int64 { Int64(parameters.pointee.initial_padding) }
+    package var initialPadding: Int64 { Int64(parameters.pointee.initial_padding) }
     /// The demuxer reads none of its packets (`AVDISCARD_ALL`).
-    var isDiscarded: Bool { pointer.pointee.discard == AVDISCARD_ALL }
+    package var isDiscarded: Bool { pointer.pointee.discard == AVDISCARD_ALL }
     /// How the stream's frames are scanned, and what that means: nil when unknown, "progressive" or
     /// an interlaced order ("tt", top field first, …).
-    var fieldOrder: (name: String, meaning: String)? { StreamRef.describe(parameters.pointee.field_order) }
+    package var fieldOrder: (name: String, meaning: String)? { StreamRef.describe(parameters.pointee.field_order) }
 
     /// `AVFieldOrder` in ffprobe's name, and what it means.
-    static func describe(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
+    package static func describe(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
         switch f {
         case AV_FIELD_PROGRESSIVE: return ("progressive", "progressive")
         case AV_FIELD_TT: return ("tt", "top field first")
@@ -102,12 +103,12 @@ struct StreamRef: @unchecked Sendable {
     }
 
     /// The stream's tag `key` (`av_dict_get`), nil when absent.
-    func metadata(_ key: String) -> String? {
+    package func metadata(_ key: String) -> String? {
         av_dict_get(pointer.pointee.metadata, key, nil, 0).map { String(cString: $0.pointee.value) }
     }
 
     /// The stream's side data of `type` (`av_stream_get_side_data`), borrowed with the stream.
-    func sideData(_ type: AVPacketSideDataType) -> UnsafeRawBufferPointer? {
+    package func sideData(_ type: AVPacketSideDataType) -> UnsafeRawBufferPointer? {
         var size = 0
         guard let p = av_stream_get_side_data(pointer, type, &size) else { return nil }
         return UnsafeRawBufferPointer(start: p, count: size)
@@ -116,7 +117,7 @@ struct StreamRef: @unchecked Sendable {
     /// The orientation a player applies, from the display matrix side data. HTC phones wrote
     /// Matroska files with no matrix and the rotation in the track name (`htc_video_rotA-090`);
     /// players such as ExoPlayer honour it, and so does cropzoom.
-    var displayOrientation: Orientation {
+    package var displayOrientation: Orientation {
         guard let data = sideData(AV_PKT_DATA_DISPLAYMATRIX), data.count >= 36 else {
             if let title = metadata("title"), title.hasPrefix("htc_video_rotA-"),
                 let degrees = Int(title.dropFirst("htc_video_rotA-".count))

@@ -1,16 +1,17 @@
 import CFFmpeg
+import CropZoomCore
 
 /// Owns a `SwrContext` (`swr_alloc` / `swr_free`) converting decoded audio to what an encoder takes.
 ///
 /// `@unchecked Sendable`: owned by one audio stage.
-final class Resampler: @unchecked Sendable {
-    var pointer: OpaquePointer?
+package final class Resampler: @unchecked Sendable {
+    package var pointer: OpaquePointer?
     /// The input the context is set up for; a decoder may learn the real channel layout only from
     /// its first frame (AAC with a program config element), see `adapt`.
     private var inputLayout = AVChannelLayout()
     private var inputFormat: Int32, inputRate: Int32
 
-    init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>)
+    package init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>)
         throws(CropZoomError)
     {
         inputFormat = dec.pointee.sample_fmt.rawValue
@@ -27,7 +28,7 @@ final class Resampler: @unchecked Sendable {
 
     /// Sets the context up again (`swr_close`, `swr_config_frame`, `swr_init`) when `input` differs
     /// from what it was set up for; `output` carries the encoder's format.
-    func adapt(to input: Frame, output: Frame) throws(CropZoomError) {
+    package func adapt(to input: Frame, output: Frame) throws(CropZoomError) {
         let f = input.pointer
         Resampler.name(&f.pointee.ch_layout)
         guard
@@ -44,7 +45,7 @@ final class Resampler: @unchecked Sendable {
 
     /// An unspecified channel order becomes the default layout of that many channels
     /// (`av_channel_layout_default`), as swresample takes it.
-    static func name(_ layout: inout AVChannelLayout) {
+    package static func name(_ layout: inout AVChannelLayout) {
         guard layout.order == AV_CHANNEL_ORDER_UNSPEC else { return }
         let n = layout.nb_channels
         av_channel_layout_uninit(&layout)
@@ -59,11 +60,11 @@ final class Resampler: @unchecked Sendable {
 
 /// Owns an `AVAudioFifo` (`av_audio_fifo_alloc` / `av_audio_fifo_free`) that re-chunks samples
 /// into the encoder's frame size.
-final class AudioFIFO: @unchecked Sendable {
+package final class AudioFIFO: @unchecked Sendable {
     // @unchecked Sendable: owned by one audio stage.
-    let pointer: OpaquePointer
+    package let pointer: OpaquePointer
 
-    init(format: AVSampleFormat, channels: Int32) throws(CropZoomError) {
+    package init(format: AVSampleFormat, channels: Int32) throws(CropZoomError) {
         guard let f = av_audio_fifo_alloc(format, channels, 4096) else {
             throw CropZoomError(.processing, what: "allocating an audio buffer", reason: "out of memory")
         }
@@ -72,5 +73,5 @@ final class AudioFIFO: @unchecked Sendable {
 
     deinit { av_audio_fifo_free(pointer) }
 
-    var count: Int { Int(av_audio_fifo_size(pointer)) }
+    package var count: Int { Int(av_audio_fifo_size(pointer)) }
 }

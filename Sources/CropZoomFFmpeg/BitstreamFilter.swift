@@ -1,14 +1,15 @@
 import CFFmpeg
+import CropZoomCore
 
 /// Owns an `AVBSFContext` (`av_bsf_alloc` / `av_bsf_free`): a bitstream filter that rewrites packets of one
 /// stream without decoding them.
 ///
 /// `@unchecked Sendable`: used by the mux stage's thread only.
-final class BitstreamFilter: @unchecked Sendable {
+package final class BitstreamFilter: @unchecked Sendable {
     private var pointer: UnsafeMutablePointer<AVBSFContext>?
 
     /// `av_bsf_get_by_name`, `av_bsf_alloc`, the stream's parameters and time base in, `av_bsf_init`.
-    init(name: String, parameters: UnsafePointer<AVCodecParameters>, timeBase: TimeBase) throws(CropZoomError) {
+    package init(name: String, parameters: UnsafePointer<AVCodecParameters>, timeBase: TimeBase) throws(CropZoomError) {
         guard let filter = av_bsf_get_by_name(name) else {
             throw CropZoomError(.processing, what: "filtering a stream", reason: "no bitstream filter \(name)")
         }
@@ -31,7 +32,7 @@ final class BitstreamFilter: @unchecked Sendable {
 
     /// Filters `packet` in place, for a filter that gives one packet for each it takes (`av_bsf_send_packet`,
     /// `av_bsf_receive_packet`); false when it kept the packet back.
-    func filter(_ packet: Packet) throws(CropZoomError) -> Bool {
+    package func filter(_ packet: Packet) throws(CropZoomError) -> Bool {
         try check(av_bsf_send_packet(pointer, packet.pointer), "filtering a stream")
         let r = av_bsf_receive_packet(pointer, packet.pointer)
         if r == AVCode.again { return false }

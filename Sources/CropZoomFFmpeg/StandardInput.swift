@@ -1,3 +1,4 @@
+import CropZoomCore
 import CropZoomSystem
 import Foundation
 
@@ -11,15 +12,15 @@ import Foundation
 /// it is made (FFmpeg opens it again through `/proc/self/fd`), so nothing is left behind, whatever happens.
 ///
 /// `@unchecked Sendable`: its state is set in `init`; the relay thread owns the socket's write end alone.
-final class StandardInput: @unchecked Sendable {
+package final class StandardInput: @unchecked Sendable {
     /// What FFmpeg opens (`pipe:N`, `file:/proc/self/fd/N`).
-    let url: String
+    package let url: String
     /// Bytes spooled (0 when not spooled).
-    let spooled: Int64
+    package let spooled: Int64
     private let fd: Int32
 
     /// The most spooled before refusing: `CROPZOOM_SPOOL_LIMIT` bytes (k, M, G suffixes), default 16 GiB.
-    static var spoolLimit: Int64 {
+    package static var spoolLimit: Int64 {
         guard let text = ProcessInfo.processInfo.environment["CROPZOOM_SPOOL_LIMIT"], let last = text.last else {
             return 16 << 30
         }
@@ -30,18 +31,18 @@ final class StandardInput: @unchecked Sendable {
     }
 
     /// "16 GiB", "300 MiB", "100 KiB".
-    static func size(_ bytes: Int64) -> String {
+    package static func size(_ bytes: Int64) -> String {
         if bytes >= 1 << 30 && bytes % (1 << 30) == 0 { return "\(bytes >> 30) GiB" }
         if bytes >= 1 << 20 { return "\(bytes >> 20) MiB" }
         return "\(bytes >> 10) KiB"
     }
 
     /// How bytes come: up to `count` appended to `bytes`, fewer only at the end.
-    typealias Read = (_ count: Int, _ bytes: inout [UInt8]) throws(CropZoomError) -> Int
+    package typealias Read = (_ count: Int, _ bytes: inout [UInt8]) throws(CropZoomError) -> Int
 
     /// `url` (HTTP, HTTPS, FTP) spooled when its server cannot seek and it is an MP4/MOV with its index at the end;
     /// nil when FFmpeg can read it as it is (the server seeks, or the media streams), and then opens it again.
-    init?(spooling url: String, options: [String: String], interrupt: IOWatch?) throws(CropZoomError) {
+    package init?(spooling url: String, options: [String: String], interrupt: IOWatch?) throws(CropZoomError) {
         let reader = try URLReader(url, options: options, interrupt: interrupt)
         if reader.isSeekable { return nil }
         let read: Read = { (count: Int, bytes: inout [UInt8]) throws(CropZoomError) in
@@ -55,7 +56,7 @@ final class StandardInput: @unchecked Sendable {
         self.url = "file:/proc/self/fd/\(file)"
     }
 
-    init() throws(CropZoomError) {
+    package init() throws(CropZoomError) {
         var st = stat()
         if fstat(0, &st) == 0 && st.st_mode & S_IFMT == S_IFREG {
             // `< file.mp4`: the file itself, which FFmpeg can seek in.

@@ -1,16 +1,17 @@
 import CFFmpeg
+import CropZoomCore
 
 /// Owns an `AVCodecContext` (`avcodec_alloc_context3` / `avcodec_free_context`), for decoding or
 /// encoding. Send/receive return ``AVStep`` so EAGAIN/EOF stay control flow.
 ///
 /// `@unchecked Sendable`: a codec context is driven by exactly one stage thread.
-final class CodecContext: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<AVCodecContext>
-    let codec: UnsafePointer<AVCodec>
+package final class CodecContext: @unchecked Sendable {
+    package let pointer: UnsafeMutablePointer<AVCodecContext>
+    package let codec: UnsafePointer<AVCodec>
     /// For error messages.
-    let path: String?
+    package let path: String?
 
-    init(codec: UnsafePointer<AVCodec>, path: String?) throws(CropZoomError) {
+    package init(codec: UnsafePointer<AVCodec>, path: String?) throws(CropZoomError) {
         guard let p = avcodec_alloc_context3(codec) else {
             throw CropZoomError(.processing, what: "allocating a codec context", path: path, reason: "out of memory")
         }
@@ -24,21 +25,22 @@ final class CodecContext: @unchecked Sendable {
         avcodec_free_context(&p)
     }
 
-    var name: String { String(cString: codec.pointee.name) }
-    var codecID: AVCodecID { pointer.pointee.codec_id }
+    package var name: String { String(cString: codec.pointee.name) }
+    package var codecID: AVCodecID { pointer.pointee.codec_id }
     /// Picture size and format (a decoder's, from its stream's parameters).
-    var width: Int { Int(pointer.pointee.width) }
-    var height: Int { Int(pointer.pointee.height) }
-    var pixelFormat: PixelFormat { PixelFormat(pointer.pointee.pix_fmt) }
+    package var width: Int { Int(pointer.pointee.width) }
+    package var height: Int { Int(pointer.pointee.height) }
+    package var pixelFormat: PixelFormat { PixelFormat(pointer.pointee.pix_fmt) }
     /// Tagged full ("JPEG") range.
-    var isTaggedFullRange: Bool { pointer.pointee.color_range == AVCOL_RANGE_JPEG }
-    var sampleAspect: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
+    package var isTaggedFullRange: Bool { pointer.pointee.color_range == AVCOL_RANGE_JPEG }
+    package var sampleAspect: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
     /// The bottom field is shown first (`AV_FIELD_BB`, `AV_FIELD_BT`).
-    var isBottomFieldFirst: Bool { [AV_FIELD_BB, AV_FIELD_BT].contains(pointer.pointee.field_order) }
+    package var isBottomFieldFirst: Bool { [AV_FIELD_BB, AV_FIELD_BT].contains(pointer.pointee.field_order) }
 
     /// `avcodec_open2` with the given options; options the codec did not take are returned.
     @discardableResult
-    func open(options: [String: String] = [:], kind: CropZoomError.Kind, what: String) throws(CropZoomError) -> [String]
+    package func open(options: [String: String] = [:], kind: CropZoomError.Kind, what: String) throws(CropZoomError)
+        -> [String]
     {
         var dict: OpaquePointer? = nil
         for (k, v) in options { av_dict_set(&dict, k, v, 0) }
@@ -59,7 +61,7 @@ final class CodecContext: @unchecked Sendable {
     /// `avcodec_send_packet`; a nil packet starts draining. `.again`: drain frames first, then
     /// send the packet again; `.endOfStream`: the decoder is draining. A packet the decoder
     /// refuses throws with FFmpeg's code (`CropZoomError.code`).
-    func send(packet: Packet?) throws(CropZoomError) -> AVStep<Void> {
+    package func send(packet: Packet?) throws(CropZoomError) -> AVStep<Void> {
         let r = avcodec_send_packet(pointer, packet?.pointer)
         if r == AVCode.again { return .again }
         if r == AVCode.eof { return .endOfStream }
@@ -68,7 +70,7 @@ final class CodecContext: @unchecked Sendable {
     }
 
     /// `avcodec_receive_frame`.
-    func receive(frame: Frame) throws(CropZoomError) -> AVStep<Void> {
+    package func receive(frame: Frame) throws(CropZoomError) -> AVStep<Void> {
         let r = avcodec_receive_frame(pointer, frame.pointer)
         if r == AVCode.again { return .again }
         if r == AVCode.eof { return .endOfStream }
@@ -79,7 +81,7 @@ final class CodecContext: @unchecked Sendable {
     // MARK: encoding
 
     /// `avcodec_send_frame`; a nil frame starts draining.
-    func send(frame: Frame?) throws(CropZoomError) {
+    package func send(frame: Frame?) throws(CropZoomError) {
         let r = avcodec_send_frame(pointer, frame?.pointer)
         if r == AVCode.eof { return }
         try check(r, .processing, "encoding with \(name)", path: path)
@@ -87,7 +89,7 @@ final class CodecContext: @unchecked Sendable {
 
     /// Sends a frame (nil = flush) and hands every packet that comes out, received into
     /// `packet`, to `body` (valid during the call; `body` may take its payload).
-    func encode(_ frame: Frame?, into packet: Packet, _ body: (Packet) throws(CropZoomError) -> Void)
+    package func encode(_ frame: Frame?, into packet: Packet, _ body: (Packet) throws(CropZoomError) -> Void)
         throws(CropZoomError)
     {
         try send(frame: frame)
@@ -102,7 +104,7 @@ final class CodecContext: @unchecked Sendable {
     }
 
     /// `avcodec_receive_packet`.
-    func receive(packet: Packet) throws(CropZoomError) -> AVStep<Void> {
+    package func receive(packet: Packet) throws(CropZoomError) -> AVStep<Void> {
         let r = avcodec_receive_packet(pointer, packet.pointer)
         if r == AVCode.again { return .again }
         if r == AVCode.eof { return .endOfStream }
@@ -112,7 +114,7 @@ final class CodecContext: @unchecked Sendable {
 }
 
 extension UnsafePointer where Pointee == AVCodec {
-    var supportedPixelFormats: [AVPixelFormat] {
+    package var supportedPixelFormats: [AVPixelFormat] {
         var result: [AVPixelFormat] = []
         guard var p = pointee.pix_fmts else { return result }
         while p.pointee != AV_PIX_FMT_NONE {
@@ -121,7 +123,7 @@ extension UnsafePointer where Pointee == AVCodec {
         }
         return result
     }
-    var supportedSampleFormats: [AVSampleFormat] {
+    package var supportedSampleFormats: [AVSampleFormat] {
         var result: [AVSampleFormat] = []
         guard var p = pointee.sample_fmts else { return result }
         while p.pointee != AV_SAMPLE_FMT_NONE {
@@ -130,7 +132,7 @@ extension UnsafePointer where Pointee == AVCodec {
         }
         return result
     }
-    var supportedSampleRates: [Int32] {
+    package var supportedSampleRates: [Int32] {
         var result: [Int32] = []
         guard var p = pointee.supported_samplerates else { return result }
         while p.pointee != 0 {
@@ -140,7 +142,7 @@ extension UnsafePointer where Pointee == AVCodec {
         return result
     }
     /// `AVCodec.ch_layouts` (ends with a zeroed layout); empty when the codec takes any.
-    var supportedChannelLayouts: [AVChannelLayout] {
+    package var supportedChannelLayouts: [AVChannelLayout] {
         var result: [AVChannelLayout] = []
         guard var p = pointee.ch_layouts else { return result }
         while p.pointee.nb_channels != 0 {

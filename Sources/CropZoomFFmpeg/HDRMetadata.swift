@@ -1,16 +1,17 @@
 import CFFmpeg
+import CropZoomCore
 
 /// HDR10 static metadata (mastering display colour volume, content light level) of the input's
 /// video, carried to the encoder (x265) and to the output stream's side data (Matroska colour
 /// elements, MP4 `mdcv`/`clli`).
-struct HDRMetadata {
-    var mastering: AVMasteringDisplayMetadata?
-    var light: AVContentLightMetadata?
+package struct HDRMetadata {
+    package var mastering: AVMasteringDisplayMetadata?
+    package var light: AVContentLightMetadata?
 
     /// From the input stream's side data (`av_stream_get_side_data`); where it has none and the
     /// video is PQ (SMPTE ST 2084), from the first decoded frame's (`cz_first_frame_hdr`, which
     /// opens `path` on its own; nil for standard input). Nil when there is none.
-    static func read(_ st: StreamRef, index: Int, path: String?) -> HDRMetadata? {
+    package static func read(_ st: StreamRef, index: Int, path: String?) -> HDRMetadata? {
         var h = HDRMetadata()
         var size = 0
         if let p = av_stream_get_side_data(st.pointer, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size),
@@ -36,7 +37,7 @@ struct HDRMetadata {
 
     /// x265's `master-display` (chromaticities in 1/50000, luminance in 1/10000 cd/m², order
     /// G, B, R, white point, L(max,min)) and `max-cll` (MaxCLL,MaxFALL) parameters.
-    var x265Params: [String] {
+    package var x265Params: [String] {
         var params: [String] = []
         if let m = mastering, m.has_primaries != 0, m.has_luminance != 0 {
             func c(_ q: AVRational) -> Int { Int((av_q2d(q) * 50000).rounded()) }
@@ -53,7 +54,7 @@ struct HDRMetadata {
     }
 
     /// Adds the metadata to an output stream as side data (`av_stream_new_side_data`).
-    func attach(to st: StreamRef) {
+    package func attach(to st: StreamRef) {
         if var m = mastering {
             let n = MemoryLayout<AVMasteringDisplayMetadata>.size
             if let dst = av_stream_new_side_data(st.pointer, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, n) {

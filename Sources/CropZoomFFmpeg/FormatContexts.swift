@@ -1,24 +1,25 @@
 import CCropZoomSystem
 import CFFmpeg
+import CropZoomCore
 import CropZoomSystem
 import Foundation
 
 /// Owns an input `AVFormatContext` (`avformat_open_input` / `avformat_close_input`).
 ///
 /// `@unchecked Sendable`: read only by the demux stage's thread.
-final class InputFormat: @unchecked Sendable {
-    private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
-    let path: String
+package final class InputFormat: @unchecked Sendable {
+    package private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
+    package let path: String
     /// A live input's watch (stop request, no-data deadline); nil for a file.
-    let watch: IOWatch?
+    package let watch: IOWatch?
     /// Standard input's relay or spool, kept open as long as the input.
-    let standardInput: StandardInput?
+    package let standardInput: StandardInput?
     /// The job's cancel switch for a file's or URL's reads (`TranscodeJob.cancel` stops it): a network read
     /// waiting for data ends at once, whatever the process's signals.
-    let interrupt: IOWatch?
+    package let interrupt: IOWatch?
     /// An input read from memory: the `AVIOContext` it is read through (`pb`), kept open as long as the input and
     /// freed after it (a stored property is released after `deinit`'s body has closed the format context).
-    let memory: MemoryInput?
+    package let memory: MemoryInput?
 
     /// Opens and probes `path` (`avformat_open_input` + `avformat_find_stream_info`): a file, a URL, or with
     /// `format` a demuxer or capture device by name (`av_find_input_format`: `x11grab`, `v4l2`, `lavfi` …) that
@@ -30,7 +31,7 @@ final class InputFormat: @unchecked Sendable {
     /// `AVFMT_FLAG_CUSTOM_IO`), and `path` only names it in messages. Such an input opens nothing else: no file or
     /// URL it refers to (`protocol_whitelist` `none`: an MP4's external data reference, an HLS playlist's
     /// segments).
-    init(
+    package init(
         path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
         interrupt: IOWatch? = nil, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption),
         bytes: [UInt8]? = nil
@@ -129,13 +130,13 @@ final class InputFormat: @unchecked Sendable {
     }
 
     /// A URL whose server may not seek, read through once when it does not (``StandardInput``): HTTP(S), FTP.
-    static func spoolable(_ url: String) -> Bool {
+    package static func spoolable(_ url: String) -> Bool {
         ["http://", "https://", "ftp://"].contains { url.lowercased().hasPrefix($0) }
     }
 
     /// True when the file starts with an MP4/MOV box (`ftyp`, `mdat`, `moov`, `free`, `wide`,
     /// `skip`): FFmpeg's mov demuxer refuses such a file only when it finds no `moov`.
-    static func looksLikeISOMedia(_ path: String) -> Bool {
+    package static func looksLikeISOMedia(_ path: String) -> Bool {
         let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -145,13 +146,13 @@ final class InputFormat: @unchecked Sendable {
     }
 
     /// True for the four bytes of a box type an MP4/MOV starts with (``looksLikeISOMedia(_:)``).
-    static func isISOBoxType(_ type: [UInt8]) -> Bool {
+    package static func isISOBoxType(_ type: [UInt8]) -> Bool {
         ["ftyp", "mdat", "moov", "free", "wide", "skip"].contains(String(decoding: type, as: UTF8.self))
     }
 
     /// libavdevice's devices (capture: x11grab, v4l2, pulse, alsa, lavfi …) made known to
     /// `av_find_input_format`, once, loading libavdevice then (`cz_register_devices`).
-    static let registerDevices: Void = { _ = cz_register_devices() }()
+    package static let registerDevices: Void = { _ = cz_register_devices() }()
 
     private static func kind(for code: Int32) -> CropZoomError.Kind {
         let signal = cz_pending_signal()
@@ -163,16 +164,16 @@ final class InputFormat: @unchecked Sendable {
         avformat_close_input(&p)
     }
 
-    var streamCount: Int { Int(pointer.pointee.nb_streams) }
+    package var streamCount: Int { Int(pointer.pointee.nb_streams) }
 
     /// Stream `index`, borrowed (the view keeps this input open).
-    func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
+    package func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
 
     /// Short name of the demuxer (e.g. "mov,mp4,m4a,3gp,3g2,mj2").
-    var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
+    package var formatName: String { String(cString: pointer.pointee.iformat.pointee.name) }
     /// True when a stream's index (`avformat_index_get_entry`) places a sample beyond the end
     /// of the file: its tail is missing.
-    func indexPointsPastEnd() -> Bool {
+    package func indexPointsPastEnd() -> Bool {
         guard let pb = pointer.pointee.pb else { return false }
         let size = avio_size(pb)
         guard size > 0 else { return false }
@@ -186,12 +187,12 @@ final class InputFormat: @unchecked Sendable {
     }
 
     /// The times are a clock reading, not presentation times (`AVFMT_TS_DISCONT`: MPEG-TS/PS).
-    var hasClockTimestamps: Bool { pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 }
+    package var hasClockTimestamps: Bool { pointer.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 }
     /// Chapters the demuxer read.
-    var chapterCount: Int { Int(pointer.pointee.nb_chapters) }
+    package var chapterCount: Int { Int(pointer.pointee.nb_chapters) }
 
     /// Duration in seconds, if known.
-    var duration: Double? {
+    package var duration: Double? {
         let d = pointer.pointee.duration
         return d > 0 && d != AVCode.noPTS ? Double(d) / Double(AV_TIME_BASE) : nil
     }
@@ -200,14 +201,14 @@ final class InputFormat: @unchecked Sendable {
     /// duration the header states (`AVFMT_DURATION_FROM_STREAM`: MP4's movie duration, Matroska's
     /// segment duration) is measured from 0 — an MP4 with a 10 s empty edit and 4 s of video says
     /// 14 s; one FFmpeg estimates (MPEG-TS from its timestamps) from the first timestamp.
-    var declaredEnd: Double? {
+    package var declaredEnd: Double? {
         guard let d = duration else { return nil }
         if pointer.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM { return d + min(0, startSeconds) }
         return startSeconds + d
     }
 
     /// The file's first timestamp in seconds (`AVFormatContext.start_time`), 0 when unknown.
-    var startSeconds: Double {
+    package var startSeconds: Double {
         let s = pointer.pointee.start_time
         return s != AVCode.noPTS ? Double(s) / Double(AV_TIME_BASE) : 0
     }
@@ -215,7 +216,7 @@ final class InputFormat: @unchecked Sendable {
     /// Where `stream` (or the whole input) starts and ends, in seconds of the timestamps' clock:
     /// each stream's start plus its duration; for the whole input without stream durations, the
     /// container's (``declaredEnd``).
-    func span(stream: Int? = nil) -> (start: Double?, end: Double?) {
+    package func span(stream: Int? = nil) -> (start: Double?, end: Double?) {
         var start: Double? = nil
         var end: Double? = nil
         for i in stream.map({ [$0] }) ?? Array(0..<streamCount) {
@@ -232,7 +233,7 @@ final class InputFormat: @unchecked Sendable {
 
     /// `av_find_best_stream` for video; nil when there is none. An attached picture (the cover
     /// art of an MP3 or M4A) is not video: another video stream, or nil.
-    func bestVideoStream() -> Int? {
+    package func bestVideoStream() -> Int? {
         let r = av_find_best_stream(pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard r >= 0 else { return nil }
         if !isAttachedPicture(Int(r)) { return Int(r) }
@@ -242,13 +243,13 @@ final class InputFormat: @unchecked Sendable {
     }
 
     /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`).
-    func isAttachedPicture(_ index: Int) -> Bool {
+    package func isAttachedPicture(_ index: Int) -> Bool {
         stream(index).isAttachedPicture
     }
 
     /// `av_read_frame` into `packet`. A read error throws with FFmpeg's code (`CropZoomError.code`),
     /// for the caller to skip or report.
-    func read(into packet: Packet) throws(CropZoomError) -> AVStep<Void> {
+    package func read(into packet: Packet) throws(CropZoomError) -> AVStep<Void> {
         let r = BlockedReads.shared.during(pointer.pointee.interrupt_callback) {
             av_read_frame(pointer, packet.pointer)
         }
@@ -263,23 +264,24 @@ final class InputFormat: @unchecked Sendable {
 /// and its `AVIOContext` (`avio_open2` / `avio_closep`).
 ///
 /// `@unchecked Sendable`: written only by the mux stage's thread.
-final class OutputFormat: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<AVFormatContext>
+package final class OutputFormat: @unchecked Sendable {
+    package let pointer: UnsafeMutablePointer<AVFormatContext>
     /// Where bytes are written (the temporary file).
-    let path: String
+    package let path: String
     /// The path the user named, for messages.
-    let displayPath: String
+    package let displayPath: String
     /// Written as a stream that cannot be rewound (a pipe, a FIFO, a character device).
-    let streaming: Bool
+    package let streaming: Bool
     private var ioOpen = false
     /// For a live recording: what interrupts writing (its stop); nil: a signal does (set before the header).
-    var watch: IOWatch?
+    package var watch: IOWatch?
     /// Options of the output's protocol (`avio_open2`), set before the header.
-    var protocolOptions: [String: String] = [:]
+    package var protocolOptions: [String: String] = [:]
 
     /// `avformat_alloc_output_context2` for the muxer guessed from `displayPath` (or named by
     /// `formatName`), writing to `path`.
-    init(path: String, displayPath: String, formatName: String?, streaming: Bool = false) throws(CropZoomError) {
+    package init(path: String, displayPath: String, formatName: String?, streaming: Bool = false) throws(CropZoomError)
+    {
         self.path = path
         self.displayPath = displayPath
         self.streaming = streaming
@@ -305,13 +307,13 @@ final class OutputFormat: @unchecked Sendable {
         avformat_free_context(pointer)
     }
 
-    var outputFormat: UnsafePointer<AVOutputFormat> { pointer.pointee.oformat }
-    var formatName: String { String(cString: outputFormat.pointee.name) }
+    package var outputFormat: UnsafePointer<AVOutputFormat> { pointer.pointee.oformat }
+    package var formatName: String { String(cString: outputFormat.pointee.name) }
 
     /// Can this container store `codec`? `avformat_query_codec` where the muxer can tell; where
     /// it cannot (AVERROR_PATCHWELCOME: it has no codec list) what is known of that muxer
     /// (`OutputFormat.knownCodecs`), else nothing but its default codecs (which the call accepts).
-    func canStore(_ codec: AVCodecID) -> Bool {
+    package func canStore(_ codec: AVCodecID) -> Bool {
         if OutputFormat.refusedAtHeader[formatName]?.contains(codec) == true { return false }
         let r = avformat_query_codec(outputFormat, codec, FF_COMPLIANCE_NORMAL)
         if r >= 0 { return r != 0 }
@@ -321,7 +323,7 @@ final class OutputFormat: @unchecked Sendable {
     /// FFmpeg 5.1's muxers without a codec list, and what they really store: MPEG-TS the codecs
     /// `mpegtsenc` gives a stream type of their own (any other becomes unreadable private data),
     /// MPEG-PS the ones `mpegenc` gives stream ids (any other audio is written as MPEG audio).
-    static let knownCodecs: [String: Set<AVCodecID>] = {
+    package static let knownCodecs: [String: Set<AVCodecID>] = {
         let ts: Set<AVCodecID> = [
             AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264, AV_CODEC_ID_HEVC,
             AV_CODEC_ID_CAVS, AV_CODEC_ID_AVS2, AV_CODEC_ID_AVS3, AV_CODEC_ID_DIRAC, AV_CODEC_ID_VC1,
@@ -339,7 +341,7 @@ final class OutputFormat: @unchecked Sendable {
 
     /// Codecs FFmpeg 5.1's MP4/MOV muxer lists but refuses when writing the header (`mov_init`):
     /// FLAC and TrueHD in MP4 are experimental; those and Opus, VP9 and AV1 are MP4-only.
-    static let refusedAtHeader: [String: Set<AVCodecID>] = {
+    package static let refusedAtHeader: [String: Set<AVCodecID>] = {
         let experimental: Set<AVCodecID> = [AV_CODEC_ID_FLAC, AV_CODEC_ID_TRUEHD]
         let mp4Only = experimental.union([AV_CODEC_ID_OPUS, AV_CODEC_ID_VP9, AV_CODEC_ID_AV1])
         var table: [String: Set<AVCodecID>] = ["mp4": experimental]
@@ -349,7 +351,7 @@ final class OutputFormat: @unchecked Sendable {
 
     /// The container's own codec for `type` (`AVOutputFormat.video_codec`/`audio_codec`/
     /// `subtitle_codec`); AV_CODEC_ID_NONE when it holds none.
-    func defaultCodec(_ type: AVMediaType) -> AVCodecID {
+    package func defaultCodec(_ type: AVMediaType) -> AVCodecID {
         switch type {
         case AVMEDIA_TYPE_VIDEO: return outputFormat.pointee.video_codec
         case AVMEDIA_TYPE_AUDIO: return outputFormat.pointee.audio_codec
@@ -362,7 +364,7 @@ final class OutputFormat: @unchecked Sendable {
     /// decides: the muxer has no tag table, its table gives this codec for that tag, or it has no tag at all for this
     /// codec (`av_codec_get_id`, `av_codec_get_tag2`). A damaged input's tag (`[0][0][0]a` for AAC) is dropped, and
     /// the muxer picks the codec's own.
-    func acceptsTag(_ tag: UInt32, for codec: AVCodecID) -> Bool {
+    package func acceptsTag(_ tag: UInt32, for codec: AVCodecID) -> Bool {
         guard let table = pointer.pointee.oformat.pointee.codec_tag else { return true }
         if av_codec_get_id(table, tag) == codec { return true }
         var any: UInt32 = 0
@@ -370,7 +372,7 @@ final class OutputFormat: @unchecked Sendable {
     }
 
     /// `avformat_new_stream`.
-    func addStream() throws(CropZoomError) -> StreamRef {
+    package func addStream() throws(CropZoomError) -> StreamRef {
         guard let st = avformat_new_stream(pointer, nil) else {
             throw CropZoomError(
                 .processing, what: "adding an output stream", path: displayPath, reason: "out of memory")
@@ -378,21 +380,21 @@ final class OutputFormat: @unchecked Sendable {
         return StreamRef(st, owner: self)
     }
 
-    var streamCount: Int { Int(pointer.pointee.nb_streams) }
+    package var streamCount: Int { Int(pointer.pointee.nb_streams) }
     /// Stream `index`, borrowed (the view keeps this output alive).
-    func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
+    package func stream(_ index: Int) -> StreamRef { StreamRef(pointer.pointee.streams[index]!, owner: self) }
 
-    var needsGlobalHeader: Bool { outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
+    package var needsGlobalHeader: Bool { outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
 
     /// The muxer FFmpeg would choose for `format` (a name) or else `path`'s extension (`av_guess_format`).
-    static func guessMuxer(format: String?, path: String) -> String? {
+    package static func guessMuxer(format: String?, path: String) -> String? {
         let network = format == nil ? networkMuxer(path) : nil
         return av_guess_format(network ?? format, path, nil).map { String(cString: $0.pointee.name) }
     }
 
     /// The container a network URL carries unless `--format` says otherwise: MPEG-TS over UDP, SRT, TCP and RTP
     /// (`rtp_mpegts`), FLV over RTMP; nil for anything else.
-    static func networkMuxer(_ path: String) -> String? {
+    package static func networkMuxer(_ path: String) -> String? {
         let lower = path.lowercased()
         guard let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://") else { return nil }
         switch lower[..<colon] {
@@ -404,13 +406,13 @@ final class OutputFormat: @unchecked Sendable {
     }
 
     /// The file's tags from `input` (`av_dict_copy` of the container metadata), but for `keys`.
-    func copyMetadata(from input: InputFormat, except keys: [String] = []) {
+    package func copyMetadata(from input: InputFormat, except keys: [String] = []) {
         av_dict_copy(&pointer.pointee.metadata, input.pointer.pointee.metadata, 0)
         for key in keys { removeMetadata(key) }
     }
 
     /// The keys of the file's tags (`av_dict_get` over the container metadata).
-    var metadataKeys: [String] {
+    package var metadataKeys: [String] {
         var keys: [String] = []
         var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
         while let e = av_dict_get(pointer.pointee.metadata, "", entry, AV_DICT_IGNORE_SUFFIX) {
@@ -421,15 +423,17 @@ final class OutputFormat: @unchecked Sendable {
     }
 
     /// Removes the file's tag `key` (`av_dict_set` with no value).
-    func removeMetadata(_ key: String) { av_dict_set(&pointer.pointee.metadata, key, nil, 0) }
+    package func removeMetadata(_ key: String) { av_dict_set(&pointer.pointee.metadata, key, nil, 0) }
 
     /// `input`'s chapters in [from, to) (`AV_TIME_BASE` units), moved by `shift` (`cz_copy_chapters`).
-    func copyChapters(from input: InputFormat, from start: Int64, to end: Int64, shift: Int64) throws(CropZoomError) {
+    package func copyChapters(from input: InputFormat, from start: Int64, to end: Int64, shift: Int64)
+        throws(CropZoomError)
+    {
         try check(cz_copy_chapters(pointer, input.pointer, start, end, shift), "copying chapters", path: displayPath)
     }
 
     /// `avio_open2` on the temporary path, then `avformat_write_header` with muxer options.
-    func writeHeader(options: [String: String]) throws(CropZoomError) {
+    package func writeHeader(options: [String: String]) throws(CropZoomError) {
         var cb = AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil)
         if let watch {
             // A live recording's output outlives the signal that ends the recording.
@@ -456,7 +460,7 @@ final class OutputFormat: @unchecked Sendable {
     }
 
     /// `av_interleaved_write_frame`: takes the packet's payload (the packet is left empty).
-    func write(_ packet: Packet) throws(CropZoomError) {
+    package func write(_ packet: Packet) throws(CropZoomError) {
         cz_mux_error_clear()
         try checkMux(av_interleaved_write_frame(pointer, packet.pointer), "writing")
         try checkIO("writing")
@@ -464,7 +468,7 @@ final class OutputFormat: @unchecked Sendable {
 
     /// Flushes the interleaving queue, `av_write_trailer`, then `avio_closep`, reporting any
     /// write error (a full disk included).
-    func finish() throws(CropZoomError) {
+    package func finish() throws(CropZoomError) {
         cz_mux_error_clear()
         try checkMux(av_write_trailer(pointer), "finishing the file")
         try checkIO("finishing the file")

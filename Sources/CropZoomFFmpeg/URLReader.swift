@@ -1,17 +1,18 @@
 import CFFmpeg
+import CropZoomCore
 import CropZoomSystem
 
 /// Owns a read-only `AVIOContext` on a URL (`avio_open2` / `avio_closep`): how an HTTP or FTP input is looked at
 /// before FFmpeg's demuxer opens it — whether it can seek, and its first bytes (``StandardInput``'s spooling).
 ///
 /// `@unchecked Sendable`: used by the thread that opens the input, then closed.
-final class URLReader: @unchecked Sendable {
+package final class URLReader: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVIOContext>?
-    let url: String
+    package let url: String
 
     /// `avio_open2` for reading, with the protocol's options among `options` (others are ignored) and the job's
     /// cancel switch, or the process's signals, as its interrupt callback.
-    init(_ url: String, options: [String: String], interrupt: IOWatch?) throws(CropZoomError) {
+    package init(_ url: String, options: [String: String], interrupt: IOWatch?) throws(CropZoomError) {
         self.url = url
         var callback = AVIOInterruptCB.watching(interrupt)
         var dict: OpaquePointer? = nil
@@ -28,10 +29,10 @@ final class URLReader: @unchecked Sendable {
     deinit { avio_closep(&context) }
 
     /// Whether the server lets FFmpeg seek (`AVIO_SEEKABLE_NORMAL`: an HTTP server that takes byte ranges).
-    var isSeekable: Bool { (context.map { $0.pointee.seekable } ?? 0) & AVIO_SEEKABLE_NORMAL != 0 }
+    package var isSeekable: Bool { (context.map { $0.pointee.seekable } ?? 0) & AVIO_SEEKABLE_NORMAL != 0 }
 
     /// `avio_read`: up to `count` bytes appended to `bytes`; fewer only at the end.
-    func read(_ count: Int, onto bytes: inout [UInt8]) throws(CropZoomError) -> Int {
+    package func read(_ count: Int, onto bytes: inout [UInt8]) throws(CropZoomError) -> Int {
         guard let context else { return 0 }
         let start = bytes.count
         bytes += [UInt8](repeating: 0, count: count)

@@ -1,17 +1,18 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomCore
 
 /// One HDR → SDR mapping, as the job decided it (`--tone-map`): the source's transfer, matrix and primaries, its
 /// peak, and the curve. The picture goes out as BT.709 (primaries, transfer and matrix) at 100 cd/m² white.
-struct ToneMapping: Sendable {
+package struct ToneMapping: Sendable {
     /// The curve, numbered as the kernel's `cz_tonemap_kind`.
-    enum Curve: Int32, Sendable {
+    package enum Curve: Int32, Sendable {
         case bt2390 = 0
         case hable = 1
         case reinhard = 2
 
         /// As `--tone-map` names it.
-        var name: String {
+        package var name: String {
             switch self {
             case .bt2390: return "bt2390"
             case .hable: return "hable"
@@ -20,22 +21,22 @@ struct ToneMapping: Sendable {
         }
     }
 
-    let curve: Curve
+    package let curve: Curve
     /// PQ (SMPTE ST 2084) or HLG (ARIB STD-B67).
-    let hlg: Bool
+    package let hlg: Bool
     /// The brightest the source holds (cd/m²): MaxCLL, else the mastering display's peak, else 1000 (HLG: 1000,
     /// its nominal display).
-    let sourcePeak: Double
+    package let sourcePeak: Double
     /// Kr, Kb of the source's YUV matrix.
-    let sourceMatrix: (kr: Float, kb: Float)
+    package let sourceMatrix: (kr: Float, kb: Float)
     /// Linear source RGB → linear BT.709 RGB (row-major).
-    let gamut: [Float]
+    package let gamut: [Float]
 
     /// The SDR white HDR is mapped to (cd/m²): BT.709 / BT.1886's reference, the `npl=100` of zscale.
-    static let white = 100.0
-    static let bt709Matrix: (kr: Float, kb: Float) = (0.2126, 0.0722)
+    package static let white = 100.0
+    package static let bt709Matrix: (kr: Float, kb: Float) = (0.2126, 0.0722)
 
-    init(curve: Curve, hlg: Bool, sourcePeak: Double, matrix: AVColorSpace, primaries: AVColorPrimaries) {
+    package init(curve: Curve, hlg: Bool, sourcePeak: Double, matrix: AVColorSpace, primaries: AVColorPrimaries) {
         self.curve = curve
         self.hlg = hlg
         self.sourcePeak = max(sourcePeak, ToneMapping.white)
@@ -45,7 +46,7 @@ struct ToneMapping: Sendable {
 
     /// The stream's peak for the curve: MaxCLL, else the mastering display's, else 1000 cd/m² (HLG: 1000, the
     /// nominal peak of its reference display, which its OOTF assumes).
-    static func peak(hlg: Bool, hdr: HDRMetadata?) -> Double {
+    package static func peak(hlg: Bool, hdr: HDRMetadata?) -> Double {
         if hlg { return 1000 }
         if let cll = hdr?.light, cll.MaxCLL > 0 { return Double(cll.MaxCLL) }
         if let m = hdr?.mastering, m.has_luminance != 0, av_q2d(m.max_luminance) > 0 { return av_q2d(m.max_luminance) }
@@ -53,7 +54,7 @@ struct ToneMapping: Sendable {
     }
 
     /// Kr and Kb of a YUV matrix: BT.2020's where it says nothing (HDR video is BT.2020 unless it says otherwise).
-    static func lumaCoefficients(_ m: AVColorSpace) -> (kr: Float, kb: Float) {
+    package static func lumaCoefficients(_ m: AVColorSpace) -> (kr: Float, kb: Float) {
         switch m {
         case AVCOL_SPC_BT709: return (0.2126, 0.0722)
         case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M: return (0.299, 0.114)
@@ -62,7 +63,7 @@ struct ToneMapping: Sendable {
     }
 
     /// The xy chromaticities of red, green, blue and white: BT.2020's where the stream says nothing, P3-D65, BT.709.
-    static func chromaticities(_ p: AVColorPrimaries) -> [(Double, Double)] {
+    package static func chromaticities(_ p: AVColorPrimaries) -> [(Double, Double)] {
         let d65 = (0.3127, 0.3290)
         switch p {
         case AVCOL_PRI_BT709: return [(0.64, 0.33), (0.30, 0.60), (0.15, 0.06), d65]
@@ -72,7 +73,7 @@ struct ToneMapping: Sendable {
     }
 
     /// Linear RGB in `primaries` → linear BT.709 RGB: BT.709's XYZ→RGB times the source's RGB→XYZ (SMPTE RP 177).
-    static func gamutMatrix(from primaries: AVColorPrimaries) -> [Float] {
+    package static func gamutMatrix(from primaries: AVColorPrimaries) -> [Float] {
         let src = rgbToXYZ(chromaticities(primaries))
         let dst = invert(rgbToXYZ(chromaticities(AVCOL_PRI_BT709)))
         return multiply(dst, src).map { Float($0) }
@@ -111,7 +112,7 @@ struct ToneMapping: Sendable {
     }
 
     /// The curve alone (`cz_tonemap_curve`): `x` and `peak` in SDR-white units, the result at most 1.
-    static func curveValue(_ curve: Curve, x: Double, peak: Double) -> Double {
+    package static func curveValue(_ curve: Curve, x: Double, peak: Double) -> Double {
         Double(cz_tonemap_curve(curve.rawValue, x, peak, white))
     }
 }
@@ -122,9 +123,9 @@ struct ToneMapping: Sendable {
 /// picture and swscale.
 ///
 /// `@unchecked Sendable`: each worker owns its own mapper (the kernel writes scratch rows).
-final class ToneMapper: @unchecked Sendable {
+package final class ToneMapper: @unchecked Sendable {
     /// The picture the transform renders into before mapping.
-    static let intermediateFormat = AV_PIX_FMT_YUV444P16LE
+    package static let intermediateFormat = AV_PIX_FMT_YUV444P16LE
 
     private let kernel: OpaquePointer
     private var scratch: Frame?
@@ -139,7 +140,7 @@ final class ToneMapper: @unchecked Sendable {
     private let outPlanes = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 3)
     private let outStrides = UnsafeMutablePointer<Int>.allocate(capacity: 3)
 
-    init(_ mapping: ToneMapping, width: Int) throws(CropZoomError) {
+    package init(_ mapping: ToneMapping, width: Int) throws(CropZoomError) {
         var p = cz_tonemap_params()
         p.transfer = mapping.hlg ? Int32(CZ_TONEMAP_HLG.rawValue) : Int32(CZ_TONEMAP_PQ.rawValue)
         p.curve = mapping.curve.rawValue
@@ -176,15 +177,15 @@ final class ToneMapper: @unchecked Sendable {
 
     /// The widest rows the kernel may use (`cz_tonemap_set_simd`): 0 plain C, 1 AVX2, 2 AVX-512 (the default,
     /// where the CPU has them); tests check that all give the same picture.
-    func setSIMD(_ level: Int) {
+    package func setSIMD(_ level: Int) {
         cz_tonemap_set_simd(kernel, Int32(level))
     }
 
     /// The widest rows this CPU runs (`cz_tonemap_cpu_level`).
-    static var cpuLevel: Int { Int(cz_tonemap_cpu_level()) }
+    package static var cpuLevel: Int { Int(cz_tonemap_cpu_level()) }
 
     /// Whether the kernel writes `format` itself: planar YUV of 8 to 16 bits, chroma halved at most.
-    static func writes(_ format: AVPixelFormat) -> Bool {
+    package static func writes(_ format: AVPixelFormat) -> Bool {
         guard let info = PixelFormatInfo(format) else { return false }
         return !info.isRGB && !info.hasAlpha && info.planeCount == 3 && info.log2ChromaW <= 1
             && info.log2ChromaH <= 1 && info.bitDepth >= 8
@@ -192,7 +193,7 @@ final class ToneMapper: @unchecked Sendable {
     }
 
     /// Maps `src` (`intermediateFormat`, the size of `dst`) into `dst`, limited range unless `fullRange`.
-    func map(_ src: Frame, into dst: Frame, fullRange: Bool) throws(CropZoomError) {
+    package func map(_ src: Frame, into dst: Frame, fullRange: Bool) throws(CropZoomError) {
         if target?.format != dst.pixelFormat {
             let format = dst.pixelFormat
             target = (format, PixelFormatInfo(format)!, ToneMapper.writes(format))

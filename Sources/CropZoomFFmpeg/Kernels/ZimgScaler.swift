@@ -1,5 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
+import CropZoomCore
 
 /// Owns a zimg resize graph (`cz_zimg_new` / `cz_zimg_free`, over `zimg_filter_graph_build`)
 /// for one fixed crop + scale of planar YUV or grey pictures: cropzoom's kernel for pictures of
@@ -8,22 +9,39 @@ import CPlaneKernels
 /// allocates nothing per frame.
 ///
 /// `@unchecked Sendable`: each transform worker owns its own graph.
-final class ZimgScaler: @unchecked Sendable {
+package final class ZimgScaler: @unchecked Sendable {
     private let pointer: OpaquePointer
-    let key: Key
+    package let key: Key
 
-    struct Key: Equatable {
-        var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
+    package struct Key: Equatable {
+        package var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
         /// The window of the source picture to read (may be fractional: animated zoom and pan).
-        var window: Rect
-        var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
-        var filter: TranscodeConfiguration.Scaler
-        var fullRange: Bool
-        var chromaLocation: AVChromaLocation
+        package var window: Rect
+        package var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
+        package var filter: TranscodeConfiguration.Scaler
+        package var fullRange: Bool
+        package var chromaLocation: AVChromaLocation
+
+        package init(
+            srcW: Int, srcH: Int, srcFormat: AVPixelFormat, window: Rect, dstW: Int, dstH: Int,
+            dstFormat: AVPixelFormat, filter: TranscodeConfiguration.Scaler, fullRange: Bool,
+            chromaLocation: AVChromaLocation
+        ) {
+            self.srcW = srcW
+            self.srcH = srcH
+            self.srcFormat = srcFormat
+            self.window = window
+            self.dstW = dstW
+            self.dstH = dstH
+            self.dstFormat = dstFormat
+            self.filter = filter
+            self.fullRange = fullRange
+            self.chromaLocation = chromaLocation
+        }
     }
 
     /// Why zimg cannot do `src` → `dst` with `filter`, or nil when it can (see below).
-    static func refusal(
+    package static func refusal(
         src: PixelFormat, dst: PixelFormat, srcFullRange: Bool, dstFullRange: Bool,
         filter: TranscodeConfiguration.Scaler
     ) -> String? {
@@ -31,14 +49,14 @@ final class ZimgScaler: @unchecked Sendable {
     }
 
     /// The usage error for `--kernel zimg` where zimg cannot scale.
-    static func refused(_ reason: String, src: PixelFormat, dst: PixelFormat) -> CropZoomError {
+    package static func refused(_ reason: String, src: PixelFormat, dst: PixelFormat) -> CropZoomError {
         refused(reason, src: src.av, dst: dst.av)
     }
 
     /// Why zimg cannot do `src` → `dst` with `filter`, or nil when it can: it takes planar YUV or
     /// grey on both sides (no alpha, native endianness, 8–16 bits), the same range in and out,
     /// and every filter but area. Everything else goes to swscale.
-    static func refusal(
+    package static func refusal(
         src: AVPixelFormat, dst: AVPixelFormat, srcFullRange: Bool, dstFullRange: Bool,
         filter: TranscodeConfiguration.Scaler
     ) -> String? {
@@ -52,7 +70,7 @@ final class ZimgScaler: @unchecked Sendable {
 
     /// Why zimg cannot read or make a `width`×`height` picture in `format`: it takes only sides its chroma
     /// subsampling divides (an odd 4:2:0 picture, as VP9 and AV1 keep them, goes to swscale).
-    static func refusal(width: Int, height: Int, format: AVPixelFormat) -> String? {
+    package static func refusal(width: Int, height: Int, format: AVPixelFormat) -> String? {
         guard let f = PixelFormatInfo(format) else { return nil }
         guard width % (1 << f.log2ChromaW) != 0 || height % (1 << f.log2ChromaH) != 0 else { return nil }
         return "zimg takes \(f.name) pictures of even sides only (\(width)x\(height))"
@@ -62,12 +80,12 @@ final class ZimgScaler: @unchecked Sendable {
     /// end (Benchmarks/README.md, "Scaling kernel"): on 10-bit 1080p zimg costs ~15 % less CPU
     /// than swscale; on 8-bit pictures swscale (told the chroma siting) is as good and 3–4 %
     /// cheaper per job, because zimg widens 8-bit samples to 16 bits and back.
-    static func preferred(for src: AVPixelFormat) -> Bool {
+    package static func preferred(for src: AVPixelFormat) -> Bool {
         (PixelFormatInfo(src)?.bitDepth ?? 8) > 8
     }
 
     /// The usage error for `--kernel zimg` where zimg cannot scale.
-    static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
+    package static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
         CropZoomError(
             .usage,
             setting: .kernel,
@@ -78,7 +96,7 @@ final class ZimgScaler: @unchecked Sendable {
         )
     }
 
-    init(_ key: Key) throws(CropZoomError) {
+    package init(_ key: Key) throws(CropZoomError) {
         let s = PixelFormatInfo(key.srcFormat)!
         let d = PixelFormatInfo(key.dstFormat)!
         var p = cz_zimg_params()
@@ -139,7 +157,7 @@ final class ZimgScaler: @unchecked Sendable {
     /// Scales the window of `src` into `dst` (`zimg_filter_graph_process`). False, with nothing
     /// written, when a plane or stride misses zimg's 64-byte alignment (FFmpeg's own buffers
     /// never do on this architecture; the caller then uses swscale for that frame).
-    func scale(_ src: Frame, into dst: Frame) throws(CropZoomError) -> Bool {
+    package func scale(_ src: Frame, into dst: Frame) throws(CropZoomError) -> Bool {
         try withPlanes(src) { (sp, ss) throws(CropZoomError) in
             try withPlanes(dst) { (dp, ds) throws(CropZoomError) in
                 guard cz_zimg_aligned(pointer, sp, ss, dp, ds) != 0 else { return false }
@@ -175,7 +193,7 @@ final class ZimgScaler: @unchecked Sendable {
 extension PixelFormatInfo {
     /// Planar YUV (3 planes) or grey (1 plane) in native byte order, 8–16 bits, no alpha: what
     /// zimg takes.
-    var isZimgPlanar: Bool {
+    package var isZimgPlanar: Bool {
         let flags = descriptor.pointee.flags
         let planar = flags & UInt64(AV_PIX_FMT_FLAG_PLANAR) != 0 || descriptor.pointee.nb_components == 1
         let bigEndian = flags & UInt64(AV_PIX_FMT_FLAG_BE) != 0
