@@ -1,17 +1,17 @@
 import CFFmpeg
-import CropZoomFFmpeg
+import CropZoomCore
 import CropZoomSystem
 import Foundation
 
 /// The demux stage: reads packets from the input file in file order.
-final class Demuxer: @unchecked Sendable {
+package final class Demuxer: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the demux stage).
-    let input: InputFormat
+    package let input: InputFormat
     /// Read errors skipped so far (damaged data the demuxer could resynchronise after).
-    private(set) var skippedErrors = 0
+    package private(set) var skippedErrors = 0
     private var consecutiveErrors = 0
     /// Latest packet end seen, in seconds of the input's clock (the truncation message, a live recording's end).
-    private(set) var reached: Double = 0
+    package private(set) var reached: Double = 0
     private var lastWasPartial = false
 
     private func noteTime(_ packet: Packet) {
@@ -32,7 +32,7 @@ final class Demuxer: @unchecked Sendable {
 
     /// Why the input looks cut short ("the data ends at 0.87 s of 2.00 s"), when it does; set
     /// once the end of the data is reached. Without `strict` the job goes on with what is there.
-    private(set) var truncation: String?
+    package private(set) var truncation: String?
 
     private func truncationReason(indexPastEnd: Bool) -> String {
         var reason = "truncated: the data ends at \(String(format: "%.2f", reached)) s"
@@ -50,20 +50,20 @@ final class Demuxer: @unchecked Sendable {
     private let timeout: Double
     /// Whether a pending signal ends a live source's reads (not a sound device's: the picture's reader ending
     /// ends it, see the threaded engine).
-    var stopsOnSignal = true
+    package var stopsOnSignal = true
     /// How long a live source's last read waited for data (seconds; replayed for a packet read early).
-    private(set) var lastWait = 0.0
+    package private(set) var lastWait = 0.0
     /// When a live source's last packet was read from it (monotonic seconds; replayed for a packet read early).
-    private(set) var lastArrival = 0.0
+    package private(set) var lastArrival = 0.0
     /// A live source's last read waited for data (2 ms or more): its packet had only just arrived.
-    var lastReadWaited: Bool { lastWait >= 0.002 }
+    package var lastReadWaited: Bool { lastWait >= 0.002 }
     /// A capture device's reads during the set-up (``startEarlyReads(keepingVideo:)``), replayed first.
     private var early: EarlyReads?
     private var earlyTaken = false
     /// How a live source ended: "stopped" (a signal or a stop request), "no data for N s", or nil (its end).
-    private(set) var liveEnd: String?
+    package private(set) var liveEnd: String?
 
-    init(
+    package init(
         path: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
         interrupt: IOWatch? = nil, timeout: Double = 0,
         settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption), bytes: [UInt8]? = nil
@@ -99,9 +99,9 @@ final class Demuxer: @unchecked Sendable {
         }
     }
 
-    var path: String { input.path }
+    package var path: String { input.path }
 
-    func isAudio(_ stream: Int) -> Bool {
+    package func isAudio(_ stream: Int) -> Bool {
         input.stream(stream).isAudio
     }
 
@@ -109,11 +109,11 @@ final class Demuxer: @unchecked Sendable {
 
     /// Whether the input is a capture device read without avio (x11grab, v4l2, pulse, alsa …): it captures only
     /// while read, so it is read from its open (``startEarlyReads(keepingVideo:)``).
-    var isDevice: Bool { input.watch != nil && input.pointer.pointee.pb == nil }
+    package var isDevice: Bool { input.watch != nil && input.pointer.pointee.pb == nil }
 
     /// Reads the device on a thread of its own from now until the engine's reader's first read (``EarlyReads``);
     /// video more than `keepingVideo` seconds older than the newest is let go. For a device (``isDevice``) only.
-    func startEarlyReads(keepingVideo: Double?) {
+    package func startEarlyReads(keepingVideo: Double?) {
         let input = self.input
         early = EarlyReads(
             keepVideo: keepingVideo, isVideo: { input.stream($0).mediaType == AVMEDIA_TYPE_VIDEO },
@@ -125,7 +125,7 @@ final class Demuxer: @unchecked Sendable {
 
     /// Once the start of the recording is settled: where the early reads' kept video starts when older video was
     /// let go (``EarlyReads/settle(onLateDrop:)``); video let go from now on is counted by `onLateDrop`.
-    func settleEarlyReads(onLateDrop: @escaping @Sendable () -> Void) -> Double? {
+    package func settleEarlyReads(onLateDrop: @escaping @Sendable () -> Void) -> Double? {
         guard let (stream, pts) = early?.settle(onLateDrop: onLateDrop), pts != AVCode.noPTS else { return nil }
         return Double(pts) * input.stream(stream).timeBase.seconds
     }
@@ -133,7 +133,7 @@ final class Demuxer: @unchecked Sendable {
     /// Reads the next packet (`av_read_frame`): first those a device's early reads kept. Damaged data the demuxer
     /// can skip is counted and skipped; a file that ends where its index says there is more is reported as
     /// truncated.
-    func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
+    package func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
         if let early {
             if !earlyTaken {
                 early.takeOver()

@@ -1,14 +1,14 @@
 import CFFmpeg
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// The mux stage: owns the output file, its streams and the mapping from input streams, and
 /// interleaves packets by timestamp (`av_interleaved_write_frame`).
-final class Muxer: @unchecked Sendable {
+package final class Muxer: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the mux stage).
-    let output: OutputFormat
+    package let output: OutputFormat
     /// Source time base for each output stream (where its packets' timestamps come from).
-    private(set) var sourceTimeBase: [TimeBase] = []
-    private(set) var packetsWritten: [Int] = []
+    package private(set) var sourceTimeBase: [TimeBase] = []
+    package private(set) var packetsWritten: [Int] = []
     /// Per stream: the last 16 packets' pts, before and after rescaling to the container's time
     /// base (a ring; packets come in decode order, so a frame's neighbours in time are among the
     /// last few written).
@@ -16,10 +16,10 @@ final class Muxer: @unchecked Sendable {
     private static let recentCount = 16
     /// Per stream: packets whose distinct time became the previous packet's in the container's
     /// coarser time base (2000 fps into Matroska's 1 ms steps).
-    private(set) var mergedTimes: [Int] = []
+    package private(set) var mergedTimes: [Int] = []
 
     /// `live`, `segment`, `hlsTime`: fixed by the set-up (see each property).
-    init(
+    package init(
         output: OutputFormat, live: Bool = false, segment: (format: String, seconds: Double)? = nil,
         hlsTime: Double? = nil
     ) {
@@ -30,7 +30,7 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives encoded packets from `encoder`.
-    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: StreamRef?)
+    package func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: StreamRef?)
         throws(CropZoomError) -> Int
     {
         let st = try output.addStream()
@@ -59,7 +59,7 @@ final class Muxer: @unchecked Sendable {
 
     /// True for a per-stream tag that describes how the input was encoded (its encoder, VP9 alpha
     /// mode, mkvmerge's statistics, the MP4 vendor): wrong on a re-encoded stream.
-    static func describesEncoding(_ key: String) -> Bool {
+    package static func describesEncoding(_ key: String) -> Bool {
         let k = key.lowercased()
         // mkvmerge writes the statistics with a language suffix too (BPS-eng).
         let base = k.split(separator: "-").first.map(String.init) ?? k
@@ -71,7 +71,7 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Copies the entries of `source` for which `drop` is false (`av_dict_get` / `av_dict_set`).
-    static func copyTags(
+    package static func copyTags(
         from source: OpaquePointer?, to target: inout OpaquePointer?,
         dropping drop: (String) -> Bool
     ) {
@@ -83,7 +83,7 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives the input stream's packets unchanged (stream copy).
-    func addCopiedStream(from input: StreamRef, sameContainerFamily: Bool)
+    package func addCopiedStream(from input: StreamRef, sameContainerFamily: Bool)
         throws(CropZoomError) -> Int
     {
         let st = try output.addStream()
@@ -104,7 +104,7 @@ final class Muxer: @unchecked Sendable {
 
     /// Adds a stream that receives the input's text subtitles converted to `target` (`SubtitleConverter`,
     /// the stream's parameters from its encoder), its times, disposition and tags as a copy's.
-    func addConvertedSubtitle(from input: StreamRef, target: AVCodecID) throws(CropZoomError) -> Int {
+    package func addConvertedSubtitle(from input: StreamRef, target: AVCodecID) throws(CropZoomError) -> Int {
         let converter = try SubtitleConverter(input: input, target: target, path: output.displayPath)
         let st = try output.addStream()
         try check(
@@ -122,7 +122,7 @@ final class Muxer: @unchecked Sendable {
     /// Adds the input's cover picture (`AVStream.attached_pic`) as a Matroska attachment: its bytes as the
     /// stream's extradata, named `cover.png`/`cover.jpg` with its MIME type (what players and FFmpeg's own
     /// demuxer read as cover art). False when the input holds no picture bytes or its format is not PNG or JPEG.
-    func addCoverAttachment(from input: StreamRef) throws(CropZoomError) -> Bool {
+    package func addCoverAttachment(from input: StreamRef) throws(CropZoomError) -> Bool {
         let pic = input.pointer.pointee.attached_pic
         let (name, mime): (String, String)
         switch input.codecID {
@@ -151,13 +151,13 @@ final class Muxer: @unchecked Sendable {
     private var subtitleConverters: [Int: SubtitleConverter] = [:]
 
     /// Subtitle packets left out because their text could not be converted.
-    var subtitleFailures: Int { subtitleConverters.values.reduce(0) { $0 + $1.failures } }
+    package var subtitleFailures: Int { subtitleConverters.values.reduce(0) { $0 + $1.failures } }
 
     /// Keeps the input's display matrix on the output video stream (`--orientation ignore`;
     /// `av_stream_new_side_data`). False when the input has a matrix that turns or mirrors the
     /// picture and `container` cannot store it: in FFmpeg 5.1 only the MP4/MOV muxers write it (the
     /// Matroska muxer has no display matrix).
-    func copyDisplayMatrix(from input: StreamRef, to index: Int, container: String) -> Bool {
+    package func copyDisplayMatrix(from input: StreamRef, to index: Int, container: String) -> Bool {
         var size: Int = 0
         guard let data = av_stream_get_side_data(input.pointer, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
             return true
@@ -171,7 +171,7 @@ final class Muxer: @unchecked Sendable {
 
     /// Removes an HTC rotation track name (`htc_video_rotA-NNN`, see `Orientation.display(of:)`)
     /// from an output stream whose pixels are already upright (`av_dict_set` with no value).
-    func dropHTCRotation(_ index: Int) {
+    package func dropHTCRotation(_ index: Int) {
         let st = output.stream(index)
         guard let title = av_dict_get(st.pointer.pointee.metadata, "title", nil, 0),
             String(cString: title.pointee.value).hasPrefix("htc_video_rotA-")
@@ -182,10 +182,10 @@ final class Muxer: @unchecked Sendable {
     /// The MP4/MOV movie time scale: edit lists (start offsets, priming) are written in it, and
     /// the default of 1000 rounds a start of 66.733 ms down to 66 ms. The least common multiple
     /// of the streams' time-base denominators represents every stream's start exactly.
-    func movieTimescale() -> Int64 { Muxer.movieTimescale(sourceTimeBase) }
+    package func movieTimescale() -> Int64 { Muxer.movieTimescale(sourceTimeBase) }
 
     /// The least common multiple of `bases`' denominators (at least 1000; 1000 when it overflows).
-    static func movieTimescale(_ bases: [TimeBase]) -> Int64 {
+    package static func movieTimescale(_ bases: [TimeBase]) -> Int64 {
         var l: Int64 = 1
         for tb in bases {
             let d = Int64(max(1, tb.den))
@@ -213,7 +213,7 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// A four-character code as FFmpeg stores it (`MKTAG`).
-    static func fourCC(_ s: String) -> UInt32 {
+    package static func fourCC(_ s: String) -> UInt32 {
         s.utf8.prefix(4).enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
     }
 
@@ -232,38 +232,38 @@ final class Muxer: @unchecked Sendable {
 
     /// A live recording: the file must stay playable while it grows, so that a crash leaves what was recorded up
     /// to the last second or two.
-    let live: Bool
+    package let live: Bool
 
     /// Per output stream: the `aac_adtstoasc` filter of ADTS AAC going into a fragmented MP4/MOV (FFmpeg 5.1's
     /// muxer inserts it by itself only for a regular one), else nil.
     private var adtsFilters: [BitstreamFilter?] = []
 
     /// `--tag`: the encoded video stream and the four-character code it gets.
-    var videoTag: (stream: Int, tag: String)?
+    package var videoTag: (stream: Int, tag: String)?
 
     /// Written as a fragmented MP4/MOV file (a live recording's; not a pipe's): ``FinishedMP4`` makes it regular
     /// at a normal end.
-    private(set) var fragmentedFile = false
+    package private(set) var fragmentedFile = false
 
     /// `--segment`: the segments' container and length (the output is FFmpeg's segment muxer).
-    let segment: (format: String, seconds: Double)?
+    package let segment: (format: String, seconds: Double)?
     /// HLS: its files' length (`hls_time`, a keyframe forced at each cut).
-    let hlsTime: Double?
+    package let hlsTime: Double?
 
     /// A phone's tags — Apple's `com.apple.quicktime.make`, `model`, `software`, `creationdate`,
     /// `location.ISO6709`, Android's `com.android.version`, `com.android.capture.fps` (slow motion) — are kept by
     /// MP4/MOV only as QuickTime metadata keys (`mdta`, `movflags=+use_metadata_tags`): true when `output` has
     /// such a tag (a key with a dot), whose other tags then go there too.
-    static func keepVendorMetadata(_ output: OutputFormat) -> Bool {
+    package static func keepVendorMetadata(_ output: OutputFormat) -> Bool {
         for key in inputContainerTags { output.removeMetadata(key) }
         return output.metadataKeys.contains { $0.contains(".") }
     }
 
     /// The tags that describe the input's own container, not copied: an MP4/MOV muxer writes its own (and would
     /// write these as keys), Matroska would keep another file's brands.
-    static let inputContainerTags = ["major_brand", "minor_version", "compatible_brands"]
+    package static let inputContainerTags = ["major_brand", "minor_version", "compatible_brands"]
 
-    func writeHeader() throws(CropZoomError) {
+    package func writeHeader() throws(CropZoomError) {
         if idle { return }
         var options: [String: String] = [:]
         let name = segment?.format ?? output.formatName
@@ -329,17 +329,19 @@ final class Muxer: @unchecked Sendable {
 
     /// The time base of output stream `stream` (the container's choice, final once the header
     /// is written).
-    func timeBase(of stream: Int) -> TimeBase { output.stream(stream).timeBase }
+    package func timeBase(of stream: Int) -> TimeBase { output.stream(stream).timeBase }
     /// Whether the muxer takes a packet at the same decode time as the one before it in its stream
     /// (`AVFMT_TS_NONSTRICT`: Matroska, WebM, FLV); others want each later than the last.
-    var takesEqualTimes: Bool { output.outputFormat.pointee.flags & AVFMT_TS_NONSTRICT != 0 }
+    package var takesEqualTimes: Bool { output.outputFormat.pointee.flags & AVFMT_TS_NONSTRICT != 0 }
     /// Whether output stream `stream` is audio.
-    func isAudio(_ stream: Int) -> Bool { output.stream(stream).parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO }
+    package func isAudio(_ stream: Int) -> Bool {
+        output.stream(stream).parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+    }
 
     /// Writes `packet`, its times already in the container's time base (`TimestampPolicy.toContainer`),
     /// and takes its payload (`av_interleaved_write_frame`). `sourcePTS` is its pts before, to
     /// count the times the container could not hold apart.
-    func write(_ packet: Packet, stream: Int, sourcePTS source: Int64) throws(CropZoomError) {
+    package func write(_ packet: Packet, stream: Int, sourcePTS source: Int64) throws(CropZoomError) {
         if stream < adtsFilters.count, let filter = adtsFilters[stream], try !filter.filter(packet) { return }
         if let converter = subtitleConverters[stream], !converter.convert(packet) { return }
         packet.pointer.pointee.stream_index = Int32(stream)
@@ -355,7 +357,7 @@ final class Muxer: @unchecked Sendable {
     }
 
     /// One line per stream whose times the container could not hold apart, else nothing.
-    func timePrecisionNotices() -> [String] {
+    package func timePrecisionNotices() -> [String] {
         mergedTimes.indices.filter { mergedTimes[$0] > 0 }.map { i in
             let tb = output.stream(i).timeBase
             let step = tb.den > 0 ? String(format: "%g ms", 1000 * tb.seconds) : "its"
@@ -365,7 +367,7 @@ final class Muxer: @unchecked Sendable {
         }
     }
 
-    func finish() throws(CropZoomError) {
+    package func finish() throws(CropZoomError) {
         if idle { return }
         try output.finish()
     }

@@ -1,6 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// `--background blur`: the picture itself behind a zoomed-out, turned or moved picture. Each
 /// frame: the picture cropped to the frame's aspect (centred), shrunk by swscale (area) to a
@@ -10,7 +10,7 @@ import CropZoomFFmpeg
 /// The small frame, its scaler, the up-scaler and the line buffer are made once per size.
 ///
 /// `@unchecked Sendable`: each transform worker owns its own.
-final class BlurredBackground: @unchecked Sendable {
+package final class BlurredBackground: @unchecked Sendable {
     private var small: Frame?
     private var shrink: Scaler?
     private var grow: PlaneResampler?
@@ -18,7 +18,7 @@ final class BlurredBackground: @unchecked Sendable {
     private let planes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
-    init() {}
+    package init() {}
 
     deinit {
         line?.deallocate()
@@ -29,7 +29,7 @@ final class BlurredBackground: @unchecked Sendable {
     /// Paints `target` with the blurred `input`. `aspect`: the target's width / height in coded
     /// orientation; `toCoded` maps target luma coordinates to coded ones for a cover window;
     /// `warper` scales up when that map is not axis-aligned.
-    func paint(
+    package func paint(
         _ input: Frame, into target: Frame, aspect: Double, warper: () throws(CropZoomError) -> PlaneWarper,
         toCoded: (Rect) -> Affine
     ) throws(CropZoomError) {

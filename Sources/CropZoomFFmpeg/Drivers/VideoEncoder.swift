@@ -1,46 +1,75 @@
 import CFFmpeg
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// The encode stage for the video stream (`avcodec_send_frame` / `avcodec_receive_packet`).
-final class VideoEncoder: @unchecked Sendable {
+package final class VideoEncoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the encode stage).
-    let context: CodecContext
-    let timeBase: TimeBase
-    let pixelFormat: PixelFormat
-    let fullRange: Bool
+    package let context: CodecContext
+    package let timeBase: TimeBase
+    package let pixelFormat: PixelFormat
+    package let fullRange: Bool
     private let packet: Packet
 
-    struct Settings {
-        var codec: EncoderRef
-        var width: Int, height: Int
-        var pixelFormat: PixelFormat
-        var fullRange: Bool
-        var timeBase: TimeBase
-        var frameRate: Rational
-        var sampleAspect: Rational
+    package struct Settings {
+        package var codec: EncoderRef
+        package var width: Int, height: Int
+        package var pixelFormat: PixelFormat
+        package var fullRange: Bool
+        package var timeBase: TimeBase
+        package var frameRate: Rational
+        package var sampleAspect: Rational
         /// The input stream whose colour description (range, matrix, primaries, transfer, chroma siting) the
         /// output keeps.
-        var colorSource: StreamRef
+        package var colorSource: StreamRef
         /// The picture was tone mapped to SDR: BT.709 primaries, transfer and matrix, whatever the input's.
-        var sdr = false
-        var globalHeader: Bool
-        var threads: Int
-        var crf: Double?
-        var preset: String?
-        var bitrate: Int?
+        package var sdr = false
+        package var globalHeader: Bool
+        package var threads: Int
+        package var crf: Double?
+        package var preset: String?
+        package var bitrate: Int?
         /// `--profile`, `--level`, `--tune`, `--gop`, `--encoder-option`.
-        var tuning = Tuning()
-        var path: String
+        package var tuning = Tuning()
+        package var path: String
         /// HDR10 static metadata for the encoder (x265's `master-display`/`max-cll`).
-        var hdr: HDRMetadata? = nil
+        package var hdr: HDRMetadata? = nil
         /// Let codec libraries that print their own log (x265, SVT-AV1) print it (`--verbose`).
-        var verbose = false
+        package var verbose = false
         /// Live: the most frames the encoder may hold back to look ahead (x264/x265 `rc-lookahead`, libvpx
         /// `lag-in-frames`), so that its own buffer stays within the latency bound; nil: the encoder's default.
-        var lookahead: Int? = nil
+        package var lookahead: Int? = nil
         /// Keyframes are forced (`--segment`): x264/x265 make them IDR frames (`forced-idr`), which nothing after
         /// refers back past.
-        var forcedKeyframes = false
+        package var forcedKeyframes = false
+
+        package init(
+            codec: EncoderRef, width: Int, height: Int, pixelFormat: PixelFormat, fullRange: Bool, timeBase: TimeBase,
+            frameRate: Rational, sampleAspect: Rational, colorSource: StreamRef, sdr: Bool = false, globalHeader: Bool,
+            threads: Int, crf: Double?, preset: String?, bitrate: Int?, tuning: Tuning = Tuning(), path: String,
+            hdr: HDRMetadata? = nil, verbose: Bool = false, lookahead: Int? = nil, forcedKeyframes: Bool = false
+        ) {
+            self.codec = codec
+            self.width = width
+            self.height = height
+            self.pixelFormat = pixelFormat
+            self.fullRange = fullRange
+            self.timeBase = timeBase
+            self.frameRate = frameRate
+            self.sampleAspect = sampleAspect
+            self.colorSource = colorSource
+            self.sdr = sdr
+            self.globalHeader = globalHeader
+            self.threads = threads
+            self.crf = crf
+            self.preset = preset
+            self.bitrate = bitrate
+            self.tuning = tuning
+            self.path = path
+            self.hdr = hdr
+            self.verbose = verbose
+            self.lookahead = lookahead
+            self.forcedKeyframes = forcedKeyframes
+        }
     }
 
     /// SVT_LOG as the user set it, read before cropzoom sets it.
@@ -49,7 +78,7 @@ final class VideoEncoder: @unchecked Sendable {
     /// SVT-AV1 writes its log (a banner on every open) straight to stderr at the level in the
     /// SVT_LOG environment variable, read when an encoder is made: -1 silences it (`setenv`);
     /// `verbose` restores what the user had. (x265's is its `log-level` parameter.)
-    static func setSVTLog(verbose: Bool) {
+    package static func setSVTLog(verbose: Bool) {
         let user = userSVTLog
         if !verbose {
             setenv("SVT_LOG", "-1", 1)
@@ -64,7 +93,7 @@ final class VideoEncoder: @unchecked Sendable {
     /// mp4/mov/mkv/ts, VP9 for WebM), or where the container cannot hold those its own codec
     /// (`AVOutputFormat.video_codec`, `avcodec_find_encoder`: GIF, APNG, MPEG-2 for MXF, Theora for
     /// Ogg, wrapped frames for y4m).
-    static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> EncoderRef {
+    package static func findCodec(named name: String?, output: OutputFormat) throws(CropZoomError) -> EncoderRef {
         EncoderRef(try findEncoder(named: name, output: output))
     }
 
@@ -107,19 +136,30 @@ final class VideoEncoder: @unchecked Sendable {
     }
 
     /// What the user tunes beyond quality and speed.
-    struct Tuning {
-        var profile: String? = nil
-        var level: String? = nil
-        var tune: String? = nil
-        var gop: Int? = nil
+    package struct Tuning {
+        package var profile: String? = nil
+        package var level: String? = nil
+        package var tune: String? = nil
+        package var gop: Int? = nil
         /// The encoder's own options, applied after cropzoom's (so they override them).
-        var options: [String: String] = [:]
+        package var options: [String: String] = [:]
+
+        package init(
+            profile: String? = nil, level: String? = nil, tune: String? = nil, gop: Int? = nil,
+            options: [String: String] = [:]
+        ) {
+            self.profile = profile
+            self.level = level
+            self.tune = tune
+            self.gop = gop
+            self.options = options
+        }
     }
 
     /// x264's preset names on the speed settings of encoders that have no named presets, slowest to fastest
     /// (placebo … ultrafast): libvpx's `cpu-used` (its `realtime` deadline for the three fastest), SVT-AV1's
     /// `preset`, libaom's `cpu-used`, rav1e's `speed`.
-    static let presetScale: [String: (key: String, values: [Int])] = [
+    package static let presetScale: [String: (key: String, values: [Int])] = [
         "libvpx-vp9": ("cpu-used", [0, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
         "libvpx": ("cpu-used", [0, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
         "libsvtav1": ("preset", [0, 2, 4, 6, 8, 9, 10, 11, 12, 13]),
@@ -130,7 +170,8 @@ final class VideoEncoder: @unchecked Sendable {
     /// The encoder options `--preset` stands for: the preset itself for x264/x265 (and any encoder with a
     /// `preset` option), else the speed setting ``presetScale`` maps it to; a number is that encoder's own
     /// speed value. An unknown name is refused, listing the names.
-    static func presetOptions(_ preset: String, encoder name: String) throws(CropZoomError) -> [String: String] {
+    package static func presetOptions(_ preset: String, encoder name: String) throws(CropZoomError) -> [String: String]
+    {
         guard let scale = presetScale[name] else { return ["preset": preset] }
         if let n = Int(preset) { return [scale.key: String(n)] }
         let slowestFirst = Array(x26xPresets.reversed())
@@ -147,14 +188,14 @@ final class VideoEncoder: @unchecked Sendable {
 
     /// The encoders cropzoom prefers for a codec named as ffmpeg's `-c:v` names it (`h264`, `hevc`, `av1` …), best
     /// first; other software encoders of the codec follow.
-    static let preferredEncoders: [String: [String]] = [
+    package static let preferredEncoders: [String: [String]] = [
         "h264": ["libx264"], "hevc": ["libx265"], "vp9": ["libvpx-vp9"], "vp8": ["libvpx"],
         "av1": ["libsvtav1", "libaom-av1", "librav1e"], "prores": ["prores_ks", "prores_aw", "prores"],
         "mpeg4": ["mpeg4", "libxvid"], "mjpeg": ["mjpeg"], "theora": ["libtheora"],
     ]
 
     /// Other spellings of codec names people type.
-    static let codecAliases: [String: String] = ["h265": "hevc", "avc": "h264", "x264": "h264", "x265": "hevc"]
+    package static let codecAliases: [String: String] = ["h265": "hevc", "avc": "h264", "x264": "h264", "x265": "hevc"]
 
     /// The video encoder `name` names (`avcodec_find_encoder_by_name`), or the best installed software encoder of
     /// the codec it names (`avcodec_descriptor_get_by_name`, `av_codec_iterate`): nil when neither. A codec this
@@ -192,7 +233,7 @@ final class VideoEncoder: @unchecked Sendable {
 
     /// The pixel format to encode: `requested`, else the input's when the encoder takes it, else
     /// the nearest one it does (`avcodec_find_best_pix_fmt_of_list`).
-    static func choosePixelFormat(
+    package static func choosePixelFormat(
         codec encoder: EncoderRef, input: PixelFormat, requested: String?, hdr: Bool = false, profile: String? = nil
     ) throws(CropZoomError) -> PixelFormat {
         if requested == nil,
@@ -205,12 +246,12 @@ final class VideoEncoder: @unchecked Sendable {
 
     /// Whether `codec` encodes 4:2:0 and 4:2:2 pictures of odd width or height (chroma planes rounded up): VP8,
     /// VP9 and AV1 (libvpx, libaom, rav1e) and FFV1 do; H.264 and HEVC need even sides there.
-    static func takesOddSizes(_ codec: EncoderRef) -> Bool {
+    package static func takesOddSizes(_ codec: EncoderRef) -> Bool {
         ["libvpx", "libvpx-vp9", "libaom-av1", "librav1e", "ffv1"].contains(codec.name)
     }
 
     /// The encoders whose default output is what players take rather than the input's format.
-    static let playableDefaultEncoders: Set<String> = ["libx264", "libx265"]
+    package static let playableDefaultEncoders: Set<String> = ["libx264", "libx265"]
 
     /// For H.264 and HEVC (libx264, libx265) without `--pix-fmt`: what every player decodes — 4:2:0, 8 bits for
     /// H.264 (High) and for 8-bit input to HEVC (Main), 10 bits for deeper input to HEVC (Main 10) and for HDR
@@ -259,7 +300,7 @@ final class VideoEncoder: @unchecked Sendable {
 
     /// The encoder an HDR (PQ, HLG) input gets without `--codec` where the container's default would be H.264:
     /// libx265, whose Main 10 players show as HDR. Nil when it is missing or the container cannot hold HEVC.
-    static func hdrDefault(output: OutputFormat) -> EncoderRef? {
+    package static func hdrDefault(output: OutputFormat) -> EncoderRef? {
         guard output.canStore(AV_CODEC_ID_HEVC), let c = avcodec_find_encoder_by_name("libx265") else { return nil }
         return EncoderRef(c)
     }
@@ -306,7 +347,7 @@ final class VideoEncoder: @unchecked Sendable {
     /// The matrix to label the output with (and to convert RGB with): GBR for RGB output; BT.709
     /// for YUV from RGB input (`color_space` gbr or an RGB pixel format: FFV1 RGB, libx264rgb,
     /// VP9 RGB); else the input's.
-    static func matrix(inputSpace: ColorMatrix, inputFormat: PixelFormat, output: PixelFormat) -> ColorMatrix {
+    package static func matrix(inputSpace: ColorMatrix, inputFormat: PixelFormat, output: PixelFormat) -> ColorMatrix {
         if output.info?.isRGB == true { return ColorMatrix(AVCOL_SPC_RGB) }
         if inputSpace == ColorMatrix(AVCOL_SPC_RGB) || inputFormat.info?.isRGB == true {
             return ColorMatrix(AVCOL_SPC_BT709)
@@ -459,7 +500,7 @@ final class VideoEncoder: @unchecked Sendable {
         "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
     ]
 
-    init(_ s: Settings) throws(CropZoomError) {
+    package init(_ s: Settings) throws(CropZoomError) {
         let id = s.codec.pointer.pointee.id
         if id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO,
             !VideoEncoder.mpegFrameRateFits(s.frameRate.rational, mpeg2: id == AV_CODEC_ID_MPEG2VIDEO)
@@ -648,7 +689,7 @@ final class VideoEncoder: @unchecked Sendable {
 
     /// Sends a frame (nil = flush) and hands every packet that comes out to `body` (valid
     /// during the call; `body` may take its payload).
-    func encode(_ frame: Frame?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
+    package func encode(_ frame: Frame?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
         try context.encode(frame, into: packet, body)
     }
 }

@@ -1,14 +1,14 @@
 import CFFmpeg
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// The decode stage for the video stream (`avcodec_send_packet` / `avcodec_receive_frame`).
-final class VideoDecoder: @unchecked Sendable {
+package final class VideoDecoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread (the decode stage).
-    let context: CodecContext
-    let streamIndex: Int
-    let timeBase: TimeBase
+    package let context: CodecContext
+    package let streamIndex: Int
+    package let timeBase: TimeBase
     /// Packets the decoder refused as invalid, and damaged frames (concealed, or flagged).
-    var corruptPackets: Int { max(refused + flaggedFrames, refused + Int(cz_counter_get(concealed))) }
+    package var corruptPackets: Int { max(refused + flaggedFrames, refused + Int(cz_counter_get(concealed))) }
     private var refused = 0
     private var flaggedFrames = 0
     /// Concealment reports from FFmpeg's log, counted per decoder (see `cz_log_install`).
@@ -17,7 +17,7 @@ final class VideoDecoder: @unchecked Sendable {
 
     /// Sets the decoder up from the stream's parameters (`avcodec_parameters_to_context`); its
     /// size, pixel format and colour fields are readable before `open(threads:)`.
-    init(input: InputFormat, streamIndex: Int) throws(CropZoomError) {
+    package init(input: InputFormat, streamIndex: Int) throws(CropZoomError) {
         let st = input.stream(streamIndex)
         let par = st.parameters
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -48,7 +48,7 @@ final class VideoDecoder: @unchecked Sendable {
 
     /// Opens the decoder (`avcodec_open2`) with `threads` frame threads (slice threads where
     /// the codec has no frame threading).
-    func open(threads: Int) throws(CropZoomError) {
+    package func open(threads: Int) throws(CropZoomError) {
         context.pointer.pointee.thread_count = Int32(threads)
         context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
@@ -56,7 +56,9 @@ final class VideoDecoder: @unchecked Sendable {
 
     /// Sends one packet (nil = end of stream) and hands every frame that comes out to `body`.
     /// The frame passed to `body` is only valid during the call.
-    func decode(_ packet: Packet?, strict: Bool, _ body: (Frame) throws(CropZoomError) -> Void) throws(CropZoomError) {
+    package func decode(_ packet: Packet?, strict: Bool, _ body: (Frame) throws(CropZoomError) -> Void)
+        throws(CropZoomError)
+    {
         var refusal: CropZoomError? = nil
         while true {
             let step: AVStep<Void>

@@ -1,14 +1,14 @@
 import CFFmpeg
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// Re-encodes one audio stream (only where the output container cannot carry its codec, or
 /// when `--audio aac` asks): decode → resample (`swr_convert_frame`) → re-chunk → encode.
 /// Presentation times follow the decoded samples, so the stream starts where it started.
-final class AudioTranscoder: @unchecked Sendable {
+package final class AudioTranscoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread.
-    let inputIndex: Int
-    let decoder: CodecContext
-    let encoder: CodecContext
+    package let inputIndex: Int
+    package let decoder: CodecContext
+    package let encoder: CodecContext
     private let resampler: Resampler
     private let fifo: AudioFIFO
     private let decoded: Frame
@@ -17,23 +17,30 @@ final class AudioTranscoder: @unchecked Sendable {
     private let packet: Packet
     /// Next output sample's pts in 1/sample_rate, set from the first decoded frame.
     private var nextPTS: Int64?
-    private(set) var corruptPackets = 0
+    package private(set) var corruptPackets = 0
 
     /// What the encoder is asked for beyond its codec (`--audio-bitrate`, `--audio-channels`); nil: chosen here.
-    struct Request {
-        var bitRate: Int? = nil
-        var channels: TranscodeConfiguration.AudioChannels? = nil
+    package struct Request {
+        package var bitRate: Int? = nil
+        package var channels: TranscodeConfiguration.AudioChannels? = nil
+
+        package init(
+            bitRate: Int? = nil, channels: TranscodeConfiguration.AudioChannels? = nil
+        ) {
+            self.bitRate = bitRate
+            self.channels = channels
+        }
     }
 
     /// The channel layouts when the encoder's differs from the input's (named by `av_channel_layout_describe`):
     /// a mix-down, a mix-up or a move of channels that a note should tell.
-    private(set) var layoutChange: (from: String, to: String)?
+    package private(set) var layoutChange: (from: String, to: String)?
     /// `--audio-bitrate` was given to a lossless encoder, which has no bit rate to set.
-    private(set) var bitRateIgnored = false
+    package private(set) var bitRateIgnored = false
 
     /// `sampleRate`: the rate the container requires (MXF: 48 kHz), else the input's when the
     /// encoder takes it.
-    init(
+    package init(
         input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
         sampleRate: Int32? = nil, request: Request = Request()
     ) throws(CropZoomError) {
@@ -181,17 +188,17 @@ final class AudioTranscoder: @unchecked Sendable {
     }
 
     /// libopus above two channels is mapping family 1 (up to 8 channels, Vorbis order); two or fewer, its default.
-    static func setMappingFamily(_ options: inout [String: String], encoder: String, channels: Int32) {
+    package static func setMappingFamily(_ options: inout [String: String], encoder: String, channels: Int32) {
         guard encoder == "libopus" else { return }
         options["mapping_family"] = channels > 2 ? "1" : nil
     }
 
     /// The layouts a refusal lists when the encoder takes them.
-    static let standardLayouts = ["mono", "stereo", "2.1", "3.0", "quad", "5.0", "5.1", "6.1", "7.1"]
+    package static let standardLayouts = ["mono", "stereo", "2.1", "3.0", "quad", "5.0", "5.1", "6.1", "7.1"]
 
     /// Whether `codec` opens for `layout` at `rate` and `format` with `options` (a throwaway context:
     /// `avcodec_alloc_context3`, `avcodec_open2`, `avcodec_free_context`).
-    static func opens(
+    package static func opens(
         _ codec: UnsafePointer<AVCodec>, layout: inout AVChannelLayout, rate: Int32, format: AVSampleFormat,
         options: [String: String]
     ) -> Bool {
@@ -211,7 +218,7 @@ final class AudioTranscoder: @unchecked Sendable {
     }
 
     /// `av_channel_layout_describe`: "stereo", "5.1(side)", "3 channels".
-    static func describe(_ layout: inout AVChannelLayout) -> String {
+    package static func describe(_ layout: inout AVChannelLayout) -> String {
         var buffer = [UInt8](repeating: 0, count: 64)
         let n = buffer.withUnsafeMutableBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { av_channel_layout_describe(&layout, $0.baseAddress, 64) }
@@ -221,7 +228,7 @@ final class AudioTranscoder: @unchecked Sendable {
     }
 
     /// Codec names and the encoders that make them, best first (`--audio-codec`).
-    static let preferredEncoders: [String: [String]] = [
+    package static let preferredEncoders: [String: [String]] = [
         "aac": ["aac", "libfdk_aac"], "opus": ["libopus", "opus"], "mp3": ["libmp3lame", "libshine"],
         "vorbis": ["libvorbis", "vorbis"], "mp2": ["mp2", "libtwolame"], "pcm": ["pcm_s16le"],
     ]
@@ -229,7 +236,7 @@ final class AudioTranscoder: @unchecked Sendable {
     /// The audio encoder `given` names (`avcodec_find_encoder_by_name`), or the best installed one for the codec it
     /// names (`preferredEncoders`, then `avcodec_descriptor_get_by_name` and `avcodec_find_encoder`); a name this
     /// FFmpeg does not know, or a codec it cannot encode, is a usage error naming `--audio-codec`.
-    static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec> {
+    package static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec> {
         let name = given.lowercased()
         for n in preferredEncoders[name == "mpeg3" ? "mp3" : name] ?? [] {
             if let c = avcodec_find_encoder_by_name(n) { return c }
@@ -250,12 +257,12 @@ final class AudioTranscoder: @unchecked Sendable {
         return c
     }
 
-    var timeBase: AVRational { encoder.pointer.pointee.time_base }
+    package var timeBase: AVRational { encoder.pointer.pointee.time_base }
 
     /// The encoder for audio `container` cannot hold as it is: AAC where the container holds AAC,
     /// else the container's own audio codec (Opus for WebM, MP2 for MPEG-PS …; `avcodec_find_encoder`);
     /// nil when the container holds no audio (GIF, images) or that codec has no encoder here.
-    static func encoderName(for container: OutputFormat) -> String? {
+    package static func encoderName(for container: OutputFormat) -> String? {
         if container.canStore(AV_CODEC_ID_AAC) { return "aac" }
         let id = container.defaultCodec(AVMEDIA_TYPE_AUDIO)
         if id == AV_CODEC_ID_OPUS, avcodec_find_encoder_by_name("libopus") != nil { return "libopus" }
@@ -264,7 +271,7 @@ final class AudioTranscoder: @unchecked Sendable {
     }
 
     /// Feeds one packet (nil = end) and hands every encoded packet to `body`.
-    func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
+    package func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
         do { _ = try decoder.send(packet: input) } catch { corruptPackets += 1 }
         while true {
             let step: AVStep<Void>

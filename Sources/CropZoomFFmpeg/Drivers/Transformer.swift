@@ -1,6 +1,6 @@
 import CFFmpeg
 import CPlaneKernels
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// The transform stage's work: crops a decoded picture by pointer offset (no copy), scales it into an
 /// output frame — with zimg for planar YUV and grey above 8 bits, with swscale for 8-bit pictures
@@ -9,14 +9,14 @@ import CropZoomFFmpeg
 /// plane kernel.
 ///
 /// One transformer per worker: it owns its scalers and scratch frames.
-final class Transformer: @unchecked Sendable {
+package final class Transformer: @unchecked Sendable {
     // @unchecked Sendable: used by one worker thread at a time; handed over, never shared.
-    let plan: GeometryPlan
-    let outputFormat: AVPixelFormat
-    let outputFullRange: Bool
-    let flags: Int32
-    let filter: TranscodeConfiguration.Scaler
-    let kernel: TranscodeConfiguration.Kernel
+    package let plan: GeometryPlan
+    package let outputFormat: AVPixelFormat
+    package let outputFullRange: Bool
+    package let flags: Int32
+    package let filter: TranscodeConfiguration.Scaler
+    package let kernel: TranscodeConfiguration.Kernel
     private var scaler: Scaler?
     private var zimg: ZimgScaler?
     /// Animated windows (a new one every frame): cropzoom's own resampler, buffers made once.
@@ -50,21 +50,21 @@ final class Transformer: @unchecked Sendable {
     private var backgroundSamples: [Int32]?
 
     /// The YUV matrix of an RGB ↔ YUV conversion (`Scaler.Key.matrix`).
-    let matrix: AVColorSpace
+    package let matrix: AVColorSpace
 
     /// Which frames are deinterlaced, and the field order when a frame does not say (`on` with a
     /// progressive-flagged frame): the stream's, top first by default.
-    let deinterlace: TranscodeConfiguration.Deinterlace
-    let topFieldFirst: Bool
+    package let deinterlace: TranscodeConfiguration.Deinterlace
+    package let topFieldFirst: Bool
     /// The deinterlaced picture (made once per size and format).
     private var fields: Frame?
     /// HDR mapped to SDR: the picture is rendered into `wide` (`outputFormat`, 4:4:4 16-bit), then mapped into the
     /// output frame (the encoder's format, `fullRange`) by `mapper`. Both made on first use.
-    let toneMap: (mapping: ToneMapping, fullRange: Bool)?
+    package let toneMap: (mapping: ToneMapping, fullRange: Bool)?
     private var wide: Frame?
     private var mapper: ToneMapper?
 
-    init(
+    package init(
         plan: GeometryPlan, outputFormat pixelFormat: PixelFormat, outputFullRange: Bool,
         matrix colorMatrix: ColorMatrix = .unspecified,
         scaler: TranscodeConfiguration.Scaler, kernel: TranscodeConfiguration.Kernel = .auto,
@@ -110,7 +110,7 @@ final class Transformer: @unchecked Sendable {
 
     /// Renders `input` into `out`, a frame of the output size and format. Times are the
     /// timestamp policy's (`TimestampPolicy.stamp`).
-    func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
+    package func render(_ input: Frame, into out: Frame) throws(CropZoomError) {
         if let toneMap {
             if wide == nil || wide!.width != out.width || wide!.height != out.height {
                 wide = try Frame(width: out.width, height: out.height, format: outputFormat)
@@ -201,7 +201,7 @@ final class Transformer: @unchecked Sendable {
     /// (`srcPlanes`, set by `draw`).
     /// Whether `frame` is deinterlaced (`--deinterlace`), and which field is kept: the first in
     /// time (`top_field_first`), so the picture shows the frame's first instant.
-    func keptField(_ frame: Frame) -> Int32? {
+    package func keptField(_ frame: Frame) -> Int32? {
         let f = frame.pointer.pointee
         switch deinterlace {
         case .off: return nil
@@ -424,7 +424,9 @@ final class Transformer: @unchecked Sendable {
     /// the declared position taken back through the orientation about the block's centre
     /// (a flip: 256 − position; a quarter turn swaps the axes). Only subsampled directions
     /// count; nil when nothing changes.
-    static func preOrientationChroma(_ location: AVChromaLocation, orientation o: Orientation, format: AVPixelFormat)
+    package static func preOrientationChroma(
+        _ location: AVChromaLocation, orientation o: Orientation, format: AVPixelFormat
+    )
         -> (h: Int64, v: Int64)?
     {
         guard !o.isIdentity, let info = PixelFormatInfo(format), info.log2ChromaW > 0 || info.log2ChromaH > 0 else {
@@ -459,7 +461,7 @@ final class Transformer: @unchecked Sendable {
     }
 
     /// Applies `orientation` plane by plane: `dst` is `src` rotated/mirrored.
-    static func orient(_ src: Frame, into dst: Frame, _ o: Orientation) {
+    package static func orient(_ src: Frame, into dst: Frame, _ o: Orientation) {
         let info = PixelFormatInfo(src.pixelFormat)!
         let steps = info.planeSteps
         let inv = o.inverse

@@ -1,16 +1,16 @@
 import CFFmpeg
-import CropZoomFFmpeg
+import CropZoomCore
 
 /// The last step of a live MP4/MOV recording that ended normally: the fragmented file it was written as (playable
 /// at every moment, see ``Muxer``) is copied, packet for packet, into a regular one with its index at the front
 /// (`movflags=+faststart`), which players seek in at once and every tool reads. Times, codecs, dispositions and
 /// tags are kept. Until that copy is renamed over the recording, the fragmented file is the recording: a crash
 /// during the copy loses nothing.
-enum FinishedMP4 {
+package enum FinishedMP4 {
     /// Copies the fragmented file at `path` into a regular MP4/MOV at `target` (`avformat_open_input`,
     /// `avcodec_parameters_copy`, `av_interleaved_write_frame`, `av_write_trailer`); `displayPath` names the
     /// output in messages and chooses the container.
-    static func rewrite(_ path: String, into target: String, displayPath: String) throws(CropZoomError) {
+    package static func rewrite(_ path: String, into target: String, displayPath: String) throws(CropZoomError) {
         let input = try InputFormat(path: path)
         let output = try OutputFormat(path: target, displayPath: displayPath, formatName: nil)
         output.copyMetadata(from: input)

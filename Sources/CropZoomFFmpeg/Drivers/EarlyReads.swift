@@ -1,4 +1,4 @@
-import CropZoomFFmpeg
+import CropZoomCore
 import Foundation
 
 /// A capture device's reads from the moment it is open until the engine's reader takes over (issue 27 item 6).
@@ -16,14 +16,14 @@ import Foundation
 /// them without it, after ``takeOver()`` has waited for that thread to end (its semaphore orders the two). The demuxer
 /// is used by the early thread alone until then (the set-up meanwhile reads only stream parameters that a device's
 /// reads do not change).
-final class EarlyReads: @unchecked Sendable {
-    struct Item {
-        let packet: Packet
+package final class EarlyReads: @unchecked Sendable {
+    package struct Item {
+        package let packet: Packet
         /// When the read returned (monotonic seconds).
-        let arrival: Double
+        package let arrival: Double
         /// How long the read waited for the device (seconds).
-        let wait: Double
-        let isVideo: Bool
+        package let wait: Double
+        package let isVideo: Bool
     }
 
     private let lock = NSLock()
@@ -37,12 +37,12 @@ final class EarlyReads: @unchecked Sendable {
     private let keepVideo: Double?
     /// Video packets let go from the front; once the start is settled each is counted (`onLateDrop`).
     private var dropped = 0
-    var letGo: Int { lock.withLock { dropped } }
+    package var letGo: Int { lock.withLock { dropped } }
     private var settled = false
     private var onLateDrop: (@Sendable () -> Void)?
 
     /// Starts reading `demuxer` on a thread of its own (`read` is the demuxer's own read of the source).
-    init(
+    package init(
         keepVideo: Double?, isVideo: @escaping @Sendable (Int) -> Bool,
         read: @escaping @Sendable (Packet) throws(CropZoomError) -> AVStep<(arrival: Double, wait: Double)>?
     ) {
@@ -102,7 +102,7 @@ final class EarlyReads: @unchecked Sendable {
 
     /// Where the kept video starts (its first packet's presentation time, in its stream's units) when older video
     /// was let go, else nil. From now on, video let go is counted by `onLateDrop` (the recording has started).
-    func settle(onLateDrop: @escaping @Sendable () -> Void) -> (stream: Int, pts: Int64)? {
+    package func settle(onLateDrop: @escaping @Sendable () -> Void) -> (stream: Int, pts: Int64)? {
         lock.withLock {
             settled = true
             self.onLateDrop = onLateDrop
@@ -112,18 +112,18 @@ final class EarlyReads: @unchecked Sendable {
     }
 
     /// Tells the early thread to stop and waits for its read under way (at most one frame or fragment).
-    func takeOver() {
+    package func takeOver() {
         lock.withLock { stopping = true }
         done.wait()
         done.signal()
     }
 
     /// Asks the early thread to stop without waiting (a set-up that failed).
-    func cancel() { lock.withLock { stopping = true } }
+    package func cancel() { lock.withLock { stopping = true } }
 
     /// The next packet read early, moved into `packet`, with when it arrived and how long its read waited; then how
     /// the early reads ended (nil: the reader goes on reading the device). After ``takeOver()``.
-    func next(into packet: Packet) throws(CropZoomError) -> AVStep<(arrival: Double, wait: Double)>? {
+    package func next(into packet: Packet) throws(CropZoomError) -> AVStep<(arrival: Double, wait: Double)>? {
         if head < items.count {
             let item = items[head]
             head += 1
@@ -145,5 +145,5 @@ final class EarlyReads: @unchecked Sendable {
     }
 
     /// Packets waiting to be replayed.
-    var count: Int { lock.withLock { items.count - head } }
+    package var count: Int { lock.withLock { items.count - head } }
 }
