@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "CropZoomKit",
             dependencies: [
-                "CropZoomCore", "CropZoomSystem", "CropZoomFFmpeg", "CFFmpeg", "CPlaneKernels",
+                "CropZoomCore", "CropZoomSystem", "CropZoomFFmpeg",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -66,3 +66,8 @@ package enum FFmpegLog {
     /// Routes FFmpeg's log: warnings and worse printed when `verbose`, nothing otherwise.
     package static func install(verbose: Bool) { cz_log_install(verbose ? AV_LOG_WARNING : AV_LOG_QUIET) }
 }
+
+extension FFmpegLog {
+    /// Nothing of FFmpeg's log is printed (`cz_log_install(AV_LOG_QUIET)`): one-line errors stay one line.
+    package static func silence() { cz_log_install(AV_LOG_QUIET) }
+}

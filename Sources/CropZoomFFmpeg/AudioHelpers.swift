@@ -5,13 +5,13 @@ import CropZoomCore
 ///
 /// `@unchecked Sendable`: owned by one audio stage.
 package final class Resampler: @unchecked Sendable {
-    package var pointer: OpaquePointer?
+    var pointer: OpaquePointer?
     /// The input the context is set up for; a decoder may learn the real channel layout only from
     /// its first frame (AAC with a program config element), see `adapt`.
     private var inputLayout = AVChannelLayout()
     private var inputFormat: Int32, inputRate: Int32
 
-    package init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>)
+    init(from dec: UnsafeMutablePointer<AVCodecContext>, to enc: UnsafeMutablePointer<AVCodecContext>)
         throws(CropZoomError)
     {
         inputFormat = dec.pointee.sample_fmt.rawValue
@@ -45,7 +45,7 @@ package final class Resampler: @unchecked Sendable {
 
     /// An unspecified channel order becomes the default layout of that many channels
     /// (`av_channel_layout_default`), as swresample takes it.
-    package static func name(_ layout: inout AVChannelLayout) {
+    static func name(_ layout: inout AVChannelLayout) {
         guard layout.order == AV_CHANNEL_ORDER_UNSPEC else { return }
         let n = layout.nb_channels
         av_channel_layout_uninit(&layout)
@@ -62,9 +62,9 @@ package final class Resampler: @unchecked Sendable {
 /// into the encoder's frame size.
 package final class AudioFIFO: @unchecked Sendable {
     // @unchecked Sendable: owned by one audio stage.
-    package let pointer: OpaquePointer
+    let pointer: OpaquePointer
 
-    package init(format: AVSampleFormat, channels: Int32) throws(CropZoomError) {
+    init(format: AVSampleFormat, channels: Int32) throws(CropZoomError) {
         guard let f = av_audio_fifo_alloc(format, channels, 4096) else {
             throw CropZoomError(.processing, what: "allocating an audio buffer", reason: "out of memory")
         }

@@ -9,7 +9,7 @@ package final class BitstreamFilter: @unchecked Sendable {
     private var pointer: UnsafeMutablePointer<AVBSFContext>?
 
     /// `av_bsf_get_by_name`, `av_bsf_alloc`, the stream's parameters and time base in, `av_bsf_init`.
-    package init(name: String, parameters: UnsafePointer<AVCodecParameters>, timeBase: TimeBase) throws(CropZoomError) {
+    init(name: String, parameters: UnsafePointer<AVCodecParameters>, timeBase: TimeBase) throws(CropZoomError) {
         guard let filter = av_bsf_get_by_name(name) else {
             throw CropZoomError(.processing, what: "filtering a stream", reason: "no bitstream filter \(name)")
         }

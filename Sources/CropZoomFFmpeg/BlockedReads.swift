@@ -30,7 +30,7 @@ package final class BlockedReads: @unchecked Sendable {
     private init() { cz_wake_install() }
 
     /// Runs `body` (a read through a context whose interrupt callback is `callback`) registered for waking.
-    package func during<T, E: Error>(_ callback: AVIOInterruptCB, _ body: () throws(E) -> T) throws(E) -> T {
+    func during<T, E: Error>(_ callback: AVIOInterruptCB, _ body: () throws(E) -> T) throws(E) -> T {
         guard callback.callback != nil else { return try body() }
         let tid = cz_reading_thread_id()
         condition.lock()

@@ -6,12 +6,12 @@ import CropZoomCore
 ///
 /// `@unchecked Sendable`: a codec context is driven by exactly one stage thread.
 package final class CodecContext: @unchecked Sendable {
-    package let pointer: UnsafeMutablePointer<AVCodecContext>
-    package let codec: UnsafePointer<AVCodec>
+    let pointer: UnsafeMutablePointer<AVCodecContext>
+    let codec: UnsafePointer<AVCodec>
     /// For error messages.
     package let path: String?
 
-    package init(codec: UnsafePointer<AVCodec>, path: String?) throws(CropZoomError) {
+    init(codec: UnsafePointer<AVCodec>, path: String?) throws(CropZoomError) {
         guard let p = avcodec_alloc_context3(codec) else {
             throw CropZoomError(.processing, what: "allocating a codec context", path: path, reason: "out of memory")
         }
@@ -114,7 +114,7 @@ package final class CodecContext: @unchecked Sendable {
 }
 
 extension UnsafePointer where Pointee == AVCodec {
-    package var supportedPixelFormats: [AVPixelFormat] {
+    var supportedPixelFormats: [AVPixelFormat] {
         var result: [AVPixelFormat] = []
         guard var p = pointee.pix_fmts else { return result }
         while p.pointee != AV_PIX_FMT_NONE {
@@ -123,7 +123,7 @@ extension UnsafePointer where Pointee == AVCodec {
         }
         return result
     }
-    package var supportedSampleFormats: [AVSampleFormat] {
+    var supportedSampleFormats: [AVSampleFormat] {
         var result: [AVSampleFormat] = []
         guard var p = pointee.sample_fmts else { return result }
         while p.pointee != AV_SAMPLE_FMT_NONE {
@@ -142,7 +142,7 @@ extension UnsafePointer where Pointee == AVCodec {
         return result
     }
     /// `AVCodec.ch_layouts` (ends with a zeroed layout); empty when the codec takes any.
-    package var supportedChannelLayouts: [AVChannelLayout] {
+    var supportedChannelLayouts: [AVChannelLayout] {
         var result: [AVChannelLayout] = []
         guard var p = pointee.ch_layouts else { return result }
         while p.pointee.nb_channels != 0 {

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: read only by the demux stage's thread.
 package final class InputFormat: @unchecked Sendable {
-    package private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
+    private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
     package let path: String
     /// A live input's watch (stop request, no-data deadline); nil for a file.
     package let watch: IOWatch?
@@ -238,7 +238,7 @@ package final class InputFormat: @unchecked Sendable {
         guard r >= 0 else { return nil }
         if !isAttachedPicture(Int(r)) { return Int(r) }
         return (0..<streamCount).first {
-            stream($0).mediaType == AVMEDIA_TYPE_VIDEO && !isAttachedPicture($0)
+            stream($0).mediaType == .video && !isAttachedPicture($0)
         }
     }
 
@@ -265,7 +265,7 @@ package final class InputFormat: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: written only by the mux stage's thread.
 package final class OutputFormat: @unchecked Sendable {
-    package let pointer: UnsafeMutablePointer<AVFormatContext>
+    let pointer: UnsafeMutablePointer<AVFormatContext>
     /// Where bytes are written (the temporary file).
     package let path: String
     /// The path the user named, for messages.
@@ -307,7 +307,7 @@ package final class OutputFormat: @unchecked Sendable {
         avformat_free_context(pointer)
     }
 
-    package var outputFormat: UnsafePointer<AVOutputFormat> { pointer.pointee.oformat }
+    var outputFormat: UnsafePointer<AVOutputFormat> { pointer.pointee.oformat }
     package var formatName: String { String(cString: outputFormat.pointee.name) }
 
     /// Can this container store `codec`? `avformat_query_codec` where the muxer can tell; where
@@ -351,7 +351,7 @@ package final class OutputFormat: @unchecked Sendable {
 
     /// The container's own codec for `type` (`AVOutputFormat.video_codec`/`audio_codec`/
     /// `subtitle_codec`); AV_CODEC_ID_NONE when it holds none.
-    package func defaultCodec(_ type: AVMediaType) -> AVCodecID {
+    func defaultCodec(_ type: AVMediaType) -> AVCodecID {
         switch type {
         case AVMEDIA_TYPE_VIDEO: return outputFormat.pointee.video_codec
         case AVMEDIA_TYPE_AUDIO: return outputFormat.pointee.audio_codec

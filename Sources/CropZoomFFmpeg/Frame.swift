@@ -6,7 +6,7 @@ import CropZoomCore
 /// `@unchecked Sendable`: a frame belongs to one stage at a time and moves between threads only
 /// through a pipeline queue or a pool, which hand over ownership.
 package final class Frame: @unchecked Sendable {
-    package let pointer: UnsafeMutablePointer<AVFrame>
+    let pointer: UnsafeMutablePointer<AVFrame>
 
     package init() throws(CropZoomError) {
         guard let p = av_frame_alloc() else {
@@ -24,7 +24,7 @@ package final class Frame: @unchecked Sendable {
         try self.init(width: width, height: height, format: format.av)
     }
 
-    package convenience init(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
+    convenience init(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
         try self.init()
         try allocatePicture(width: width, height: height, format: format)
     }
@@ -34,7 +34,7 @@ package final class Frame: @unchecked Sendable {
         try allocatePicture(width: width, height: height, format: format.av)
     }
 
-    package func allocatePicture(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
+    func allocatePicture(width: Int, height: Int, format: AVPixelFormat) throws(CropZoomError) {
         av_frame_unref(pointer)
         pointer.pointee.width = Int32(width)
         pointer.pointee.height = Int32(height)
@@ -49,7 +49,7 @@ package final class Frame: @unchecked Sendable {
 
     package var width: Int { Int(pointer.pointee.width) }
     package var height: Int { Int(pointer.pointee.height) }
-    package var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+    var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
     /// The decoder's guess of the presentation time (`best_effort_timestamp`).
     package var bestEffortTimestamp: Int64 {
         get { pointer.pointee.best_effort_timestamp }
@@ -114,7 +114,7 @@ package final class Frame: @unchecked Sendable {
 
 /// Plane `i`'s data and line size (the C arrays are tuples in Swift).
 extension AVFrame {
-    package func dataPlane(_ i: Int) -> UnsafeMutablePointer<UInt8>? {
+    func dataPlane(_ i: Int) -> UnsafeMutablePointer<UInt8>? {
         switch i {
         case 0: return data.0
         case 1: return data.1

@@ -5,8 +5,8 @@ import CropZoomCore
 /// video, carried to the encoder (x265) and to the output stream's side data (Matroska colour
 /// elements, MP4 `mdcv`/`clli`).
 package struct HDRMetadata {
-    package var mastering: AVMasteringDisplayMetadata?
-    package var light: AVContentLightMetadata?
+    var mastering: AVMasteringDisplayMetadata?
+    var light: AVContentLightMetadata?
 
     /// From the input stream's side data (`av_stream_get_side_data`); where it has none and the
     /// video is PQ (SMPTE ST 2084), from the first decoded frame's (`cz_first_frame_hdr`, which

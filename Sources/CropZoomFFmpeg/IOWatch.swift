@@ -7,7 +7,7 @@ import CropZoomCore
 ///
 /// `@unchecked Sendable`: its C fields are atomics; any thread may stop or arm it.
 package final class IOWatch: @unchecked Sendable {
-    package let pointer: OpaquePointer
+    let pointer: OpaquePointer
 
     package init() throws(CropZoomError) {
         guard let w = cz_watch_new() else {
@@ -39,7 +39,7 @@ package final class IOWatch: @unchecked Sendable {
 extension AVIOInterruptCB {
     /// The interrupt callback of an input's I/O: `watch`'s (a live source's stop and deadline, a job's cancel switch)
     /// when there is one (`cz_watch_callback`), else the process's signals (`cz_interrupt_callback`).
-    package static func watching(_ watch: IOWatch?) -> AVIOInterruptCB {
+    static func watching(_ watch: IOWatch?) -> AVIOInterruptCB {
         guard let watch else { return AVIOInterruptCB(callback: cz_interrupt_callback, opaque: nil) }
         return AVIOInterruptCB(callback: cz_watch_callback, opaque: UnsafeMutableRawPointer(watch.pointer))
     }

@@ -9,7 +9,7 @@ import CropZoomCore
 package final class MemoryInput: @unchecked Sendable {
     private let bytes: UnsafeMutableRawBufferPointer
     /// The context, for `AVFormatContext.pb`.
-    package private(set) var context: UnsafeMutablePointer<AVIOContext>?
+    private(set) var context: UnsafeMutablePointer<AVIOContext>?
     /// The bytes start with an MP4/MOV box (``InputFormat/isISOBoxType(_:)``).
     package let looksLikeISOMedia: Bool
 

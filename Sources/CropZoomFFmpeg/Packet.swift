@@ -7,7 +7,7 @@ import CropZoomCore
 /// `@unchecked Sendable`: a packet is used by one stage at a time; it crosses threads only by
 /// being handed over through a pipeline queue, after which the sender no longer touches it.
 package final class Packet: @unchecked Sendable {
-    package let pointer: UnsafeMutablePointer<AVPacket>
+    let pointer: UnsafeMutablePointer<AVPacket>
 
     package init() throws(CropZoomError) {
         guard let p = av_packet_alloc() else {

@@ -3,10 +3,10 @@ import CropZoomCore
 
 /// Facts about a pixel format from `av_pix_fmt_desc_get`.
 package struct PixelFormatInfo {
-    package let format: AVPixelFormat
-    package let descriptor: UnsafePointer<AVPixFmtDescriptor>
+    let format: AVPixelFormat
+    let descriptor: UnsafePointer<AVPixFmtDescriptor>
 
-    package init?(_ format: AVPixelFormat) {
+    init?(_ format: AVPixelFormat) {
         guard let d = av_pix_fmt_desc_get(format) else { return nil }
         self.format = format
         self.descriptor = d
@@ -51,7 +51,7 @@ package struct PixelFormatInfo {
     }
 
     /// The full-range "J" formats FFmpeg still uses for JPEG-range YUV, mapped to their plain twin.
-    package var unJ: AVPixelFormat {
+    var unJ: AVPixelFormat {
         switch format {
         case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P
         case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P
@@ -64,7 +64,7 @@ package struct PixelFormatInfo {
     package var isJ: Bool { unJ != format }
 }
 
-package func pixelFormatName(_ f: AVPixelFormat) -> String {
+func pixelFormatName(_ f: AVPixelFormat) -> String {
     guard let n = av_get_pix_fmt_name(f) else { return "none" }
     return String(cString: n)
 }

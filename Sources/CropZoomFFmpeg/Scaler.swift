@@ -7,25 +7,25 @@ import CropZoomCore
 ///
 /// `@unchecked Sendable`: each transform worker owns its own scaler.
 package final class Scaler: @unchecked Sendable {
-    package let pointer: OpaquePointer
+    let pointer: OpaquePointer
     package let key: Key
 
     package struct Key: Equatable {
-        package var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
-        package var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
+        var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
+        var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
         package var flags: Int32
         /// Full (JPEG) range on each side, passed to `sws_setColorspaceDetails`.
         package var srcFullRange: Bool, dstFullRange: Bool
         /// Where chroma samples sit (`AVChromaLocation`; unspecified is taken as left, H.264's
         /// and MPEG-2's default), the same on both sides.
-        package var chromaLocation: AVChromaLocation = AVCHROMA_LOC_LEFT
+        var chromaLocation: AVChromaLocation = AVCHROMA_LOC_LEFT
         /// The destination's chroma position (1/256 luma pixel) when it differs from
         /// `chromaLocation`'s: the destination is turned or mirrored afterwards, and its chroma
         /// must then land where `chromaLocation` says (`Transformer.preOrientationChroma`).
         package var dstChromaH: Int64? = nil, dstChromaV: Int64? = nil
         /// The YUV matrix of an RGB ↔ YUV conversion (the YUV side's); unspecified keeps swscale's
         /// default (BT.601).
-        package var matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED
+        var matrix: AVColorSpace = AVCOL_SPC_UNSPECIFIED
 
         package init(
             srcW: Int, srcH: Int, srcFormat: AVPixelFormat, dstW: Int, dstH: Int, dstFormat: AVPixelFormat,
@@ -50,7 +50,7 @@ package final class Scaler: @unchecked Sendable {
 
     /// swscale's coefficients for `matrix` (`sws_getCoefficients`, indexed by AVColorSpace's
     /// numbers), nil for what it has none of (unspecified, RGB, YCgCo).
-    package static func coefficients(_ matrix: AVColorSpace) -> UnsafePointer<Int32>? {
+    static func coefficients(_ matrix: AVColorSpace) -> UnsafePointer<Int32>? {
         let known: [AVColorSpace] = [
             AVCOL_SPC_BT709, AVCOL_SPC_FCC, AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M,
             AVCOL_SPC_SMPTE240M, AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL,
@@ -61,7 +61,7 @@ package final class Scaler: @unchecked Sendable {
     /// swscale's `*_chr_pos` pair for `location` on a side subsampled by (log2w, log2h): in
     /// 1/256 luma pixels from the block's top-left (`avcodec_enum_to_chroma_pos`); 0 along a
     /// direction that is not subsampled.
-    package static func chromaPosition(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (h: Int64, v: Int64) {
+    static func chromaPosition(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (h: Int64, v: Int64) {
         var x: Int32 = 0
         var y: Int32 = 0
         let loc = location == AVCHROMA_LOC_UNSPECIFIED ? AVCHROMA_LOC_LEFT : location
@@ -126,7 +126,7 @@ package final class Scaler: @unchecked Sendable {
     deinit { sws_freeContext(pointer) }
 
     /// `sws_scale` from plane pointers (already offset to the crop origin) into `dst`'s planes.
-    package func scale(src: UnsafePointer<UnsafePointer<UInt8>?>, srcStride: UnsafePointer<Int32>, into dst: Frame) {
+    func scale(src: UnsafePointer<UnsafePointer<UInt8>?>, srcStride: UnsafePointer<Int32>, into dst: Frame) {
         withUnsafeMutablePointer(to: &dst.pointer.pointee.data) { dataTuple in
             dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { dstData in
                 withUnsafeMutablePointer(to: &dst.pointer.pointee.linesize) { lsTuple in

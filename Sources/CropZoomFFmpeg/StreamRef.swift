@@ -8,9 +8,9 @@ import CropZoomCore
 package struct StreamRef: @unchecked Sendable {
     // @unchecked Sendable: a view is used by the stage that owns its format context.
     private let owner: AnyObject
-    package let pointer: UnsafeMutablePointer<AVStream>
+    let pointer: UnsafeMutablePointer<AVStream>
 
-    package init(_ pointer: UnsafeMutablePointer<AVStream>, owner: AnyObject) {
+    init(_ pointer: UnsafeMutablePointer<AVStream>, owner: AnyObject) {
         self.pointer = pointer
         self.owner = owner
     }
@@ -25,14 +25,18 @@ package struct StreamRef: @unchecked Sendable {
     /// The duration in `timeBase` (0 or less: unknown).
     package var duration: Int64 { pointer.pointee.duration }
     /// The codec parameters (`AVCodecParameters`), borrowed with the stream.
-    package var parameters: UnsafeMutablePointer<AVCodecParameters> { pointer.pointee.codecpar }
-    package var mediaType: AVMediaType { parameters.pointee.codec_type }
-    package var codecID: AVCodecID { parameters.pointee.codec_id }
+    var parameters: UnsafeMutablePointer<AVCodecParameters> { pointer.pointee.codecpar }
+    package var mediaType: MediaType { MediaType(parameters.pointee.codec_type) }
+    package var codecID: CodecID { CodecID(parameters.pointee.codec_id) }
+    /// Bytes of codec configuration in the header (`extradata_size`).
+    package var extradataSize: Int { Int(parameters.pointee.extradata_size) }
+    /// The colour primaries the stream is labelled with (`color_primaries`).
+    package var colorPrimaries: ColorPrimaries { ColorPrimaries(parameters.pointee.color_primaries) }
     /// Why a decoder cannot be opened with this stream's parameters (`avcodec_parameters_to_context`,
     /// `avcodec_open2`): a damaged header (65281 channels, a sample rate of 0 …); nil when it opens, or when this
     /// FFmpeg has no decoder for the codec (a stream that can only be copied is not judged).
     package var damagedParameters: String? {
-        guard let codec = avcodec_find_decoder(codecID), let ctx = avcodec_alloc_context3(codec) else { return nil }
+        guard let codec = avcodec_find_decoder(codecID.av), let ctx = avcodec_alloc_context3(codec) else { return nil }
         defer {
             var p: UnsafeMutablePointer<AVCodecContext>? = ctx
             avcodec_free_context(&p)
@@ -45,13 +49,14 @@ package struct StreamRef: @unchecked Sendable {
         return r < 0 ? AVCode.message(r) : nil
     }
     /// `avcodec_get_name` of the codec ("h264", "aac"; "none" when unknown).
-    package var codecName: String { String(cString: avcodec_get_name(codecID)) }
+    package var codecName: String { codecID.name }
     /// `AV_DISPOSITION_*` flags (default, attached picture …).
     package var disposition: Int32 { pointer.pointee.disposition }
     /// The frame count the container states (`nb_frames`; 0: unknown).
     package var declaredFrames: Int64 { pointer.pointee.nb_frames }
-    package var isAudio: Bool { mediaType == AVMEDIA_TYPE_AUDIO }
-    package var isSubtitle: Bool { mediaType == AVMEDIA_TYPE_SUBTITLE }
+    package var isAudio: Bool { mediaType == .audio }
+    package var isVideo: Bool { mediaType == .video }
+    package var isSubtitle: Bool { mediaType == .subtitle }
     /// A cover picture (`AV_DISPOSITION_ATTACHED_PIC`), not video.
     package var isAttachedPicture: Bool { pointer.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
     package var averageFrameRate: Rational { Rational(pointer.pointee.avg_frame_rate) }
@@ -91,7 +96,7 @@ package struct StreamRef: @unchecked Sendable {
     package var fieldOrder: (name: String, meaning: String)? { StreamRef.describe(parameters.pointee.field_order) }
 
     /// `AVFieldOrder` in ffprobe's name, and what it means.
-    package static func describe(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
+    static func describe(_ f: AVFieldOrder) -> (name: String, meaning: String)? {
         switch f {
         case AV_FIELD_PROGRESSIVE: return ("progressive", "progressive")
         case AV_FIELD_TT: return ("tt", "top field first")
@@ -108,7 +113,7 @@ package struct StreamRef: @unchecked Sendable {
     }
 
     /// The stream's side data of `type` (`av_stream_get_side_data`), borrowed with the stream.
-    package func sideData(_ type: AVPacketSideDataType) -> UnsafeRawBufferPointer? {
+    func sideData(_ type: AVPacketSideDataType) -> UnsafeRawBufferPointer? {
         var size = 0
         guard let p = av_stream_get_side_data(pointer, type, &size) else { return nil }
         return UnsafeRawBufferPointer(start: p, count: size)

@@ -16,7 +16,7 @@ package final class SubtitleConverter: @unchecked Sendable {
     /// The encoder `avcodec_find_encoder` gives for `target`, opened with the decoder's ASS header
     /// (`subtitle_header`, which text encoders need for their styles).
     package init(input: StreamRef, target: AVCodecID, path: String?) throws(CropZoomError) {
-        guard let dcodec = avcodec_find_decoder(input.codecID), let ecodec = avcodec_find_encoder(target) else {
+        guard let dcodec = avcodec_find_decoder(input.codecID.av), let ecodec = avcodec_find_encoder(target) else {
             throw CropZoomError(
                 .processing, path: path,
                 reason: "no converter from \(input.codecName) subtitles to "

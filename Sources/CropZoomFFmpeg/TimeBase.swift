@@ -15,12 +15,12 @@ package struct Rational: Sendable, Equatable {
         self.den = den
     }
 
-    package init(_ r: AVRational) { self.init(num: r.num, den: r.den) }
+    init(_ r: AVRational) { self.init(num: r.num, den: r.den) }
 
     package static let one = Rational(num: 1, den: 1)
 
     /// For the wrappers that hand it to FFmpeg.
-    package var rational: AVRational { AVRational(num: num, den: den) }
+    var rational: AVRational { AVRational(num: num, den: den) }
 
     /// Both terms positive (FFmpeg writes 0/0 or 0/1 for "unknown").
     package var isKnown: Bool { num > 0 && den > 0 }

@@ -54,14 +54,14 @@ import CropZoomFFmpeg
             outputAlign: info.alignment)
         window = (plan.source.x, plan.source.y, plan.source.width, plan.source.height)
         output = plan.output
-        source = try Frame(width: sourceWidth, height: sourceHeight, format: info.format)
+        source = try Frame(width: sourceWidth, height: sourceHeight, format: info.pixelFormat)
         source.pts = 0
-        Self.fill(source, info)
+        source.fillWithTestPattern(info)
         framePool = FramePool(
-            width: plan.output.width, height: plan.output.height, format: PixelFormat(info.format), capacity: 4)
+            width: plan.output.width, height: plan.output.height, format: info.pixelFormat, capacity: 4)
         // Frame n is shown at n / 30 s.
         transformer = Transformer(
-            plan: plan, outputFormat: PixelFormat(info.format), outputFullRange: info.isJ,
+            plan: plan, outputFormat: info.pixelFormat, outputFullRange: info.isJ,
             scaler: scaler, kernel: kernel,
             frameTime: { Double($0) / 30 }, background: background)
         try runOnce()  // builds the scaler and the pool's first frame outside the measurement
@@ -78,35 +78,6 @@ import CropZoomFFmpeg
     }
 
     public var pool: PoolStatistics { framePool.snapshot() }
-
-    /// A real picture, not zeros: diagonal gradients plus deterministic noise in every plane,
-    /// kept inside the format's nominal range.
-    static func fill(_ frame: Frame, _ info: PixelFormatInfo) {
-        var seed: UInt32 = 0x2545_F491
-        let steps = info.planeSteps
-        for p in 0..<info.planeCount {
-            guard let base = frame.pointer.pointee.dataPlane(p) else { continue }
-            let chroma = info.isChromaPlane(p)
-            let w = (chroma ? -((-frame.width) >> info.log2ChromaW) : frame.width) * steps[p]
-            let h = chroma ? -((-frame.height) >> info.log2ChromaH) : frame.height
-            let linesize = Int(frame.pointer.pointee.linesizePlane(p))
-            let wide = info.bitDepth > 8
-            for y in 0..<h {
-                let row = base + y * linesize
-                for x in stride(from: 0, to: w, by: wide ? 2 : 1) {
-                    seed = seed &* 1_664_525 &+ 1_013_904_223
-                    let v = 32 + (x * 3 + y * 5 + p * 40) % 160 + Int(seed >> 28)  // 32...207
-                    if wide {
-                        let s = UInt16(v << (info.bitDepth - 8))
-                        row[x] = UInt8(s & 0xff)
-                        row[x + 1] = UInt8(s >> 8)
-                    } else {
-                        row[x] = UInt8(v)
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// The frame pool alone: one acquire and one release per call.
@@ -117,7 +88,7 @@ import CropZoomFFmpeg
         guard let info = PixelFormatInfo(name: pixelFormat) else {
             throw CropZoomError(.usage, reason: "unknown pixel format \(pixelFormat)")
         }
-        pool = FramePool(width: width, height: height, format: PixelFormat(info.format), capacity: capacity)
+        pool = FramePool(width: width, height: height, format: info.pixelFormat, capacity: capacity)
         try acquireRelease()  // the first acquire allocates; later ones reuse
     }
 

@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 
 /// In-process fuzzing's entry (libFuzzer's `LLVMFuzzerTestOneInput` and its replay driver, `Tests/fuzz/libfuzzer`;
@@ -24,10 +23,10 @@ import CropZoomFFmpeg
 
     /// Runs `bytes` as an input file read from memory (an `AVIOContext` over them, ``MemoryInput``): the plan
     /// (`JobRunner.plan`, as `TranscodeJob.plan`), then the transcode (`JobRunner.run`, as `TranscodeJob.run`), with
-    /// FFmpeg's log silenced (`cz_log_install(AV_LOG_QUIET)`). Returns the transcode's summary or throws its error,
+    /// FFmpeg's log silenced (`FFmpegLog.silence()`). Returns the transcode's summary or throws its error,
     /// the error the command line would report; never exits.
     public static func run(_ bytes: [UInt8]) throws(CropZoomError) -> TranscodeSummary {
-        cz_log_install(AV_LOG_QUIET)
+        FFmpegLog.silence()
         let planner = JobRunner(configuration: configuration)
         planner.inputBytes = bytes
         _ = try planner.plan()

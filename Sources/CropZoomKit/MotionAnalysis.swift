@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 import Foundation
 
@@ -24,7 +23,7 @@ public struct MotionReport: Codable, Sendable, Equatable {
 public enum MotionAnalysis {
     /// Decodes the first video stream of `path` and measures its motion.
     public static func analyze(_ path: String) throws(CropZoomError) -> MotionReport {
-        cz_log_install(AV_LOG_QUIET)
+        FFmpegLog.silence()
         try InputSetup.check(path)
         let input = try InputFormat(path: path)
         guard let index = input.bestVideoStream() else {
@@ -40,7 +39,7 @@ public enum MotionAnalysis {
             guard let luma = Luma(frame) else {
                 throw CropZoomError(
                     .inputUnreadable, path: path,
-                    reason: "analyze-motion reads planar YUV or grey video, not \(pixelFormatName(frame.pixelFormat))")
+                    reason: "analyze-motion reads planar YUV or grey video, not \(frame.format.name)")
             }
             frames += 1
             if let previous { velocities.append(previous.shift(to: luma)) }
@@ -80,31 +79,8 @@ public enum MotionAnalysis {
         var v: [Double]
 
         init?(_ frame: Frame) {
-            guard let info = PixelFormatInfo(frame.pixelFormat), info.isZimgPlanar,
-                let base = frame.pointer.pointee.dataPlane(0)
-            else { return nil }
-            let ls = Int(frame.pointer.pointee.linesizePlane(0))
-            let f = max(1, (frame.width + 639) / 640)
-            factor = f
-            w = frame.width / f
-            h = frame.height / f
-            let scale = 1 / Double(1 << (info.bitDepth - 8)) / Double(f * f)
-            var a = [Double](repeating: 0, count: w * h)
-            for y in 0..<h {
-                for x in 0..<w {
-                    var s = 0.0
-                    for dy in 0..<f {
-                        let row = base + (y * f + dy) * ls
-                        for dx in 0..<f {
-                            s +=
-                                info.bitDepth > 8
-                                ? Double(UnsafeRawPointer(row).load(fromByteOffset: 2 * (x * f + dx), as: UInt16.self))
-                                : Double(row[x * f + dx])
-                        }
-                    }
-                    a[y * w + x] = s * scale
-                }
-            }
+            guard let (w, h, f, a) = frame.averagedLuma(maxWidth: 640) else { return nil }
+            (self.w, self.h, factor) = (w, h, f)
             v = Luma.blur(a, w, h)
         }
 

@@ -218,7 +218,7 @@ package final class AudioTranscoder: @unchecked Sendable {
     }
 
     /// `av_channel_layout_describe`: "stereo", "5.1(side)", "3 channels".
-    package static func describe(_ layout: inout AVChannelLayout) -> String {
+    static func describe(_ layout: inout AVChannelLayout) -> String {
         var buffer = [UInt8](repeating: 0, count: 64)
         let n = buffer.withUnsafeMutableBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { av_channel_layout_describe(&layout, $0.baseAddress, 64) }
@@ -236,7 +236,7 @@ package final class AudioTranscoder: @unchecked Sendable {
     /// The audio encoder `given` names (`avcodec_find_encoder_by_name`), or the best installed one for the codec it
     /// names (`preferredEncoders`, then `avcodec_descriptor_get_by_name` and `avcodec_find_encoder`); a name this
     /// FFmpeg does not know, or a codec it cannot encode, is a usage error naming `--audio-codec`.
-    package static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec> {
+    static func encoder(named given: String) throws(CropZoomError) -> UnsafePointer<AVCodec> {
         let name = given.lowercased()
         for n in preferredEncoders[name == "mpeg3" ? "mp3" : name] ?? [] {
             if let c = avcodec_find_encoder_by_name(n) { return c }
@@ -257,7 +257,7 @@ package final class AudioTranscoder: @unchecked Sendable {
         return c
     }
 
-    package var timeBase: AVRational { encoder.pointer.pointee.time_base }
+    var timeBase: AVRational { encoder.pointer.pointee.time_base }
 
     /// The encoder for audio `container` cannot hold as it is: AAC where the container holds AAC,
     /// else the container's own audio codec (Opus for WebM, MP2 for MPEG-PS …; `avcodec_find_encoder`);

@@ -116,7 +116,7 @@ package final class Demuxer: @unchecked Sendable {
     package func startEarlyReads(keepingVideo: Double?) {
         let input = self.input
         early = EarlyReads(
-            keepVideo: keepingVideo, isVideo: { input.stream($0).mediaType == AVMEDIA_TYPE_VIDEO },
+            keepVideo: keepingVideo, isVideo: { input.stream($0).mediaType == .video },
             read: { [weak self] (packet: Packet) throws(CropZoomError) in
                 guard let self else { return nil }
                 return try self.readSource(into: packet, strict: false).map { (self.lastArrival, self.lastWait) }

@@ -30,7 +30,7 @@ package final class Muxer: @unchecked Sendable {
     }
 
     /// Adds a stream that receives encoded packets from `encoder`.
-    package func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: StreamRef?)
+    func addEncodedStream(from encoder: UnsafeMutablePointer<AVCodecContext>, input: StreamRef?)
         throws(CropZoomError) -> Int
     {
         let st = try output.addStream()
@@ -125,7 +125,7 @@ package final class Muxer: @unchecked Sendable {
     package func addCoverAttachment(from input: StreamRef) throws(CropZoomError) -> Bool {
         let pic = input.pointer.pointee.attached_pic
         let (name, mime): (String, String)
-        switch input.codecID {
+        switch input.codecID.av {
         case AV_CODEC_ID_PNG: (name, mime) = ("cover.png", "image/png")
         case AV_CODEC_ID_MJPEG: (name, mime) = ("cover.jpg", "image/jpeg")
         default: return false
@@ -221,7 +221,7 @@ package final class Muxer: @unchecked Sendable {
     private func filterADTS() throws(CropZoomError) {
         adtsFilters = try (0..<output.streamCount).map { (i: Int) throws(CropZoomError) -> BitstreamFilter? in
             let st = output.stream(i)
-            guard st.codecID == AV_CODEC_ID_AAC && st.parameters.pointee.extradata_size == 0 else { return nil }
+            guard st.codecID == .aac && st.extradataSize == 0 else { return nil }
             return try BitstreamFilter(name: "aac_adtstoasc", parameters: st.parameters, timeBase: st.timeBase)
         }
     }

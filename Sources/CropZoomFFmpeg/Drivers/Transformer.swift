@@ -12,7 +12,7 @@ import CropZoomCore
 package final class Transformer: @unchecked Sendable {
     // @unchecked Sendable: used by one worker thread at a time; handed over, never shared.
     package let plan: GeometryPlan
-    package let outputFormat: AVPixelFormat
+    let outputFormat: AVPixelFormat
     package let outputFullRange: Bool
     package let flags: Int32
     package let filter: TranscodeConfiguration.Scaler
@@ -50,7 +50,7 @@ package final class Transformer: @unchecked Sendable {
     private var backgroundSamples: [Int32]?
 
     /// The YUV matrix of an RGB ↔ YUV conversion (`Scaler.Key.matrix`).
-    package let matrix: AVColorSpace
+    let matrix: AVColorSpace
 
     /// Which frames are deinterlaced, and the field order when a frame does not say (`on` with a
     /// progressive-flagged frame): the stream's, top first by default.

@@ -10,8 +10,8 @@ import CropZoomCore
 /// `@unchecked Sendable`: each transform worker owns its own.
 package final class PlaneResampler: @unchecked Sendable {
     package struct Key: Equatable {
-        package var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
-        package var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
+        var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
+        var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
         package var filter: TranscodeConfiguration.Scaler
 
         package init(
@@ -38,7 +38,7 @@ package final class PlaneResampler: @unchecked Sendable {
 
     /// Whether it takes `src` → `dst`: planar YUV or grey on both sides with the same bit depth
     /// and plane count (no depth conversion), any filter but area.
-    package static func takes(src: AVPixelFormat, dst: AVPixelFormat, filter: TranscodeConfiguration.Scaler) -> Bool {
+    static func takes(src: AVPixelFormat, dst: AVPixelFormat, filter: TranscodeConfiguration.Scaler) -> Bool {
         guard filter != .area, let s = PixelFormatInfo(src), let d = PixelFormatInfo(dst) else { return false }
         return s.isZimgPlanar && d.isZimgPlanar && s.bitDepth == d.bitDepth && s.planeCount == d.planeCount
     }
@@ -89,7 +89,7 @@ package final class PlaneResampler: @unchecked Sendable {
 
     /// Where chroma sample 0's centre sits, in luma pixels: 0.5 (a luma centre) plus the siting
     /// offset swscale is given too (`Scaler.chromaPosition`, 1/256 luma pixel).
-    package static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
+    static func chromaCentre(_ location: AVChromaLocation, log2w: Int, log2h: Int) -> (x: Double, y: Double) {
         let p = Scaler.chromaPosition(location, log2w: log2w, log2h: log2h)
         return (0.5 + Double(p.h) / 256, 0.5 + Double(p.v) / 256)
     }

@@ -36,7 +36,7 @@ package struct ToneMapping: Sendable {
     package static let white = 100.0
     package static let bt709Matrix: (kr: Float, kb: Float) = (0.2126, 0.0722)
 
-    package init(curve: Curve, hlg: Bool, sourcePeak: Double, matrix: AVColorSpace, primaries: AVColorPrimaries) {
+    init(curve: Curve, hlg: Bool, sourcePeak: Double, matrix: AVColorSpace, primaries: AVColorPrimaries) {
         self.curve = curve
         self.hlg = hlg
         self.sourcePeak = max(sourcePeak, ToneMapping.white)
@@ -54,7 +54,7 @@ package struct ToneMapping: Sendable {
     }
 
     /// Kr and Kb of a YUV matrix: BT.2020's where it says nothing (HDR video is BT.2020 unless it says otherwise).
-    package static func lumaCoefficients(_ m: AVColorSpace) -> (kr: Float, kb: Float) {
+    static func lumaCoefficients(_ m: AVColorSpace) -> (kr: Float, kb: Float) {
         switch m {
         case AVCOL_SPC_BT709: return (0.2126, 0.0722)
         case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M: return (0.299, 0.114)
@@ -63,7 +63,7 @@ package struct ToneMapping: Sendable {
     }
 
     /// The xy chromaticities of red, green, blue and white: BT.2020's where the stream says nothing, P3-D65, BT.709.
-    package static func chromaticities(_ p: AVColorPrimaries) -> [(Double, Double)] {
+    static func chromaticities(_ p: AVColorPrimaries) -> [(Double, Double)] {
         let d65 = (0.3127, 0.3290)
         switch p {
         case AVCOL_PRI_BT709: return [(0.64, 0.33), (0.30, 0.60), (0.15, 0.06), d65]
@@ -73,7 +73,7 @@ package struct ToneMapping: Sendable {
     }
 
     /// Linear RGB in `primaries` → linear BT.709 RGB: BT.709's XYZ→RGB times the source's RGB→XYZ (SMPTE RP 177).
-    package static func gamutMatrix(from primaries: AVColorPrimaries) -> [Float] {
+    static func gamutMatrix(from primaries: AVColorPrimaries) -> [Float] {
         let src = rgbToXYZ(chromaticities(primaries))
         let dst = invert(rgbToXYZ(chromaticities(AVCOL_PRI_BT709)))
         return multiply(dst, src).map { Float($0) }
@@ -185,7 +185,7 @@ package final class ToneMapper: @unchecked Sendable {
     package static var cpuLevel: Int { Int(cz_tonemap_cpu_level()) }
 
     /// Whether the kernel writes `format` itself: planar YUV of 8 to 16 bits, chroma halved at most.
-    package static func writes(_ format: AVPixelFormat) -> Bool {
+    static func writes(_ format: AVPixelFormat) -> Bool {
         guard let info = PixelFormatInfo(format) else { return false }
         return !info.isRGB && !info.hasAlpha && info.planeCount == 3 && info.log2ChromaW <= 1
             && info.log2ChromaH <= 1 && info.bitDepth >= 8

@@ -14,13 +14,13 @@ package final class ZimgScaler: @unchecked Sendable {
     package let key: Key
 
     package struct Key: Equatable {
-        package var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
+        var srcW: Int, srcH: Int, srcFormat: AVPixelFormat
         /// The window of the source picture to read (may be fractional: animated zoom and pan).
         package var window: Rect
-        package var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
+        var dstW: Int, dstH: Int, dstFormat: AVPixelFormat
         package var filter: TranscodeConfiguration.Scaler
         package var fullRange: Bool
-        package var chromaLocation: AVChromaLocation
+        var chromaLocation: AVChromaLocation
 
         package init(
             srcW: Int, srcH: Int, srcFormat: AVPixelFormat, window: Rect, dstW: Int, dstH: Int,
@@ -70,7 +70,7 @@ package final class ZimgScaler: @unchecked Sendable {
 
     /// Why zimg cannot read or make a `width`×`height` picture in `format`: it takes only sides its chroma
     /// subsampling divides (an odd 4:2:0 picture, as VP9 and AV1 keep them, goes to swscale).
-    package static func refusal(width: Int, height: Int, format: AVPixelFormat) -> String? {
+    static func refusal(width: Int, height: Int, format: AVPixelFormat) -> String? {
         guard let f = PixelFormatInfo(format) else { return nil }
         guard width % (1 << f.log2ChromaW) != 0 || height % (1 << f.log2ChromaH) != 0 else { return nil }
         return "zimg takes \(f.name) pictures of even sides only (\(width)x\(height))"
@@ -80,12 +80,12 @@ package final class ZimgScaler: @unchecked Sendable {
     /// end (Benchmarks/README.md, "Scaling kernel"): on 10-bit 1080p zimg costs ~15 % less CPU
     /// than swscale; on 8-bit pictures swscale (told the chroma siting) is as good and 3–4 %
     /// cheaper per job, because zimg widens 8-bit samples to 16 bits and back.
-    package static func preferred(for src: AVPixelFormat) -> Bool {
+    static func preferred(for src: AVPixelFormat) -> Bool {
         (PixelFormatInfo(src)?.bitDepth ?? 8) > 8
     }
 
     /// The usage error for `--kernel zimg` where zimg cannot scale.
-    package static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
+    static func refused(_ reason: String, src: AVPixelFormat, dst: AVPixelFormat) -> CropZoomError {
         CropZoomError(
             .usage,
             setting: .kernel,

@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 import CropZoomSystem
 import Foundation

@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 import Foundation
 
@@ -126,7 +125,7 @@ extension SourcePicture {
         var r = st.sampleAspectRatio
         if !r.isKnown { r = decoder.context.sampleAspect }
         guard r.isKnown else { return (.one, nil) }
-        if av_image_check_sar(UInt32(width), UInt32(height), r.rational) < 0 || r.value > 10 || r.value < 0.1 {
+        if !r.isValidSampleAspect(width: width, height: height) || r.value > 10 || r.value < 0.1 {
             return (.one, r)
         }
         return (r, nil)

@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 import CropZoomSystem
 import Foundation
@@ -146,7 +145,7 @@ final class Job: @unchecked Sendable {
             ? ClockContinuity.Settings(
                 bases: (0..<input.streamCount).map { i in
                     let st = input.stream(i)
-                    return st.isAudio || st.mediaType == AVMEDIA_TYPE_VIDEO ? st.timeBase : nil
+                    return st.isAudio || st.isVideo ? st.timeBase : nil
                 }, live: cfg.isLive) : nil
         times = TimestampPolicy(
             window: trim.times, continuity: continuity, videoIndex: videoIndex, decoderBase: decoder.timeBase,
@@ -173,9 +172,9 @@ final class Job: @unchecked Sendable {
         // Tone mapped: the transform renders 4:4:4 16-bit in the input's colours, then the mapper writes the output.
         let mapped = toneMapping != nil
         return Transformer(
-            plan: plan, outputFormat: mapped ? PixelFormat(ToneMapper.intermediateFormat) : outputFormat,
+            plan: plan, outputFormat: mapped ? ToneMapper.intermediate : outputFormat,
             outputFullRange: mapped ? false : fullRange,
-            matrix: mapped ? ColorMatrix(AVCOL_SPC_BT2020_NCL) : matrix,
+            matrix: mapped ? .bt2020 : matrix,
             scaler: configuration.scaler, kernel: configuration.kernel,
             frameTime: { pts in pts == AVCode.noPTS ? 0 : times.mediaTime(pts) },
             background: configuration.background, deinterlace: configuration.deinterlace,

@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 import Foundation
 
@@ -33,7 +32,7 @@ struct OutputSetup {
             notices.add("writing a file every \(String(format: "%g", cfg.segment ?? 0)) s: \(target)")
         }
         // One image file cannot hold every frame (image2 fails at the second one).
-        if muxerName == "image2", RawPath.withCString(cfg.output, { av_filename_number_test($0) }) == 0 {
+        if muxerName == "image2", !OutputFormat.isNumberedPattern(cfg.output) {
             let name = URL(fileURLWithPath: cfg.output).deletingPathExtension().lastPathComponent
             let ext = URL(fileURLWithPath: cfg.output).pathExtension
             throw CropZoomError(

@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 
 /// What happens to one input stream.
@@ -82,7 +81,7 @@ struct StreamRouting {
             // AAC from a container that keeps its configuration in the header (MP4, Matroska …) without one:
             // nothing can decode it, and a muxer refuses it.
             let configInHeader = input.formatName.split(separator: ",").contains { $0 == "mov" || $0 == "matroska" }
-            if st.codecID == AV_CODEC_ID_AAC && st.parameters.pointee.extradata_size < 2 && configInHeader {
+            if st.codecID == .aac && st.extradataSize < 2 && configInHeader {
                 drop("audio", i, codecName, "its header is damaged (no AAC configuration)")
                 return nil
             }
@@ -96,7 +95,7 @@ struct StreamRouting {
                 || [44100, 22050, 11025].contains(
                     Int(st.sampleRate))
             let canCopy = container.canStore(st.codecID) && flvRate
-            if cfg.audio == .aac && !container.canStore(AV_CODEC_ID_AAC) {
+            if cfg.audio == .aac && !container.canStore(.aac) {
                 throw CropZoomError(
                     .usage, path: cfg.output,
                     setting: .audio,
@@ -105,15 +104,15 @@ struct StreamRouting {
             if cfg.reencodesAudio || (cfg.audio == .auto && !canCopy) {
                 let target: String
                 if let asked = cfg.audioCodec ?? (cfg.audio == .aac ? "aac" : nil) {
-                    let codec = try AudioTranscoder.encoder(named: asked)
-                    guard container.canStore(codec.pointee.id) else {
+                    let codec = try AudioTranscoder.encoderRef(named: asked)
+                    guard container.canStore(codec.id) else {
                         throw CropZoomError(
                             .usage, path: cfg.output, setting: cfg.audioCodec != nil ? .audioCodec : .audio,
                             reason: "\(containerName) cannot hold "
-                                + "\(String(cString: avcodec_get_name(codec.pointee.id))) audio "
+                                + "\(codec.id.name) audio "
                                 + "(\(setting: cfg.audioCodec != nil ? .audioCodec : .audio) \(asked))")
                     }
-                    target = String(cString: codec.pointee.name)
+                    target = codec.name
                 } else {
                     guard let name = AudioTranscoder.encoderName(for: container) else {
                         drop("audio", i, codecName, "\(containerName) holds no audio")
@@ -127,13 +126,11 @@ struct StreamRouting {
                     input: input, streamIndex: i, encoderName: target,
                     globalHeader: output.needsGlobalHeader, sampleRate: rate,
                     request: .init(bitRate: cfg.audioBitrate, channels: cfg.audioChannels))
-                let out = try muxer.addEncodedStream(from: t.encoder.pointer, input: st)
+                let out = try muxer.addEncodedStream(from: t.encoder, input: st)
                 audioReencoded += 1
                 if !cfg.reencodesAudio {
-                    let id = t.encoder.codecID
-                    let targetName =
-                        id == AV_CODEC_ID_OPUS
-                        ? "Opus" : String(cString: avcodec_get_name(id)).uppercased()
+                    let id = t.encoder.codecKind
+                    let targetName = id == .opus ? "Opus" : id.name.uppercased()
                     notice(
                         "\(what) (\(codecName)) cannot go in \(containerName); "
                             + "re-encoding it to \(targetName)")
@@ -151,7 +148,7 @@ struct StreamRouting {
                 let mkvIn = input.formatName.hasPrefix("matroska")
                 let mkvOut = containerName == "matroska" || containerName == "webm"
                 let out = try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily && sound == nil)
-                if mkvIn && mkvOut && st.codecID == AV_CODEC_ID_OPUS && st.initialPadding > 0 {
+                if mkvIn && mkvOut && st.codecID == .opus && st.initialPadding > 0 {
                     // Opus counts its pre-skip at 48 kHz whatever the stream's rate.
                     codecDelay[out] = TimeBase(num: 1, den: 48000).rescale(st.initialPadding, to: st.timeBase)
                 }
@@ -173,7 +170,7 @@ struct StreamRouting {
             let codecName = st.codecName
             if i == videoIndex {
                 if let encoder = video.encoder {
-                    let out = try muxer.addEncodedStream(from: encoder.context.pointer, input: st)
+                    let out = try muxer.addEncodedStream(from: encoder.context, input: st)
                     if let tag = cfg.tag { muxer.videoTag = (out, tag) }
                     hdr?.attach(to: muxer.output.stream(out))
                     if plan.keepsInputAspectAndMatrix {
@@ -224,7 +221,7 @@ struct StreamRouting {
             // A QuickTime chapter track is kept as the chapters (copied below), not as a stream.
             if Self.isChapterTrack(st, in: input) { continue }
             switch st.mediaType {
-            case AVMEDIA_TYPE_AUDIO:
+            case .audio:
                 if cfg.audio == .none {
                     dropped += 1
                     continue
@@ -238,7 +235,7 @@ struct StreamRouting {
                     continue
                 }
                 if let route = try routeAudio(st, i, in: input, named: "audio stream #\(i)") { routes[i] = route }
-            case AVMEDIA_TYPE_SUBTITLE, AVMEDIA_TYPE_DATA:
+            case .subtitle, .data:
                 let kind = st.isSubtitle ? "subtitle" : "data"
                 let kinds = cfg.streamKinds
                 let wanted =
@@ -249,7 +246,7 @@ struct StreamRouting {
                     drop(kind, i, codecName, "\(setting: .streams) does not name it")
                     continue
                 }
-                if st.codecID != AV_CODEC_ID_NONE && container.canStore(st.codecID) {
+                if st.codecID != .none && container.canStore(st.codecID) {
                     routes[i] = .copy(output: try muxer.addCopiedStream(from: st, sameContainerFamily: sameFamily))
                     otherCopied += 1
                 } else if st.isSubtitle, SubtitleConverter.isText(st.codecID),
@@ -257,12 +254,12 @@ struct StreamRouting {
                 {
                     routes[i] = .copy(output: try muxer.addConvertedSubtitle(from: st, target: target))
                     otherCopied += 1
-                    let name = String(cString: avcodec_get_name(target))
+                    let name = target.name
                     group("subtitle", i, codecName, "\(containerName) cannot hold it", verb: "converted to \(name)")
                 } else {
                     drop(kind, i, codecName, "\(containerName) cannot hold it")
                 }
-            case AVMEDIA_TYPE_VIDEO:
+            case .video:
                 // A cover picture is one packet, copied where the container keeps cover art (MP4/MOV's `covr`,
                 // Matroska's attachment).
                 if st.isAttachedPicture && !cfg.streamKinds.cover {
@@ -315,14 +312,10 @@ struct StreamRouting {
 
     /// The text subtitle format `container` holds, with an encoder here: SubRip where it can (Matroska), else
     /// `mov_text` (MP4/MOV), WebVTT (WebM), ASS, or its own default; nil when it holds no text subtitles.
-    static func textSubtitleCodec(for container: OutputFormat) -> AVCodecID? {
-        let candidates = [
-            AV_CODEC_ID_SUBRIP, AV_CODEC_ID_MOV_TEXT, AV_CODEC_ID_WEBVTT, AV_CODEC_ID_ASS,
-            container.defaultCodec(AVMEDIA_TYPE_SUBTITLE),
-        ]
-        for id in candidates
-        where id != AV_CODEC_ID_NONE && container.canStore(id) && SubtitleConverter.isText(id) {
-            if avcodec_find_encoder(id) != nil { return id }
+    static func textSubtitleCodec(for container: OutputFormat) -> CodecID? {
+        let candidates: [CodecID] = [.subrip, .movText, .webvtt, .ass, container.defaultCodec(.subtitle)]
+        for id in candidates where id != .none && container.canStore(id) && SubtitleConverter.isText(id) {
+            if id.hasEncoder { return id }
         }
         return nil
     }
@@ -347,7 +340,7 @@ struct StreamRouting {
                 reason: "\(setting: .audioStream) chooses the input's audio, which \(setting: .audioInput) replaces")
         }
         let audio = (0..<input.streamCount).filter {
-            input.stream($0).mediaType == AVMEDIA_TYPE_AUDIO && !isChapterTrack(input.stream($0), in: input)
+            input.stream($0).isAudio && !isChapterTrack(input.stream($0), in: input)
         }
         try checkChoices(cfg.audioStreams, among: audio, kind: "audio", in: input) { given in
             (.audioStream, "\(setting: .audioStream) \(given)")
@@ -392,7 +385,7 @@ struct StreamRouting {
     /// chapters (`mov_read_chapters`), makes it a data stream and discards it (`AVDISCARD_ALL`).
     static func isChapterTrack(_ st: StreamRef, in input: InputFormat) -> Bool {
         input.chapterCount > 0 && st.isDiscarded
-            && st.mediaType == AVMEDIA_TYPE_DATA
+            && st.mediaType == .data
     }
 }
 

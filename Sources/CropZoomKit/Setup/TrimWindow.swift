@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 
 /// Which part of the input is kept and where the output's times start: `--start`/`--end`
@@ -95,10 +94,8 @@ struct TrimWindow {
             let shift = cfg.keepStartTime ? [Int64](repeating: 0, count: starts.count) : starts
             times = Times(start: starts, end: ends, shift: shift, subtitle: subtitles)
             if (cfg.start ?? 0) > 0 && anchor == nil {
-                let target = Int64((s - 1.0) * Double(AV_TIME_BASE))
-                if target > Int64(fileStart * Double(AV_TIME_BASE)) {
-                    _ = avformat_seek_file(input.pointer, -1, Int64.min, target, target, 0)
-                }
+                let target = Int64((s - 1.0) * AVTime.perSecond)
+                if target > Int64(fileStart * AVTime.perSecond) { input.seek(toMicroseconds: target) }
             }
             let available = end.map { $0 - (cfg.start ?? 0) }
             duration = [available, cfg.end.map { $0 - (cfg.start ?? 0) }].compactMap { $0 }.min()
@@ -116,7 +113,7 @@ struct TrimWindow {
             let shift = origin.map { Double($0[videoIndex]) * videoStream.timeBase.seconds } ?? 0
             startTime = videoStream.startTime.map { Double($0) * videoStream.timeBase.seconds - shift } ?? 0
         }
-        let second = Double(AV_TIME_BASE)
+        let second = AVTime.perSecond
         chapters =
             range.map { r -> (Int64, Int64, Int64) in
                 let from = Int64(((fileStart + r.start) * second).rounded())

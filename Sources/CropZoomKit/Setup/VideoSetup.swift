@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 import Foundation
 
@@ -101,7 +100,7 @@ struct VideoSetup {
         // RGB (full range by nature) into YUV is limited range, as players expect, unless the output is "J".
         let fullRange = outInfo.isJ || ((inInfo.isJ || dec.isTaggedFullRange) && !(inInfo.isRGB && !outInfo.isRGB))
         self.fullRange = fullRange
-        let inSpace = maps ? ColorMatrix(AVCOL_SPC_BT709) : videoStream.colorMatrix
+        let inSpace = maps ? .bt709 : videoStream.colorMatrix
         matrix =
             outInfo.isRGB
             ? inSpace : VideoEncoder.matrix(inputSpace: inSpace, inputFormat: inFormat, output: outputFormat)
@@ -151,8 +150,8 @@ struct VideoSetup {
         }
         if cfg.kernel == .zimg,
             let reason = ZimgScaler.refusal(
-                width: plan.output.width, height: plan.output.height, format: outputFormat.av)
-                ?? ZimgScaler.refusal(width: dec.width, height: dec.height, format: inFormat.av)
+                width: plan.output.width, height: plan.output.height, format: outputFormat)
+                ?? ZimgScaler.refusal(width: dec.width, height: dec.height, format: inFormat)
         {
             throw ZimgScaler.refused(reason, src: inFormat, dst: outputFormat)
         }
@@ -176,8 +175,8 @@ struct VideoSetup {
             ? ToneMapping(
                 curve: ToneMapping.Curve(cfg.toneMap), hlg: hdrTransfer == "HLG",
                 sourcePeak: ToneMapping.peak(hlg: hdrTransfer == "HLG", hdr: metadata),
-                matrix: inInfo.isRGB ? AVCOL_SPC_BT2020_NCL : videoStream.colorMatrix.av,
-                primaries: videoStream.parameters.pointee.color_primaries) : nil
+                matrix: inInfo.isRGB ? .bt2020 : videoStream.colorMatrix,
+                primaries: videoStream.colorPrimaries) : nil
         self.toneMapping = toneMapping
         // A mapped picture carries no HDR metadata.
         let hdr = maps ? nil : metadata
@@ -225,8 +224,8 @@ struct VideoSetup {
         _ cfg: TranscodeConfiguration, codec: EncoderRef?, format: PixelFormat, output: OutputSetup
     ) -> String? {
         guard let codec else { return nil }
-        let id = codec.pointer.pointee.id
-        if id == AV_CODEC_ID_H264 && cfg.pixelFormat == nil {
+        let id = codec.id
+        if id == .h264 && cfg.pixelFormat == nil {
             return "H.264 players take 8 bits (a 10-bit \(setting: .pixFmt) keeps HDR in High 10)"
         }
         if let info = format.info, info.bitDepth <= 8 {
@@ -235,9 +234,7 @@ struct VideoSetup {
         if ["flv", "avi", "gif", "apng", "image2", "image2pipe", "mjpeg"].contains(output.containerName) {
             return "\(output.containerName) carries no colour description"
         }
-        let hdrCodecs = [
-            AV_CODEC_ID_HEVC, AV_CODEC_ID_VP9, AV_CODEC_ID_AV1, AV_CODEC_ID_H264, AV_CODEC_ID_PRORES, AV_CODEC_ID_FFV1,
-        ]
+        let hdrCodecs: [CodecID] = [.hevc, .vp9, .av1, .h264, .prores, .ffv1]
         if !hdrCodecs.contains(id) {
             return "\(codec.name) has no HDR signalling players honour"
         }

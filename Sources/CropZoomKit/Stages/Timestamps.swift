@@ -1,4 +1,3 @@
-import CFFmpeg
 import CropZoomFFmpeg
 
 /// Every rewrite of a time between the demuxer and the muxer, in one place. Stages ask it; no
@@ -81,8 +80,8 @@ struct TimestampPolicy: Sendable {
         guard w.keeps(p) else { return false }
         w.cut(p)
         let o = w.shift[p.streamIndex]
-        if p.pts != AVCode.noPTS { p.pointer.pointee.pts -= o }
-        if p.dts != AVCode.noPTS { p.pointer.pointee.dts -= o }
+        if p.pts != AVCode.noPTS { p.pts -= o }
+        if p.dts != AVCode.noPTS { p.dts -= o }
         return true
     }
 
@@ -156,8 +155,8 @@ struct TimestampPolicy: Sendable {
     func toContainer(_ packet: Packet, stream: Int, containerBase: TimeBase) {
         let o = outputOffsets[stream]
         if o != 0 {
-            if packet.pts != AVCode.noPTS { packet.pointer.pointee.pts += o }
-            if packet.dts != AVCode.noPTS { packet.pointer.pointee.dts += o }
+            if packet.pts != AVCode.noPTS { packet.pts += o }
+            if packet.dts != AVCode.noPTS { packet.dts += o }
         }
         packet.rescale(from: outputBases[stream], to: containerBase)
     }
