@@ -38,7 +38,12 @@ let package = Package(
         // CropZoomSystem: the one door to CCropZoomSystem (as swift-nio's System.swift): signals, threads' ids and
         // priorities, the parent-death signal, malloc's thresholds, the affinity count, rename without replace, as
         // Swift functions. The rest of cropzoom calls these and imports no C module for them.
-        .target(name: "CropZoomSystem", dependencies: ["CCropZoomSystem", "CropZoomCore"]),
+        .target(
+            name: "CropZoomSystem",
+            dependencies: [
+                "CCropZoomSystem", "CropZoomCore", .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // CPlaneKernels: cropzoom's picture kernels on plain planes, no FFmpeg: the orthogonal
         // turns, the spatial deinterlacer, the zimg crop+scale bridge (the only user of zimg),
         // the separable resampler, the 2-D warp and the box blur.
@@ -106,7 +111,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CropZoomCoreTests",
-            dependencies: ["CropZoomCore"]
+            dependencies: ["CropZoomCore", "CropZoomSystem"]
         ),
         .testTarget(
             name: "CropZoomKitTests",
@@ -121,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "cropzoom", "CropZoomKit", "ZoomFromCSV", "CropZoomFuzz",
+                "cropzoom", "CropZoomKit", "CropZoomSystem", "ZoomFromCSV", "CropZoomFuzz",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

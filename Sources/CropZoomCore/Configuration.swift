@@ -239,11 +239,6 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         self.init(input: RawPath.string(input), output: RawPath.string(output))
     }
 
-    /// A configuration for `input` → `output` as `FilePath`s (swift-system), every byte of a name kept (``RawPath``).
-    public init(input: FilePath, output: FilePath) {
-        self.init(input: RawPath.string(input), output: RawPath.string(output))
-    }
-
     /// Decodes a configuration from JSON (or any `Decoder`): `input` and `output` are required, every other key
     /// keeps its default when absent, so a stored configuration stays readable when settings are added. Values are
     /// as Swift holds them (`"geometry": {"zoom": 2, "center": {"x": 0.6, "y": 0.4}}`), not validated until the job

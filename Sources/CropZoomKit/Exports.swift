@@ -2,3 +2,5 @@
 // errors) through `import CropZoomKit` alone.
 @_exported import CropZoomCore
 import CropZoomFFmpeg
+// RawPath's system side (C strings, stat, readdir, FilePath) and ChildProcess.
+@_exported import CropZoomSystem

@@ -1,5 +1,6 @@
 import CCropZoomSystem
 import CropZoomCore
+import Foundation
 
 /// The one door to the operating-system shims of `CCropZoomSystem` (as swift-nio sends every system call through
 /// `Sources/NIOPosix/System.swift`): the rest of cropzoom calls these, never a C function, and sees no C type.
@@ -56,5 +57,28 @@ package enum FileSystem {
     /// link + unlink where the file system lacks it), on raw paths (``RawPath``). 0 or -errno.
     package static func renameWithoutReplacing(_ from: String, _ to: String) -> Int32 {
         RawPath.withCString(from) { f in RawPath.withCString(to) { cz_rename_noreplace(f, $0) } }
+    }
+}
+
+/// Whole writes to a file descriptor.
+package enum Descriptor {
+    /// Writes all of `data` to `fd` with write(2), again after EINTR; stops at the first other failure (a reader
+    /// that went away: EPIPE, SIGPIPE being ignored). Whether it all went.
+    @discardableResult
+    package static func writeAll(_ fd: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { (b: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < b.count {
+                let n = Foundation.write(fd, b.baseAddress! + offset, b.count - offset)
+                if n > 0 {
+                    offset += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return false
+                }
+            }
+            return true
+        }
     }
 }

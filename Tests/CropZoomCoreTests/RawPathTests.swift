@@ -1,3 +1,4 @@
+import CropZoomSystem
 import Foundation
 import Testing
 

@@ -3,6 +3,7 @@
 // does not hold what it says), and a short run of the real binary on mutated samples passes every check.
 
 import CropZoomCore
+import CropZoomSystem
 import Foundation
 import Testing
 

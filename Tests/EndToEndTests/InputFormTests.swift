@@ -1,4 +1,5 @@
 import CropZoomCore
+import CropZoomSystem
 import Foundation
 import Testing
 

@@ -5,6 +5,7 @@
 // run to the end: no signal, exit 0, one answer per file.
 
 import CropZoomCore
+import CropZoomSystem
 import Foundation
 import Testing
 

@@ -31,10 +31,8 @@ final class EngineThreads: @unchecked Sendable {
     private(set) var encode: (any EncodingStage)?  // encode
     private(set) var mux: (any MuxingStage)?  // mux
 
-    /// Worker k writes element k only (raw buffers, so no two workers ever access the same Swift variable): its busy
-    /// seconds and the sequence number of the frame it renders.
-    private let workerBusy: UnsafeMutableBufferPointer<Double>
-    private let workerSeq: UnsafeMutableBufferPointer<Int>
+    /// Worker k's own slot: no two workers ever touch the same object.
+    private let slots: [WorkerSlot]
 
     struct WorkItem {
         var seq: Int
@@ -62,18 +60,10 @@ final class EngineThreads: @unchecked Sendable {
             control: control)
         muxQueue = BoundedQueue(capacity: muxCapacity, producers: muxProducers, control: control)
         reorder = ReorderBuffer(capacity: 3 * w + 2, workers: w, control: control)
-        workerBusy = .allocate(capacity: w)
-        workerBusy.initialize(repeating: 0)
-        workerSeq = .allocate(capacity: w)
-        workerSeq.initialize(repeating: 0)
+        slots = (0..<w).map { _ in WorkerSlot() }
         clocks = Dictionary(
             uniqueKeysWithValues: [EngineStage.demux, .decode, .encode, .mux, .audio].map { ($0, StageClock()) })
         try pool.prefill()
-    }
-
-    deinit {
-        workerBusy.deallocate()
-        workerSeq.deallocate()
     }
 
     /// Builds the back half's stages: the muxer, the encoder into the mux queue, one transform per worker into the
@@ -84,7 +74,7 @@ final class EngineThreads: @unchecked Sendable {
         for k in 0..<workers {
             let toReorder = Outlet<Frame>(
                 send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
-                    try reorder.put(workerSeq[k], frame)
+                    try reorder.put(slots[k].seq, frame)
                     return .more
                 },
                 finish: { [reorder] in reorder.workerFinished() })
@@ -188,7 +178,7 @@ final class EngineThreads: @unchecked Sendable {
         if let mux { counted.append(mux) }
         for stage in counted { stage.count(into: &c) }
         for clock in clocks.values { c.busy.merge(clock.totals, uniquingKeysWith: +) }
-        c.busy[.transform] = workerBusy.reduce(0, +)
+        c.busy[.transform] = slots.reduce(0) { $0 + $1.busy }
         c.waits = waits
         c.waits[.encodeWaitingForFrames] = reorder.waitSeconds
         c.waits[.muxWaitingForPackets] = muxQueue.popWait
@@ -206,13 +196,13 @@ final class EngineThreads: @unchecked Sendable {
         var busy = 0.0
         while let item = try next() {
             let t0 = monotonicSeconds()
-            workerSeq[k] = item.seq
+            slots[k].seq = item.seq
             _ = try transform.receive(TransformWork(input: item.input, output: item.output))
             item.input.unref()
             frameShells.release(item.input)
             busy += monotonicSeconds() - t0
         }
-        workerBusy[k] = busy
+        slots[k].busy = busy
         try transform.finish()
     }
 
@@ -246,4 +236,12 @@ final class EngineThreads: @unchecked Sendable {
         }
         try mux.flush()
     }
+}
+
+/// A transform worker's own numbers: the sequence number of the frame it renders, and its busy seconds.
+///
+/// `@unchecked Sendable`: written by its worker only; `busy` is read once every worker has been joined.
+final class WorkerSlot: @unchecked Sendable {
+    var seq = 0
+    var busy = 0.0
 }

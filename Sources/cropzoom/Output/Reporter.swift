@@ -163,15 +163,7 @@ final class Reporter: @unchecked Sendable {
 /// ignored) must not crash the process — FileHandle.write traps on EPIPE, which would leave the
 /// temporary output behind. What cannot be written is dropped.
 enum Stderr {
-    static func write(_ data: Data) {
-        data.withUnsafeBytes { (b: UnsafeRawBufferPointer) in
-            var offset = 0
-            while offset < b.count {
-                let n = Foundation.write(2, b.baseAddress! + offset, b.count - offset)
-                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
-            }
-        }
-    }
+    static func write(_ data: Data) { Descriptor.writeAll(2, data) }
 }
 
 extension Stderr {

@@ -5,19 +5,5 @@ import Foundation
 /// as U+10FF00 + byte (`RawPath`) written as that byte again, so a name that is not UTF-8 reads
 /// as it is on disk.
 enum Stdout {
-    static func write(_ text: String) {
-        RawPath.data(text).withUnsafeBytes { (b: UnsafeRawBufferPointer) in
-            var offset = 0
-            while offset < b.count {
-                let n = Foundation.write(1, b.baseAddress! + offset, b.count - offset)
-                if n > 0 {
-                    offset += n
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
-    }
+    static func write(_ text: String) { Descriptor.writeAll(1, RawPath.data(text)) }
 }

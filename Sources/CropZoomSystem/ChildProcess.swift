@@ -1,3 +1,4 @@
+import CropZoomCore
 import Foundation
 
 #if canImport(Glibc)
