@@ -11,6 +11,8 @@ if ! bash scripts/slurm.sh status >/dev/null 2>&1; then
 fi
 # The checked-in style (.swift-format: 4 spaces, 120 columns), as swift format applies it.
 swift format lint --strict --recursive Sources Tests Examples Benchmarks/Sources Benchmarks/Soak Package.swift
+# The C boundary: no raw pointer and no C module outside the wrapper targets (docs/architecture.md).
+bash scripts/c-boundary.sh
 swift build --build-tests
 swift test --skip-build "$@"
 # The mutation harness, a short run (Benchmarks/RELIABILITY.md: what it checks, how to run it for hours). Seeded
