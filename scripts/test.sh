@@ -18,6 +18,9 @@ swift test --skip-build "$@"
 if [ $# -eq 0 ]; then
     # Every Swift snippet of README.md and docs/, compiled in a package that depends on this checkout by path.
     bash scripts/snippets.sh
+    # The checked-in man page (docs/man/cropzoom.1) is what the commands' definitions generate now: regenerated from
+    # the build above into a temporary folder and compared (about 1 s); `bash scripts/manpage.sh` updates it.
+    bash scripts/manpage.sh --check
     seed=$((16#$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1)))
     python3 Tests/fuzz/harness.py --binary .build/debug/cropzoom --budget "${CROPZOOM_FUZZ_SECONDS:-90}" \
         --seed "$seed" --out .build/fuzz-out

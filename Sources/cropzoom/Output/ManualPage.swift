@@ -3,7 +3,9 @@ import ArgumentParser
 /// `cropzoom --generate-manual`: a man page (roff, `man -l` reads it) made from the commands' own help, so it never
 /// disagrees with `--help`: NAME, SYNOPSIS, DESCRIPTION with the common options, one section per command with its
 /// full help (a subsection for each of its subcommands: `batch run`, `batch watch` …), EXIT STATUS and SEE
-/// ALSO. `scripts/install.sh` writes it to share/man/man1/cropzoom.1.
+/// ALSO. It is checked in as docs/man/cropzoom.1, which CI regenerates and compares (scripts/manpage.sh, which also
+/// says why swift-argument-parser's generate-manual plugin is not used: its page loses every non-ASCII character of
+/// the help); `scripts/install.sh` writes it to share/man/man1/cropzoom.1 from the binary it installs.
 enum ManualPage {
     static func text() -> String {
         let root = CropZoom.configuration
