@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // FilePath in the library's API (paths as bytes, beside String and URL).
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // `swift package generate-documentation --target CropZoomKit`: the library's DocC catalog
+        // (Sources/CropZoomKit/CropZoomKit.docc), built by scripts/test.sh. A plugin only: nothing of it is linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The C targets, by concern (as swift-nio keeps syscall shims alone in CNIOLinux). Each

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the package scripts/snippets.sh builds: every ```swift block of README.md and docs/**/*.md, as a user would
-use it (issue 27 item 18).
+"""Writes the package scripts/snippets.sh builds: every ```swift block of README.md, docs/**/*.md and the DocC
+catalogs' articles (Sources/*/*.docc/**/*.md), as a user would use it (issue 27 item 18).
 
 The block that is a manifest (it starts with `// swift-tools-version`) is the package's Package.swift as written; its
 `.package(path: "../cropzoom")` finds this checkout through a link named cropzoom beside the package. Every other
@@ -13,8 +13,13 @@ import sys
 
 root, work = sys.argv[1], sys.argv[2]
 docs = ["README.md"]
-for folder, _, files in os.walk(os.path.join(root, "docs")):
+for folder, _, files in sorted(os.walk(os.path.join(root, "docs"))):
     docs += [os.path.relpath(os.path.join(folder, f), root) for f in sorted(files) if f.endswith(".md")]
+# The DocC catalogs' articles and landing pages (Sources/TARGET/TARGET.docc/*.md), which `swift package
+# generate-documentation` renders.
+for folder, _, files in sorted(os.walk(os.path.join(root, "Sources"))):
+    if any(part.endswith(".docc") for part in os.path.relpath(folder, root).split(os.sep)):
+        docs += [os.path.relpath(os.path.join(folder, f), root) for f in sorted(files) if f.endswith(".md")]
 
 blocks = []  # (file, line, text)
 for doc in docs:
@@ -46,7 +51,8 @@ link = os.path.join(work, "cropzoom")
 if os.path.islink(link):
     os.unlink(link)
 os.symlink(root, link)
-for entry in ("Sources", "Snippets"):
+# (Not "Snippets/": SwiftPM makes a snippet target of every file under a package's Snippets folder.)
+for entry in ("Sources", "Snippets", "DocSnippets"):
     path = os.path.join(package, entry)
     if os.path.isdir(path):
         for folder, dirs, files in os.walk(path, topdown=False):
@@ -60,7 +66,7 @@ strict = 'swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]'
 extra = ["", "// Added by scripts/snippets.py: one target per code block of the docs, warnings as errors."]
 for n, (doc, line, text) in enumerate(code):
     name = f"{app}" if n == 0 else re.sub(r"[^A-Za-z0-9]", "_", f"snippet_{doc}_{line}")
-    folder = os.path.join(package, "Sources", app) if n == 0 else os.path.join(package, "Snippets", name)
+    folder = os.path.join(package, "Sources", app) if n == 0 else os.path.join(package, "DocSnippets", name)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "main.swift"), "w", encoding="utf-8") as f:
         f.write(text)
@@ -69,7 +75,7 @@ for n, (doc, line, text) in enumerate(code):
     else:
         extra.append(
             f'package.targets.append(.executableTarget(name: "{name}", dependencies: '
-            f'[.product(name: "CropZoomKit", package: "cropzoom")], path: "Snippets/{name}", {strict}))')
+            f'[.product(name: "CropZoomKit", package: "cropzoom")], path: "DocSnippets/{name}", {strict}))')
     print(f"{name}: {doc}:{line}")
 print(f"{app} (manifest): {manifests[0][0]}:{manifests[0][1]}")
 with open(os.path.join(package, "Package.swift"), "w", encoding="utf-8") as f:

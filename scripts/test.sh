@@ -18,8 +18,23 @@ swift test --skip-build "$@"
 # The mutation harness, a short run (Benchmarks/RELIABILITY.md: what it checks, how to run it for hours). Seeded
 # by the commit: a run is reproducible, and each commit tries other files. Skipped when the tests were filtered.
 if [ $# -eq 0 ]; then
-    # Every Swift snippet of README.md and docs/, compiled in a package that depends on this checkout by path.
+    # Every Swift snippet of README.md, docs/ and the DocC articles, compiled in a package that depends on this
+    # checkout by path.
     bash scripts/snippets.sh
+    # The checked-in man page (docs/man/cropzoom.1) is what the commands' definitions generate now: regenerated from
+    # the build above into a temporary folder and compared (about 1 s); `bash scripts/manpage.sh` updates it.
+    bash scripts/manpage.sh --check
+    # The library's documentation builds: the DocC catalog (Sources/CropZoomKit/CropZoomKit.docc: the landing page and
+    # the article on running a job) and every doc comment, with warnings as errors, so a link to a symbol that is gone
+    # fails here (the doc comments had three such links; fixed). CropZoomCore is built with it as combined
+    # documentation: the configuration, settings, reports and errors CropZoomKit re-exports are its types, and the
+    # plugin's symbol graph of CropZoomKit alone leaves a re-exported module out (its links would not resolve). It
+    # must stay short: about 8 s on this 2-core machine once the plugin's tools are built (20 s the first time).
+    docc_start=$SECONDS
+    swift package generate-documentation --target CropZoomKit --target CropZoomCore \
+        --enable-experimental-combined-documentation --warnings-as-errors >.build/docc.log 2>&1 \
+        || { grep -E "error|warning" .build/docc.log >&2; echo "docc: the documentation does not build" >&2; exit 1; }
+    echo "docc: CropZoomKit's documentation builds ($((SECONDS - docc_start)) s; .build/plugins/Swift-DocC/outputs)"
     seed=$((16#$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1)))
     python3 Tests/fuzz/harness.py --binary .build/debug/cropzoom --budget "${CROPZOOM_FUZZ_SECONDS:-90}" \
         --seed "$seed" --out .build/fuzz-out

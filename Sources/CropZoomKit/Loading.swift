@@ -31,7 +31,7 @@ extension JobFile {
 }
 
 extension TranscodeConfiguration {
-    /// A configuration for `input` → `output` as `FilePath`s (swift-system), every byte of a name kept (``RawPath``).
+    /// A configuration for `input` → `output` as `FilePath`s (swift-system), every byte of a name kept (`RawPath`).
     public init(input: FilePath, output: FilePath) {
         self.init(input: RawPath.string(input), output: RawPath.string(output))
     }

@@ -19,7 +19,7 @@ public enum MediaProbe {
     }
 
     /// Why `path` does not read as a whole media file yet, or nil when it does: it opens, its streams are found,
-    /// and its index (MP4/MOV) places no sample past the file's end. What `batch --watch` asks before it takes a
+    /// and its index (MP4/MOV) places no sample past the file's end. What `batch watch` asks before it takes a
     /// file that is still being copied in pieces.
     public static func incompleteness(_ path: String) -> String? {
         FFmpegLog.silence()

@@ -47,7 +47,7 @@ public final class TranscodeJob: @unchecked Sendable {
 
     /// A job for `configuration`. Notices and warnings name settings as `naming` gives them: by their keys
     /// (`crop`) unless a front end has its own words (the command line passes `\.flag`: `--crop`). Errors carry
-    /// the references and are written by ``CropZoomError/description(naming:)``.
+    /// the references and are written by ``/CropZoomCore/CropZoomError/description(naming:)``.
     public init(configuration: TranscodeConfiguration, naming: @escaping @Sendable (Setting) -> String = \.key) {
         self.configuration = configuration
         self.naming = naming

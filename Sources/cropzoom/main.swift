@@ -11,6 +11,7 @@ if let parent = ProcessInfo.processInfo.environment[ProcessSignals.parentVariabl
     ProcessSignals.install()
     ProcessSignals.endWithParent(parent)
 }
+var routed = BatchSpellings.Routed(arguments: [])
 do {
     // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly.
     let arguments = ChildProcess.rawArguments()
@@ -36,7 +37,9 @@ do {
     }
     // ffmpeg's single-dash options (`-hide_banner`, `-threads`) are usage errors, not bundles of short flags.
     try FFmpegSpellings.check(arguments)
-    var command = try CropZoom.parseAsRoot(Bench.normalize(arguments))
+    // `batch --watch DIR …` and the other modes spelled as flags: the subcommands they are now.
+    routed = try BatchSpellings.route(arguments)
+    var command = try CropZoom.parseAsRoot(Bench.normalize(routed.arguments))
     try command.run()
 } catch let code as ExitCode {
     exit(code.rawValue)
@@ -50,7 +53,9 @@ do {
         exit(0)
     }
     let message = CropZoom.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad usage"
-    // (ffmpeg's spellings never get here: FFmpegSpellings.check refused them before parsing.)
-    Stderr.write("cropzoom: error: \(message) (see cropzoom --help)\n")
+    // (ffmpeg's spellings never get here: FFmpegSpellings.check refused them before parsing.) An old batch spelling
+    // names the subcommand it is now, whose help has the options.
+    let see = routed.new.map { "\(routed.old ?? "") is now \($0): see \($0) --help" } ?? "see cropzoom --help"
+    Stderr.write("cropzoom: error: \(message) (\(see))\n")
     exit(2)
 }

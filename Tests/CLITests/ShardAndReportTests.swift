@@ -142,7 +142,7 @@ struct ShardAndReportTests {
         #expect(lines.contains("unset \(ProcessSignals.parentVariable)"))
         #expect(
             lines.last
-                == "exec srun /opt/cz/cropzoom batch --manifest '/data/out dir/cropzoom-batch/manifest.json' "
+                == "exec srun /opt/cz/cropzoom batch shard '/data/out dir/cropzoom-batch/manifest.json' "
                 + "--shard auto "
                 + "--requeue-exit 75 --progress lines --jobs 2")
         // Every #SBATCH line comes before the first command (sbatch stops reading them there).
@@ -150,30 +150,48 @@ struct ShardAndReportTests {
         #expect(lines.lastIndex { $0.hasPrefix("#SBATCH") }! < firstCommand)
     }
 
-    @Test("batch's scheduler options are checked before anything runs")
-    func schedulerOptionChecks() throws {
+    @Test("each batch subcommand checks its own options before anything runs; the old spellings are checked alike")
+    func batchOptionChecks() throws {
+        /// nil when `args` (after `cropzoom batch`) parse, else the message.
         func refused(_ args: [String]) -> String? {
             do {
-                _ = try Batch.parse(args)
+                _ = try CropZoom.parseAsRoot(try BatchSpellings.route(["batch"] + args).arguments)
                 return nil
             } catch {
-                return Batch.message(for: error)
+                return CropZoom.message(for: error)
             }
         }
+        #expect(refused(["submit", "in", "--out-dir", "o"])?.contains("needs --shards N") == true)
         #expect(refused(["in", "--out-dir", "o", "--scheduler", "slurm"])?.contains("needs --shards N") == true)
-        #expect(refused(["in", "--out-dir", "o", "--scheduler", "slurm", "--shards", "2", "--shard", "1/2"]) != nil)
+        #expect(refused(["submit", "in", "--out-dir", "o", "--shards", "2", "--shard", "1/2"]) != nil)
         #expect(refused(["in", "--out-dir", "o", "--shards", "2"])?.contains("--shards N is for") == true)
-        #expect(refused(["in", "--out-dir", "o", "--scheduler", "slurm", "--shards", "0"]) != nil)
+        #expect(refused(["submit", "in", "--out-dir", "o", "--shards", "0"])?.contains("1 to 1000") == true)
         #expect(
-            refused(["in", "--out-dir", "o", "--scheduler", "slurm", "--shards", "2", "--scheduler-option", "x"])
-                != nil)
+            refused(["submit", "in", "--out-dir", "o", "--shards", "2", "--scheduler-option", "x"])?.contains(
+                "one option of sbatch") == true)
+        #expect(refused(["submit", "in", "--out-dir", "o", "--shards", "2", "--retries", "101"]) != nil)
+        #expect(refused(["shard", "m.json"])?.contains("--shard") == true)
         #expect(refused(["--manifest", "m.json"])?.contains("--shard") == true)
-        #expect(refused(["--manifest", "m.json", "--shard", "auto", "--zoom", "2"])?.contains("fixes") == true)
+        #expect(refused(["shard", "m.json", "--shard", "auto", "--zoom", "2"])?.contains("--zoom") == true)
+        #expect(refused(["shard", "m.json", "--shard", "0/2"])?.contains("1 ≤ I ≤ N") == true)
+        #expect(refused(["status", "o", "in"]) != nil)
         #expect(refused(["--status", "o", "in"]) != nil)
-        #expect(refused(["in", "--out-dir", "o", "--requeue-exit", "0"]) != nil)
+        #expect(refused(["in", "--out-dir", "o", "--requeue-exit", "0"])?.contains("1 to 255") == true)
+        #expect(refused(["run", "in", "--out-dir", "o", "--jobs", "300"])?.contains("1 to 256") == true)
+        #expect(refused(["run", "in", "--out-dir", "o", "-y", "--skip-existing"])?.contains("contradict") == true)
+        #expect(refused(["run", "in"])?.contains("missing --out-dir") == true)
+        #expect(refused(["run", "--out-dir", "o"])?.contains("no INPUT") == true)
+        #expect(refused(["in", "--out-dir", "o", "--name", "x.mp4"])?.contains("neither {stem} nor {name}") == true)
+        #expect(refused(["in", "--out-dir", "o", "--codec", "none"])?.contains("writes nothing") == true)
+        #expect(refused(["watch", ".", "--out-dir", "o", "--settle", "nan"])?.contains("--settle") == true)
+        #expect(refused(["watch", ".", "--out-dir", "o", "--dry-run"])?.contains("--dry-run") == true)
+        #expect(refused(["submit", "in", "--out-dir", "o", "--shards", "2"]) == nil)
         #expect(refused(["in", "--out-dir", "o", "--scheduler", "slurm", "--shards", "2"]) == nil)
         #expect(refused(["in", "--out-dir", "o", "--shard", "auto", "--shards", "2", "--requeue-exit", "75"]) == nil)
+        #expect(refused(["shard", "m.json", "--shard", "auto"]) == nil)
         #expect(refused(["--manifest", "m.json", "--shard", "auto"]) == nil)
+        #expect(refused(["status", "o"]) == nil)
         #expect(refused(["--status", "o"]) == nil)
+        #expect(refused(["watch", ".", "--out-dir", "o", "--settle", "5"]) == nil)
     }
 }

@@ -398,4 +398,34 @@ struct BatchTests {
         let none = try CLI.cropzoom(["batch", input.path, "--out-dir", out, "--include", "*.avi"])
         #expect(none.status == 2 && none.stderr.contains("that --include/--exclude keep"), "\(none)")
     }
+
+    @Test(
+        """
+        batch run is the default: batch DIR, batch run DIR and the old batch DIR --scheduler none write the same \
+        files; two modes at once are refused (exit 2, one line naming both subcommands), nothing written
+        """)
+    func runIsTheDefault() throws {
+        let scratch = try Scratch()
+        let dir = try scratch.folder("in")
+        let sample = try Files.sample("one-frame.mp4")
+        for name in ["a.mp4", "b.mp4"] {
+            try FileManager.default.copyItem(at: sample, to: dir.appendingPathComponent(name))
+        }
+        for (k, spelling) in [
+            ["batch", dir.path], ["batch", "run", dir.path], ["batch", dir.path, "--scheduler", "none"],
+        ].enumerated() {
+            let out = scratch.file("out\(k)")
+            let report = scratch.file("r\(k).json")
+            let options = ["--out-dir", out.path, "--report", report.path, "--progress", "none"]
+            let run = try CLI.cropzoom(spelling + options + ["--preset", "ultrafast"])
+            #expect(run.status == 0 && run.stdout.contains("2 files: 2 ok, 0 failed"), "\(spelling): \(run)")
+            #expect(Files.names(in: out) == ["a-zoom.mp4", "b-zoom.mp4"], "\(spelling)")
+            #expect((try Self.report(report)["summary"] as? [String: Int])?["ok"] == 2, "\(spelling)")
+        }
+        let out = scratch.file("both")
+        let both = try CLI.cropzoom(["batch", dir.path, "--out-dir", out.path, "--watch", "--scheduler", "slurm"])
+        #expect(both.status == 2 && both.errorLines.count == 1 && both.stdout.isEmpty, "\(both)")
+        #expect(both.stderr.contains("cropzoom batch watch …") && both.stderr.contains("cropzoom batch submit …"))
+        #expect(!Files.exists(out))
+    }
 }

@@ -3,9 +3,9 @@ import CropZoomSystem
 import Foundation
 import Testing
 
-/// `batch --watch` (issue 16): files already in the folder and files that arrive are transcoded once each, a file
-/// still being written (open for writing, even while its size stands still) is left until it is closed, and
-/// SIGINT ends the watch with the table, exit 0.
+/// `batch watch` (issue 16; spelled `batch --watch` before it was a subcommand, which still works): files already in
+/// the folder and files that arrive are transcoded once each, a file still being written (open for writing, even while
+/// its size stands still) is left until it is closed, and SIGINT ends the watch with the table, exit 0.
 @Suite("Batch watch")
 struct BatchWatchTests {
     /// Waits up to `seconds` for `path` to exist.
@@ -27,7 +27,7 @@ struct BatchWatchTests {
         try FileManager.default.copyItem(atPath: sample, toPath: input + "/a.mp4")
         let out = scratch.file("out").path
         let run = try BackgroundRun.start(
-            ["batch", input, "--watch", "--out-dir", out, "--progress", "lines", "--zoom", "1.2"],
+            ["batch", "watch", input, "--out-dir", out, "--progress", "lines", "--zoom", "1.2"],
             in: scratch.url)
         defer { kill(run.pid, SIGKILL) }
         #expect(Self.appears(out + "/a-zoom.mp4", within: 60), "a.mp4 was not transcoded: \(run.stderr)")
@@ -114,7 +114,7 @@ struct BatchWatchTests {
         let out = scratch.file("out").path
         let source = try Self.moovAtEnd(scratch)
         let run = try BackgroundRun.start(
-            ["batch", input, "--watch", "--out-dir", out, "--progress", "lines"], in: scratch.url)
+            ["batch", "watch", input, "--out-dir", out, "--progress", "lines"], in: scratch.url)
         defer { kill(run.pid, SIGKILL) }
         usleep(1_000_000)
         let copy = try Self.copyInPieces(source, to: input + "/c.mp4", pieces: 3, pause: 3, scratch: scratch)
@@ -141,6 +141,7 @@ struct BatchWatchTests {
         let out = scratch.file("out").path
         let source = try Self.moovAtEnd(scratch)
         let run = try BackgroundRun.start(
+            // (The spelling from before `batch watch`: routed to it.)
             ["batch", input, "--watch", "--settle", "2", "--out-dir", out, "--progress", "lines"], in: scratch.url)
         defer { kill(run.pid, SIGKILL) }
         let copy = try Self.copyInPieces(source, to: input + "/d.mp4", pieces: 2, pause: 7, scratch: scratch)
@@ -157,16 +158,27 @@ struct BatchWatchTests {
         #expect(try Oracle.videoFramePTS(out + "/d-zoom.mp4").count == 60)
     }
 
-    @Test("--watch takes folders only, and not with --dry-run or --shard (exit 2)")
+    @Test(
+        """
+        batch watch takes folders only, and no option of another mode (exit 2, one line); with the old spelling \
+        (batch --watch) the line names batch watch
+        """)
     func usage() throws {
         let sample = try Files.sample("std-h264-aac.mp4").path
         let scratch = try Scratch()
-        for args in [
-            ["batch", sample, "--watch", "--out-dir", scratch.url.path],
-            ["batch", scratch.url.path, "--watch", "--dry-run", "--out-dir", scratch.file("o").path],
+        let out = scratch.file("o").path
+        for (args, needle) in [
+            (["batch", "watch", sample, "--out-dir", out], "batch watch watches folders: \(sample) is not one"),
+            (["batch", "watch", scratch.url.path, "--dry-run", "--out-dir", out], "Unknown option '--dry-run'"),
+            (["batch", "watch", scratch.url.path, "--shard=1/2", "--out-dir", out], "Unknown option '--shard'"),
+            (["batch", sample, "--watch", "--out-dir", out], "(cropzoom batch --watch is now cropzoom batch watch"),
+            (["batch", scratch.url.path, "--watch", "--dry-run", "--out-dir", out], "is now cropzoom batch watch"),
         ] {
             let run = try CLI.cropzoom(args)
-            #expect(run.status == 2 && run.stderr.contains("--watch"), "\(args): \(run)")
+            #expect(
+                run.status == 2 && run.errorLines.count == 1 && run.stderr.contains(needle) && run.stdout.isEmpty,
+                "\(args): \(run)")
         }
+        #expect(!Files.exists(scratch.file("o")))
     }
 }

@@ -1,7 +1,8 @@
 // Shell completions (issue 27 item 17), run in the real shells: bash's completion function called as bash calls it,
 // fish's `complete -C`, and zsh's completion system driven through a pseudo-terminal (zsh/zpty) with a real TAB.
-// The form the README teaches everywhere — `cropzoom clip.mp4 --zo<TAB>`, the default command — completes, and
-// settings with a fixed set of values offer them.
+// The form the README teaches everywhere — `cropzoom clip.mp4 --zo<TAB>`, the default command — completes, as does
+// batch's default (`cropzoom batch clips --out<TAB>`, batch run) and its subcommands, and settings with a fixed set
+// of values offer them.
 
 import Foundation
 import Testing
@@ -20,13 +21,14 @@ struct CompletionTests {
 
     static let lines = [
         "cropzoom clip.mp4 --zo", "cropzoom --zo", "cropzoom clip.mp4 --scaler ", "cropzoom clip.mp4 --kernel ",
-        "cropzoom b", "cropzoom cl", "cropzoom batch x --zo",
+        "cropzoom b", "cropzoom cl", "cropzoom batch x --zo", "cropzoom batch x --out", "cropzoom batch w",
+        "cropzoom batch watch x --se",
     ]
 
     /// What each of ``lines`` should offer (at least).
     static let expected: [[String]] = [
         ["--zoom"], ["--zoom"], ["bicubic", "bilinear", "lanczos", "area", "neighbor"], ["auto", "zimg", "swscale"],
-        ["batch", "bench"], ["clip.mp4"], ["--zoom"],
+        ["batch", "bench"], ["clip.mp4"], ["--zoom"], ["--out-dir"], ["watch"], ["--settle"],
     ]
 
     @Test("bash: the default command's options, files, sub-commands and --scaler/--kernel values are offered")
@@ -90,6 +92,8 @@ struct CompletionTests {
             ("cropzoom clip.mp4 --scaler la", ["lanczos"]),
             ("cropzoom clip.mp4 --kernel ", ["auto", "zimg", "swscale"]),
             ("cropzoom cl", ["clip.mp4"]), ("cropzoom batch x --zo", ["--zoom"]),
+            // batch's default (run) has --out-dir where transcode has --output.
+            ("cropzoom batch x --out-d", ["--out-dir"]), ("cropzoom batch watch x --sett", ["--settle"]),
         ]
         for (line, words) in zshLines {
             let run = try CLI.bash("zsh \(driver) '\(line)'")

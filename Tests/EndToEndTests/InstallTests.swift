@@ -37,7 +37,18 @@ struct InstallTests {
         for text in ["CROPZOOM(1)", "cropzoom transcode", "--zoom", "cropzoom recover", "EXIT STATUS"] {
             #expect(page.stdout.contains(text), "the man page lacks \(text)")
         }
+        // A section for batch and a subsection for each of its subcommands, with their own options.
+        let lines = page.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        for name in ["batch", "batch run", "batch watch", "batch submit", "batch status", "batch shard"] {
+            #expect(lines.contains("cropzoom \(name)"), "the man page has no section for cropzoom \(name)")
+        }
+        for text in ["--settle <SECONDS>", "--scheduler-option <ARG>", "--shard <I/N|auto>", "<DIR>"] {
+            #expect(page.stdout.contains(text), "the man page lacks \(text)")
+        }
         #expect(!page.stderr.contains("warning"), "\(page.stderr)")
+        // man finds it by name where the prefix's man pages are looked for.
+        let byName = try CLI.bash("MANPATH=\(prefix)/share/man MANWIDTH=100 man -P cat cropzoom")
+        #expect(byName.status == 0 && byName.stdout == page.stdout, "\(byName.stderr)")
     }
 
     @Test("--version names cropzoom's version and the FFmpeg libraries it runs on, as ffmpeg -version does")

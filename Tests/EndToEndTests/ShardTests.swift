@@ -57,9 +57,9 @@ struct ShardTests {
         #expect(!Files.exists(scratch.file("out")))
     }
 
-    /// A manifest as `batch --scheduler` writes it, for the files in `dir` (sorted) into `out`.
+    /// A manifest as `batch submit` writes it, for the files in `dir` (sorted) into `out`.
     /// With `skipExisting` or `overwrite`, each output there now is recorded as existing at submission (device,
-    /// inode, size), as `batch --scheduler` does.
+    /// inode, size), as `batch submit` does.
     static func manifest(
         _ files: [(input: URL, output: URL)], out: URL, shards: Int, arguments: [String] = ["--preset", "ultrafast"],
         skipExisting: Bool = false, overwrite: Bool = false
@@ -85,7 +85,11 @@ struct ShardTests {
         return path
     }
 
-    @Test("a shard run again does only what is left: written files kept (same inode), their entries carried over")
+    @Test(
+        """
+        a shard run again does only what is left: written files kept (same inode), their entries carried over; \
+        batch status reads the shards' reports
+        """)
     func shardRunAgain() throws {
         let scratch = try Scratch()
         let dir = try scratch.folder("in")
@@ -100,7 +104,7 @@ struct ShardTests {
         let manifest = try Self.manifest(files, out: out, shards: 2)
         let report = out.appendingPathComponent("cropzoom-batch/reports/shard-1.json")
         // Shard 1 of 2: a.mp4 and c.mp4.
-        let first = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/2"])
+        let first = try CLI.cropzoom(["batch", "shard", manifest.path, "--shard", "1/2"])
         #expect(first.status == 0, "\(first)")
         var r = try BatchTests.report(report)
         #expect(r["finished"] as? Bool == true && r["shard"] as? String == "1/2", "\(r)")
@@ -109,7 +113,8 @@ struct ShardTests {
         let inode = { (url: URL) in try? fm.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int }
         let before = files.map { inode($0.1) }
         #expect(before[0] != nil && before[1] == nil && before[2] != nil)
-        // Again (a requeued task): nothing is transcoded, the report is the same files with the same frames.
+        // Again (a requeued task), spelled as a job script from before `batch shard` spells it: nothing is
+        // transcoded, the report is the same files with the same frames.
         let again = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/2"])
         #expect(again.status == 0 && again.stderr.contains("2 files, 0 to do"), "\(again)")
         #expect(files.map { inode($0.1) } == before)
@@ -118,7 +123,7 @@ struct ShardTests {
         #expect(carried.map { $0["frames"] as? Int } == entries.map { $0["frames"] as? Int })
         #expect(carried.allSatisfy { $0["result"] as? String == "ok" })
         // Shard 2 of 2 (b.mkv, an unknown codec): fails, exit 1; its report finished, the file failed.
-        let second = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "2/2"])
+        let second = try CLI.cropzoom(["batch", "shard", manifest.path, "--shard", "2/2"])
         #expect(second.status == 1, "\(second)")
         let r2 = try BatchTests.report(out.appendingPathComponent("cropzoom-batch/reports/shard-2.json"))
         #expect(r2["finished"] as? Bool == true && (r2["summary"] as? [String: Int])?["failed"] == 1)
@@ -126,6 +131,15 @@ struct ShardTests {
         let wrong = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/3"])
         #expect(wrong.status == 2 && wrong.errorLines.count == 1 && wrong.stderr.contains("has 2"), "\(wrong)")
         #expect(Files.temporaryLeftovers(in: out).isEmpty)
+        // Where the batch stands, read from its state folder (no job was submitted: no queue is asked), spelled as
+        // the subcommand and as before it: the same lines.
+        let status = try CLI.cropzoom(["batch", "status", out.path])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("shard 1/2: finished: 2 files, 2 ok, 0 failed, 0 skipped"), "\(status)")
+        #expect(status.stdout.contains("shard 2/2: finished: 1 file, 0 ok, 1 failed, 0 skipped"), "\(status)")
+        #expect(status.stdout.hasSuffix("3 files: 2 ok, 1 failed, 0 skipped, 0 to do\n"), "\(status)")
+        let old = try CLI.cropzoom(["batch", "--status", out.path])
+        #expect(old.status == 0 && old.stdout == status.stdout, "\(old)")
     }
 
     @Test("an output there at submission: -y replaces it once (a rerun keeps the new one), --skip-existing keeps it")
@@ -145,7 +159,7 @@ struct ShardTests {
             let manifest = try Self.manifest(
                 [(input, output)], out: out, shards: 1, skipExisting: !overwrite, overwrite: overwrite)
             let report = out.appendingPathComponent("cropzoom-batch/reports/shard-1.json")
-            let first = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/1"])
+            let first = try CLI.cropzoom(["batch", "shard", manifest.path, "--shard", "1/1"])
             #expect(first.status == 0, "\(first)")
             let results = try #require(try BatchTests.report(report)["files"] as? [[String: Any]])
             if overwrite {
@@ -153,7 +167,7 @@ struct ShardTests {
                 #expect(inode(output) != old.0 && results.first?["result"] as? String == "ok", "\(results)")
                 #expect(try Oracle.decodedFrameHashes(output.path).count == Oracle.decodedFrameHashes(input.path).count)
                 let replaced = inode(output)
-                let again = try CLI.cropzoom(["batch", "--manifest", manifest.path, "--shard", "1/1"])
+                let again = try CLI.cropzoom(["batch", "shard", manifest.path, "--shard", "1/1"])
                 #expect(again.status == 0 && again.stderr.contains("1 file, 0 to do"), "\(again)")
                 #expect(inode(output) == replaced, "a rerun must not replace what this batch wrote")
             } else {
@@ -174,7 +188,7 @@ struct ShardTests {
         let manifest = try Self.manifest(
             [(dir.appendingPathComponent("long.mp4"), output)], out: out, shards: 1,
             arguments: ["--preset", "medium", "--zoom", "1.5"])
-        let args = ["batch", "--manifest", manifest.path, "--shard", "1/1", "--requeue-exit", "75", "--jobs", "1"]
+        let args = ["batch", "shard", manifest.path, "--shard", "1/1", "--requeue-exit", "75", "--jobs", "1"]
         let stopped = try CLI.cropzoom(
             args, sending: SIGTERM, once: { !Files.temporaryLeftovers(in: out).isEmpty }, timeout: 300)
         #expect(stopped.status == 75 && !stopped.killedBySignal, "\(stopped)")

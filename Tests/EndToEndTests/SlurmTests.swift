@@ -1,7 +1,7 @@
-// `cropzoom batch --scheduler slurm` on a real single-node Slurm cluster, started by the test with the project's
-// script (scripts/slurm.sh: slurmctld, slurmd and munged on this machine, RequeueExit=75): a batch of good and bad
-// clips as 4 shards; a shard preempted with `scancel --signal=TERM` mid-file and requeued by Slurm; a shard killed
-// with SIGKILL and resubmitted by --retries; --no-wait, --status and what is refused. Every good clip is written
+// `cropzoom batch submit` (spelled `batch --scheduler slurm` before, which still works) on a real single-node Slurm
+// cluster, started by the test with the project's script (scripts/slurm.sh: slurmctld, slurmd and munged on this
+// machine, RequeueExit=75): a batch of good and bad clips as 4 shards; a shard preempted with `scancel --signal=TERM` mid-file and requeued by Slurm; a shard killed
+// with SIGKILL and resubmitted by --retries; --no-wait, batch status and what is refused. Every good clip is written
 // exactly once, the bad ones are in the merged report, no temporary file is left anywhere.
 
 import CropZoomKit
@@ -93,7 +93,7 @@ struct SlurmTests {
         let report = scratch.file("all.json")
         let run = try Self.cropzoom(
             [
-                "batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "4", "--zoom", "1.5",
+                "batch", "submit", dir.path, "--out-dir", out.path, "--shards", "4", "--zoom", "1.5",
                 "--preset", "ultrafast", "--report", report.path, "--progress", "lines",
             ], conf: conf)
         #expect(run.status == 1, "\(run)")
@@ -115,11 +115,12 @@ struct SlurmTests {
         #expect(Set(Files.names(in: state)).isSuperset(of: ["job.sh", "manifest.json", "report.json", "logs"]))
         #expect(Self.jobs(out).count == 1)
         #expect(Self.leftovers(under: scratch.url).isEmpty, "\(Self.leftovers(under: scratch.url))")
-        // --status reads the same: every shard finished.
-        let status = try Self.cropzoom(["batch", "--status", out.path], conf: conf)
+        // batch status reads the same: every shard finished.
+        let status = try Self.cropzoom(["batch", "status", out.path], conf: conf)
         #expect(status.status == 0 && status.stdout.components(separatedBy: ": finished:").count == 5, "\(status)")
         #expect(status.stdout.contains("9 files: 7 ok, 1 failed, 1 skipped, 0 to do"), "\(status)")
-        // A second submission into the same folder is refused: the state folder holds this batch.
+        // A second submission into the same folder is refused: the state folder holds this batch (spelled as before
+        // batch submit).
         let again = try Self.cropzoom(
             ["batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "2", "--skip-existing"],
             conf: conf)
@@ -137,7 +138,7 @@ struct SlurmTests {
         }
         let out = scratch.file("out")
         let args = [
-            "batch", dir.path, "--out-dir", out.path, "--scheduler", "slurm", "--shards", "2", "--preset", "medium",
+            "batch", "submit", dir.path, "--out-dir", out.path, "--shards", "2", "--preset", "medium",
             "--report", scratch.file("all.json").path,
         ]
         return (inputs, out, args)
@@ -188,7 +189,7 @@ struct SlurmTests {
                     return
                 }
                 let find = try? CLI.bash(
-                    "for p in $(pgrep -f 'cropzoom batch --manifest'); do "
+                    "for p in $(pgrep -f 'cropzoom batch shard '); do "
                         + "tr '\\0' '\\n' < /proc/$p/environ | grep -qx SLURM_ARRAY_TASK_ID=2 && echo $p; done")
                 for pid in (find?.stdout ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
                     kill(pid, SIGKILL)
@@ -236,9 +237,9 @@ struct SlurmTests {
         let run = try CLI.run(
             try CLI.binary(), args, signal: (SIGINT, 0),
             ready: {
-                // Both shards are writing: --status says so, then the signal.
+                // Both shards are writing: batch status says so, then the signal.
                 guard Files.temporaryLeftovers(in: out).count == 2 else { return false }
-                status = try? Self.cropzoom(["batch", "--status", out.path], conf: conf)
+                status = try? Self.cropzoom(["batch", "status", out.path], conf: conf)
                 return true
             }, environment: ChildProcess.environment(setting: "SLURM_CONF", to: conf), timeout: 300)
         let shown = try #require(status)
@@ -253,13 +254,18 @@ struct SlurmTests {
         #expect(Self.leftovers(under: scratch.url).isEmpty && !Files.exists(out.appendingPathComponent("p-zoom.mp4")))
     }
 
-    @Test("--no-wait returns at once; --status follows the batch; a failed sbatch leaves no state folder")
+    @Test(
+        """
+        --no-wait returns at once; batch status (and the old batch --status) follows the batch; a failed sbatch \
+        leaves no state folder
+        """)
     func noWaitStatusAndRefusals() throws {
         let conf = try Self.cluster()
         let scratch = try Scratch()
         let dir = try ShardTests.clips(scratch)
         let out = scratch.file("out")
-        // Submitted from the scratch folder, the files named by relative paths: the manifest holds absolute ones.
+        // Submitted from the scratch folder, the files named by relative paths: the manifest holds absolute ones. (In
+        // the spelling from before batch submit.)
         let submit = try CLI.bash(
             "cd '\(scratch.url.path)' && SLURM_CONF='\(conf)' '\(try CLI.binary())' batch ./in/*.mp4 --out-dir out "
                 + "--scheduler slurm --shards 2 --no-wait")
@@ -272,18 +278,20 @@ struct SlurmTests {
         let deadline = Date().addingTimeInterval(120)
         while !status.stdout.contains("0 to do") && Date() < deadline {
             usleep(500_000)
-            status = try Self.cropzoom(["batch", "--status", out.path], conf: conf)
+            status = try Self.cropzoom(["batch", "status", out.path], conf: conf)
         }
         #expect(status.stdout.contains("5 files: 5 ok, 0 failed, 0 skipped, 0 to do"), "\(status)")
         #expect(status.stdout.contains("shard 1/2: finished: 3 files") && status.stdout.contains("shard 2/2: finished"))
         // No batch in a folder: exit 2, one line.
-        let none = try Self.cropzoom(["batch", "--status", dir.path], conf: conf)
-        #expect(none.status == 2 && none.errorLines.count == 1 && none.stderr.contains("no batch was submitted"))
+        for spelling in [["batch", "status", dir.path], ["batch", "--status", dir.path]] {
+            let none = try Self.cropzoom(spelling, conf: conf)
+            #expect(none.status == 2 && none.errorLines.count == 1 && none.stderr.contains("no batch was submitted"))
+        }
         // sbatch refuses the submission (no such partition): its message, exit 1, no state folder left.
         let other = scratch.file("other")
         let refused = try Self.cropzoom(
             [
-                "batch", dir.path, "--out-dir", other.path, "--scheduler", "slurm", "--shards", "2",
+                "batch", "submit", dir.path, "--out-dir", other.path, "--shards", "2",
                 "--scheduler-option=--partition=nosuchpartition",
             ], conf: conf)
         #expect(refused.status == 1 && refused.errorLines.count == 1, "\(refused)")

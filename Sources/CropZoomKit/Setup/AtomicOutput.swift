@@ -445,7 +445,7 @@ public enum FileIdentity {
 }
 
 /// Small files a command writes beside its media (a report, a chart), with the same guarantee as
-/// ``AtomicOutput``: written under the same temporary name (`.NAME.cropzoom-tmp-PID`) in the
+/// `AtomicOutput`: written under the same temporary name (`.NAME.cropzoom-tmp-PID`) in the
 /// target's folder and renamed into place, so the file is whole or absent, and a file it replaces
 /// is replaced in one step.
 public enum AtomicFile {

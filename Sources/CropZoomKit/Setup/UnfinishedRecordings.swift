@@ -3,7 +3,7 @@ import CropZoomSystem
 import Foundation
 
 /// A recording a killed run left behind: a live recording is written under `.NAME.cropzoom-rec-PID` beside its output
-/// (``AtomicOutput``) and stays playable while it grows; when its process is gone and no one holds its lock, it is
+/// (`AtomicOutput`) and stays playable while it grows; when its process is gone and no one holds its lock, it is
 /// an unfinished recording, restored as `STEM-recovered-PID.EXT` beside it (`cropzoom recover`).
 public struct UnfinishedRecording: Sendable, Equatable, Codable {
     /// The hidden file (its path).

@@ -2,7 +2,7 @@ import ArgumentParser
 import CropZoomKit
 import Foundation
 
-/// A batch run by a scheduler (`batch --scheduler slurm`): its state folder in the output folder
+/// A batch run by a scheduler (`batch submit`): its state folder in the output folder
 /// (`OUT/cropzoom-batch/`: manifest.json, job.sh, submissions.json, reports/shard-I.json, logs/), the submission,
 /// the wait with progress read from the shards' reports, resubmission of shards that did not finish, and the merged
 /// report at the end.
@@ -50,7 +50,7 @@ struct ScheduledBatch {
     func submit(_ manifest: BatchManifest, options: [String], executable: String) throws -> Submission {
         if RawPath.exists(manifestPath) {
             throw CommandError.usage(
-                "\(folder) holds a batch submitted earlier (cropzoom batch --status \(manifest.outDir) shows it; "
+                "\(folder) holds a batch submitted earlier (cropzoom batch status \(manifest.outDir) shows it; "
                     + "remove the folder to submit another into \(manifest.outDir))")
         }
         try Slurm.checkCommands()
@@ -136,7 +136,7 @@ struct ScheduledBatch {
                     style.clear()
                     throw CommandError.failure(
                         "squeue has not answered for a minute: the batch may still be running "
-                            + "(cropzoom batch --status \(manifest.outDir))")
+                            + "(cropzoom batch status \(manifest.outDir))")
                 }
                 pause(tick, wake: signal == 0)
                 continue

@@ -2,7 +2,7 @@ import ArgumentParser
 import CropZoomKit
 import Foundation
 
-/// Slurm's commands, as `batch --scheduler slurm` uses them: `sbatch` to submit the array, `squeue` to see which
+/// Slurm's commands, as `batch submit` uses them: `sbatch` to submit the array, `squeue` to see which
 /// tasks are still queued or running, `scancel` to cancel. Nothing else of Slurm is assumed (no accounting
 /// database): whether a shard finished is read from its report, not from the scheduler.
 enum Slurm {
@@ -24,7 +24,7 @@ enum Slurm {
         executable: String, folder: String, shards: Int, options: [String], jobs: Int?, command: [String]
     ) -> String {
         let manifest = folder + "/manifest.json"
-        var run = [executable, "batch", "--manifest", manifest, "--shard", "auto", "--requeue-exit", "75"]
+        var run = [executable, "batch", "shard", manifest, "--shard", "auto", "--requeue-exit", "75"]
         run += ["--progress", "lines"]
         if let jobs { run += ["--jobs", "\(jobs)"] }
         let q = ChildProcess.shellQuoted

@@ -2,7 +2,10 @@ import ArgumentParser
 
 /// `cropzoom --generate-manual`: a man page (roff, `man -l` reads it) made from the commands' own help, so it never
 /// disagrees with `--help`: NAME, SYNOPSIS, DESCRIPTION with the common options, one section per command with its
-/// full help, EXIT STATUS and SEE ALSO. `scripts/install.sh` writes it to share/man/man1/cropzoom.1.
+/// full help (a subsection for each of its subcommands: `batch run`, `batch watch` …), EXIT STATUS and SEE
+/// ALSO. It is checked in as docs/man/cropzoom.1, which CI regenerates and compares (scripts/manpage.sh, which also
+/// says why swift-argument-parser's generate-manual plugin is not used: its page loses every non-ASCII character of
+/// the help); `scripts/install.sh` writes it to share/man/man1/cropzoom.1 from the binary it installs.
 enum ManualPage {
     static func text() -> String {
         let root = CropZoom.configuration
@@ -15,6 +18,11 @@ enum ManualPage {
             let name = command._commandName
             out += ".SH \"cropzoom \(name)\"\n.nf\n"
             out += escape(CropZoom.helpMessage(for: command, columns: 100)) + "\n.fi\n"
+            // A command's own subcommands (`batch run`, `batch watch`, …), each in a subsection.
+            for subcommand in command.configuration.subcommands {
+                out += ".SS \"cropzoom \(name) \(subcommand._commandName)\"\n.nf\n"
+                out += escape(CropZoom.helpMessage(for: subcommand, columns: 100)) + "\n.fi\n"
+            }
         }
         out +=
             ".SH \"EXIT STATUS\"\n0 ok, 1 failed while processing, 2 bad usage, 3 input unreadable, 4 done from damaged "

@@ -2,21 +2,24 @@ import ArgumentParser
 import CropZoomKit
 import Foundation
 
-/// The schedulers `batch --scheduler` submits to.
-enum SchedulerKind: String, ExpressibleByArgument, CaseIterable, Sendable {
-    case none, slurm
-}
+/// `cropzoom batch status DIR` (before, `batch --status DIR`): where a batch submitted into DIR stands, read from its
+/// state folder (the manifest and the shards' reports) and from the scheduler's queue.
+struct BatchStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Where a batch submitted into DIR stands: each shard's files done, its place in the queue.",
+        discussion: "Exit codes: 0 shown, 2 no batch was submitted into DIR.")
 
-/// `cropzoom batch --status DIR`: where a batch submitted into DIR stands, read from its state folder (the manifest
-/// and the shards' reports) and from the scheduler's queue.
-enum BatchStatus {
-    static func show(outDir: String) throws {
+    @Argument(help: ArgumentHelp("The output folder the batch was submitted into (its --out-dir).", valueName: "DIR"))
+    var outDir: String
+
+    func run() throws {
         let batch = ScheduledBatch(outDir: outDir)
         guard RawPath.exists(batch.manifestPath) else {
             throw CommandError.usage("\(outDir): no batch was submitted here (no \(batch.manifestPath))")
         }
         let manifest = try BatchManifest.read(batch.manifestPath)
-        Stdout.write(text(manifest, batch: batch))
+        Stdout.write(Self.text(manifest, batch: batch))
     }
 
     /// The status as printed: the jobs and their place in the queue, a line per shard, the files' totals.

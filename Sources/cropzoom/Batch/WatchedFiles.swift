@@ -1,14 +1,14 @@
 import CropZoomKit
 import Foundation
 
-/// `batch --watch`: a HandBrake-style queue for camera offload folders. The folders are scanned every second;
-/// a media file is taken once it is complete — its size and modification time unchanged for two scans, no
-/// process holding it open for writing, and it reads as a whole media file (``MediaProbe/incompleteness(_:)``: a
-/// file copied in pieces with pauses is not taken between pieces) — or once it has been unchanged for `--settle`
-/// seconds whatever it reads as; it is transcoded as `batch` would. A file that failed is tried again when its size
-/// or time changes. The watch goes on until SIGINT or SIGTERM, which end it normally (a file being transcoded then
-/// is stopped and leaves nothing behind).
-struct BatchWatch {
+/// What `batch watch` (``BatchWatch``) sees of its folders: a HandBrake-style queue for camera offload folders. The
+/// folders are scanned every second; a media file is taken once it is complete — its size and modification time
+/// unchanged for two scans, no process holding it open for writing, and it reads as a whole media file
+/// (``MediaProbe/incompleteness(_:)``: a file copied in pieces with pauses is not taken between pieces) — or once it
+/// has been unchanged for `--settle` seconds whatever it reads as; it is transcoded as `batch run` would. A file that
+/// failed is tried again when its size or time changes. The watch goes on until SIGINT or SIGTERM, which end it
+/// normally (a file being transcoded then is stopped and leaves nothing behind).
+struct WatchedFiles {
     /// Seconds between scans.
     static let interval = 1.0
     /// Scans a file's size and time must stay the same before it is taken.
