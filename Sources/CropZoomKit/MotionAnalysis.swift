@@ -52,9 +52,9 @@ public enum MotionAnalysis {
             case .value: break
             }
             defer { packet.unref() }
-            if packet.streamIndex == index { try decoder.decode(packet, strict: false, take) }
+            if packet.streamIndex == index { try decoder.decode(packet, take) }
         }
-        try decoder.decode(nil, strict: false, take)
+        try decoder.decode(nil, take)
         guard frames >= 3 else {
             throw CropZoomError(
                 .inputUnreadable, path: path, reason: "analyze-motion needs at least 3 frames (found \(frames))")

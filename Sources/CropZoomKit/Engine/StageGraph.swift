@@ -76,8 +76,9 @@ protocol StageFactory: AnyObject {
     func sound(reencoder: Outlet<Packet>?, mux: Outlet<MuxPacket>) throws(CropZoomError) -> any Reading
 }
 
-/// A real job's stages (``Job``): what set-up decided — the trim, the frame limit, `--strict`, the segment cuts, the
-/// routes — is handed to each stage here, once.
+/// A real job's stages (``Job``): what set-up decided — the trim, the frame limit, the segment cuts, the routes — is
+/// handed to each stage here, once (`--strict` was given to the demuxer and the decoder when they were made; the
+/// muxer's stage takes it for its own rule on damaged copied packets).
 final class JobStages: StageFactory {
     let job: Job
 
@@ -115,8 +116,7 @@ final class JobStages: StageFactory {
 
     func decode(output: Outlet<Frame>) -> any PacketStage {
         DecodeStage(
-            decoder: job.decoder, times: job.times, strict: job.configuration.strict,
-            limit: job.configuration.frameLimit, output: output)
+            decoder: job.decoder, times: job.times, limit: job.configuration.frameLimit, output: output)
     }
 
     func reencoder(stream: Int, output: Outlet<MuxPacket>) -> any PacketStage {
@@ -130,7 +130,7 @@ final class JobStages: StageFactory {
         video: Outlet<Packet>, mux: Outlet<MuxPacket>, reencoders: [Int: Outlet<Packet>]
     ) throws(CropZoomError) -> any Reading {
         try DemuxStage(
-            demuxer: job.demuxer, routes: job.routes, times: job.times, strict: job.configuration.strict,
+            demuxer: job.demuxer, routes: job.routes, times: job.times,
             live: job.live, video: video, mux: mux, reencoders: reencoders)
     }
 

@@ -18,7 +18,7 @@ struct InputSetup {
         do {
             demuxer = try Demuxer(
                 path: cfg.input, format: cfg.inputFormat, options: InputSetup.options(cfg), watch: watch,
-                interrupt: interrupt, timeout: cfg.liveTimeout, bytes: bytes)
+                interrupt: interrupt, timeout: cfg.liveTimeout, bytes: bytes, strict: cfg.strict)
         } catch
             where error.kind == .usage && cfg.frameRate != nil && cfg.inputOptions["framerate"] == nil
             && error.reason.hasPrefix(Setting.marker(.inputOption) + " framerate:")
@@ -36,7 +36,7 @@ struct InputSetup {
                 reason: cover ? "no video stream (only a cover picture)" : "no video stream")
         }
         self.videoIndex = videoIndex
-        decoder = try VideoDecoder(input: input, streamIndex: videoIndex)
+        decoder = try VideoDecoder(input: input, streamIndex: videoIndex, strict: cfg.strict)
         let dec = decoder.context
         guard dec.width > 0, dec.height > 0, dec.pixelFormat != .none else {
             if cfg.input == "-" && input.memory == nil && input.formatName.contains("mp4") {

@@ -63,12 +63,17 @@ package final class Demuxer: @unchecked Sendable {
     /// How a live source ended: "stopped" (a signal or a stop request), "no data for N s", or nil (its end).
     package private(set) var liveEnd: String?
 
+    /// `strict` (`--strict`, fixed at set-up): damaged data and a truncated input are errors, not skipped.
+    package let strict: Bool
+
     package init(
         path: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
         interrupt: IOWatch? = nil, timeout: Double = 0,
-        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption), bytes: [UInt8]? = nil
+        settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption), bytes: [UInt8]? = nil,
+        strict: Bool = false
     ) throws(CropZoomError) {
         self.timeout = timeout
+        self.strict = strict
         do {
             input = try InputFormat(
                 path: path, format: format, options: options, watch: watch, interrupt: interrupt, settings: settings,
@@ -133,7 +138,7 @@ package final class Demuxer: @unchecked Sendable {
     /// Reads the next packet (`av_read_frame`): first those a device's early reads kept. Damaged data the demuxer
     /// can skip is counted and skipped; a file that ends where its index says there is more is reported as
     /// truncated.
-    package func read(into packet: Packet, strict: Bool) throws(CropZoomError) -> AVStep<Void> {
+    package func read(into packet: Packet) throws(CropZoomError) -> AVStep<Void> {
         if let early {
             if !earlyTaken {
                 early.takeOver()

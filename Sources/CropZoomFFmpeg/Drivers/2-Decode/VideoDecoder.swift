@@ -17,7 +17,11 @@ package final class VideoDecoder: @unchecked Sendable {
 
     /// Sets the decoder up from the stream's parameters (`avcodec_parameters_to_context`); its
     /// size, pixel format and colour fields are readable before `open(threads:)`.
-    package init(input: InputFormat, streamIndex: Int) throws(CropZoomError) {
+    /// `strict` (`--strict`, fixed at set-up): a frame the decoder concealed or could not decode is an error.
+    package let strict: Bool
+
+    package init(input: InputFormat, streamIndex: Int, strict: Bool = false) throws(CropZoomError) {
+        self.strict = strict
         let st = input.stream(streamIndex)
         let par = st.parameters
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -56,7 +60,7 @@ package final class VideoDecoder: @unchecked Sendable {
 
     /// Sends one packet (nil = end of stream) and hands every frame that comes out to `body`.
     /// The frame passed to `body` is only valid during the call.
-    package func decode(_ packet: Packet?, strict: Bool, _ body: (Frame) throws(CropZoomError) -> Void)
+    package func decode(_ packet: Packet?, _ body: (Frame) throws(CropZoomError) -> Void)
         throws(CropZoomError)
     {
         var refusal: CropZoomError? = nil

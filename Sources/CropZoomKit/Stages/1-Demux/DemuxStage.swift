@@ -18,7 +18,6 @@ final class DemuxStage: Reading, @unchecked Sendable {
     private let demuxer: Demuxer
     private let routes: [StreamRoute]
     private let times: TimestampPolicy
-    private let strict: Bool
     private let video: Outlet<Packet>
     private let mux: Outlet<MuxPacket>
     /// Per input stream, by index: the re-encoder's outlet (re-encoded audio only; nil for the others), an array
@@ -35,14 +34,13 @@ final class DemuxStage: Reading, @unchecked Sendable {
     private let policy: LivePolicy?
 
     init(
-        demuxer: Demuxer, routes: [StreamRoute], times: TimestampPolicy, strict: Bool, live policy: LivePolicy? = nil,
+        demuxer: Demuxer, routes: [StreamRoute], times: TimestampPolicy, live policy: LivePolicy? = nil,
         video: Outlet<Packet>, mux: Outlet<MuxPacket>, reencoders: [Int: Outlet<Packet>]
     ) throws(CropZoomError) {
         self.policy = policy
         self.demuxer = demuxer
         self.routes = routes
         self.times = times
-        self.strict = strict
         self.video = video
         self.mux = mux
         self.reencoders = routes.indices.map { reencoders[$0] }
@@ -63,7 +61,7 @@ final class DemuxStage: Reading, @unchecked Sendable {
     /// end of the input or once nothing more is wanted.
     func step() throws(CropZoomError) -> Bool {
         if !videoWanted && waitingFor.isEmpty { return false }
-        switch try demuxer.read(into: packet, strict: strict) {
+        switch try demuxer.read(into: packet) {
         case .again: return true
         case .endOfStream: return false
         case .value: break

@@ -56,7 +56,7 @@ final class SoundStage: Reading, @unchecked Sendable {
     /// The loop body: reads one packet and sends it on (or holds it, in the backlog). False at the end.
     func step() throws(CropZoomError) -> Bool {
         if reachedEnd || (windowEnds && waitingFor.isEmpty) { return false }
-        switch try demuxer.read(into: packet, strict: false) {
+        switch try demuxer.read(into: packet) {
         case .again: return true
         case .endOfStream: return false
         case .value: break

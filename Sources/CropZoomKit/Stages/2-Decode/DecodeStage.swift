@@ -11,7 +11,6 @@ import CropZoomFFmpeg
 final class DecodeStage: PacketStage, @unchecked Sendable {
     private let decoder: VideoDecoder
     private let times: TimestampPolicy
-    private let strict: Bool
     private let limit: Int
     private let output: Outlet<Frame>
     private var gate = TimestampGate()
@@ -22,10 +21,9 @@ final class DecodeStage: PacketStage, @unchecked Sendable {
     var framesIn: Int { gate.framesIn }
     var duplicates: Int { gate.duplicates }
 
-    init(decoder: VideoDecoder, times: TimestampPolicy, strict: Bool, limit: Int?, output: Outlet<Frame>) {
+    init(decoder: VideoDecoder, times: TimestampPolicy, limit: Int?, output: Outlet<Frame>) {
         self.decoder = decoder
         self.times = times
-        self.strict = strict
         self.limit = limit ?? .max
         self.output = output
     }
@@ -33,7 +31,7 @@ final class DecodeStage: PacketStage, @unchecked Sendable {
     func receive(_ packet: Packet) throws(CropZoomError) -> Demand {
         if sent >= limit { enough = true }
         if enough { return .enough }
-        try decoder.decode(packet, strict: strict, handle)
+        try decoder.decode(packet, handle)
         return enough ? .enough : .more
     }
 
@@ -44,7 +42,7 @@ final class DecodeStage: PacketStage, @unchecked Sendable {
     }
 
     func finish() throws(CropZoomError) {
-        if !enough && sent < limit { try decoder.decode(nil, strict: strict, handle) }
+        if !enough && sent < limit { try decoder.decode(nil, handle) }
         try output.finish()
     }
 
