@@ -9,10 +9,9 @@ import Testing
 struct AnimatedZoomTests {
     /// A still 640x360 testsrc2 picture held for `seconds` (lossless), and the picture as PNG.
     static func still(_ scratch: Scratch, seconds: Int) throws -> (video: String, png: String) {
-        let png = scratch.file("still.png").path
+        let png = try Clip.video(seconds: 0.04, size: "640x360").frames(1).codec("png")
+            .write(in: scratch, name: "still.png")
         let video = scratch.file("still.mkv").path
-        _ = try Oracle.runChecked(
-            "ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:d=0.04", "-frames:v", "1", png])
         _ = try Oracle.runChecked(
             "ffmpeg",
             [
@@ -404,10 +403,9 @@ struct AnalyzeMotionTests {
     )
     func agreesWithTheTool() throws {
         let scratch = try Scratch()
-        let png = scratch.file("s.png").path
+        let png = try Clip.video(seconds: 0.04, size: "320x180").frames(1).codec("png")
+            .write(in: scratch, name: "s.png")
         let still = scratch.file("s.mkv").path
-        _ = try Oracle.runChecked(
-            "ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x180:d=0.04", "-frames:v", "1", png])
         _ = try Oracle.runChecked(
             "ffmpeg",
             [

@@ -12,15 +12,9 @@ struct AtomicOutputTests {
     /// A 20 s 1280x720 testsrc2 clip with AAC (long enough to interrupt), made with the ffmpeg CLI.
     static func longInput(in scratch: Scratch) throws -> URL {
         let url = scratch.file("long.mp4")
-        try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-nostdin", "-y",
-                "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=20",
-                "-f", "lavfi", "-i", "sine=frequency=440:duration=20",
-                "-c:v", "libx264", "-preset", "ultrafast", "-crf", "23", "-c:a", "aac", "-shortest",
-                url.path,
-            ])
+        try Clip.video(seconds: 20, size: "1280x720", rate: 30).audio(.sine(frequency: 440, seconds: 20))
+            .codec("libx264", preset: "ultrafast", options: ["-crf", "23"]).audioCodec("aac").shortest()
+            .write(to: url.path)
         return url
     }
 

@@ -53,12 +53,9 @@ struct AudioOptionTests {
     func bitRates() throws {
         let scratch = try Scratch()
         // Noise fills any rate (a tone would leave the encoder below it).
-        let input = scratch.file("noise.mkv").path
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=3",
-            "-f", "lavfi", "-i", "anoisesrc=d=3:c=pink:a=0.3,aformat=channel_layouts=stereo",
-            "-c:v", "libx264", "-c:a", "pcm_s16le", "-shortest", input,
-        ])
+        let input = try Clip.video(seconds: 3, size: "160x96", rate: 25)
+            .audio(.noise(color: "pink", amplitude: 0.3, seconds: 3), filter: "aformat=channel_layouts=stereo")
+            .audioCodec("pcm_s16le").shortest().write(in: scratch, name: "noise.mkv")
         for target in [64_000, 192_000] {
             let output = scratch.file("\(target).mp4").path
             let run = try CLI.cropzoom([input, "-o", output, "--audio-bitrate", "\(target / 1000)k"])
@@ -97,11 +94,9 @@ struct AudioOptionTests {
     func mixDown() throws {
         let scratch = try Scratch()
         let input = scratch.file("surround.mkv")
-        let pan = "sine=f=440:d=1,pan=5.1(side)|FL=c0|FR=0.1*c0|FC=0.3*c0|LFE=0.1*c0|SL=0.7*c0|SR=0.05*c0"
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=1", "-f", "lavfi", "-i", pan,
-            "-c:v", "libx264", "-c:a", "pcm_s16le", "-shortest", input.path,
-        ])
+        let pan = "pan=5.1(side)|FL=c0|FR=0.1*c0|FC=0.3*c0|LFE=0.1*c0|SL=0.7*c0|SR=0.05*c0"
+        try Clip.video(seconds: 1, size: "160x96", rate: 25).audio(.sine(frequency: 440, seconds: 1), filter: pan)
+            .audioCodec("pcm_s16le").shortest().write(to: input.path)
         let output = scratch.file("out.mp4").path
         let run = try CLI.cropzoom([input.path, "-o", output, "--audio-channels", "stereo"])
         try #require(run.status == 0, "\(run)")
@@ -117,17 +112,13 @@ struct AudioOptionTests {
 
     /// Three audio streams told apart by language, rate and channels.
     static func threeLanguages(in scratch: Scratch) throws -> String {
-        let input = scratch.file("langs.mkv").path
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=1",
-            "-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=44100",
-            "-f", "lavfi", "-i", "sine=f=660:d=1:sample_rate=48000",
-            "-f", "lavfi", "-i", "sine=f=880:d=1:sample_rate=32000",
-            "-map", "0", "-map", "1", "-map", "2", "-map", "3", "-c:v", "libx264", "-c:a", "pcm_s16le",
-            "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra", "-metadata:s:a:2", "language=ger",
-            "-shortest", input,
-        ])
-        return input
+        try Clip.video(seconds: 1, size: "160x96", rate: 25)
+            .audio(.sine(frequency: 440, sampleRate: 44100, seconds: 1))
+            .audio(.sine(frequency: 660, sampleRate: 48000, seconds: 1))
+            .audio(.sine(frequency: 880, sampleRate: 32000, seconds: 1))
+            .map(["0", "1", "2", "3"]).audioCodec("pcm_s16le")
+            .metadata("language", "eng", stream: "s:a:0").metadata("language", "fra", stream: "s:a:1")
+            .metadata("language", "ger", stream: "s:a:2").shortest().write(in: scratch, name: "langs.mkv")
     }
 
     @Test("--audio-stream by language and by number keeps those streams, in order, and notes the rest")

@@ -134,13 +134,8 @@ struct BadInputTests {
     func unreadableStreamInformation() throws {
         let scratch = try Scratch()
         let ivf = scratch.file("av1.ivf")
-        try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                "testsrc=size=64x48:duration=0.2", "-c:v", "libaom-av1", "-cpu-used", "8",
-                ivf.path,
-            ])
+        try Clip.video(.testsrc, seconds: 0.2, size: "64x48").codec("libaom-av1", options: ["-cpu-used", "8"])
+            .write(to: ivf.path)
         // Every frame's payload set to 0xFF: no valid OBU, so FFmpeg's extradata extraction (part
         // of avformat_find_stream_info) fails — the failure path that closed the input twice.
         var bytes = [UInt8](try Data(contentsOf: ivf))
@@ -165,7 +160,7 @@ struct BadInputTests {
         let scratch = try Scratch()
         let whole = scratch.file("whole.mp4")
         // -movflags 0: the index (moov) at the end, as a camera writes it when it stops.
-        try Oracle.makeClip(whole.path, seconds: 2, extra: ["-movflags", "0"])
+        try Clip.video(.testsrc, seconds: 2, size: "160x120", rate: 25).extra(["-movflags", "0"]).write(to: whole.path)
         let bytes = try Data(contentsOf: whole)
         let cut = scratch.file("cut.mp4")
         try bytes.prefix(bytes.count / 2).write(to: cut)

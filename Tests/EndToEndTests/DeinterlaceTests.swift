@@ -27,13 +27,8 @@ struct DeinterlaceTests {
     @Test("an interlaced H.264 (25i from moving 50p): deinterlaced by default, combed with --deinterlace off")
     func interlacedInput() throws {
         let scratch = try Scratch()
-        let source = scratch.file("src.mkv").path
-        try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                "testsrc2=size=320x240:rate=50:duration=1", "-c:v", "ffv1", source,
-            ])
+        let source = try Clip.video(seconds: 1, size: "320x240", rate: 50).codec("ffv1")
+            .write(in: scratch, name: "src.mkv")
         // Two 50p frames woven into one 25i frame, top field first, coded as interlaced.
         let interlaced = scratch.file("interlaced.mkv").path
         try Oracle.runChecked(

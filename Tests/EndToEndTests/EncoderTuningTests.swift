@@ -69,16 +69,12 @@ struct EncoderTuningTests {
             ["--codec", "hevc", "--level", "4.1", "--encoder-option", "x265-params=bframes=2"], in: scratch)
         #expect(run.status == 0 && !run.stderr.contains("x265 [info]"), "\(run)")
         #expect(try Self.profileLevel(out) == "Main,123")
-        let hdr = scratch.file("hdr10.mkv").path
-        _ = try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "libx265",
-                "-pix_fmt", "yuv420p10le", "-x265-params",
-                "log-level=none:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
-                    + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc",
-                "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", hdr,
-            ])
+        let params =
+            "log-level=none:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
+            + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+        let hdr = try Clip.video(seconds: 1, size: "320x240", rate: 25)
+            .codec("libx265", pixelFormat: "yuv420p10le", options: ["-x265-params", params])
+            .colors(primaries: "bt2020", transfer: "smpte2084", space: "bt2020nc").write(in: scratch, name: "hdr10.mkv")
         let hdrOut = scratch.file("hdr-out.mkv").path
         let merged = try CLI.cropzoom([hdr, "-o", hdrOut, "--encoder-option", "x265-params=bframes=0"])
         #expect(merged.status == 0 && !merged.stderr.contains("x265 [info]"), "\(merged)")

@@ -9,18 +9,12 @@ struct EngineTests {
     /// A clip of `frames` frames (320x240, 30 fps, H.264 with B-frames, AAC), made with the
     /// ffmpeg CLI into `folder`.
     static func clip(frames: Int, in folder: URL, name: String = "in.mp4") throws -> String {
-        let path = folder.appendingPathComponent(name).path
-        let seconds = String(format: "%.3f", Double(frames) / 30)
-        _ = try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-y",
-                "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i",
-                "sine=frequency=440:sample_rate=48000",
-                "-frames:v", "\(frames)", "-t", seconds, "-c:v", "libx264", "-bf", "3", "-preset", "ultrafast",
-                "-pix_fmt", "yuv420p", "-c:a", "aac", path,
-            ])
-        return path
+        // The sound ends with the video, at the millisecond.
+        let seconds = (Double(frames) / 30 * 1000).rounded() / 1000
+        return try Clip.video(size: "320x240", rate: 30).audio(.sine(frequency: 440, sampleRate: 48000))
+            .frames(frames).duration(seconds)
+            .codec("libx264", pixelFormat: "yuv420p", preset: "ultrafast", options: ["-bf", "3"]).audioCodec("aac")
+            .write(to: folder.appendingPathComponent(name).path)
     }
 
     static func doneEvent(_ run: CLIResult) throws -> [String: Any] {

@@ -54,9 +54,8 @@ struct FaultTests {
 
     /// A 4 s 640x360 30 fps clip with AAC audio (120 frames).
     static func shortClip(_ url: URL) throws {
-        try Oracle.makeClip(
-            url.path, seconds: 4, size: "640x360", rate: 30,
-            extra: ["-f", "lavfi", "-i", "sine=frequency=440:duration=4", "-c:a", "aac", "-shortest"])
+        try Clip.video(.testsrc, seconds: 4, size: "640x360", rate: 30).audio(.sine(frequency: 440, seconds: 4))
+            .audioCodec("aac").shortest().write(to: url.path)
     }
 
     static func frames(_ url: URL) throws -> Int { try Oracle.videoFramePTS(url.path).count }

@@ -24,15 +24,8 @@ struct FitTests {
     }
 
     static func portrait(in scratch: Scratch) throws -> String {
-        let path = scratch.file("portrait.mp4").path
-        _ = try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=360x640:rate=30", "-t", "1", "-c:v", "libx264",
-                "-crf",
-                "10", path,
-            ])
-        return path
+        try Clip.video(size: "360x640", rate: 30).duration(1).codec("libx264", options: ["-crf", "10"])
+            .write(in: scratch, name: "portrait.mp4")
     }
 
     @Test("contain: the whole picture at its shape, centred, the background (black) beside it")

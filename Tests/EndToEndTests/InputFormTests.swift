@@ -11,7 +11,7 @@ struct InputFormTests {
     static func frames(in scratch: Scratch) throws -> String {
         let folder = scratch.file("frames").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25", "-frames:v", "10", folder + "/f_%03d.png"])
+        try Clip.video(size: "192x108", rate: 25).frames(10).codec("png").write(to: folder + "/f_%03d.png")
         return folder
     }
 

@@ -9,15 +9,9 @@ struct InputStreamTests {
     @Test("an MP3 with cover art and no video: exit 3, 'no video stream (only a cover picture)', nothing written")
     func coverArtOnly() throws {
         let scratch = try Scratch()
-        let input = scratch.file("song.mp3").path
-        try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=duration=1",
-                "-f", "lavfi", "-i", "color=red:size=64x64:duration=0.04",
-                "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "mjpeg",
-                "-frames:v", "1", "-disposition:v", "attached_pic", input,
-            ])
+        let input = try Clip.audio(.sine(seconds: 1)).video(.color("red"), seconds: 0.04, size: "64x64")
+            .map(["0", "1"]).frames(1).codec("mjpeg").audioCodec("libmp3lame")
+            .extra(["-disposition:v", "attached_pic"]).write(in: scratch, name: "song.mp3")
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path])
         #expect(run.status == 3, "\(run)")
         #expect(
@@ -30,12 +24,8 @@ struct InputStreamTests {
         let scratch = try Scratch()
         let input = scratch.file("late.ts").path
         // The audio's first packet comes at 10 s, after the 7 s FFmpeg probes an MPEG-TS for.
-        try Oracle.makeClip(
-            input, seconds: 12,
-            extra: [
-                "-itsoffset", "10", "-f", "lavfi", "-i", "sine=duration=2",
-                "-preset", "ultrafast", "-c:a", "aac",
-            ])
+        try Clip.video(.testsrc, seconds: 12, size: "160x120", rate: 25).audio(.sine(seconds: 2), offset: 10)
+            .codec("libx264", preset: "ultrafast").audioCodec("aac").write(to: input)
         let audio = try #require(try Oracle.streams(input).first { $0.codecType == "audio" })
         try #require(audio.sampleRate == nil || audio.sampleRate == 0, "the sample's audio should look unknown")
         let output = scratch.file("out.mp4").path

@@ -217,14 +217,9 @@ struct JobFileTests {
         try yaml.write(to: scratch.file("job.yaml"), atomically: true, encoding: .utf8)
         _ = try scratch.folder("raw")
         // Inputs the example fits: an interview longer than its end (01:05.250), a phone clip the crop fits.
-        for (size, seconds, name) in [("320x180", "66", "interview.mov"), ("1920x1080", "1", "phone.mp4")] {
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=2",
-                    "-t", seconds, "-c:v", "libx264", "-preset", "ultrafast",
-                    scratch.file("raw/\(name)").path,
-                ])
+        for (size, seconds, name) in [("320x180", 66.0, "interview.mov"), ("1920x1080", 1, "phone.mp4")] {
+            try Clip.video(size: size, rate: 2).duration(seconds).codec("libx264", preset: "ultrafast")
+                .write(in: scratch, name: "raw/\(name)")
         }
         let run = try CLI.cropzoom(["run", scratch.file("job.yaml").path, "--progress", "none"])
         #expect(run.status == 0, "\(run)")

@@ -40,14 +40,9 @@ struct KernelAndThreadPlanTests {
     )
     func chromaSiting() throws {
         let scratch = try Scratch()
-        let truthSource = scratch.file("src444.mkv").path
+        let truthSource = try Clip.video(seconds: 0.5, size: "640x360", rate: 30).codec("ffv1", pixelFormat: "yuv444p")
+            .write(in: scratch, name: "src444.mkv")
         let left = scratch.file("src420left.mkv").path
-        _ = try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=0.5",
-                "-pix_fmt", "yuv444p", "-c:v", "ffv1", truthSource,
-            ])
         // The 4:2:0 clip a camera would make of it: chroma sited left (H.264's default), tagged.
         _ = try Oracle.runChecked(
             "ffmpeg",
@@ -105,14 +100,9 @@ struct KernelAndThreadPlanTests {
         ])
     func mirroredSiting(options: [String]) throws {
         let scratch = try Scratch()
-        let truthSource = scratch.file("src444.mkv").path
+        let truthSource = try Clip.video(seconds: 0.2, size: "640x360", rate: 30).codec("ffv1", pixelFormat: "yuv444p")
+            .write(in: scratch, name: "src444.mkv")
         let left = scratch.file("left.mkv").path
-        _ = try Oracle.runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=0.2",
-                "-pix_fmt", "yuv444p", "-c:v", "ffv1", truthSource,
-            ])
         let toLeft = "scale=out_h_chr_pos=0:out_v_chr_pos=128,format=yuv420p"
         _ = try Oracle.runChecked(
             "ffmpeg", ["-v", "error", "-y", "-i", truthSource, "-vf", toLeft, "-c:v", "ffv1", left])

@@ -198,14 +198,9 @@ extension RealTime {
             """, arguments: ["tcp", "rtmp", "rtp", "hls"])
         func otherNetworkInputs(protocol scheme: String) throws {
             let scratch = try Scratch()
-            let sent = scratch.file("sent.ts").path
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i",
-                    "sine=frequency=440:sample_rate=48000", "-t", "3", "-c:v", "libx264", "-preset", "ultrafast", "-g",
-                    "15", "-c:a", "aac", "-shortest", "-f", "mpegts", sent,
-                ])
+            let sent = try Clip.video(size: "320x240", rate: 30).audio(.sine(frequency: 440, sampleRate: 48000))
+                .duration(3).codec("libx264", preset: "ultrafast").gop(15).audioCodec("aac").shortest()
+                .write(in: scratch, name: "sent.ts")
             let port = Self.freePort()
             let out = scratch.file("rec.mkv").path
             // What is tested here is each protocol's input, not the latency bound: a loaded machine (CI runs the
@@ -355,15 +350,9 @@ extension RealTime {
         func udpUnderOverload() throws {
             // On one CPU: with both, a quiet machine encodes this nearly as fast as it is sent (CI saw no drop).
             let scratch = try Scratch()
-            let sent = scratch.file("big.ts").path
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-f", "lavfi", "-i",
-                    "sine=frequency=440:sample_rate=48000", "-t", "4", "-c:v", "libx264", "-preset", "ultrafast", "-g",
-                    "30",
-                    "-c:a", "aac", "-shortest", "-f", "mpegts", sent,
-                ])
+            let sent = try Clip.video(size: "1920x1080", rate: 30).audio(.sine(frequency: 440, sampleRate: 48000))
+                .duration(4).codec("libx264", preset: "ultrafast").gop(30).audioCodec("aac").shortest()
+                .write(in: scratch, name: "big.ts")
             let port = Self.freePort()
             let out = scratch.file("rec.mkv").path
             let run = try BackgroundRun.start(

@@ -25,14 +25,10 @@ struct MetadataTests {
 
     /// A 0.4 s clip with `tags` written as QuickTime metadata keys, and a creation time.
     static func phoneClip(_ name: String, tags: [String: String], in scratch: Scratch) throws -> String {
-        let path = scratch.file(name).path
-        try Media.make(
-            [
-                "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-f", "lavfi", "-i", "sine=d=0.4",
-                "-c:v", "libx264", "-c:a", "aac", "-shortest", "-metadata", "creation_time=2025-06-01T08:00:00Z",
-                "-movflags", "use_metadata_tags",
-            ] + tags.sorted { $0.key < $1.key }.flatMap { ["-metadata", "\($0.key)=\($0.value)"] } + [path])
-        return path
+        var clip = Clip.video(seconds: 0.4, size: "192x108", rate: 25).audio(.sine(seconds: 0.4)).audioCodec("aac")
+            .shortest().metadata("creation_time", "2025-06-01T08:00:00Z").extra(["-movflags", "use_metadata_tags"])
+        for (key, value) in tags.sorted(by: { $0.key < $1.key }) { clip = clip.metadata(key, value) }
+        return try clip.write(in: scratch, name: name)
     }
 
     @Test(arguments: ["mov", "mp4", "mkv"])

@@ -7,13 +7,10 @@ import Testing
 struct OddSizeTests {
     /// A 1 s 161x121 VP9 clip in `pixFmt`, lossless.
     static func clip(_ pixFmt: String, in scratch: Scratch) throws -> String {
-        let path = scratch.file("odd-\(pixFmt).webm").path
-        try Media.make([
-            // (format=rgb24 first: the ffmpeg CLI would round the size of a 4:2:0 testsrc2 to even)
-            "-f", "lavfi", "-i", "testsrc2=s=161x121:r=25:d=1,format=rgb24", "-pix_fmt", pixFmt, "-c:v", "libvpx-vp9",
-            "-lossless", "1", path,
-        ])
-        return path
+        // (format=rgb24 first: the ffmpeg CLI would round the size of a 4:2:0 testsrc2 to even)
+        try Clip.video(seconds: 1, size: "161x121", rate: 25, filter: "format=rgb24")
+            .codec("libvpx-vp9", pixelFormat: pixFmt, options: ["-lossless", "1"])
+            .write(in: scratch, name: "odd-\(pixFmt).webm")
     }
 
     static func size(_ path: String) throws -> String {

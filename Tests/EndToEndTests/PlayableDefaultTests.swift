@@ -16,12 +16,8 @@ struct PlayableDefaultTests {
 
     /// A 0.4 s clip in `pixFmt` encoded by `codec` (lossless, so the format is what the decoder gives).
     static func clip(_ pixFmt: String, codec: String = "libx264", in scratch: Scratch) throws -> String {
-        let path = scratch.file("\(pixFmt).mkv").path
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", pixFmt, "-c:v", codec,
-            "-qp", "0", path,
-        ])
-        return path
+        try Clip.video(seconds: 0.4, size: "192x108", rate: 25)
+            .codec(codec, pixelFormat: pixFmt, options: ["-qp", "0"]).write(in: scratch, name: "\(pixFmt).mkv")
     }
 
     @Test("10-bit 4:2:2 in: H.264 High 8-bit 4:2:0 with a note; --pix-fmt and --profile keep more")

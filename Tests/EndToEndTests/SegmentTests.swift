@@ -90,13 +90,8 @@ extension RealTime {
             }
             // The sound, copied (PCM into Matroska), is the generator's from its first packet: none lost or repeated
             // at a boundary.
-            let reference = scratch.file("sine.mkv").path
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "4", "-c", "copy",
-                    reference,
-                ])
+            let reference = try Clip.audio(.sine(frequency: 440, sampleRate: 48000)).duration(4).audioCodec("copy")
+                .write(in: scratch, name: "sine.mkv")
             let sent = try Oracle.packets(reference, streamIndex: 0).map(\.hash)
             #expect(audio.count > 130 && Array(sent.prefix(audio.count)) == audio, "\(audio.count) audio packets")
             #expect(frames == 75)

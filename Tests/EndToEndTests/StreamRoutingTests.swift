@@ -1,6 +1,6 @@
 // Issue 13's container, stream and metadata defects: what each output container holds (chapter
 // tracks, audio/subtitle/data routing, the default video codec), colour, tags, side data and the
-// codec libraries' logs. Inputs are small clips made here with the ffmpeg CLI.
+// codec libraries' logs. Inputs are small clips made here (Clip: the ffmpeg CLI's generators).
 
 import Foundation
 import Testing
@@ -75,11 +75,8 @@ struct StreamRoutingTests {
 
         """.write(to: meta, atomically: true, encoding: .utf8)
         let input = scratch.file("chapters.mp4")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
-            "-i", meta.path, "-map", "0", "-map", "1", "-map_chapters", "2",
-            "-c:v", "libx264", "-c:a", "aac", "-shortest", input.path,
-        ])
+        try Clip.video(seconds: 1, size: "160x120", rate: 25).audio(.sine(seconds: 1)).input(meta.path).map(["0", "1"])
+            .audioCodec("aac").shortest().extra(["-map_chapters", "2"]).write(to: input.path)
         let inputTypes = try Media.streams(input.path).compactMap { $0["codec_type"] as? String }
         try #require(inputTypes == ["video", "audio", "data"], "the sample has no chapter track: \(inputTypes)")
         for ext in ["mp4", "mov", "mkv"] {
@@ -110,11 +107,8 @@ extension StreamRoutingTests {
         let srt = scratch.file("s.srt")
         try "1\n00:00:00,000 --> 00:00:00,800\nHello\n\n".write(to: srt, atomically: true, encoding: .utf8)
         let input = scratch.file("av-sub.mkv")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
-            "-i", srt.path, "-map", "0", "-map", "1", "-map", "2",
-            "-c:v", "libx264", "-c:a", "aac", "-c:s", "srt", "-shortest", input.path,
-        ])
+        try Clip.video(seconds: 1, size: "160x120", rate: 25).audio(.sine(seconds: 1)).input(srt.path)
+            .map(["0", "1", "2"]).audioCodec("aac").subtitleCodec("srt").shortest().write(to: input.path)
         return input
     }
 
@@ -169,10 +163,8 @@ extension StreamRoutingTests {
     func containerOwnVideoCodec(_ ext: String, _ codec: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("in.mkv")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1",
-            "-c:v", "libx264", "-c:a", "flac", input.path,
-        ])
+        try Clip.video(seconds: 1, size: "160x120", rate: 25).audio(.sine(seconds: 1)).audioCodec("flac")
+            .write(to: input.path)
         let output = scratch.file("out.\(ext)")
         let run = try CLI.cropzoom([input.path, "-o", output.path, "--zoom", "1.5"])
         try #require(run.status == 0, "\(run)")
@@ -194,7 +186,7 @@ extension StreamRoutingTests {
             "color=c=red:s=64x64:r=25:d=0.4[r];color=c=lime:s=64x64:r=25:d=0.4[g];"
             + "color=c=blue:s=64x64:r=25:d=0.4[b];[r][g][b]hstack=3,format=\(pixFmt)"
         let lossless = codec == "libvpx-vp9" ? ["-lossless", "1"] : codec == "libx264rgb" ? ["-qp", "0"] : []
-        try Media.make(["-f", "lavfi", "-i", bars, "-c:v", codec] + lossless + [input.path])
+        try Clip.lavfi(bars).codec(codec, options: lossless).write(to: input.path)
         let inStream = try #require(try Media.streams(input.path).first)
         try #require(inStream["color_space"] as? String == "gbr", "the sample is not tagged RGB: \(inStream)")
 
@@ -222,12 +214,10 @@ extension StreamRoutingTests {
     @Test func encodingTagsAreNotCopied() throws {
         let scratch = try Scratch()
         let input = scratch.file("alpha.webm")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=0.4,format=yuva420p", "-c:v", "libvpx-vp9",
-            "-metadata:s:v:0", "BPS=12345", "-metadata:s:v:0", "NUMBER_OF_FRAMES=999",
-            "-metadata:s:v:0", "_STATISTICS_TAGS=BPS NUMBER_OF_FRAMES", "-metadata:s:v:0", "title=Kept",
-            input.path,
-        ])
+        try Clip.video(seconds: 0.4, size: "160x120", rate: 25, filter: "format=yuva420p").codec("libvpx-vp9")
+            .metadata("BPS", "12345", stream: "s:v:0").metadata("NUMBER_OF_FRAMES", "999", stream: "s:v:0")
+            .metadata("_STATISTICS_TAGS", "BPS NUMBER_OF_FRAMES", stream: "s:v:0")
+            .metadata("title", "Kept", stream: "s:v:0").write(to: input.path)
         let inTags = Media.tags(try #require(try Media.streams(input.path).first))
         try #require(inTags["alpha_mode"] == "1" && inTags["encoder"] != nil && inTags["bps"] == "12345", "\(inTags)")
         for ext in ["mkv", "mp4", "webm"] {
@@ -251,10 +241,8 @@ extension StreamRoutingTests {
     @Test func htcRotationNameIsNotCopiedOnceApplied() throws {
         let scratch = try Scratch()
         let input = scratch.file("htc.mkv")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264",
-            "-metadata:s:v:0", "title=htc_video_rotA-090", input.path,
-        ])
+        try Clip.video(seconds: 0.4, size: "160x96", rate: 25).metadata("title", "htc_video_rotA-090", stream: "s:v:0")
+            .write(to: input.path)
         let upright = scratch.file("upright.mkv")
         let r1 = try CLI.cropzoom([input.path, "-o", upright.path])
         try #require(r1.status == 0, "\(r1)")
@@ -317,11 +305,9 @@ extension StreamRoutingTests {
         let parts = variant.split(separator: ":").map(String.init)
         let scratch = try Scratch()
         let input = scratch.file("surround.\(parts[1])")
-        let pan = "sine=f=440:d=1,pan=5.1(side)|FL=c0|FR=0.5*c0|FC=0.3*c0|LFE=0.1*c0|SL=0.7*c0|SR=0.2*c0"
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=1", "-f", "lavfi", "-i", pan,
-            "-c:v", "libx264", "-c:a", parts[0], "-shortest", input.path,
-        ])
+        let pan = "pan=5.1(side)|FL=c0|FR=0.5*c0|FC=0.3*c0|LFE=0.1*c0|SL=0.7*c0|SR=0.2*c0"
+        try Clip.video(seconds: 1, size: "160x96", rate: 25).audio(.sine(frequency: 440, seconds: 1), filter: pan)
+            .audioCodec(parts[0]).shortest().write(to: input.path)
         let output = scratch.file("out.webm")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         try #require(run.status == 0, "\(run)")
@@ -343,10 +329,8 @@ extension StreamRoutingTests {
         let srt = scratch.file("s.srt")
         try "1\n00:00:00,000 --> 00:00:00,300\nHello\n\n".write(to: srt, atomically: true, encoding: .utf8)
         let input = scratch.file("subs.mkv")
-        try Media.make(
-            ["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-i", srt.path, "-map", "0"]
-                + Array(repeating: ["-map", "1"], count: 100).flatMap { $0 }
-                + ["-c:v", "libx264", "-c:s", "srt", input.path])
+        try Clip.video(seconds: 0.4, size: "160x96", rate: 25).input(srt.path)
+            .map(["0"] + Array(repeating: "1", count: 100)).subtitleCodec("srt").write(to: input.path)
         try #require(try Media.streams(input.path).count == 101)
         let output = scratch.file("out.ts")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
@@ -423,7 +407,7 @@ extension StreamRoutingTests {
     func codecLibraryLogsFollowVerbosity(_ codec: String, _ banner: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("in.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-c:v", "libx264", input.path])
+        try Clip.video(seconds: 0.4, size: "160x96", rate: 25).write(to: input.path)
         let output = scratch.file("out.mkv")
         let quiet = try CLI.cropzoom([input.path, "-o", output.path, "-y", "--codec", codec, "--quiet"])
         #expect(quiet.status == 0 && quiet.stderr.isEmpty, "--quiet printed: \(quiet.stderr.prefix(300))")
@@ -444,10 +428,8 @@ extension StreamRoutingTests {
     @Test func interlacedInputIsNotedAndProbed() throws {
         let scratch = try Scratch()
         let input = scratch.file("interlaced.mpg")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=0.4", "-c:v", "mpeg2video",
-            "-flags", "+ildct+ilme", "-top", "1", input.path,
-        ])
+        try Clip.video(seconds: 0.4, size: "320x240", rate: 25)
+            .codec("mpeg2video", options: ["-flags", "+ildct+ilme", "-top", "1"]).write(to: input.path)
         let peer = try #require(try Media.streams(input.path).first)["field_order"] as? String
         try #require(peer == "tt", "the sample is not interlaced: \(peer ?? "-")")
         let run = try CLI.cropzoom([input.path, "-o", scratch.file("out.mp4").path])
@@ -461,7 +443,7 @@ extension StreamRoutingTests {
         #expect(text.stdout.contains("interlaced (tt)"), "\(text.stdout)")
 
         let progressive = scratch.file("progressive.mkv")
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.2", "-c:v", "libx264", progressive.path])
+        try Clip.video(seconds: 0.2, size: "160x96", rate: 25).write(to: progressive.path)
         let r2 = try CLI.cropzoom([progressive.path, "-o", scratch.file("p.mp4").path])
         #expect(r2.status == 0 && !r2.stderr.contains("interlaced"), "\(r2)")
     }
@@ -474,10 +456,8 @@ extension StreamRoutingTests {
     func audioTheMuxerRefusesIsReencoded(_ codec: String, _ ext: String) throws {
         let scratch = try Scratch()
         let input = scratch.file("in.mkv")
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=160x96:r=25:d=0.4", "-f", "lavfi", "-i", "sine=d=0.4",
-            "-c:v", "libx264", "-c:a", codec, input.path,
-        ])
+        try Clip.video(seconds: 0.4, size: "160x96", rate: 25).audio(.sine(seconds: 0.4)).audioCodec(codec)
+            .write(to: input.path)
         let output = scratch.file("out.\(ext)")
         let run = try CLI.cropzoom([input.path, "-o", output.path])
         try #require(run.status == 0, "\(run)")
@@ -509,11 +489,9 @@ extension StreamRoutingTests {
         let params =
             "log-level=error:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)"
             + "L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-pix_fmt", "yuv420p10le",
-            "-c:v", "libx265", "-x265-params", params, "-color_primaries", "bt2020",
-            "-color_trc", "smpte2084", "-colorspace", "bt2020nc", path,
-        ])
+        try Clip.video(seconds: 0.4, size: "192x108", rate: 25)
+            .codec("libx265", pixelFormat: "yuv420p10le", options: ["-x265-params", params])
+            .colors(primaries: "bt2020", transfer: "smpte2084", space: "bt2020nc").write(to: path)
     }
 
     /// Item 8 (the container's copy as the source): HDR10 metadata held only in the input
@@ -551,10 +529,9 @@ extension StreamRoutingTests {
     @Test(arguments: [("mp4", true), ("mkv", true), ("mov", false), ("webm", false)])
     func coverArtIsKept(_ ext: String, _ kept: Bool) throws {
         let scratch = try Scratch()
-        let video = scratch.file("v.mp4").path
-        try Media.make(["-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=0.4", "-c:v", "libx264", video])
-        let cover = scratch.file("cover.png").path
-        try Media.make(["-f", "lavfi", "-i", "color=c=red:s=64x64", "-frames:v", "1", cover])
+        let video = try Clip.video(seconds: 0.4, size: "192x108", rate: 25).write(in: scratch, name: "v.mp4")
+        let cover = try Clip.video(.color("red"), size: "64x64").frames(1).codec("png")
+            .write(in: scratch, name: "cover.png")
         let input = scratch.file("with-cover.mp4").path
         try Media.make([
             "-i", video, "-i", cover, "-map", "0", "-map", "1", "-c", "copy", "-disposition:v:1", "attached_pic",

@@ -53,12 +53,9 @@ struct SubtitleTests {
     static func clip(_ name: String, codec: String, in scratch: Scratch) throws -> String {
         let sub = scratch.file("s.srt")
         try srt.write(to: sub, atomically: true, encoding: .utf8)
-        let path = scratch.file(name).path
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=4", "-i", sub.path, "-map", "0", "-map", "1",
-            "-c:v", "libx264", "-c:s", codec, "-metadata:s:s:0", "language=eng", path,
-        ])
-        return path
+        return try Clip.video(seconds: 4, size: "192x108", rate: 25).input(sub.path).map(["0", "1"])
+            .subtitleCodec(codec).metadata("language", "eng", stream: "s:s:0")
+            .write(in: scratch, name: name)
     }
 
     static func subtitleCodec(_ path: String) throws -> String? {
@@ -117,15 +114,12 @@ extension SubtitleTests {
     static func twoOfEach(in scratch: Scratch) throws -> String {
         let sub = scratch.file("s.srt")
         try srt.write(to: sub, atomically: true, encoding: .utf8)
-        let path = scratch.file("many.mkv").path
-        try Media.make([
-            "-f", "lavfi", "-i", "testsrc2=s=192x108:r=25:d=4", "-f", "lavfi", "-i", "sine=d=4:sample_rate=44100",
-            "-f", "lavfi", "-i", "sine=d=4:sample_rate=48000", "-i", sub.path, "-map", "0", "-map", "1", "-map", "2",
-            "-map", "3", "-map", "3", "-c:v", "libx264", "-c:a", "aac", "-c:s", "srt",
-            "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
-            "-metadata:s:s:0", "language=eng", "-metadata:s:s:1", "language=fra", path,
-        ])
-        return path
+        return try Clip.video(seconds: 4, size: "192x108", rate: 25)
+            .audio(.sine(sampleRate: 44100, seconds: 4)).audio(.sine(sampleRate: 48000, seconds: 4)).input(sub.path)
+            .map(["0", "1", "2", "3", "3"]).audioCodec("aac").subtitleCodec("srt")
+            .metadata("language", "eng", stream: "s:a:0").metadata("language", "fra", stream: "s:a:1")
+            .metadata("language", "eng", stream: "s:s:0").metadata("language", "fra", stream: "s:s:1")
+            .write(in: scratch, name: "many.mkv")
     }
 
     /// `type:language` of every stream after the video.

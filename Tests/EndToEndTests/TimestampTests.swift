@@ -57,7 +57,8 @@ struct TimestampTests {
     func mp4StartKept() throws {
         let scratch = try Scratch()
         let input = scratch.file("offset.mp4").path
-        try Oracle.makeClip(input, seconds: 2, rate: 30, extra: ["-output_ts_offset", "10"])
+        try Clip.video(.testsrc, seconds: 2, size: "160x120", rate: 30).extra(["-output_ts_offset", "10"])
+            .write(to: input)
         let output = scratch.file("out.mp4").path
         let run = try CLI.cropzoom([input, "-o", output])
         try #require(run.status == 0, "\(run)")
@@ -68,7 +69,7 @@ struct TimestampTests {
     func coarseContainerTimes() throws {
         let scratch = try Scratch()
         let input = scratch.file("fast.mp4").path
-        try Oracle.makeClip(input, seconds: 0.1, rate: 2000)
+        try Clip.video(.testsrc, seconds: 0.1, size: "160x120", rate: 2000).write(to: input)
         let mkv = scratch.file("out.mkv").path
         let run = try CLI.cropzoom([input, "-o", mkv])
         try #require(run.status == 0, "\(run)")
@@ -104,12 +105,9 @@ struct TimestampTests {
         let scratch = try Scratch()
         let input = scratch.file("tiny.nut").path
         // NUT keeps the 24-sample packets (0.5 ms at 48 kHz) and their times as they are.
-        try Oracle.makeClip(
-            input, seconds: 2, rate: 30,
-            extra: [
-                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:samples_per_frame=24:duration=2",
-                "-c:a", "pcm_s16le",
-            ])
+        try Clip.video(.testsrc, seconds: 2, size: "160x120", rate: 30)
+            .audio(.sine(frequency: 440, sampleRate: 48000, seconds: 2, samplesPerFrame: 24)).audioCodec("pcm_s16le")
+            .write(to: input)
         let output = scratch.file("out.\(ext)").path
         let run = try CLI.cropzoom([input, "-o", output])
         try #require(run.status == 0, "\(run)")
@@ -183,7 +181,8 @@ struct TimestampTests {
     func startPastEnd() throws {
         let scratch = try Scratch()
         let input = scratch.file("offset.mp4").path
-        try Oracle.makeClip(input, seconds: 4, rate: 30, extra: ["-output_ts_offset", "10"])
+        try Clip.video(.testsrc, seconds: 4, size: "160x120", rate: 30).extra(["-output_ts_offset", "10"])
+            .write(to: input)
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "10"])
         #expect(run.status == 2, "\(run)")
         #expect(
@@ -196,8 +195,8 @@ struct TimestampTests {
     func rangeWithoutVideo() throws {
         let scratch = try Scratch()
         let input = scratch.file("av.mp4").path
-        try Oracle.makeClip(
-            input, seconds: 2, rate: 30, extra: ["-f", "lavfi", "-i", "sine=duration=5", "-c:a", "aac"])
+        try Clip.video(.testsrc, seconds: 2, size: "160x120", rate: 30).audio(.sine(seconds: 5)).audioCodec("aac")
+            .write(to: input)
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mp4").path, "--start", "3", "--end", "4"])
         #expect(run.status == 2, "\(run)")
         #expect(
@@ -212,7 +211,8 @@ struct TimestampTests {
         let scratch = try Scratch()
         let input = scratch.file("late.mkv").path
         // Matroska's Duration counts from 0 (14 s here), not from the first timestamp.
-        try Oracle.makeClip(input, seconds: 4, extra: ["-output_ts_offset", "10"])
+        try Clip.video(.testsrc, seconds: 4, size: "160x120", rate: 25).extra(["-output_ts_offset", "10"])
+            .write(to: input)
         let run = try CLI.cropzoom([input, "-o", scratch.file("out.mkv").path])
         #expect(run.status == 0 && !run.stderr.contains("truncated"), "\(run)")
         let strict = try CLI.cropzoom([input, "-o", scratch.file("strict.mkv").path, "--strict", "-y"])

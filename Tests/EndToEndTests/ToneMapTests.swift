@@ -73,15 +73,13 @@ struct ToneMapTests {
         """)
     func hlgGreys() throws {
         let scratch = try Scratch()
-        let ramp = scratch.file("ramp.mp4").path
-        try Media.make([
-            "-f", "lavfi", "-i", "nullsrc=s=256x64:r=10:d=0.5,format=gray,geq=lum='X':a=255,format=yuv444p",
-            "-vf",
-            "zscale=t=arib-std-b67:p=bt2020:m=bt2020nc:r=tv:tin=bt709:pin=bt709:min=bt709:rin=pc,"
-                + "format=yuv420p10le",
-            "-c:v", "libx265", "-x265-params", "log-level=error:lossless=1", "-color_primaries", "bt2020",
-            "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", "-tag:v", "hvc1", ramp,
-        ])
+        let toHLG =
+            "zscale=t=arib-std-b67:p=bt2020:m=bt2020nc:r=tv:tin=bt709:pin=bt709:min=bt709:rin=pc,format=yuv420p10le"
+        let greys = "format=gray,geq=lum='X':a=255,format=yuv444p"
+        let ramp = try Clip.video(.nullsrc, seconds: 0.5, size: "256x64", rate: 10, filter: greys)
+            .codec("libx265", options: ["-x265-params", "log-level=error:lossless=1"])
+            .colors(primaries: "bt2020", transfer: "arib-std-b67", space: "bt2020nc")
+            .extra(["-vf", toHLG, "-tag:v", "hvc1"]).write(in: scratch, name: "ramp.mp4")
         for curve in ["hable", "reinhard"] {
             let out = scratch.file("\(curve).mkv").path
             let run = try CLI.cropzoom([ramp, "-o", out, "--codec", "h264", "--crf", "0", "--tone-map", curve])

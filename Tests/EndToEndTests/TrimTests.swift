@@ -126,7 +126,8 @@ struct TrimTests {
         try Data("1\n00:00:00,500 --> 00:00:02,500\nhello\n\n2\n00:00:03,000 --> 00:00:04,000\nlater\n".utf8).write(
             to: srt)
         let input = scratch.file("sub.mkv").path
-        try Oracle.makeClip(input, seconds: 5, extra: ["-i", srt.path, "-c:s", "srt"])
+        try Clip.video(.testsrc, seconds: 5, size: "160x120", rate: 25).input(srt.path).subtitleCodec("srt")
+            .write(to: input)
         let output = scratch.file("out.mkv").path
         let run = try CLI.cropzoom([input, "-o", output, "--start", "1", "--end", "3.5", "--threads", threads])
         try #require(run.status == 0, "\(run)")
@@ -146,8 +147,8 @@ struct TrimTests {
         }
         try Data(text.utf8).write(to: metadata)
         let input = scratch.file("chapters.mkv").path
-        try Oracle.makeClip(
-            input, seconds: 5, extra: ["-i", metadata.path, "-map_metadata", "1", "-map_chapters", "1"])
+        try Clip.video(.testsrc, seconds: 5, size: "160x120", rate: 25).input(metadata.path)
+            .extra(["-map_metadata", "1", "-map_chapters", "1"]).write(to: input)
         let output = scratch.file("out.mkv").path
         let run = try CLI.cropzoom([input, "-o", output, "--start", "1.5", "--end", "3.5"])
         try #require(run.status == 0, "\(run)")

@@ -190,19 +190,6 @@ enum Oracle {
         return (result.stdout, result.stderr)
     }
 
-    /// Makes a test clip with the ffmpeg CLI: a `size` testsrc of `seconds` at `rate` fps, then
-    /// `extra` (more inputs, codecs, muxer options), encoded with libx264 into `path`.
-    static func makeClip(
-        _ path: String, seconds: Double, size: String = "160x120", rate: Int = 25,
-        extra: [String] = []
-    ) throws {
-        let source = "testsrc=size=\(size):rate=\(rate):duration=\(seconds)"
-        try runChecked(
-            "ffmpeg",
-            ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", source] + extra
-                + ["-c:v", "libx264", path])
-    }
-
     // MARK: - ffprobe: streams and format
 
     /// All streams of `path`, from
