@@ -38,9 +38,10 @@ let package = Package(
         // CCropZoomSystem: operating-system shims only, no FFmpeg: the signal flag, thread
         // priority, rename without replace, the parent-death signal, the CPU affinity count.
         .target(name: "CCropZoomSystem"),
-        // CropZoomSystem: the one door to CCropZoomSystem (as swift-nio's System.swift): signals, threads' ids and
-        // priorities, the parent-death signal, malloc's thresholds, the affinity count, rename without replace, as
-        // Swift functions. The rest of cropzoom calls these and imports no C module for them.
+        // CropZoomSystem: the one door to the operating system (as swift-nio's System.swift): CCropZoomSystem's
+        // shims as Swift functions (signals, threads' ids and priorities, the parent-death signal, malloc's
+        // thresholds, the affinity count, rename without replace, whole writes), RawPath's system side (C strings,
+        // stat, readdir, FilePath) and ChildProcess. The rest of cropzoom calls these and spells no raw pointer.
         .target(
             name: "CropZoomSystem",
             dependencies: [
@@ -65,12 +66,16 @@ let package = Package(
             ]
         ),
         // CropZoomFFmpeg: the wrappers — one owner class per FFmpeg object (throwing init, *_free in deinit),
-        // borrowed views, FFmpeg's small values as Swift ones — and the owners of CPlaneKernels' objects. With
-        // CropZoomSystem, the only Swift target that imports a C module of ours.
+        // borrowed views, FFmpeg's small values as Swift ones, the FFmpeg work each stage drives (Drivers/) — and
+        // the owners of CPlaneKernels' objects. With CropZoomSystem, the only Swift target that imports a C module;
+        // its raw pointers are internal, so the library reaches FFmpeg through typed doors only
+        // (scripts/c-boundary.sh checks the rest of Sources/).
         .target(
             name: "CropZoomFFmpeg",
             dependencies: ["CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
         ),
+        // CropZoomKit: the library — set-up, the stage types, the timestamp and live policies, the engines, the public
+        // API. No C module, no raw pointer.
         .target(
             name: "CropZoomKit",
             dependencies: [
