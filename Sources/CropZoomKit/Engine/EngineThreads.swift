@@ -187,6 +187,47 @@ final class EngineThreads: @unchecked Sendable {
         return c
     }
 
+    // MARK: the loops both wirings run
+
+    /// A reader's loop (the input's, a sound device's): steps until it ends, then finishes it; `check` runs before
+    /// each step (the file reader's stop check). Charged to `stage` on `clock`.
+    func readLoop(
+        _ reader: any Reading, clock: StageClock, stage: EngineStage, check: () throws(CropZoomError) -> Void = {}
+    ) throws(CropZoomError) {
+        while true {
+            try check()
+            clock.switchTo(stage)
+            guard try reader.step() else { break }
+        }
+        try reader.finish()
+        clock.switchTo(nil)
+    }
+
+    /// The decoder's loop: packets from `queue` until it closes (their shells back to `shells`); once the stage
+    /// wants no more, the queue refuses further packets and what is still in it is dropped.
+    func decodeLoop(
+        _ decode: any PacketStage, from queue: BoundedQueue<Packet>, shells: ShellPool<Packet>
+    ) throws(CropZoomError) {
+        let clock = clocks[.decode]!
+        var wanted = true
+        while let p = try queue.pop() {
+            defer {
+                p.unref()
+                shells.release(p)
+            }
+            guard wanted else { continue }  // refused: the reader stops sending soon
+            clock.switchTo(.decode)
+            if try decode.receive(p) == .enough {
+                wanted = false
+                queue.refuse()
+            }
+            clock.switchTo(nil)
+        }
+        clock.switchTo(.decode)
+        try decode.finish()
+        clock.switchTo(nil)
+    }
+
     // MARK: the back half's loops
 
     private func workerLoop(

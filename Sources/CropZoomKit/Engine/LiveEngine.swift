@@ -187,11 +187,17 @@ final class LiveEngine: @unchecked Sendable {
         defer { unwire() }
         let live = self.live
         var loops = [
+            // The reader: a stop (the first signal, a stop request, the no-data deadline) ends its reads through its
+            // watch, so its loop checks nothing.
             EngineThreads.Loop(name: "demux") { [self] () throws(CropZoomError) in
                 live.protectCurrentThread()
-                try readerLoop()
+                guard let demux else { return }
+                try core.readLoop(demux, clock: core.clocks[.demux]!, stage: .demux)
             },
-            EngineThreads.Loop(name: "decode") { [self] () throws(CropZoomError) in try decodeLoop() },
+            EngineThreads.Loop(name: "decode") { [self] () throws(CropZoomError) in
+                guard let decode else { return }
+                try core.decodeLoop(decode, from: videoQueue, shells: demuxShells)
+            },
         ]
         loops += core.backHalfLoops(
             next: { [self] () throws(CropZoomError) in try nextWork() },
@@ -200,9 +206,12 @@ final class LiveEngine: @unchecked Sendable {
         if sound != nil {
             protected += 1
             loops.append(
+                // With --audio-input: reads the sound device and re-encodes its packets, until it or the picture's
+                // reader ends.
                 EngineThreads.Loop(name: "sound") { [self] () throws(CropZoomError) in
                     live.protectCurrentThread()
-                    try soundLoop()
+                    guard let sound else { return }
+                    try core.readLoop(sound, clock: core.clocks[.audio]!, stage: .audio)
                 })
         }
         if audioQueue != nil {
@@ -240,52 +249,6 @@ final class LiveEngine: @unchecked Sendable {
     }
 
     // MARK: the loops
-
-    /// The reader: a stop (the first signal, a stop request, the no-data deadline) ends its reads through its watch.
-    private func readerLoop() throws(CropZoomError) {
-        guard let demux else { return }
-        let clock = core.clocks[.demux]!
-        while true {
-            clock.switchTo(.demux)
-            guard try demux.step() else { break }
-        }
-        try demux.finish()
-        clock.switchTo(nil)
-    }
-
-    /// With `--audio-input`: reads the sound device and re-encodes its packets, until it or the picture's reader ends.
-    private func soundLoop() throws(CropZoomError) {
-        guard let sound else { return }
-        let clock = core.clocks[.audio]!
-        while true {
-            clock.switchTo(.audio)
-            guard try sound.step() else { break }
-        }
-        try sound.finish()
-        clock.switchTo(nil)
-    }
-
-    private func decodeLoop() throws(CropZoomError) {
-        guard let decode else { return }
-        let clock = core.clocks[.decode]!
-        var wanted = true
-        while let p = try videoQueue.pop() {
-            defer {
-                p.unref()
-                demuxShells.release(p)
-            }
-            guard wanted else { continue }
-            clock.switchTo(.decode)
-            if try decode.receive(p) == .enough {
-                wanted = false
-                videoQueue.refuse()
-            }
-            clock.switchTo(nil)
-        }
-        clock.switchTo(.decode)
-        try decode.finish()
-        clock.switchTo(nil)
-    }
 
     /// The next frame a worker transforms, numbered, with its output picture; frames that waited longer than the
     /// latency bound are dropped on the way. Nil at the end.

@@ -109,22 +109,26 @@ final class ThreadedEngine: @unchecked Sendable {
     func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> EngineCounts {
         defer { unwire() }
         let nice = upstreamNice
+        let stops = self.stops
         let yieldToEncoder: @Sendable () -> Void = {
             if nice > 0 { ThreadControl.lowerCurrentPriority(by: nice) }
         }
         var loops = [
             EngineThreads.Loop(name: "demux") { [self] () throws(CropZoomError) in
                 yieldToEncoder()
-                try demuxLoop()
+                guard let demux else { return }
+                try core.readLoop(
+                    demux, clock: core.clocks[.demux]!, stage: .demux,
+                    check: { () throws(CropZoomError) in try stops.check() })
             },
             EngineThreads.Loop(name: "decode") { [self] () throws(CropZoomError) in
                 yieldToEncoder()
-                try decodeLoop()
+                guard let decode else { return }
+                try core.decodeLoop(decode, from: videoQueue, shells: demuxShells)
             },
         ]
         loops += core.backHalfLoops(
             next: { [workQueue] () throws(CropZoomError) in try workQueue.pop() }, workerStart: yieldToEncoder)
-        let stops = self.stops
         try core.run(loops, watch: { () throws(CropZoomError) in try stops.check() }, progress: progress)
         var counted: [any Counted] = audio
         if let demux { counted.append(demux) }
@@ -137,41 +141,5 @@ final class ThreadedEngine: @unchecked Sendable {
                 .workQueueFull: workQueue.pushWait,
                 .workersWaitingForFrames: workQueue.popWait,
             ])
-    }
-
-    // MARK: the front half's loops
-
-    private func demuxLoop() throws(CropZoomError) {
-        guard let demux else { return }
-        let clock = core.clocks[.demux]!
-        while true {
-            try stops.check()
-            clock.switchTo(.demux)
-            guard try demux.step() else { break }
-        }
-        try demux.finish()
-        clock.switchTo(nil)
-    }
-
-    private func decodeLoop() throws(CropZoomError) {
-        guard let decode else { return }
-        let clock = core.clocks[.decode]!
-        var wanted = true
-        while let p = try videoQueue.pop() {
-            defer {
-                p.unref()
-                demuxShells.release(p)
-            }
-            guard wanted else { continue }  // refused: the demuxer stops sending soon
-            clock.switchTo(.decode)
-            if try decode.receive(p) == .enough {
-                wanted = false
-                videoQueue.refuse()
-            }
-            clock.switchTo(nil)
-        }
-        clock.switchTo(.decode)
-        try decode.finish()
-        clock.switchTo(nil)
     }
 }
