@@ -259,7 +259,7 @@ def main():
     obj = None
     if args.object:
         ow, oh = int(W * 0.4) // 2 * 2, int(H * 0.7) // 2 * 2
-        sx, sy = int(pw * 0.1), int(ph * 0.78)
+        sx, sy = min(int(pw * 0.1), pw - ow), min(int(ph * 0.78), ph - oh)
         obj = pic[sy:sy + oh, sx:sx + ow][::-1, ::-1].copy()
         obj[:4] = obj[-4:] = obj[:, :4] = obj[:, -4:] = 255.0
     oy0 = (H - (obj.shape[0] if obj is not None else 0)) // 3
