@@ -55,7 +55,7 @@ final class LivePolicy: @unchecked Sendable {
     /// (nil before the first). A packet's capture is estimated as its media time plus this.
     private var edge: Double?
     /// When the job started (monotonic seconds), and when the first frame recorded was captured.
-    private let startedAt = monotonicSeconds()
+    private var startedAt: Double { watches.startedAt }
     private var firstCaptured: Double?
     /// With `--audio-input`: where the picture's recording ended (output seconds), once its reader has stopped.
     private var pictureEnd: Double?
@@ -254,6 +254,8 @@ final class LiveWatches: Sendable {
     /// Nil without `--audio-input`.
     let soundInput: IOWatch?
     let output: IOWatch
+    /// When the job started (monotonic seconds): made first, before anything is opened.
+    let startedAt = monotonicSeconds()
     private let opened = Mutex<Set<Int32>>([])
 
     init(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
