@@ -1,0 +1,118 @@
+/*
+ * CCameraPath: the L1-optimal camera path of `cropzoom --stabilize` (issue 29), and its solver.
+ *
+ * Grundmann, Kwatra & Essa, "Auto-directed video stabilization with robust L1 optimal camera paths"
+ * (CVPR 2011), for the similarity model of the stabilisation contract: given the inter-frame motions F_t
+ * (frame t -> frame t-1, centred coded-luma px, pixel centres at +0.5), choose per frame the update
+ * transform B_t (output centred coords -> frame t's, the crop zoom folded in: no stabilisation is
+ * B_t = (1/z, 0, 0, 0)) minimising
+ *     w1 |D(P)|1 + w2 |D2(P)|1 + w3 |D3(P)|1  (+ hold |B_t - (1/z,0,0,0)|1 per second)
+ * over the residuals R_t = F_{t+1} B_{t+1} - B_t (P_t = M_t B_t with M_t left out, as in the paper),
+ * subject to inclusion (the output's four corners, moved by B_t, inside the frame: eight rows per frame)
+ * and proximity (a = 1/z: the crop zoom is fixed; |b| <= 0.05/z, a rotation of at most 2.9 degrees).
+ *
+ * Solvers: built in (backend 0, the default), a log-barrier interior-point method on the path variables
+ * whose Newton matrix is banded (half-bandwidth 11), so its time grows linearly with the frame count; it
+ * needs only libm. For comparison the same LP can go to COIN-OR Clp (compile with -DCZ_PATH_CLP, link
+ * -lClp -lCoinUtils) or GLPK (-DCZ_PATH_GLPK, -lglpk) as backend 1. Their objectives agree within 1e-10
+ * relative (Benchmarks/results/l1-solver.md).
+ *
+ * Units: the residuals' translations are px; a and b are carried as r*a, r*b (r the frame's half
+ * diagonal: the corner displacement they cause) and weighted `affine_weight` times the translations.
+ * Derivatives are per time when durations are given (VFR), expressed per mean frame interval; each term
+ * is weighted by the time it covers.
+ *
+ * Smoothing (`--stabilize-smoothing SECONDS`, "how long a correction may take"): hold = w1 / SECONDS.
+ * Following the camera over d px costs w1*d; holding a correction of d px for T seconds costs hold*T*d,
+ * so a correction is held at most about SECONDS before the path prefers to follow the camera back.
+ * hold = 0 (no option given): no pull back, the path stays wherever the crop allows.
+ * Tripod (mode 1, `--stabilize tripod`): hold is ignored and w1 multiplied by 10: the view is held still
+ * as long as the inclusion constraint allows, and moves (smoothly, w2 and w3 unchanged) only when forced to.
+ *
+ * Infeasibility: with a = 1/z fixed, B_t = (1/z, 0, 0, 0) (following the camera) always satisfies inclusion,
+ * so the LP is feasible for every z >= 1: shake larger than the margin only makes the path follow more of it.
+ * The LP backends still carry a soft-inclusion fallback (penalty CZ_PATH_PENALTY per px and frame) for
+ * the case a solver reports infeasibility from rounding; cz_path_solve then returns 1 with the path and
+ * stats->violation.
+ *
+ * Crop: cz_path_choose picks the zoom (see its comment); the renderer shows B_t's window scaled to W x H.
+ */
+#ifndef CCAMERAPATH_H
+#define CCAMERAPATH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Default weight of a, b (as the corner displacement r*a, r*b they cause, r the half diagonal) relative to
+/// the translations. The paper's 100 is per unit of a against per px (= 100/r here, 0.27 at 640x360); on the
+/// shake.py clips 0.27 left twice the rotation jitter of 0.8, 1.0 a third more translation jitter
+/// (Benchmarks/results/l1-solver.md).
+#define CZ_PATH_AFFINE_WEIGHT 0.8
+
+/// Cost per px (per frame) of the crop window leaving the frame: the soft inclusion's penalty.
+#define CZ_PATH_PENALTY 1e5
+
+/// One path problem. All arrays are borrowed, not copied.
+typedef struct {
+    int n;                        ///< frames
+    const double *motion;         ///< n x 4: row t = F_t (a, b, tx, ty), t >= 1; row 0 ignored
+    const unsigned char *valid;   ///< n entries or NULL: 0 = motion t unknown: no smoothness cost across it
+    const double *duration;       ///< n entries or NULL: frame t's duration in s (time to frame t+1)
+    double width, height;         ///< frame size in the motion's units (px)
+    double crop;                  ///< the crop zoom z >= 1 (window W/z x H/z), fixed
+    double w1, w2, w3;            ///< 10, 1, 100 by default
+    double affine_weight;         ///< weight of a, b (as corner px) relative to translation; <= 0: default
+    double hold;                  ///< >= 0: cost per px and second of |B_t - crop| (0 = none)
+    int mode;                     ///< 0 smooth, 1 tripod
+    int window;                   ///< 0: one solve; else windows of this many frames (seams cost: see l1-solver.md)
+    int overlap;                  ///< frames a window shares with the next (discarded, re-solved); 0: window/3
+    int backend;                  ///< 0: the built-in barrier method; 1: the LP library built in (-DCZ_PATH_CLP/GLPK)
+} cz_path_problem;
+
+/// What a solve did.
+typedef struct {
+    double objective;             ///< smoothness cost w1|D|+w2|D2|+w3|D3| of the returned path
+    double hold_cost;             ///< hold term of the returned path
+    double violation;             ///< largest distance (px) a window corner leaves its frame; 0 = feasible
+    double kept;                  ///< mean over frames of the window's area share, (a^2 + b^2)
+    double lp_objective;          ///< backend 1: the LP solver's objective, summed over windows; 0 otherwise
+    int rows, cols, nonzeros;     ///< size of the (largest) LP; built-in: inequalities, unknowns, band entries
+    int windows;                  ///< solves (windows)
+    int solver_status;            ///< backend 1: the LP library's status of the last LP (0 = optimal)
+    int iterations;               ///< the built-in solver's Newton steps, all windows
+} cz_path_stats;
+
+/// Fills `p` with the defaults: w 10/1/100, affine_weight CZ_PATH_AFFINE_WEIGHT, hold 0, mode 0, crop 1, one LP.
+void cz_path_defaults(cz_path_problem *p);
+
+/// Solves the L1 path for the fixed crop p->crop. out: n x 4 (a, b, tx, ty) of B_t. stats may be NULL.
+/// Returns 0 when the path keeps every window inside its frame, 1 when it could not (the returned path is
+/// the least-violating one: see stats->violation), < 0 on error (-1 bad arguments, -2 no memory,
+/// -3 the solver failed, or backend 1 was asked of a build without an LP library).
+int cz_path_solve(const cz_path_problem *p, double *out, cz_path_stats *stats);
+
+/// Evaluates a path (n x 4 B_t) under p's objective: returns the smoothness cost; hold and violation
+/// (may be NULL) receive the hold cost and the largest corner excursion in px.
+double cz_path_cost(const cz_path_problem *p, const double *B, double *hold, double *violation);
+
+/// The crop rule's default epsilon: the crop buys 99.5 % of the smoothness gain max_crop would.
+#define CZ_PATH_CHOOSE_EPSILON 0.005
+
+/// Chooses the crop and solves: the smallest zoom z in [1, max_crop] (to 1/256 of the range) whose path
+/// keeps the windows inside the frames and whose smoothness cost S(z) has reached all but `epsilon` of the
+/// gain the crop can buy: S(z) <= S(max_crop) + epsilon * (S_camera - S(max_crop)), S_camera the cost of
+/// the camera's own path (z = 1, B_t = identity). S(z) falls steeply while the margin is smaller than the
+/// shake and flattens once the path has room (on the shake.py clips S(1.02) is still 3-8 times S(1.1), and
+/// from z ~ 1.05 S changes by a few % per 0.01); the rule stops at that knee, so the crop is what this
+/// clip's shake needs, not a fixed share. epsilon 0.005 chose kept areas 0.906-0.932 on those clips.
+/// Bisection (S is non-increasing in z: a larger z only widens the feasible set): 9 solves for max_crop 1.1.
+/// Suggested: max_crop 1.1, epsilon CZ_PATH_CHOOSE_EPSILON. If a solve reports a violation at max_crop,
+/// that path is returned with 1. *crop_out receives z; out, stats as cz_path_solve; p->crop is ignored.
+int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, double *out,
+                   cz_path_stats *stats, double *crop_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
