@@ -14,7 +14,7 @@
  * Solvers: built in (backend 0, the default), a log-barrier interior-point method on the path variables
  * whose Newton matrix is banded (half-bandwidth 11), so its time grows linearly with the frame count; it
  * needs only libm. For comparison the same LP can go to COIN-OR Clp (compile with -DCZ_PATH_CLP, link
- * -lClp -lCoinUtils) or GLPK (-DCZ_PATH_GLPK, -lglpk) as backend 1. Their objectives agree within 1e-10
+ * -lClp -lCoinUtils) or GLPK (-DCZ_PATH_GLPK, -lglpk) as backend 1. Their objectives agree within 2e-10
  * relative (Benchmarks/results/l1-solver.md).
  *
  * Units: the residuals' translations are px; a and b are carried as r*a, r*b (r the frame's half
@@ -58,6 +58,7 @@ typedef struct {
     int n;                        ///< frames
     const double *motion;         ///< n x 4: row t = F_t (a, b, tx, ty), t >= 1; row 0 ignored
     const unsigned char *valid;   ///< n entries or NULL: 0 = motion t unknown: no smoothness cost across it
+                                  ///< (the path is free to jump there)
     const double *duration;       ///< n entries or NULL: frame t's duration in s (time to frame t+1)
     double width, height;         ///< frame size in the motion's units (px)
     double crop;                  ///< the crop zoom z >= 1 (window W/z x H/z), fixed
@@ -83,7 +84,7 @@ typedef struct {
     int iterations;               ///< the built-in solver's Newton steps, all windows
 } cz_path_stats;
 
-/// Fills `p` with the defaults: w 10/1/100, affine_weight CZ_PATH_AFFINE_WEIGHT, hold 0, mode 0, crop 1, one LP.
+/// Fills `p` with the defaults: w 10/1/100, affine_weight CZ_PATH_AFFINE_WEIGHT, hold 0, mode 0, crop 1, one solve, backend 0.
 void cz_path_defaults(cz_path_problem *p);
 
 /// Solves the L1 path for the fixed crop p->crop. out: n x 4 (a, b, tx, ty) of B_t. stats may be NULL.
@@ -103,7 +104,7 @@ double cz_path_cost(const cz_path_problem *p, const double *B, double *hold, dou
 /// keeps the windows inside the frames and whose smoothness cost S(z) has reached all but `epsilon` of the
 /// gain the crop can buy: S(z) <= S(max_crop) + epsilon * (S_camera - S(max_crop)), S_camera the cost of
 /// the camera's own path (z = 1, B_t = identity). S(z) falls steeply while the margin is smaller than the
-/// shake and flattens once the path has room (on the shake.py clips S(1.02) is still 3-8 times S(1.1), and
+/// shake and flattens once the path has room (on the shake.py clips S(1.02) is still 7-34 times S(1.1), and
 /// from z ~ 1.05 S changes by a few % per 0.01); the rule stops at that knee, so the crop is what this
 /// clip's shake needs, not a fixed share. epsilon 0.005 chose kept areas 0.906-0.932 on those clips.
 /// Bisection (S is non-increasing in z: a larger z only widens the feasible set): 9 solves for max_crop 1.1.
