@@ -53,7 +53,19 @@ let package = Package(
         // the separable resampler, the 2-D warp and the box blur.
         .target(
             name: "CPlaneKernels",
+            // Optimised in debug builds too: the tests run the debug build, and the kernels' speed at -O0 (ten times
+            // slower) would only make them slower, not test anything more. Release builds take SwiftPM's own -O.
+            cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))],
             linkerSettings: [.linkedLibrary("zimg")]
+        ),
+        // CCameraPath: the L1-optimal camera path of `--stabilize` (Grundmann et al., CVPR 2011), a linear
+        // programme solved by its own banded barrier method — the same answer as COIN-OR Clp and GLPK, 20–30
+        // times faster, linear in the frame count, and nothing to install (Benchmarks/results/l1-solver.md).
+        // Plain numbers in, no picture, no FFmpeg.
+        .target(
+            name: "CCameraPath",
+            cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))],
+            linkerSettings: [.linkedLibrary("m")]
         ),
         // The pure core: geometry and keyframe tracks, the settings (table, parsers, job files) and
         // the configuration, reports and errors, the thread plan, the engine's queues and scheduling
@@ -72,7 +84,9 @@ let package = Package(
         // (scripts/c-boundary.sh checks the rest of Sources/).
         .target(
             name: "CropZoomFFmpeg",
-            dependencies: ["CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels"]
+            dependencies: [
+                "CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels", "CCameraPath",
+            ]
         ),
         // CropZoomKit: the library — set-up, the stage types, the timestamp and live policies, the engines, the public
         // API. No C module, no raw pointer.

@@ -16,7 +16,11 @@ Times: the wall time of the passes together (vid.stab's two, or one), user+syste
 /usr/bin/time -v, medians over --runs runs, every command under nice -n 15 on a shared 2-core machine.
 Writes Benchmarks/results/stabilize-peers.{md,json}; the clips and outputs go to Benchmarks/work/stabilize/.
 
+With --cropzoom BIN, a row for `cropzoom --stabilize` (FFV1 too, audio copied) joins the peers, and the runs
+alternate between the rows (A B C A B C …) so that a change in the machine's load falls on all of them alike.
+
 Usage: python3 Benchmarks/stabilize_peers.py [--runs 3] [--seconds 4] [--clips static,pan,zoom,object]
+       [--cropzoom .build/release/cropzoom]
 """
 import argparse, json, os, platform, re, statistics, subprocess, sys, time
 
@@ -68,8 +72,13 @@ def timed(cmd):
     return wall_s, cpu, rss
 
 
-def commands(peer, src, out, trf):
+CROPZOOM = "cropzoom --stabilize"
+
+
+def commands(peer, src, out, trf, cropzoom=None):
     name, p1, p2 = peer
+    if name == CROPZOOM:
+        return [[cropzoom, src, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet", "-y"]]
     cmds = []
     if p1:
         cmds.append(["ffmpeg", "-v", "error", "-y", "-i", src, "-vf", p1.format(trf=trf), "-f", "null", "-"])
@@ -104,6 +113,7 @@ def main():
     ap.add_argument("--work", default=os.path.join(HERE, "work", "stabilize"))
     ap.add_argument("--results", default=os.path.join(HERE, "results", "stabilize-peers"))
     ap.add_argument("--markdown-only", action="store_true", help="rewrite the .md from the .json")
+    ap.add_argument("--cropzoom", default=None, help="a cropzoom binary: adds its --stabilize row")
     args = ap.parse_args()
     if args.markdown_only:
         with open(args.results + ".md", "w") as fh:
@@ -122,20 +132,24 @@ def main():
         rep = stability.measure(src, truth)
         rows.append(dict(clip=clip, peer="input (shaky)", report=rep, f2f=f2f(src)))
         print(stability.summary(rep), flush=True)
-        for peer in PEERS:
+        peers = PEERS + ([(CROPZOOM, None, None)] if args.cropzoom else [])
+        plan = []
+        for peer in peers:
             slug = re.sub(r"[^a-z0-9]+", "-", peer[0].lower()).strip("-")
             out = os.path.join(args.work, f"{clip}.{slug}.mkv")
             trf = os.path.join(args.work, f"{clip}.{slug}.trf")
-            cmds = commands(peer, src, out, trf)
+            cmds = commands(peer, src, out, trf, args.cropzoom)
             cmdlines[peer[0]] = [" ".join(c).replace(src, "IN.mp4").replace(out, "OUT.mkv").replace(trf, "T.trf")
-                                 for c in cmds]
-            runs = []
-            for _ in range(args.runs):
+                                 .replace(args.cropzoom or "\0", "cropzoom") for c in cmds]
+            plan.append((peer, out, cmds, []))
+        for _ in range(args.runs):  # alternated: each run of every row, then the next
+            for peer, out, cmds, runs in plan:
                 w = c = r = 0.0
                 for cmd in cmds:
                     a, b, m = timed(cmd)
                     w += a; c += b; r = max(r, m)
                 runs.append((w, c, r))
+        for peer, out, cmds, runs in plan:
             rep = stability.measure(out, truth)
             row = dict(clip=clip, peer=peer[0], report=rep, runs=runs, f2f=f2f(out),
                        wall_s=statistics.median(x[0] for x in runs), cpu_s=statistics.median(x[1] for x in runs),
@@ -202,6 +216,25 @@ def markdown(res):
         p = b["report"]
         L.append(f"| {clip} | {b['peer']} | {p['jitter_px']:.3f} | {p['jitter_deg']:.4f} | {p['kept_area']:.3f} | "
                  f"{p['jitter_px'] / 2:.3f} | {p['jitter_deg'] / 2:.4f} | {p['kept_area']:.3f} |")
+    if any(r["peer"] == CROPZOOM for r in res["rows"]):
+        L += ["", "## cropzoom against the bar", "",
+              "Wall time: the whole stabilised transcode (analysis + render), against the best vid.stab row's two "
+              "passes, in the same alternated runs.", "",
+              "| clip | jitter px/f² | bar ≤ | °/f² | bar ≤ | kept | bar ≥ | met | wall s | vid.stab wall s | ratio |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
+        for clip in dict.fromkeys(r["clip"] for r in res["rows"]):
+            vs = [r for r in res["rows"] if r["clip"] == clip and r["peer"].startswith("vid.stab")]
+            cz = [r for r in res["rows"] if r["clip"] == clip and r["peer"] == CROPZOOM]
+            if not vs or not cz:
+                continue
+            b, c = min(vs, key=lambda r: r["report"]["jitter_px"]), cz[0]
+            p, q = b["report"], c["report"]
+            met = (q["jitter_px"] <= p["jitter_px"] / 2 and q["jitter_deg"] <= p["jitter_deg"] / 2
+                   and q["kept_area"] >= p["kept_area"])
+            L.append(f"| {clip} | {q['jitter_px']:.3f} | {p['jitter_px'] / 2:.3f} | {q['jitter_deg']:.4f} | "
+                     f"{p['jitter_deg'] / 2:.4f} | {q['kept_area']:.3f} | {p['kept_area']:.3f} | "
+                     f"{'yes' if met else 'no'} | {c['wall_s']:.2f} | {b['wall_s']:.2f} | "
+                     f"{c['wall_s'] / b['wall_s']:.2f} |")
     L += ["", "## Command lines", ""]
     for k, v in res["commands"].items():
         L.append(f"- {k}:")

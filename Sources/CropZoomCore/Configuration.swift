@@ -27,6 +27,8 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
     public var input: String
     public var output: String
     public var geometry = GeometryRequest()
+    /// `--stabilize`: the picture steadied along an L1-optimal camera path (nil: as recorded).
+    public var stabilize: Stabilization? = nil
     public var scaler: Scaler = .bicubic
     public var kernel: Kernel = .auto
     /// Interlaced frames are deinterlaced before scaling (one field kept, the other rebuilt from
@@ -247,6 +249,7 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(input: try c.decode(String.self, forKey: .input), output: try c.decode(String.self, forKey: .output))
         try c.update(&geometry, .geometry)
+        try c.update(&stabilize, .stabilize)
         try c.update(&scaler, .scaler)
         try c.update(&kernel, .kernel)
         try c.update(&deinterlace, .deinterlace)
@@ -395,6 +398,10 @@ public struct PoolStatistics: Sendable, Equatable {
 
 /// Progress events for a caller to show.
 public struct ProgressEvent: Sendable {
+    /// The passes of a two-pass job (`--stabilize`): the motion analysed, then the frames rendered.
+    public enum Phase: String, Sendable, Codable { case analysing, rendering }
+    /// Which pass this is; nil for a job of one pass.
+    public var phase: Phase? = nil
     public var frames: Int
     /// Live: video frames dropped so far because a stage was late.
     public var framesDropped = 0

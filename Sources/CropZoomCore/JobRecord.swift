@@ -18,6 +18,8 @@ public enum JobRecord: Sendable, Equatable, Codable {
     case error(Failure)
 
     public struct Progress: Sendable, Equatable, Codable {
+        /// A two-pass job's pass (`analysing`, `rendering`; `--stabilize`); absent for one pass.
+        public var phase: String? = nil
         public var frames: Int
         /// Media time reached and wall time, in seconds.
         public var time: Double
@@ -38,7 +40,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var latency: Double? = nil
 
         enum CodingKeys: String, CodingKey {
-            case frames, time, elapsed, fps, speed, percent, duration
+            case phase, frames, time, elapsed, fps, speed, percent, duration
             case framesDropped = "frames_dropped"
             case framesIn = "frames_in"
             case fpsIn = "fps_in"
@@ -160,7 +162,8 @@ public enum JobRecord: Sendable, Equatable, Codable {
         let speed = p.elapsed > 0 ? p.time / p.elapsed : 0
         self = .progress(
             Progress(
-                frames: p.frames, time: Self.round3(p.time), elapsed: Self.round3(p.elapsed), fps: Self.round3(fps),
+                phase: p.phase?.rawValue, frames: p.frames, time: Self.round3(p.time), elapsed: Self.round3(p.elapsed),
+                fps: Self.round3(fps),
                 speed: Self.round3(speed), percent: p.fraction.map { Self.round3($0 * 100) },
                 duration: p.duration.map(Self.round3), framesDropped: p.framesDropped > 0 ? p.framesDropped : nil,
                 framesIn: p.framesIn, fpsIn: p.framesIn.map { Self.round3(p.elapsed > 0 ? Double($0) / p.elapsed : 0) },

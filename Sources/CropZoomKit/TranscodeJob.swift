@@ -71,9 +71,44 @@ public final class TranscodeJob: @unchecked Sendable {
         return plan
     }
 
+    /// `--stabilize`'s analysis alone, so that an app can show (or edit) the camera path before rendering: the
+    /// input's motion measured and the path chosen as ``TranscodeConfiguration/stabilize`` asks (its defaults when
+    /// nil). Nil, with a notice on ``events``, where no path can be found (one frame, no texture). Nothing is
+    /// written but a `pathOut`; progress comes on ``events`` with the phase `analysing`. Render the path with
+    /// ``Stabilization/path`` on a new job's configuration: like ``run()``, this runs once per job, and ``events`` end
+    /// with it. Cancelling the awaiting task (or ``cancel()``) stops it.
+    ///
+    /// ```swift
+    /// var config = TranscodeConfiguration(input: "walk.mp4", output: "steady.mp4")
+    /// config.stabilize = Stabilization()
+    /// if let path = try await TranscodeJob(configuration: config).cameraPath() {
+    ///     print(CameraPathReport(path).pathJitterPx)
+    ///     config.stabilize?.path = path
+    /// }
+    /// let summary = try await TranscodeJob(configuration: config).run()
+    /// ```
+    public func cameraPath() async throws(CropZoomError) -> CameraPath? {
+        try claimRun()
+        return try await onThread(named: "cropzoom analysis", finishing: true) { [self] () throws(CropZoomError) in
+            try runner.cameraPath()
+        }
+    }
+
     /// Runs the transcode (the job runner on a thread of its own) and returns its summary.
     /// Cancelling the awaiting task cancels the job.
     public func run() async throws(CropZoomError) -> TranscodeSummary {
+        try claimRun()
+        return try await onThread(named: "cropzoom job", finishing: true) {
+            [self] () throws(CropZoomError) in
+            var summary = try runner.run()
+            summary.notices = summary.notices.map { Setting.render($0, naming: naming) }
+            continuation.yield(.done(summary))
+            return summary
+        }
+    }
+
+    /// A job runs once (``run()`` or ``cameraPath()``).
+    private func claimRun() throws(CropZoomError) {
         let again = lock.withLock {
             defer { started = true }
             return started
@@ -81,22 +116,28 @@ public final class TranscodeJob: @unchecked Sendable {
         if again {
             throw CropZoomError(.usage, path: configuration.output, reason: "a TranscodeJob runs once; make a new one")
         }
+    }
+
+    /// Runs `body` on a thread of its own (not the Swift concurrency pool: a long job must not hold a cooperative
+    /// thread) and returns what it returns; cancelling the awaiting task cancels the job. `finishing`: the events
+    /// end with it (a failure is their last, `.failed`).
+    private func onThread<T: Sendable>(
+        named name: String, finishing: Bool, _ body: @escaping @Sendable () throws(CropZoomError) -> T
+    ) async throws(CropZoomError) -> T {
+        let continuation = self.continuation
         do {
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (done: CheckedContinuation<TranscodeSummary, Error>) in
-                    let thread = Thread { [self] in
-                        defer { continuation.finish() }
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, Error>) in
+                    let thread = Thread {
+                        defer { if finishing { continuation.finish() } }
                         do throws(CropZoomError) {
-                            var summary = try runner.run()
-                            summary.notices = summary.notices.map { Setting.render($0, naming: naming) }
-                            continuation.yield(.done(summary))
-                            done.resume(returning: summary)
+                            done.resume(returning: try body())
                         } catch {
-                            continuation.yield(.failed(error))
+                            if finishing { continuation.yield(.failed(error)) }
                             done.resume(throwing: error)
                         }
                     }
-                    thread.name = "cropzoom job"
+                    thread.name = name
                     thread.start()
                 }
             } onCancel: { [self] in

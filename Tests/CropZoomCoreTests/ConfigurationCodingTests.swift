@@ -73,6 +73,22 @@ struct ConfigurationCodingTests {
         c.audioInput = "pulse:default"
         c.audioInputOptions = ["sample_rate": "48000"]
         c.segment = 10
+        var s = Stabilization()
+        s.mode = .tripod
+        s.smoothing = 2
+        s.maxZoom = 1.05
+        s.border = .fill
+        s.pathIn = "in.csv"
+        s.pathOut = "out.csv"
+        s.path = CameraPath(
+            width: 640, height: 360,
+            samples: [
+                .init(time: 0, motion: .identity, measured: true, correction: Similarity(a: 0.95, b: 0, tx: 1, ty: 2)),
+                .init(
+                    time: 0.04, motion: Similarity(x: 1.5, y: -2, degrees: 0.3, scale: 1.001), measured: false,
+                    correction: Similarity(x: 3, y: 1, degrees: -0.2, scale: 0.96)),
+            ])
+        c.stabilize = s
         return c
     }
 

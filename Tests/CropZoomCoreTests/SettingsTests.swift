@@ -22,7 +22,9 @@ struct SettingsTests {
         .segment: "10", .profile: "high", .level: "4.1", .tune: "film", .gop: "48", .tag: "hev1",
         .encoderOption: "aq-mode=2\nx264-params=bframes=0", .audioCodec: "opus", .audioBitrate: "96k",
         .audioChannels: "5.1", .audioStream: "eng\n2", .framerate: "30000/1001",
-        .streams: "video,audio,subtitles:fra",
+        .streams: "video,audio,subtitles:fra", .stabilize: "true", .stabilizeSmoothing: "2",
+        .stabilizeMode: "tripod", .stabilizeCrop: "1.05", .stabilizeBorder: "fill", .pathIn: "path.csv",
+        .pathOut: "chosen.csv",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")

@@ -140,6 +140,21 @@ public struct GeometryPlan: Sendable, Equatable {
         /// frame (`--background cover`); `codedWidth`/`codedHeight` bound what is picture.
         public var cover = false
         public var codedWidth = 0, codedHeight = 0
+        /// `--stabilize`: each frame read through its correction (the stabilised picture → the frame), under
+        /// everything else (the window, orientation, rotation and matrix place the stabilised picture).
+        public var stabilization: CameraPath? = nil
+
+        public init(
+            angle: Track? = nil, transform: Track? = nil, cover: Bool = false, codedWidth: Int = 0,
+            codedHeight: Int = 0, stabilization: CameraPath? = nil
+        ) {
+            self.angle = angle
+            self.transform = transform
+            self.cover = cover
+            self.codedWidth = codedWidth
+            self.codedHeight = codedHeight
+            self.stabilization = stabilization
+        }
 
         /// Output pixels → the picture as the other options place it (also output pixels).
         public func outputToPicture(at t: Double, width: Double, height: Double) -> Affine? {
@@ -222,7 +237,8 @@ public struct GeometryPlan: Sendable, Equatable {
     /// The whole map a warped frame at time `t` uses: output pixel coordinates to coded input
     /// coordinates (the user's matrix and rotation undone, then the window and orientation).
     public func warpMap(at t: Double) -> Affine? {
-        let base = outputToInput(window: window(at: t))
+        var base = outputToInput(window: window(at: t))
+        if let path = warp?.stabilization { base = base.then(path.map(at: t)) }
         guard let warp else { return base }
         let (w, h) = (Double(output.width), Double(output.height))
         guard let map = warp.outputToPicture(at: t, width: w, height: h)?.then(base) else { return nil }

@@ -9,6 +9,14 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     // Geometry.
     case zoom, center, ease, background, crop, size, fit, rotate, transform, flip, scaler, kernel, deinterlace,
         orientation
+    // Stabilisation.
+    case stabilize
+    case stabilizeSmoothing = "stabilize_smoothing"
+    case stabilizeMode = "stabilize_mode"
+    case stabilizeCrop = "stabilize_crop"
+    case stabilizeBorder = "stabilize_border"
+    case pathIn = "path_in"
+    case pathOut = "path_out"
     // Trim.
     case start, end, duration
     case keepStartTime = "keep_start_time"
@@ -54,7 +62,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     public var longName: String { String(flag.dropFirst(2)) }
 
     /// An on/off setting: a flag on the command line, `true`/`false` in a job file.
-    public var isSwitch: Bool { self == .keepStartTime || self == .strict || self == .force || self == .live }
+    public var isSwitch: Bool {
+        self == .keepStartTime || self == .strict || self == .force || self == .live || self == .stabilize
+    }
 
     /// A setting given any number of times (`--input-option K=V` …), its values one per line.
     public var isRepeatable: Bool {
@@ -81,6 +91,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .kernel, .deinterlace, .orientation, .audio, .toneMap: return "auto"
         case .maxLatency: return "1"
         case .liveTimeout: return "5"
+        // The stabiliser's refinements have defaults too (smooth, 1.1, crop), but none here: each implies
+        // --stabilize, so arguments() must pass it on even at its default value.
         default: return nil
         }
     }
@@ -97,6 +109,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .orientation: return GeometryRequest.OrientationMode.allCases.map(\.rawValue)
         case .audio: return TranscodeConfiguration.AudioMode.allCases.map(\.rawValue)
         case .toneMap: return TranscodeConfiguration.ToneMap.allCases.map(\.rawValue)
+        case .stabilizeMode: return Stabilization.Mode.allCases.map(\.rawValue)
+        case .stabilizeBorder: return Stabilization.Border.allCases.map(\.rawValue)
         default: return nil
         }
     }
@@ -125,7 +139,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .tag: return "FOURCC"
         case .audioInput: return "FORMAT:DEVICE"
         case .segment: return "SECONDS"
-        case .maxLatency, .liveTimeout: return "SECONDS"
+        case .maxLatency, .liveTimeout, .stabilizeSmoothing: return "SECONDS"
+        case .stabilizeCrop: return "MAX"
+        case .pathIn, .pathOut: return "FILE"
         default: return nil
         }
     }
@@ -169,6 +185,28 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .transform:
             return "A CGAffineTransform-style matrix in output pixels, applied last: the picture's point (x, y) "
                 + "moves to (a·x + c·y + tx, b·x + d·y + ty); or keyframes 'TIMEs:A,B,C,D,TX,TY, …'."
+        case .stabilize:
+            return "Steady a handheld recording: the camera's motion is measured, a camera path chosen (holds, "
+                + "constant pans and eases, L1-optimal) inside the room a slight zoom leaves, and every frame rendered "
+                + "along it; the other geometry options apply on top. Frames, times and audio are kept."
+        case .stabilizeSmoothing:
+            return "The longest a correction may take before the path follows the camera (default: as long as the "
+                + "zoom allows); implies \(setting: .stabilize)."
+        case .stabilizeMode:
+            return "smooth (default: holds, constant pans, eases) or tripod (one view held wherever the zoom "
+                + "allows); implies \(setting: .stabilize)."
+        case .stabilizeCrop:
+            return "The most \(setting: .stabilize) may zoom in to hide the borders (1.0 to 2; default 1.1); the "
+                + "zoom used is the least that steadies the clip, one for the whole clip. Implies \(setting: .stabilize)."
+        case .stabilizeBorder:
+            return "crop (default: zoomed just enough that no border shows) or fill (the picture at its own scale, "
+                + "the uncovered corners showing \(setting: .background)); implies \(setting: .stabilize)."
+        case .pathIn:
+            return "Render this camera path (CSV as \(setting: .pathOut) writes it, its x, y, angle and zoom columns "
+                + "edited) instead of analysing the motion; implies \(setting: .stabilize)."
+        case .pathOut:
+            return "Write the measured motion and the chosen camera path, a CSV row per frame; implies "
+                + "\(setting: .stabilize)."
         case .flip: return "Mirror after rotating: horizontal or vertical."
         case .scaler: return "Scaling filter: bicubic, bilinear, lanczos, area, neighbor."
         case .kernel:

@@ -58,6 +58,7 @@ public struct Settings: Sendable, Equatable {
     public func apply(to c: inout TranscodeConfiguration) throws(CropZoomError) {
         let ease = try choice(.ease, Track.Ease.self) ?? .linear
         c.geometry = try geometry(ease: ease)
+        c.stabilize = try stabilization()
         c.background = try Settings.background(values[.background] ?? "black")
         c.scaler = try choice(.scaler, TranscodeConfiguration.Scaler.self) ?? .bicubic
         c.kernel = try choice(.kernel, TranscodeConfiguration.Kernel.self) ?? .auto
@@ -140,6 +141,32 @@ public struct Settings: Sendable, Equatable {
                         + "thread")
             }
         }
+    }
+
+    /// `--stabilize` and the settings that refine it; each of them (`--path-in` and `--path-out` too) implies it, so
+    /// that none is given in vain.
+    private func stabilization() throws(CropZoomError) -> Stabilization? {
+        let all: [Setting] = [
+            .stabilize, .stabilizeSmoothing, .stabilizeMode, .stabilizeCrop, .stabilizeBorder, .pathIn, .pathOut,
+        ]
+        guard all.contains(where: { values[$0] != nil }) else { return nil }
+        var s = Stabilization()
+        s.mode = try choice(.stabilizeMode, Stabilization.Mode.self) ?? .smooth
+        s.border = try choice(.stabilizeBorder, Stabilization.Border.self) ?? .crop
+        s.smoothing = try seconds(.stabilizeSmoothing, range: 0.1...3600)
+        if let text = values[.stabilizeCrop] {
+            guard let z = Double(text.trimmingCharacters(in: .whitespaces)), z >= 1, z <= 2 else {
+                throw Settings.refuse(
+                    .stabilizeCrop, "\(setting: .stabilizeCrop) takes a zoom from 1.0 to 2 (e.g. 1.1; got \(text))")
+            }
+            s.maxZoom = z
+        }
+        for setting in [Setting.pathIn, .pathOut] where values[setting]?.isEmpty == true {
+            throw Settings.refuse(setting, "\(setting: setting) takes a file name")
+        }
+        s.pathIn = values[.pathIn]
+        s.pathOut = values[.pathOut]
+        return s
     }
 
     /// `audio` and the settings that refine it, checked against each other.

@@ -59,9 +59,27 @@ final class JobRunner {
         let cpuStart = JobRunner.cpuSeconds()
         FFmpegLog.install(verbose: cfg.verbose)
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
+        try Stabilizer.check(cfg)
         let job = try Job(cfg, cancel: cancelFlag, interrupt: interrupt, inputBytes: inputBytes, notice: onNotice)
         let threads = job.threads
         defer { job.atomic?.discard() }
+        // --stabilize: the analysis pass, then the render follows its path.
+        let phase: ProgressEvent.Phase? = cfg.stabilize == nil ? nil : .rendering
+        var stabilizing: [String] = []
+        if cfg.stabilize != nil {
+            let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
+                var event = ProgressEvent(
+                    frames: frames, time: time, duration: job.duration, elapsed: monotonicSeconds() - started)
+                event.phase = .analysing
+                onProgress?(event)
+            }
+            outcome.notices.forEach(onNotice)
+            stabilizing = outcome.notices
+            if let path = outcome.path {
+                try Stabilizer.check(path, size: job.codedSize, cfg: cfg)
+                job.follow(path)
+            }
+        }
 
         let counts: EngineCounts
         let report = onProgress.map { callback in
@@ -70,6 +88,7 @@ final class JobRunner {
                 var event = ProgressEvent(
                     frames: frames, framesDropped: job.live?.totalDropped ?? 0, time: time, duration: job.duration,
                     elapsed: now - started)
+                event.phase = phase
                 if let live = job.live {
                     event.framesIn = live.framesReceived
                     event.lateBy = live.dropped
@@ -103,8 +122,32 @@ final class JobRunner {
         timing.forEach(onNotice)
 
         return TranscodeSummary(
-            job: job, counts: counts, notices: job.notices + timing, seconds: monotonicSeconds() - started,
+            job: job, counts: counts, notices: job.notices + stabilizing + timing,
+            seconds: monotonicSeconds() - started,
             cpuSeconds: JobRunner.cpuSeconds() - cpuStart)
+    }
+
+    /// `--stabilize`'s analysis alone (``TranscodeJob/cameraPath()``): the path the render would follow, nil with a
+    /// notice when none can be found. The output is not touched; a `--path-out` is written.
+    func cameraPath() throws(CropZoomError) -> CameraPath? {
+        var cfg = configuration
+        if cfg.stabilize == nil { cfg.stabilize = Stabilization() }
+        cfg.stabilize?.path = nil
+        FFmpegLog.install(verbose: cfg.verbose)
+        try Stabilizer.check(cfg)
+        let started = monotonicSeconds()
+        do {
+            let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
+                var event = ProgressEvent(frames: frames, time: time, elapsed: monotonicSeconds() - started)
+                event.phase = .analysing
+                onProgress?(event)
+            }
+            outcome.notices.forEach(onNotice)
+            return outcome.path
+        } catch {
+            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
+            throw error
+        }
     }
 
     /// User + system CPU time of the process (`getrusage`).

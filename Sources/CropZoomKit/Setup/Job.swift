@@ -20,7 +20,8 @@ final class Job: @unchecked Sendable {
     let decoder: VideoDecoder
     let encoder: VideoEncoder?
     let muxer: Muxer
-    let plan: GeometryPlan
+    /// The geometry; `--stabilize` gives its warp the camera path (``follow(_:)``) before the stages are built.
+    private(set) var plan: GeometryPlan
     let outputFormat: PixelFormat
     let fullRange: Bool
     /// The YUV matrix of an RGB ↔ YUV conversion.
@@ -164,6 +165,17 @@ final class Job: @unchecked Sendable {
             sound = nil
         }
         try muxer.writeHeader()
+    }
+
+    /// The coded picture's size (what a camera path is measured in).
+    var codedSize: (width: Int, height: Int) { (decoder.context.width, decoder.context.height) }
+
+    /// `--stabilize`: every frame is read through `path`'s correction (set up, before the stages are built).
+    func follow(_ path: CameraPath) {
+        var warp =
+            plan.warp ?? GeometryPlan.Warp(codedWidth: decoder.context.width, codedHeight: decoder.context.height)
+        warp.stabilization = path
+        plan.warp = warp
     }
 
     /// A transformer for one worker (each owns its scalers and scratch frames).

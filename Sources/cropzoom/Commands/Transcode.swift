@@ -14,6 +14,7 @@ struct Transcode: ParsableCommand {
     var extra: [String] = []
 
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
+    @OptionGroup(title: "Stabilisation") var stabilization: StabilizeOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
@@ -34,8 +35,10 @@ struct Transcode: ParsableCommand {
 
     /// Every setting the options give, from all the groups.
     var settings: Settings {
-        geometry.settings.merging(trim.settings).merging(encoding.settings).merging(streams.settings)
-            .merging(out.settings).merging(liveOptions.settings).merging(engine.settings)
+        geometry.settings.merging(stabilization.settings).merging(trim.settings).merging(encoding.settings).merging(
+            streams.settings
+        )
+        .merging(out.settings).merging(liveOptions.settings).merging(engine.settings)
     }
 
     /// The job: the library validates the settings; the options that are not settings (the

@@ -40,6 +40,31 @@ struct GeometryOptions: ParsableArguments {
     func validate() throws { try settings.validate() }
 }
 
+/// `--stabilize` and its refinements.
+struct StabilizeOptions: ParsableArguments {
+    @Flag(name: .setting(.stabilize), help: .setting(.stabilize)) var stabilize = false
+    @Option(name: .setting(.stabilizeSmoothing), help: .setting(.stabilizeSmoothing)) var smoothing: String?
+    @Option(name: .setting(.stabilizeMode), help: .setting(.stabilizeMode), completion: .setting(.stabilizeMode))
+    var mode: String?
+    @Option(name: .setting(.stabilizeCrop), help: .setting(.stabilizeCrop)) var crop: String?
+    @Option(
+        name: .setting(.stabilizeBorder), help: .setting(.stabilizeBorder), completion: .setting(.stabilizeBorder))
+    var border: String?
+    @Option(name: .setting(.pathIn), help: .setting(.pathIn), completion: .file(extensions: ["csv"]))
+    var pathIn: String?
+    @Option(name: .setting(.pathOut), help: .setting(.pathOut), completion: .file(extensions: ["csv"]))
+    var pathOut: String?
+
+    var settings: Settings {
+        Settings([
+            .stabilize: stabilize ? "true" : nil, .stabilizeSmoothing: smoothing, .stabilizeMode: mode,
+            .stabilizeCrop: crop, .stabilizeBorder: border, .pathIn: pathIn, .pathOut: pathOut,
+        ])
+    }
+
+    func validate() throws { try settings.validate() }
+}
+
 /// The part of the input to keep.
 struct TrimOptions: ParsableArguments {
     @Option(name: .setting(.start), parsing: .unconditional, help: .setting(.start)) var start: String?

@@ -62,7 +62,7 @@ final class Reporter: @unchecked Sendable {
             json(JobRecord(p))
         case .bar:
             let width = 24
-            var line = ""
+            var line = p.phase.map { "\($0.rawValue) " } ?? ""
             if let f = p.fraction {
                 let filled = Int(f * Double(width))
                 line +=

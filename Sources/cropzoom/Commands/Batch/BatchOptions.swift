@@ -115,6 +115,7 @@ struct BatchOutputOptions: ParsableArguments {
 /// process takes them as arguments.
 struct BatchSettingsOptions: ParsableArguments {
     @OptionGroup(title: "Geometry") var geometry: GeometryOptions
+    @OptionGroup(title: "Stabilisation") var stabilization: StabilizeOptions
     @OptionGroup(title: "Trim") var trim: TrimOptions
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
     @OptionGroup(title: "Streams") var streams: StreamOptions
@@ -126,11 +127,16 @@ struct BatchSettingsOptions: ParsableArguments {
 
     func validate() throws {
         if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }
+        if stabilization.pathIn != nil || stabilization.pathOut != nil {
+            throw ValidationError("--path-in and --path-out name one clip's path: give them per clip in a job file")
+        }
     }
 
     var settings: Settings {
-        geometry.settings.merging(trim.settings).merging(encoding.settings).merging(streams.settings)
-            .merging(Settings([.strict: strict ? "true" : nil]))
+        geometry.settings.merging(stabilization.settings).merging(trim.settings).merging(encoding.settings).merging(
+            streams.settings
+        )
+        .merging(Settings([.strict: strict ? "true" : nil]))
     }
 
     /// The settings as a configuration without input and output: checked before any file starts.
