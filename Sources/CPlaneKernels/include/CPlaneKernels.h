@@ -179,4 +179,92 @@ void cz_tonemap_picture(cz_tonemap *t, const uint8_t *const src[3], const ptrdif
 /// The tone curve alone (for tests and plots): `x` and `peak` in units of `white_nits`.
 float cz_tonemap_curve(int kind, double x, double peak, double white_nits);
 
+// MARK: - Motion estimation
+
+/// The camera's global motion between consecutive frames (`--stabilize`): a similarity F_t that maps frame t's
+/// centred coordinates to frame t-1's (u' = a u - b v + tx, v' = b u + a v + ty; u = x + 0.5 - W/2 with x the
+/// pixel index, y down). Each frame's luma is downscaled to an 8-bit *analysis plane* (a power-of-two area
+/// average) and prepared once into a `cz_motion_frame` (pyramid and textured points); a pair estimate is a robust
+/// direct registration (Gauss-Newton with Tukey weights on a pyramid, similarity plus brightness gain and offset),
+/// so a moving foreground object or a fade does not pull it. Results are in the analysis plane's centred pixels
+/// whose centre is the *full* frame's (W / 2k, H / 2k), so full-resolution F_t is (a, b, k tx, k ty) exactly.
+/// Nothing is allocated after `*_new`; a frame is written only by its prepare and may then be read by any number
+/// of estimates on any threads at once; a context (scratch) belongs to one thread at a time. The result depends
+/// on the two frames alone (same bytes whatever the threads or the order).
+
+#define CZ_MOTION_MAX_LEVELS 8
+/// The analysis plane's recommended largest width (see Benchmarks/results/motion-estimation.md).
+#define CZ_MOTION_ANALYSIS_WIDTH 640
+
+/// Sizes of one stream's analysis (the same for its frames and contexts). Filled by `cz_motion_geometry_init`;
+/// the tuning fields may be changed before the frames and contexts are made.
+typedef struct {
+    int width, height;                       ///< full-resolution coded luma size
+    int factor;                              ///< k: full-resolution pixels per analysis pixel (a power of two)
+    int analysis_width, analysis_height;     ///< floor(width / k), floor(height / k) (the rest is not read)
+    double cx, cy;                           ///< the centre in analysis pixels: width / 2k, height / 2k
+    int levels;                              ///< pyramid levels (coarsest 64-127 px wide)
+    int cell, per_cell;                      ///< points: the per_cell strongest gradients of each cell x cell
+    float gradient_floor;                    ///< smallest gradient (levels per px) a point may have
+    int search;                              ///< whole-pixel translation search at the coarsest level, +-px
+    int smooth;                              ///< 1: each level blurred by [1 2 1] x [1 2 1] / 16 (less bias)
+    float sigma_max;                         ///< largest robust scale (grey levels): Tukey's cut at 4.685 x it
+    int photometric_levels;                  ///< gain and offset estimated at the finest this many levels
+    int similarity_levels;                   ///< rotation and scale estimated at the finest this many levels
+    int grid_below;                          ///< the starts' half-pixel grid is this many levels below the coarsest
+} cz_motion_geometry;
+
+/// The smallest power of two k with width / k <= max_width (CZ_MOTION_ANALYSIS_WIDTH).
+int cz_motion_factor(int width, int max_width);
+/// Fills `g` for a `width` x `height` luma plane analysed at 1/`factor` (from cz_motion_factor). 0, or -1 when the
+/// sizes make no sense (analysis plane under 16 x 16, factor not a power of two).
+int cz_motion_geometry_init(cz_motion_geometry *g, int width, int height, int factor);
+
+/// Full-resolution luma (`bytes` 1: 8-bit; 2: 16-bit little-endian samples of `depth` 9-16 bits) to the 8-bit
+/// analysis plane (analysis_width x analysis_height, `dst_stride` bytes a row): the mean of each k x k block,
+/// rounded. Allocates nothing.
+void cz_motion_downscale(const cz_motion_geometry *g, const uint8_t *src, ptrdiff_t src_stride, int bytes, int depth,
+                         uint8_t *dst, ptrdiff_t dst_stride);
+
+/// One prepared frame: buffers for `g`'s pyramid and points. NULL when out of memory.
+typedef struct cz_motion_frame cz_motion_frame;
+cz_motion_frame *cz_motion_frame_new(const cz_motion_geometry *g);
+void cz_motion_frame_free(cz_motion_frame *f);
+/// Prepares the frame from an analysis plane (8-bit, analysis_width x analysis_height). Returns the number of
+/// points at the finest level.
+int cz_motion_frame_prepare(cz_motion_frame *f, const uint8_t *plane, ptrdiff_t stride);
+/// `cz_motion_downscale` into the frame's own analysis plane, then `cz_motion_frame_prepare`.
+int cz_motion_frame_prepare_luma(cz_motion_frame *f, const uint8_t *src, ptrdiff_t src_stride, int bytes,
+                                 int depth);
+/// The frame's own analysis plane (stride analysis_width), as the last `cz_motion_frame_prepare_luma` left it.
+const uint8_t *cz_motion_frame_plane(const cz_motion_frame *f);
+
+/// A pair estimate's result.
+typedef enum {
+    CZ_MOTION_OK = 0,
+    /// Too little texture in either frame (black, flat, the end of a fade) or a direction the picture does not
+    /// constrain: the estimate is the identity, flagged, never a guess.
+    CZ_MOTION_NO_TEXTURE = 1,
+} cz_motion_status;
+
+typedef struct {
+    int status;             ///< cz_motion_status
+    int points;             ///< the current frame's points at the finest level
+    int inliers;            ///< of them, those with a non-zero weight in the last iteration
+    double inlier_share;    ///< inliers / points inside the previous frame
+    double residual;        ///< robust residual scale (1.4826 x median |r|, grey levels; at least 0.5)
+    double gain, offset;    ///< brightness: prev ~ gain * cur + offset
+    int iterations;         ///< Gauss-Newton iterations over all levels
+} cz_motion_stats;
+
+/// Scratch for the estimates of one thread. NULL when out of memory.
+typedef struct cz_motion cz_motion;
+cz_motion *cz_motion_new(const cz_motion_geometry *g);
+void cz_motion_free(cz_motion *m);
+/// F_t from `prev` (frame t-1) and `cur` (frame t), both prepared with the context's geometry: `out` = (a, b, tx,
+/// ty) in the analysis plane's centred pixels (see above), and `stats` (may be NULL). Returns the status; with
+/// CZ_MOTION_NO_TEXTURE `out` is the identity (1, 0, 0, 0).
+int cz_motion_estimate(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, double out[4],
+                       cz_motion_stats *stats);
+
 #endif

@@ -1,0 +1,790 @@
+// Global motion between consecutive frames (issue 29, `--stabilize`): a similarity F_t (frame t -> frame t-1) from a
+// robust direct (dense) registration. See CPlaneKernels.h, "Motion estimation".
+//
+// Method. Each frame is downscaled once to an 8-bit analysis plane (a power-of-two area average), then prepared
+// once: a pyramid of 2x2 area averages (float), and per level a set of textured pixels (the strongest gradients of
+// each small cell, so that the points spread over the frame and a textured moving object gets no more than its
+// area's share) with their value and gradient. A pair estimate is an inverse-compositional Gauss-Newton on those
+// points of the *current* frame (the template) against the previous frame's pyramid (bilinear samples), coarse to
+// fine, for the similarity and a brightness gain and offset, with Tukey weights whose scale is the residuals'
+// median absolute value (so a moving foreground or a change of light is left out), started from an exhaustive
+// search of whole-pixel translations at the coarsest level (truncated absolute differences).
+//
+// Determinism: every sum runs in one fixed order in double precision, no state survives between calls but the
+// context's scratch buffers, and frames are only read by estimates: the result depends on the two frames alone.
+#include "CPlaneKernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef CZ_MOTION_DEBUG
+#include <stdio.h>
+#endif
+
+#define MAX_LEVELS CZ_MOTION_MAX_LEVELS
+
+struct cz_motion_frame {
+    cz_motion_geometry g;
+    uint8_t *plane;                 // the analysis plane when the frame downscales it itself (aw x ah)
+    float *img[MAX_LEVELS];         // level images, w_l x h_l, stride w_l
+    float *pts[MAX_LEVELS];         // per point: u, v (centred level px), value, gx, gy
+    int npts[MAX_LEVELS];
+    int textured;                   // pixels of the finest level above the gradient floor
+    double mean, sdev;              // mean and standard deviation of the coarsest level
+    // prepare's scratch: one cell's candidates
+    float *cand;                    // per_cell x (gradient^2, index)
+    int *cand_i;
+    float *rows;                    // 3 rows of the finest level (the blur)
+};
+
+struct cz_motion {
+    cz_motion_geometry g;
+    float *res;                     // one residual per point (finest level's count is the largest)
+    int max_pts;
+};
+
+// MARK: geometry
+
+int cz_motion_factor(int width, int max_width) {
+    int k = 1;
+    if (max_width < 16) max_width = 16;
+    while (width / k > max_width) k *= 2;
+    return k;
+}
+
+int cz_motion_geometry_init(cz_motion_geometry *g, int width, int height, int factor) {
+    if (width < 16 || height < 16 || factor < 1 || (factor & (factor - 1))) return -1;
+    memset(g, 0, sizeof *g);
+    g->width = width;
+    g->height = height;
+    g->factor = factor;
+    g->analysis_width = width / factor;
+    g->analysis_height = height / factor;
+    if (g->analysis_width < 16 || g->analysis_height < 16) return -1;
+    g->cx = 0.5 * width / factor;
+    g->cy = 0.5 * height / factor;
+    int w = g->analysis_width, h = g->analysis_height, levels = 1;
+    // Coarsest level about 40-80 px wide (and at least 16 px high).
+    while (levels < MAX_LEVELS && w / 2 >= 64 && h / 2 >= 24) {
+        w /= 2; h /= 2; levels++;
+    }
+    g->levels = levels;
+    g->cell = 8;
+    g->per_cell = 4;
+    g->gradient_floor = 1.5f;
+    g->search = 5;
+    g->smooth = 1;
+    g->sigma_max = 4.0f;
+    g->photometric_levels = 2;
+    g->similarity_levels = 3;
+    g->grid_below = 2;
+    return 0;
+}
+
+static void level_size(const cz_motion_geometry *g, int l, int *w, int *h) {
+    int ww = g->analysis_width, hh = g->analysis_height;
+    for (int i = 0; i < l; i++) { ww /= 2; hh /= 2; }
+    *w = ww; *h = hh;
+}
+
+static int cells_of(const cz_motion_geometry *g, int l) {
+    int w, h;
+    level_size(g, l, &w, &h);
+    return ((w + g->cell - 1) / g->cell) * ((h + g->cell - 1) / g->cell);
+}
+
+// MARK: downscale
+
+void cz_motion_downscale(const cz_motion_geometry *g, const uint8_t *src, ptrdiff_t src_stride, int bytes, int depth,
+                         uint8_t *dst, ptrdiff_t dst_stride) {
+    const int k = g->factor, aw = g->analysis_width, ah = g->analysis_height;
+    const int shift = bytes == 2 ? depth - 8 : 0;
+    // sum of k*k samples of `depth` bits, divided by k*k * 2^shift, rounded to nearest
+    int log2k = 0;
+    while ((1 << log2k) < k) log2k++;
+    const int total_shift = 2 * log2k + shift;
+    const uint32_t round = total_shift > 0 ? (1u << (total_shift - 1)) : 0;
+    for (int y = 0; y < ah; y++) {
+        uint8_t *d = dst + (ptrdiff_t)y * dst_stride;
+        for (int x = 0; x < aw; x++) {
+            uint32_t s = 0;
+            for (int j = 0; j < k; j++) {
+                const uint8_t *row = src + (ptrdiff_t)(y * k + j) * src_stride;
+                if (bytes == 1) {
+                    const uint8_t *p = row + (ptrdiff_t)x * k;
+                    for (int i = 0; i < k; i++) s += p[i];
+                } else {
+                    const uint8_t *p = row + (ptrdiff_t)x * k * 2;
+                    for (int i = 0; i < k; i++) s += (uint32_t)p[2 * i] | ((uint32_t)p[2 * i + 1] << 8);
+                }
+            }
+            uint32_t v = (s + round) >> total_shift;
+            d[x] = (uint8_t)(v > 255 ? 255 : v);
+        }
+    }
+}
+
+// MARK: frames
+
+void cz_motion_frame_free(cz_motion_frame *f) {
+    if (!f) return;
+    free(f->plane);
+    for (int l = 0; l < MAX_LEVELS; l++) { free(f->img[l]); free(f->pts[l]); }
+    free(f->cand);
+    free(f->cand_i);
+    free(f->rows);
+    free(f);
+}
+
+cz_motion_frame *cz_motion_frame_new(const cz_motion_geometry *g) {
+    cz_motion_frame *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->g = *g;
+    int ok = 1;
+    f->plane = malloc((size_t)g->analysis_width * g->analysis_height);
+    ok &= f->plane != NULL;
+    for (int l = 0; l < g->levels; l++) {
+        int w, h;
+        level_size(g, l, &w, &h);
+        f->img[l] = malloc(sizeof(float) * (size_t)w * h);
+        f->pts[l] = malloc(sizeof(float) * 5 * (size_t)cells_of(g, l) * g->per_cell);
+        ok &= f->img[l] && f->pts[l];
+    }
+    f->cand = malloc(sizeof(float) * (size_t)g->per_cell);
+    f->cand_i = malloc(sizeof(int) * (size_t)g->per_cell);
+    f->rows = malloc(sizeof(float) * 3 * (size_t)g->analysis_width);
+    ok &= f->cand && f->cand_i && f->rows;
+    if (!ok) { cz_motion_frame_free(f); return NULL; }
+    return f;
+}
+
+/// Up to per_cell pixels of each cell with the largest gradient (at least the floor), in cell order, then by
+/// descending gradient (ties: the earlier pixel). Returns the number of textured pixels seen.
+static int select_points(cz_motion_frame *f, int l) {
+    const cz_motion_geometry *g = &f->g;
+    int w, h;
+    level_size(g, l, &w, &h);
+    const float *im = f->img[l];
+    const float floor2 = g->gradient_floor * g->gradient_floor;
+    const double scale = 1.0 / (double)(1 << l);
+    const double cx = g->cx * scale, cy = g->cy * scale;
+    const int cell = g->cell, K = g->per_cell;
+    const int margin = 2;
+    float *out = f->pts[l];
+    int n = 0, textured = 0;
+    for (int y0 = 0; y0 < h; y0 += cell) {
+        for (int x0 = 0; x0 < w; x0 += cell) {
+            int m = 0;
+            const int y1 = y0 + cell < h - margin ? y0 + cell : h - margin;
+            const int x1 = x0 + cell < w - margin ? x0 + cell : w - margin;
+            for (int y = y0 > margin ? y0 : margin; y < y1; y++) {
+                const float *r = im + (size_t)y * w;
+                for (int x = x0 > margin ? x0 : margin; x < x1; x++) {
+                    const float gx = 0.5f * (r[x + 1] - r[x - 1]);
+                    const float gy = 0.5f * (r[x + w] - r[x - w]);
+                    const float g2 = gx * gx + gy * gy;
+                    if (g2 < floor2) continue;
+                    textured++;
+                    if (m == K && g2 <= f->cand[K - 1]) continue;
+                    int j = m < K ? m++ : K - 1;
+                    while (j > 0 && f->cand[j - 1] < g2) {
+                        f->cand[j] = f->cand[j - 1];
+                        f->cand_i[j] = f->cand_i[j - 1];
+                        j--;
+                    }
+                    f->cand[j] = g2;
+                    f->cand_i[j] = y * w + x;
+                }
+            }
+            for (int j = 0; j < m; j++) {
+                const int i = f->cand_i[j], x = i % w, y = i / w;
+                float *p = out + 5 * (size_t)n++;
+                p[0] = (float)(x + 0.5 - cx);
+                p[1] = (float)(y + 0.5 - cy);
+                p[2] = im[i];
+                p[3] = 0.5f * (im[i + 1] - im[i - 1]);
+                p[4] = 0.5f * (im[i + w] - im[i - w]);
+            }
+        }
+    }
+    f->npts[l] = n;
+    return textured;
+}
+
+/// A [1 2 1] x [1 2 1] / 16 blur of a level image in place (edges replicated), through the frame's row scratch.
+static void blur_level(cz_motion_frame *f, int l) {
+    int w, h;
+    level_size(&f->g, l, &w, &h);
+    float *im = f->img[l];
+    float *a = f->rows, *b = f->rows + w, *c = f->rows + 2 * w;   // the previous source row, this one, a result
+    for (int y = 0; y < h; y++) {
+        float *r = im + (size_t)y * w;
+        const float *up = y > 0 ? a : r, *down = y + 1 < h ? r + w : r;
+        for (int x = 0; x < w; x++) c[x] = up[x] + 2 * r[x] + down[x];
+        memcpy(a, r, sizeof(float) * w);
+        (void)b;
+        for (int x = 0; x < w; x++) {
+            const float lft = c[x > 0 ? x - 1 : 0], rgt = c[x + 1 < w ? x + 1 : w - 1];
+            r[x] = (lft + 2 * c[x] + rgt) * (1.0f / 16);
+        }
+    }
+}
+
+int cz_motion_frame_prepare(cz_motion_frame *f, const uint8_t *plane, ptrdiff_t stride) {
+    const cz_motion_geometry *g = &f->g;
+    const int aw = g->analysis_width, ah = g->analysis_height;
+    float *im0 = f->img[0];
+    for (int y = 0; y < ah; y++) {
+        const uint8_t *s = plane + (ptrdiff_t)y * stride;
+        for (int x = 0; x < aw; x++) im0[(size_t)y * aw + x] = s[x];
+    }
+    for (int l = 1; l < g->levels; l++) {
+        int pw, ph, w, h;
+        level_size(g, l - 1, &pw, &ph);
+        level_size(g, l, &w, &h);
+        const float *p = f->img[l - 1];
+        float *d = f->img[l];
+        for (int y = 0; y < h; y++) {
+            const float *a = p + (size_t)(2 * y) * pw, *b = a + pw;
+            for (int x = 0; x < w; x++)
+                d[(size_t)y * w + x] = 0.25f * ((a[2 * x] + a[2 * x + 1]) + (b[2 * x] + b[2 * x + 1]));
+        }
+    }
+    if (g->smooth)
+        for (int l = 0; l < g->levels; l++) blur_level(f, l);
+    int textured = 0;
+    for (int l = 0; l < g->levels; l++) {
+        int t = select_points(f, l);
+        if (l == 0) textured = t;
+    }
+    f->textured = textured;
+    int w, h;
+    level_size(g, g->levels - 1, &w, &h);
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        const double v = f->img[g->levels - 1][i];
+        s += v; s2 += v * v;
+    }
+    f->mean = s / ((double)w * h);
+    const double var = s2 / ((double)w * h) - f->mean * f->mean;
+    f->sdev = var > 0 ? sqrt(var) : 0;
+    return f->npts[0];
+}
+
+int cz_motion_frame_prepare_luma(cz_motion_frame *f, const uint8_t *src, ptrdiff_t src_stride, int bytes,
+                                 int depth) {
+    cz_motion_downscale(&f->g, src, src_stride, bytes, depth, f->plane, f->g.analysis_width);
+    return cz_motion_frame_prepare(f, f->plane, f->g.analysis_width);
+}
+
+const uint8_t *cz_motion_frame_plane(const cz_motion_frame *f) { return f->plane; }
+
+// MARK: estimation
+
+cz_motion *cz_motion_new(const cz_motion_geometry *g) {
+    cz_motion *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->g = *g;
+    int mx = 0;
+    for (int l = 0; l < g->levels; l++) {
+        int c = cells_of(g, l) * g->per_cell;
+        if (c > mx) mx = c;
+    }
+    m->max_pts = mx;
+    m->res = malloc(sizeof(float) * (size_t)mx);
+    if (!m->res) { free(m); return NULL; }
+    return m;
+}
+
+void cz_motion_free(cz_motion *m) {
+    if (!m) return;
+    free(m->res);
+    free(m);
+}
+
+/// Bilinear sample at pixel-index position (x, y); 0 when the 2x2 footprint leaves the image.
+static inline int sample(const float *im, int w, int h, double x, double y, float *out) {
+    if (!(x >= 0 && y >= 0 && x < w - 1 && y < h - 1)) return 0;
+    const int xi = (int)x, yi = (int)y;
+    const float fx = (float)(x - xi), fy = (float)(y - yi);
+    const float *p = im + (size_t)yi * w + xi;
+    const float top = p[0] + fx * (p[1] - p[0]);
+    const float bot = p[w] + fx * (p[w + 1] - p[w]);
+    *out = top + fy * (bot - top);
+    return 1;
+}
+
+/// Solves the n x n symmetric system A x = b (Cholesky, A row-major, overwritten). 0 when not positive definite
+/// or when a pivot is below `rel` times its diagonal entry (a direction the data does not constrain).
+static int solve_spd(double *A, double *b, int n, double rel) {
+    for (int j = 0; j < n; j++) {
+        double d = A[j * n + j];
+        const double diag = d;
+        for (int k = 0; k < j; k++) d -= A[j * n + k] * A[j * n + k];
+        if (!(d > rel * diag) || !(diag > 0)) return 0;
+        d = sqrt(d);
+        A[j * n + j] = d;
+        for (int i = j + 1; i < n; i++) {
+            double s = A[i * n + j];
+            for (int k = 0; k < j; k++) s -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = s / d;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= A[i * n + k] * b[k];
+        b[i] = s / A[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int k = i + 1; k < n; k++) s -= A[k * n + i] * b[k];
+        b[i] = s / A[i * n + i];
+    }
+    return 1;
+}
+
+/// Median of |r| over the valid residuals, from a histogram of 1/64-level bins up to 64 levels.
+#define HIST_BINS 4096
+static double median_abs(const float *res, int n, int valid, int every) {
+    unsigned hist[HIST_BINS];
+    memset(hist, 0, sizeof hist);
+    for (int i = 0; i < n; i += every) {
+        const float r = res[i];
+        if (r != r) continue;
+        int b = (int)(fabsf(r) * 64.0f);
+        hist[b < HIST_BINS ? b : HIST_BINS - 1]++;
+    }
+    const unsigned half = (unsigned)(valid + 1) / 2;
+    unsigned acc = 0;
+    for (int b = 0; b < HIST_BINS; b++) {
+        if (acc + hist[b] >= half) {
+            const double frac = hist[b] ? (double)(half - acc) / hist[b] : 0.5;
+            return (b + frac) / 64.0;
+        }
+        acc += hist[b];
+    }
+    return HIST_BINS / 64.0;
+}
+
+/// The state of one estimate: F(z) = A z + t (complex, z = u + i v, centred coordinates of level `level`) and the
+/// brightness prev ~ gain * cur + offset.
+typedef struct {
+    double ar, ai, tr, ti, gain, offset;
+    int level;
+    double sigma, inlier_share, cost;
+    int inliers, iterations, failed;
+} state;
+
+static void to_level(state *s, int l) {
+    while (s->level > l) { s->tr *= 2; s->ti *= 2; s->level--; }
+    while (s->level < l) { s->tr *= 0.5; s->ti *= 0.5; s->level++; }
+}
+
+/// Residuals r = prev(F(x)) - (gain cur(x) + offset) of the current frame's points at level l into ctx->res
+/// (NaN outside); the number inside.
+static int residuals_every(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, int l,
+                           const state *s, int every) {
+    int w, h;
+    level_size(&ctx->g, l, &w, &h);
+    const double scale = 1.0 / (double)(1 << l);
+    const double ox = ctx->g.cx * scale - 0.5, oy = ctx->g.cy * scale - 0.5;
+    const float *im = prev->img[l];
+    const float *pts = cur->pts[l];
+    const int n = cur->npts[l];
+    int valid = 0;
+    for (int i = 0; i < n; i += every) {
+        const float *p = pts + 5 * (size_t)i;
+        const double u = p[0], v = p[1];
+        const double x = s->ar * u - s->ai * v + s->tr + ox, y = s->ai * u + s->ar * v + s->ti + oy;
+        float sv;
+        if (sample(im, w, h, x, y, &sv)) {
+            ctx->res[i] = (float)(sv - (s->gain * p[2] + s->offset));
+            valid++;
+        } else {
+            ctx->res[i] = NAN;
+        }
+    }
+    return valid;
+}
+
+
+/// Tukey's cost at scale `sigma` of the residuals in ctx->res, per point inside (points outside count as outliers).
+static double tukey_cost(const cz_motion *ctx, int n, double sigma, int every) {
+    const double c2 = 4.685 * 4.685 * sigma * sigma, top = c2 / 6;
+    double sum = 0;
+    for (int i = 0; i < n; i += every) {
+        const float r = ctx->res[i];
+        if (r != r) { sum += top; continue; }
+        const double q = (double)r * r / c2;
+        sum += q >= 1 ? top : top * (1 - (1 - q) * (1 - q) * (1 - q));
+    }
+    return n ? sum * every / n : top;
+}
+
+/// Gauss-Newton iterations at level l from s (inverse compositional, Tukey weights at 1.4826 x the median |r|,
+/// within [0.5, sigma_max]). Sets s->failed when the points do not constrain the motion.
+static void refine_level(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, int l, state *s,
+                         int max_iter, int every) {
+    const cz_motion_geometry *g = &ctx->g;
+    to_level(s, l);
+    const double scale = 1.0 / (double)(1 << l);
+    const double cx = g->cx * scale, cy = g->cy * scale;
+    const double rmax = cx > cy ? cx : cy;
+    const float *pts = cur->pts[l];
+    const int n = cur->npts[l];
+    for (int it = 0; it < max_iter; it++) {
+        s->iterations++;
+        const int valid = residuals_every(ctx, prev, cur, l, s, every);
+        if (valid < 16) { s->failed = 1; return; }
+        double sg = 1.4826 * median_abs(ctx->res, n, valid, every);
+        if (sg < 0.5) sg = 0.5;
+        if (sg > g->sigma_max) sg = g->sigma_max;
+        s->sigma = sg;
+        const double c = 4.685 * sg, ic2 = 1.0 / (c * c);
+        double A[36], b[6];
+        memset(A, 0, sizeof A);
+        memset(b, 0, sizeof b);
+        int in = 0;
+        for (int i = 0; i < n; i += every) {
+            const float r = ctx->res[i];
+            if (r != r) continue;
+            const double q = 1.0 - (double)r * r * ic2;
+            if (q <= 0) continue;
+            const double wt = q * q;
+            in++;
+            const float *p = pts + 5 * (size_t)i;
+            const double u = p[0], v = p[1], gx = s->gain * p[3], gy = s->gain * p[4];
+            const double K[6] = { gx * u + gy * v, -gx * v + gy * u, gx, gy, p[2], 1.0 };
+            for (int j = 0; j < 6; j++) {
+                const double wk = wt * K[j];
+                b[j] += wk * r;
+                for (int k = 0; k <= j; k++) A[j * 6 + k] += wk * K[k];
+            }
+        }
+        for (int j = 0; j < 6; j++)
+            for (int k = j + 1; k < 6; k++) A[j * 6 + k] = A[k * 6 + j];
+        s->inlier_share = (double)in / valid;
+        s->inliers = in;
+        // the rotation/scale columns scaled by the frame's half size (conditioning)
+        const double Ds[6] = { rmax, rmax, 1, 1, 1, 1 };
+        double As[36], bs[6];
+        for (int j = 0; j < 6; j++) {
+            bs[j] = b[j] / Ds[j];
+            for (int k = 0; k < 6; k++) As[j * 6 + k] = A[j * 6 + k] / (Ds[j] * Ds[k]);
+        }
+        // brightness estimated at the finest levels only (at the coarse ones it trades against misalignment);
+        // translation only at the coarse levels (rotation and scale are small between frames, and a few hundred
+        // blurred points would trade them against a moving object)
+        const int photometric = l < g->photometric_levels, similarity = l < g->similarity_levels;
+        for (int j = 0; j < 6; j++) {
+            const int off = (j >= 4 && !photometric) || (j < 2 && !similarity);
+            if (!off) continue;
+            for (int k = 0; k < 6; k++) As[j * 6 + k] = As[k * 6 + j] = 0;
+            As[j * 6 + j] = 1;
+            bs[j] = 0;
+        }
+        if (in < 16 || !solve_spd(As, bs, 6, 1e-9)) { s->failed = 1; return; }
+        double d[6];
+        for (int j = 0; j < 6; j++) d[j] = bs[j] / Ds[j];
+        s->gain += d[4];
+        s->offset += d[5];
+        // F <- F o D^-1 with D(z) = (1 + da + i db) z + (dtx + i dty): A <- A / D, t <- t - (A / D) dt
+        const double dr = 1 + d[0], di = d[1];
+        const double dn = dr * dr + di * di;
+        const double qr = (s->ar * dr + s->ai * di) / dn, qi = (s->ai * dr - s->ar * di) / dn;
+        s->ar = qr; s->ai = qi;
+        s->tr -= qr * d[2] - qi * d[3];
+        s->ti -= qr * d[3] + qi * d[2];
+        const double step = (fabs(d[0]) + fabs(d[1])) * rmax + fabs(d[2]) + fabs(d[3]);
+#ifdef CZ_MOTION_DEBUG
+        fprintf(stderr, "l%d it%d n%d sg %.2f in %.2f step %.5f  F %.5f %.5f %.3f %.3f g %.3f o %.2f\n", l, it, n, sg,
+                s->inlier_share, step, s->ar, s->ai, s->tr, s->ti, s->gain, s->offset);
+#endif
+        if (step < 1e-3) break;
+    }
+}
+
+#define STARTS 3
+
+/// Whole-pixel translations at the coarsest level: the mean of min(|cur(x) + offset - prev(x + d)|, 16) over the
+/// pixels whose both samples are inside, for every shift d within +-R (a small preference for small shifts); the
+/// STARTS lowest local minima (over the 8 neighbours), best first (ties: raster order from (-R, -R)). Returns how
+/// many.
+static int coarse_search(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, const state *s0,
+                         int R, int sx[STARTS], int sy[STARTS]) {
+    const int l = ctx->g.levels - 1, side = 2 * R + 1;
+    int w, h;
+    level_size(&ctx->g, l, &w, &h);
+    const float *a = cur->img[l], *b = prev->img[l];
+    const float gain = (float)s0->gain, off = (float)s0->offset;
+    double cost[(2 * 16 + 1) * (2 * 16 + 1)];
+    for (int dy = -R; dy <= R; dy++) {
+        for (int dx = -R; dx <= R; dx++) {
+            const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
+            const int y0 = dy < 0 ? -dy : 0, y1 = dy > 0 ? h - dy : h;
+            double sum = 0;
+            for (int y = y0; y < y1; y++) {
+                const float *ra = a + (size_t)y * w, *rb = b + (size_t)(y + dy) * w + dx;
+                float rs = 0;
+                for (int x = x0; x < x1; x++) {
+                    const float d = fabsf(gain * ra[x] + off - rb[x]);
+                    rs += d < 16.0f ? d : 16.0f;
+                }
+                sum += rs;
+            }
+            const double cnt = (double)(x1 - x0) * (y1 - y0);
+            cost[(dy + R) * side + dx + R] = (cnt > 0 ? sum / cnt : 16.0) + 1e-3 * (abs(dx) + abs(dy));
+        }
+    }
+    double best[STARTS];
+    int m = 0;
+    for (int y = 0; y < side; y++) {
+        for (int x = 0; x < side; x++) {
+            const double c = cost[y * side + x];
+            int minimum = 1;
+            for (int j = -1; j <= 1 && minimum; j++)
+                for (int i = -1; i <= 1; i++) {
+                    if (!i && !j) continue;
+                    const int xx = x + i, yy = y + j;
+                    if (xx < 0 || yy < 0 || xx >= side || yy >= side) continue;
+                    const double o = cost[yy * side + xx];
+                    if (o < c || (o == c && yy * side + xx < y * side + x)) { minimum = 0; break; }
+                }
+            if (!minimum) continue;
+            if (m == STARTS && c >= best[STARTS - 1]) continue;
+            int k = m < STARTS ? m++ : STARTS - 1;
+            while (k > 0 && best[k - 1] > c) { best[k] = best[k - 1]; sx[k] = sx[k - 1]; sy[k] = sy[k - 1]; k--; }
+            best[k] = c; sx[k] = x - R; sy[k] = y - R;
+        }
+    }
+    return m;
+}
+
+#define BLOCKS_X 12
+#define BLOCKS_Y 8
+#define NBLOCKS (BLOCKS_X * BLOCKS_Y)
+#define BLOCK_R 5
+
+typedef struct { double zr, zi, wr, wi; } match;   // a block's centre in the current frame and in the previous one
+
+/// Local translations of a BLOCKS_X x BLOCKS_Y grid of blocks at level l: for each block of the current frame the
+/// whole-pixel shift d within +-BLOCK_R of (cx0, cy0) minimising the mean of min(|gain cur(x) + offset - prev(x + d)|,
+/// 16) (ties: raster order), then a parabola through the neighbours for the fraction. Blocks whose cost hardly
+/// rises away from the minimum (no texture, or texture along one direction only) are left out. Returns how many
+/// matches were written.
+static int block_matches(const cz_motion_frame *prev, const cz_motion_frame *cur, int l, const state *s0, int cx0,
+                         int cy0, match *out) {
+    const cz_motion_geometry *g = &cur->g;
+    int w, h;
+    level_size(g, l, &w, &h);
+    const float *a = cur->img[l], *b = prev->img[l];
+    const float gain = (float)s0->gain, off = (float)s0->offset;
+    const double scale = 1.0 / (double)(1 << l);
+    const double ccx = g->cx * scale, ccy = g->cy * scale;
+    const int bw = w / BLOCKS_X, bh = h / BLOCKS_Y, side = 2 * BLOCK_R + 1;
+    int m = 0;
+    double cost[(2 * BLOCK_R + 1) * (2 * BLOCK_R + 1)];
+    for (int by = 0; by < BLOCKS_Y; by++) {
+        for (int bx = 0; bx < BLOCKS_X; bx++) {
+            const int x0 = bx * bw, y0 = by * bh;
+            for (int j = -BLOCK_R; j <= BLOCK_R; j++) {
+                for (int i = -BLOCK_R; i <= BLOCK_R; i++) {
+                    const int dx = cx0 + i, dy = cy0 + j;
+                    int xs = x0, xe = x0 + bw, ys = y0, ye = y0 + bh;
+                    if (xs + dx < 0) xs = -dx;
+                    if (xe + dx > w) xe = w - dx;
+                    if (ys + dy < 0) ys = -dy;
+                    if (ye + dy > h) ye = h - dy;
+                    double sum = 0;
+                    int cnt = 0;
+                    for (int y = ys; y < ye; y++) {
+                        const float *ra = a + (size_t)y * w, *rb = b + (size_t)(y + dy) * w + dx;
+                        float rs = 0;
+                        for (int x = xs; x < xe; x++) {
+                            const float d = fabsf(gain * ra[x] + off - rb[x]);
+                            rs += d < 16.0f ? d : 16.0f;
+                        }
+                        sum += rs;
+                        cnt += xe > xs ? xe - xs : 0;
+                    }
+                    cost[(j + BLOCK_R) * side + i + BLOCK_R] = cnt * 2 >= bw * bh ? sum / cnt : 1e30;
+                }
+            }
+            int bi = 0;
+            for (int k = 1; k < side * side; k++)
+                if (cost[k] < cost[bi]) bi = k;
+            const int ix = bi % side, iy = bi / side;
+            if (ix == 0 || iy == 0 || ix == side - 1 || iy == side - 1) continue;   // at the search's edge
+            const double c0 = cost[bi];
+            const double cl = cost[bi - 1], cr = cost[bi + 1], cu = cost[bi - side], cd = cost[bi + side];
+            if (cl >= 1e29 || cr >= 1e29 || cu >= 1e29 || cd >= 1e29) continue;
+            // texture in both directions: the cost must rise by a clear step either way
+            const double rise = 0.5;
+            if (cl - c0 < rise || cr - c0 < rise || cu - c0 < rise || cd - c0 < rise) continue;
+            const double fx = 0.5 * (cl - cr) / (cl + cr - 2 * c0), fy = 0.5 * (cu - cd) / (cu + cd - 2 * c0);
+            const double zx = x0 + 0.5 * bw - ccx, zy = y0 + 0.5 * bh - ccy;   // centred, level px
+            out[m].zr = zx; out[m].zi = zy;
+            out[m].wr = zx + cx0 + (ix - BLOCK_R) + fx;
+            out[m].wi = zy + cy0 + (iy - BLOCK_R) + fy;
+            m++;
+        }
+    }
+    return m;
+}
+
+/// The similarity w = A z + t that most block matches agree with (within `thr` level px): every pair of matches
+/// gives one (scale within 0.95-1.05, angle within 3 degrees); the most inliers wins, then the least squared error,
+/// then the first pair. Matches flagged in `skip` are not counted (a second hypothesis is the consensus of the
+/// first's outliers). Then a least-squares fit on its inliers, which are flagged in `inl`. Returns the inliers.
+static int consensus(const match *mt, int n, double thr, const unsigned char *skip, unsigned char *inl, state *s) {
+    int best_in = 0;
+    double best_err = 0, br = 1, bi = 0, btr = 0, bti = 0;
+    const double t2 = thr * thr;
+    for (int i = 0; i < n; i++) {
+        if (skip[i]) continue;
+        for (int j = i + 1; j < n; j++) {
+            if (skip[j]) continue;
+            const double dzr = mt[j].zr - mt[i].zr, dzi = mt[j].zi - mt[i].zi;
+            const double dwr = mt[j].wr - mt[i].wr, dwi = mt[j].wi - mt[i].wi;
+            const double dn = dzr * dzr + dzi * dzi;
+            if (dn < 1e-9) continue;
+            const double ar = (dwr * dzr + dwi * dzi) / dn, ai = (dwi * dzr - dwr * dzi) / dn;
+            const double sc2 = ar * ar + ai * ai;
+            if (sc2 < 0.9 || sc2 > 1.1 || fabs(ai) > 0.05) continue;
+            const double tr = mt[i].wr - (ar * mt[i].zr - ai * mt[i].zi);
+            const double ti = mt[i].wi - (ai * mt[i].zr + ar * mt[i].zi);
+            int in = 0;
+            double err = 0;
+            for (int k = 0; k < n; k++) {
+                if (skip[k]) continue;
+                const double ex = ar * mt[k].zr - ai * mt[k].zi + tr - mt[k].wr;
+                const double ey = ai * mt[k].zr + ar * mt[k].zi + ti - mt[k].wi;
+                const double e2 = ex * ex + ey * ey;
+                if (e2 < t2) { in++; err += e2; }
+            }
+            if (in > best_in || (in == best_in && err < best_err)) {
+                best_in = in; best_err = err; br = ar; bi = ai; btr = tr; bti = ti;
+            }
+        }
+    }
+    if (best_in < 3) return 0;
+    // least squares on the inliers: unknowns (a, b, tx, ty)
+    double A[16], b[4];
+    memset(A, 0, sizeof A);
+    memset(b, 0, sizeof b);
+    for (int k = 0; k < n; k++) {
+        inl[k] = 0;
+        if (skip[k]) continue;
+        const double ex = br * mt[k].zr - bi * mt[k].zi + btr - mt[k].wr;
+        const double ey = bi * mt[k].zr + br * mt[k].zi + bti - mt[k].wi;
+        if (ex * ex + ey * ey >= t2) continue;
+        inl[k] = 1;
+        const double u = mt[k].zr, v = mt[k].zi;
+        const double r1[4] = { u, -v, 1, 0 }, r2[4] = { v, u, 0, 1 };
+        for (int p = 0; p < 4; p++) {
+            b[p] += r1[p] * mt[k].wr + r2[p] * mt[k].wi;
+            for (int q = 0; q < 4; q++) A[p * 4 + q] += r1[p] * r1[q] + r2[p] * r2[q];
+        }
+    }
+    if (solve_spd(A, b, 4, 1e-12)) { br = b[0]; bi = b[1]; btr = b[2]; bti = b[3]; }
+    s->ar = br; s->ai = bi; s->tr = btr; s->ti = bti;
+    return best_in;
+}
+
+int cz_motion_estimate(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, double out[4],
+                       cz_motion_stats *stats) {
+    const cz_motion_geometry *g = &ctx->g;
+    cz_motion_stats st;
+    memset(&st, 0, sizeof st);
+    out[0] = 1; out[1] = 0; out[2] = 0; out[3] = 0;
+    st.points = cur->npts[0];
+    st.status = CZ_MOTION_NO_TEXTURE;
+    const int min_textured = g->analysis_width * g->analysis_height / 400 > 64
+        ? g->analysis_width * g->analysis_height / 400 : 64;
+    if (prev->textured < min_textured || cur->textured < min_textured || cur->npts[0] < 32) {
+        if (stats) *stats = st;
+        return CZ_MOTION_NO_TEXTURE;
+    }
+    const int L = g->levels;
+    state s;
+    memset(&s, 0, sizeof s);
+    s.ar = 1;
+    s.level = L - 1;
+    // brightness first from the coarsest level's statistics (a fade's change)
+    s.gain = cur->sdev > 1e-3 ? prev->sdev / cur->sdev : 1;
+    if (s.gain < 0.5) s.gain = 0.5;
+    if (s.gain > 2) s.gain = 2;
+    s.offset = prev->mean - s.gain * cur->mean;
+    // 1. the best whole-pixel translation at the coarsest level (the centre of the block searches)
+    int sx[STARTS], sy[STARTS];
+    const int R = g->search < 16 ? g->search : 16;
+    const int starts = coarse_search(ctx, prev, cur, &s, R, sx, sy);
+    if (starts < 1) { sx[0] = 0; sy[0] = 0; }
+    // 2. block translations one level finer and the similarity most of them agree with: the background's blocks
+    //    outnumber a moving object's, whatever its texture
+    const int bl = L >= 2 ? L - 2 : 0;
+    const int f = 1 << (L - 1 - bl);
+    match mt[NBLOCKS];
+    const int nm = block_matches(prev, cur, bl, &s, sx[0] * f, sy[0] * f, mt);
+    // two hypotheses: the consensus of the blocks, and the consensus of its outliers (a moving object's, or
+    // the background's when the object's blocks are more consistent); each refined densely with the similarity
+    // one level finer, on at most about 2048 points, where Tukey's cost (common scale) tells: the background's
+    // points outnumber the object's
+    unsigned char skip[NBLOCKS], inl[NBLOCKS];
+    memset(skip, 0, sizeof skip);
+    state hyp[2];
+    int nh = 0;
+    for (int k = 0; k < 2 && nm >= 3; k++) {
+        state c = s;
+        c.level = bl;
+        const int in = consensus(mt, nm, 0.3, skip, inl, &c);
+        if (in < 3 || (k == 1 && in < 4)) break;
+        hyp[nh++] = c;
+        for (int q = 0; q < nm; q++) skip[q] |= inl[q];
+    }
+    if (nh == 0) {
+        hyp[0] = s;
+        hyp[0].tr = sx[0]; hyp[0].ti = sy[0];
+        nh = 1;
+    }
+    const int dl = bl >= 1 ? bl - 1 : 0;
+    const int every = cur->npts[dl] > 2048 ? cur->npts[dl] / 2048 : 1;
+    int pick = 0;
+    for (int k = 0; k < nh && nh > 1; k++) {
+        for (int l = hyp[k].level; l >= dl && !hyp[k].failed; l--) refine_level(ctx, prev, cur, l, &hyp[k], 6, every);
+        if (hyp[k].failed) { hyp[k].cost = 1e300; continue; }
+        residuals_every(ctx, prev, cur, dl, &hyp[k], every);
+        hyp[k].cost = tukey_cost(ctx, cur->npts[dl], g->sigma_max, every);
+#ifdef CZ_MOTION_DEBUG
+        fprintf(stderr, "hypothesis %d: %.5f %.5f %.3f %.3f (level %d) cost %.3f\n", k, hyp[k].ar, hyp[k].ai,
+                hyp[k].tr, hyp[k].ti, hyp[k].level, hyp[k].cost);
+#endif
+        if (hyp[k].cost < hyp[pick].cost) pick = k;
+    }
+    s = hyp[pick];
+    s.failed = 0;
+#ifdef CZ_MOTION_DEBUG
+    for (int k = 0; k < nm; k++)
+        fprintf(stderr, "  block (%.1f, %.1f) -> d (%.2f, %.2f)\n", mt[k].zr, mt[k].zi, mt[k].wr - mt[k].zr,
+                mt[k].wi - mt[k].zi);
+    fprintf(stderr, "coarse (%d, %d); %d blocks; %d hypotheses, picked %d\n", sx[0], sy[0], nm, nh, pick);
+#endif
+    // 3. the dense robust refinement from there, down to the finest level
+    s.inliers = 0;
+    for (int l = s.level; l >= 0 && !s.failed; l--) refine_level(ctx, prev, cur, l, &s, l == 0 ? 12 : 8, 1);
+    st.iterations = s.iterations;
+    st.inlier_share = s.inlier_share;
+    st.residual = s.sigma;
+    st.inliers = s.inliers;
+    st.gain = s.gain;
+    st.offset = s.offset;
+    if (s.failed) {
+        if (stats) *stats = st;
+        return CZ_MOTION_NO_TEXTURE;
+    }
+    to_level(&s, 0);
+    out[0] = s.ar; out[1] = s.ai; out[2] = s.tr; out[3] = s.ti;
+    st.status = CZ_MOTION_OK;
+    if (stats) *stats = st;
+    return CZ_MOTION_OK;
+}
