@@ -7,10 +7,10 @@ whose sidecars give the true motion.
 Per clip: RMS and max error (px, full resolution) at the four frame corners (+-W/2, +-H/2) of the estimated F_t
 (frame t -> frame t-1, centred coordinates, stabilize-contract.md) against the truth inv(M_{t-1}) o M_t from the
 sidecar (shake.py's pixel centres are at integers: its u = x - (W-1)/2 is the contract's x + 0.5 - W/2), and the time
-per frame (prepare + estimate, one thread). Clips without a sidecar (black, a fade's end) report the statuses.
+per frame (prepare + estimate, one thread, CPU time of that thread). Clips without a sidecar (black, a fade's end) report the statuses.
 
 Run with Debian's python3 (it has python3-opencv and numpy):
-  /usr/bin/python3 Benchmarks/motion_accuracy.py CLIP.mkv [...] [--runs 3] [--max-width 640] [--no-opencv]
+  /usr/bin/python3 Benchmarks/motion_accuracy.py CLIP.mkv [...] [--runs 3] [--max-width 960] [--no-opencv]
       [--opencv-scale 1] [--json OUT.json]
 Each clip is decoded once (ffmpeg -v error -i X -f rawvideo -pix_fmt gray -); runs alternate own / OpenCV and the
 times reported are the medians over runs.
@@ -21,6 +21,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 KERNELS = os.path.join(REPO, "Sources", "CPlaneKernels")
+# CPU time of the calling thread (both estimators run on it: OpenCV with setNumThreads(1)): the machine is shared, and
+# wall time would count the other jobs' share of the cores
+CLOCK = time.thread_time
 
 
 # MARK: the kernel through ctypes
@@ -104,11 +107,13 @@ def corner_errors(est, tru, w, h):
 
 # MARK: the estimators
 
-def run_own(lib, frames, max_width):
+def run_own(lib, frames, max_width, tune=None):
     n, h, w = frames.shape
     g = Geometry()
     k = lib.cz_motion_factor(w, max_width)
     assert lib.cz_motion_geometry_init(ctypes.byref(g), w, h, k) == 0
+    for name, value in (tune or {}).items():
+        setattr(g, name, type(getattr(g, name))(value))
     ctx = lib.cz_motion_new(ctypes.byref(g))
     prep = [lib.cz_motion_frame_new(ctypes.byref(g)) for _ in range(2)]
     out = (ctypes.c_double * 4)()
@@ -117,14 +122,14 @@ def run_own(lib, frames, max_width):
     for i in range(n):
         buf = frames[i].tobytes()
         cur, prev = prep[i % 2], prep[(i + 1) % 2]
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         lib.cz_motion_frame_prepare_luma(cur, buf, w, 1, 8)
-        t1 = time.perf_counter()
+        t1 = CLOCK()
         t_prep += t1 - t0
         if i == 0:
             continue
         status = lib.cz_motion_estimate(ctx, prev, cur, ctypes.byref(out), ctypes.byref(st))
-        t_est += time.perf_counter() - t1
+        t_est += CLOCK() - t1
         a, b, tx, ty = out
         res.append(dict(status=status, F=(a, b, tx * k, ty * k), points=st.points, inlier_share=st.inlier_share,
                         residual=st.residual, iterations=st.iterations))
@@ -148,7 +153,7 @@ def run_opencv(cv2, frames, scale=1):
     res, t_all = [None], 0.0
     prev_img = prev_pts = None
     for i in range(n):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         img = frames[i] if scale == 1 else cv2.resize(frames[i], (sw, sh), interpolation=cv2.INTER_AREA)
         pts = cv2.goodFeaturesToTrack(img, maxCorners=500, qualityLevel=0.01, minDistance=max(8, sw // 64),
                                       blockSize=3)
@@ -172,9 +177,53 @@ def run_opencv(cv2, frames, scale=1):
                         a, b, tx, ty = np.linalg.lstsq(A, r, rcond=None)[0]
                         status, F = 0, (a, b, tx * scale, ty * scale)
             res.append(dict(status=status, F=F))
-        t_all += time.perf_counter() - t0
+        t_all += CLOCK() - t0
         prev_img, prev_pts = img, pts
     return res, dict(ms_frame=1e3 * t_all / n, analysis=f"{sw}x{sh}")
+
+
+def check_determinism(tmp, clip, max_width):
+    """The same F_t bytes from the SSE2 build and the plain C one (-U__SSE2__), and from two threads with their own
+    contexts taking the pairs in opposite orders (frames prepared once, shared)."""
+    import threading
+    frames = decode(clip)
+    n, h, w = frames.shape
+    outs = []
+    for flags in (("-O2",), ("-O2", "-U__SSE2__")):
+        sub = os.path.join(tmp, "plain" if len(flags) > 1 else "sse2")
+        os.makedirs(sub, exist_ok=True)
+        lib, _ = build_kernel(sub, flags)
+        g = Geometry()
+        assert lib.cz_motion_geometry_init(ctypes.byref(g), w, h, lib.cz_motion_factor(w, max_width)) == 0
+        prep = [lib.cz_motion_frame_new(ctypes.byref(g)) for _ in range(n)]
+        bufs = [frames[i].tobytes() for i in range(n)]
+        for i in range(n):
+            lib.cz_motion_frame_prepare_luma(prep[i], bufs[i], w, 1, 8)
+        results = {}
+
+        def worker(order):
+            ctx = lib.cz_motion_new(ctypes.byref(g))
+            out = (ctypes.c_double * 4)()
+            st = Stats()
+            for t in order:
+                lib.cz_motion_estimate(ctx, prep[t - 1], prep[t], ctypes.byref(out), ctypes.byref(st))
+                key = (t, order[0])
+                results[key] = bytes(out) + bytes(st)
+            lib.cz_motion_free(ctx)
+        orders = [list(range(1, n)), list(range(n - 1, 0, -1))]
+        threads = [threading.Thread(target=worker, args=(o,)) for o in orders]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        same_threads = all(results[(t, 1)] == results[(t, n - 1)] for t in range(1, n))
+        outs.append([results[(t, 1)] for t in range(1, n)])
+        print(f"# determinism {os.path.basename(clip)} {'plain C' if len(flags) > 1 else 'SSE2'}: two threads, "
+              f"opposite orders: {'same bytes' if same_threads else 'DIFFERENT'}", flush=True)
+        for p_ in prep:
+            lib.cz_motion_frame_free(p_)
+    print(f"# determinism {os.path.basename(clip)}: SSE2 vs plain C: "
+          f"{'same bytes' if outs[0] == outs[1] else 'DIFFERENT'} ({n - 1} pairs)", flush=True)
 
 
 def score(res, tru, w, h):
@@ -199,13 +248,19 @@ def main():
     ap.add_argument("--no-opencv", action="store_true")
     ap.add_argument("--opencv-scale", type=int, default=1, help="OpenCV on frames downscaled by this factor")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--check", action="store_true", help="determinism checks on the first clip, then stop")
+    ap.add_argument("--tune", default="", help="geometry fields to override, e.g. per_cell=2,cell=8")
     args = ap.parse_args()
     cv2 = None
     if not args.no_opencv:
         import cv2
     with tempfile.TemporaryDirectory() as tmp:
+        if args.check:
+            check_determinism(tmp, args.clips[0], args.max_width or 960)
+            return
         lib, cmd = build_kernel(tmp)
-        max_width = args.max_width or 640
+        max_width = args.max_width or 960
+        tune = {kv.split("=")[0]: float(kv.split("=")[1]) for kv in args.tune.split(",") if kv}
         print(f"# kernel: {cmd}\n# analysis max width {max_width}; OpenCV {cv2.__version__ if cv2 else '-'} "
               f"at 1/{args.opencv_scale}; medians of {args.runs} runs", flush=True)
         rows = []
@@ -215,7 +270,7 @@ def main():
             tru = truth(clip, w, h)
             own_t, cv_t, own_res, cv_res = [], [], None, None
             for r in range(args.runs):
-                own_res, info = run_own(lib, frames, max_width)
+                own_res, info = run_own(lib, frames, max_width, tune)
                 own_t.append(info["ms_frame"])
                 if cv2:
                     cv_res, cvinfo = run_opencv(cv2, frames, args.opencv_scale)

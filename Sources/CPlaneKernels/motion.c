@@ -17,6 +17,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>   // SSE2 is x86-64's baseline: no dispatch; every SSE2 loop has a plain C twin doing the same
+                         // operations in the same order (the same bytes)
+#endif
 #ifdef CZ_MOTION_DEBUG
 #include <stdio.h>
 #endif
@@ -31,14 +35,13 @@ struct cz_motion_frame {
     int npts[MAX_LEVELS];
     int textured;                   // pixels of the finest level above the gradient floor
     double mean, sdev;              // mean and standard deviation of the coarsest level
-    // prepare's scratch: one cell's candidates
-    float *cand;                    // per_cell x (gradient^2, index)
-    int *cand_i;
-    float *rows;                    // 3 rows of the finest level (the blur)
+    int16_t *q[MAX_LEVELS];         // the two coarsest levels x 4, rounded (whole-pixel searches; NULL for others)
+    float *rows;                    // max(3, cell) rows of the finest level (the blur, the points' selection)
 };
 
 struct cz_motion {
     cz_motion_geometry g;
+    int16_t *adj;                   // gain x cur + offset, x 4, at a search level (the second coarsest's size)
     float *res;                     // one residual per point (finest level's count is the largest)
     int max_pts;
 };
@@ -70,10 +73,10 @@ int cz_motion_geometry_init(cz_motion_geometry *g, int width, int height, int fa
     }
     g->levels = levels;
     g->cell = 8;
-    g->per_cell = 4;
+    g->per_cell = 2;
     g->gradient_floor = 1.5f;
     g->search = 5;
-    g->smooth = 1;
+    g->smooth = 2;
     g->sigma_max = 4.0f;
     g->photometric_levels = 2;
     g->similarity_levels = 3;
@@ -104,6 +107,18 @@ void cz_motion_downscale(const cz_motion_geometry *g, const uint8_t *src, ptrdif
     while ((1 << log2k) < k) log2k++;
     const int total_shift = 2 * log2k + shift;
     const uint32_t round = total_shift > 0 ? (1u << (total_shift - 1)) : 0;
+    if (k == 1 && bytes == 1) {
+        for (int y = 0; y < ah; y++) memcpy(dst + (ptrdiff_t)y * dst_stride, src + (ptrdiff_t)y * src_stride, aw);
+        return;
+    }
+    if (k == 2 && bytes == 1) {
+        for (int y = 0; y < ah; y++) {
+            const uint8_t *a = src + (ptrdiff_t)(2 * y) * src_stride, *b = a + src_stride;
+            uint8_t *d = dst + (ptrdiff_t)y * dst_stride;
+            for (int x = 0; x < aw; x++) d[x] = (uint8_t)((a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2) >> 2);
+        }
+        return;
+    }
     for (int y = 0; y < ah; y++) {
         uint8_t *d = dst + (ptrdiff_t)y * dst_stride;
         for (int x = 0; x < aw; x++) {
@@ -129,9 +144,7 @@ void cz_motion_downscale(const cz_motion_geometry *g, const uint8_t *src, ptrdif
 void cz_motion_frame_free(cz_motion_frame *f) {
     if (!f) return;
     free(f->plane);
-    for (int l = 0; l < MAX_LEVELS; l++) { free(f->img[l]); free(f->pts[l]); }
-    free(f->cand);
-    free(f->cand_i);
+    for (int l = 0; l < MAX_LEVELS; l++) { free(f->img[l]); free(f->pts[l]); free(f->q[l]); }
     free(f->rows);
     free(f);
 }
@@ -149,17 +162,19 @@ cz_motion_frame *cz_motion_frame_new(const cz_motion_geometry *g) {
         f->img[l] = malloc(sizeof(float) * (size_t)w * h);
         f->pts[l] = malloc(sizeof(float) * 5 * (size_t)cells_of(g, l) * g->per_cell);
         ok &= f->img[l] && f->pts[l];
+        if (l >= g->levels - 2) {
+            f->q[l] = malloc(sizeof(int16_t) * (size_t)w * h);
+            ok &= f->q[l] != NULL;
+        }
     }
-    f->cand = malloc(sizeof(float) * (size_t)g->per_cell);
-    f->cand_i = malloc(sizeof(int) * (size_t)g->per_cell);
-    f->rows = malloc(sizeof(float) * 3 * (size_t)g->analysis_width);
-    ok &= f->cand && f->cand_i && f->rows;
+    f->rows = malloc(sizeof(float) * (size_t)(g->cell > 3 ? g->cell : 3) * g->analysis_width);
+    ok &= f->rows != NULL;
     if (!ok) { cz_motion_frame_free(f); return NULL; }
     return f;
 }
 
 /// Up to per_cell pixels of each cell with the largest gradient (at least the floor), in cell order, then by
-/// descending gradient (ties: the earlier pixel). Returns the number of textured pixels seen.
+/// descending gradient (ties: the earlier pixel in raster order). Returns the number of textured pixels seen.
 static int select_points(cz_motion_frame *f, int l) {
     const cz_motion_geometry *g = &f->g;
     int w, h;
@@ -171,33 +186,49 @@ static int select_points(cz_motion_frame *f, int l) {
     const int cell = g->cell, K = g->per_cell;
     const int margin = 2;
     float *out = f->pts[l];
+    float *g2 = f->rows;   // one band of `cell` rows of squared gradients (w x cell)
     int n = 0, textured = 0;
     for (int y0 = 0; y0 < h; y0 += cell) {
-        for (int x0 = 0; x0 < w; x0 += cell) {
-            int m = 0;
-            const int y1 = y0 + cell < h - margin ? y0 + cell : h - margin;
-            const int x1 = x0 + cell < w - margin ? x0 + cell : w - margin;
-            for (int y = y0 > margin ? y0 : margin; y < y1; y++) {
-                const float *r = im + (size_t)y * w;
-                for (int x = x0 > margin ? x0 : margin; x < x1; x++) {
-                    const float gx = 0.5f * (r[x + 1] - r[x - 1]);
-                    const float gy = 0.5f * (r[x + w] - r[x - w]);
-                    const float g2 = gx * gx + gy * gy;
-                    if (g2 < floor2) continue;
-                    textured++;
-                    if (m == K && g2 <= f->cand[K - 1]) continue;
-                    int j = m < K ? m++ : K - 1;
-                    while (j > 0 && f->cand[j - 1] < g2) {
-                        f->cand[j] = f->cand[j - 1];
-                        f->cand_i[j] = f->cand_i[j - 1];
-                        j--;
-                    }
-                    f->cand[j] = g2;
-                    f->cand_i[j] = y * w + x;
-                }
+        const int ys = y0 > margin ? y0 : margin;
+        const int ye = y0 + cell < h - margin ? y0 + cell : h - margin;
+        // the band's squared gradients (0 outside the margin), and the textured count
+        for (int y = y0; y < y0 + cell && y < h; y++) {
+            float *gr = g2 + (size_t)(y - y0) * w;
+            if (y < ys || y >= ye) { memset(gr, 0, sizeof(float) * w); continue; }
+            const float *r = im + (size_t)y * w;
+            gr[0] = gr[1] = gr[w - 2] = gr[w - 1] = 0;
+            int x = margin;
+#if defined(__SSE2__)
+            const __m128 half = _mm_set1_ps(0.5f), fl = _mm_set1_ps(floor2);
+            for (; x + 4 <= w - margin; x += 4) {
+                const __m128 gx = _mm_mul_ps(half, _mm_sub_ps(_mm_loadu_ps(r + x + 1), _mm_loadu_ps(r + x - 1)));
+                const __m128 gy = _mm_mul_ps(half, _mm_sub_ps(_mm_loadu_ps(r + x + w), _mm_loadu_ps(r + x - w)));
+                const __m128 v = _mm_add_ps(_mm_mul_ps(gx, gx), _mm_mul_ps(gy, gy));
+                _mm_storeu_ps(gr + x, _mm_and_ps(v, _mm_cmpge_ps(v, fl)));
             }
-            for (int j = 0; j < m; j++) {
-                const int i = f->cand_i[j], x = i % w, y = i / w;
+#endif
+            for (; x < w - margin; x++) {
+                const float gx = 0.5f * (r[x + 1] - r[x - 1]);
+                const float gy = 0.5f * (r[x + w] - r[x - w]);
+                const float v = gx * gx + gy * gy;
+                gr[x] = v >= floor2 ? v : 0;
+            }
+            for (int x = margin; x < w - margin; x++) textured += gr[x] > 0;
+        }
+        const int rows = y0 + cell < h ? cell : h - y0;
+        for (int x0 = 0; x0 < w; x0 += cell) {
+            const int cols = x0 + cell < w ? cell : w - x0;
+            for (int k = 0; k < K; k++) {
+                float best = 0;
+                int bi = -1;
+                for (int yy = 0; yy < rows; yy++) {
+                    const float *gr = g2 + (size_t)yy * w + x0;
+                    for (int xx = 0; xx < cols; xx++)
+                        if (gr[xx] > best) { best = gr[xx]; bi = yy * w + x0 + xx; }
+                }
+                if (bi < 0) break;
+                g2[bi] = 0;
+                const int x = bi % w, y = y0 + bi / w, i = y * w + x;
                 float *p = out + 5 * (size_t)n++;
                 p[0] = (float)(x + 0.5 - cx);
                 p[1] = (float)(y + 0.5 - cy);
@@ -220,11 +251,26 @@ static void blur_level(cz_motion_frame *f, int l) {
     for (int y = 0; y < h; y++) {
         float *r = im + (size_t)y * w;
         const float *up = y > 0 ? a : r, *down = y + 1 < h ? r + w : r;
-        for (int x = 0; x < w; x++) c[x] = up[x] + 2 * r[x] + down[x];
+        int x = 0;
+#if defined(__SSE2__)
+        const __m128 two = _mm_set1_ps(2), k16 = _mm_set1_ps(1.0f / 16);
+        for (; x + 4 <= w; x += 4)
+            _mm_storeu_ps(c + x, _mm_add_ps(_mm_add_ps(_mm_loadu_ps(up + x), _mm_mul_ps(two, _mm_loadu_ps(r + x))),
+                                            _mm_loadu_ps(down + x)));
+#endif
+        for (; x < w; x++) c[x] = up[x] + 2 * r[x] + down[x];
         memcpy(a, r, sizeof(float) * w);
         (void)b;
-        for (int x = 0; x < w; x++) {
-            const float lft = c[x > 0 ? x - 1 : 0], rgt = c[x + 1 < w ? x + 1 : w - 1];
+        r[0] = (c[0] + 2 * c[0] + c[1 < w ? 1 : 0]) * (1.0f / 16);
+        x = 1;
+#if defined(__SSE2__)
+        for (; x + 5 <= w; x += 4)
+            _mm_storeu_ps(r + x, _mm_mul_ps(_mm_add_ps(_mm_add_ps(_mm_loadu_ps(c + x - 1),
+                                                                  _mm_mul_ps(two, _mm_loadu_ps(c + x))),
+                                                       _mm_loadu_ps(c + x + 1)), k16));
+#endif
+        for (; x < w; x++) {
+            const float lft = c[x - 1], rgt = c[x + 1 < w ? x + 1 : w - 1];
             r[x] = (lft + 2 * c[x] + rgt) * (1.0f / 16);
         }
     }
@@ -250,8 +296,14 @@ int cz_motion_frame_prepare(cz_motion_frame *f, const uint8_t *plane, ptrdiff_t 
                 d[(size_t)y * w + x] = 0.25f * ((a[2 * x] + a[2 * x + 1]) + (b[2 * x] + b[2 * x + 1]));
         }
     }
-    if (g->smooth)
+    for (int pass = 0; pass < g->smooth; pass++)
         for (int l = 0; l < g->levels; l++) blur_level(f, l);
+    for (int l = 0; l < g->levels; l++) {
+        if (!f->q[l]) continue;
+        int w, h;
+        level_size(g, l, &w, &h);
+        for (size_t i = 0; i < (size_t)w * h; i++) f->q[l][i] = (int16_t)lrintf(4 * f->img[l][i]);
+    }
     int textured = 0;
     for (int l = 0; l < g->levels; l++) {
         int t = select_points(f, l);
@@ -292,13 +344,17 @@ cz_motion *cz_motion_new(const cz_motion_geometry *g) {
     }
     m->max_pts = mx;
     m->res = malloc(sizeof(float) * (size_t)mx);
-    if (!m->res) { free(m); return NULL; }
+    int w, h;
+    level_size(g, g->levels >= 2 ? g->levels - 2 : 0, &w, &h);
+    m->adj = malloc(sizeof(int16_t) * (size_t)w * h);
+    if (!m->res || !m->adj) { free(m->res); free(m->adj); free(m); return NULL; }
     return m;
 }
 
 void cz_motion_free(cz_motion *m) {
     if (!m) return;
     free(m->res);
+    free(m->adj);
     free(m);
 }
 
@@ -506,6 +562,43 @@ static void refine_level(cz_motion *ctx, const cz_motion_frame *prev, const cz_m
 
 #define STARTS 3
 
+/// sum over x < n of min(|a[x] - b[x]|, 64) (quarter grey levels: 16 levels). SSE2 where there is (the same sum).
+static int64_t sad_row(const int16_t *a, const int16_t *b, int n) {
+    int64_t sum = 0;
+    int x = 0;
+#if defined(__SSE2__)
+    const __m128i cap = _mm_set1_epi16(64), one = _mm_set1_epi16(1), zero = _mm_setzero_si128();
+    __m128i acc = zero;
+    for (; x + 8 <= n; x += 8) {
+        const __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + x)),
+                                        _mm_loadu_si128((const __m128i *)(b + x)));
+        const __m128i ad = _mm_min_epi16(_mm_max_epi16(d, _mm_sub_epi16(zero, d)), cap);
+        acc = _mm_add_epi32(acc, _mm_madd_epi16(ad, one));
+    }
+    int32_t lanes[4];
+    _mm_storeu_si128((__m128i *)lanes, acc);
+    sum = (int64_t)lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#endif
+    for (; x < n; x++) {
+        int d = a[x] - b[x];
+        d = d < 0 ? -d : d;
+        sum += d < 64 ? d : 64;
+    }
+    return sum;
+}
+
+/// ctx->adj = gain x cur + offset (x 4, rounded, clamped to int16) at level l.
+static void adjust_level(cz_motion *ctx, const cz_motion_frame *cur, int l, const state *s0) {
+    int w, h;
+    level_size(&ctx->g, l, &w, &h);
+    const float gain = (float)s0->gain, off = (float)(4 * s0->offset);
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        float v = gain * cur->q[l][i] + off;
+        v = v < -32000 ? -32000 : v > 32000 ? 32000 : v;
+        ctx->adj[i] = (int16_t)lrintf(v);
+    }
+}
+
 /// Whole-pixel translations at the coarsest level: the mean of min(|cur(x) + offset - prev(x + d)|, 16) over the
 /// pixels whose both samples are inside, for every shift d within +-R (a small preference for small shifts); the
 /// STARTS lowest local minima (over the 8 neighbours), best first (ties: raster order from (-R, -R)). Returns how
@@ -515,25 +608,18 @@ static int coarse_search(cz_motion *ctx, const cz_motion_frame *prev, const cz_m
     const int l = ctx->g.levels - 1, side = 2 * R + 1;
     int w, h;
     level_size(&ctx->g, l, &w, &h);
-    const float *a = cur->img[l], *b = prev->img[l];
-    const float gain = (float)s0->gain, off = (float)s0->offset;
+    adjust_level(ctx, cur, l, s0);
+    const int16_t *a = ctx->adj, *b = prev->q[l];
     double cost[(2 * 16 + 1) * (2 * 16 + 1)];
     for (int dy = -R; dy <= R; dy++) {
         for (int dx = -R; dx <= R; dx++) {
             const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
             const int y0 = dy < 0 ? -dy : 0, y1 = dy > 0 ? h - dy : h;
-            double sum = 0;
-            for (int y = y0; y < y1; y++) {
-                const float *ra = a + (size_t)y * w, *rb = b + (size_t)(y + dy) * w + dx;
-                float rs = 0;
-                for (int x = x0; x < x1; x++) {
-                    const float d = fabsf(gain * ra[x] + off - rb[x]);
-                    rs += d < 16.0f ? d : 16.0f;
-                }
-                sum += rs;
-            }
+            int64_t sum = 0;
+            for (int y = y0; y < y1; y++)
+                sum += sad_row(a + (size_t)y * w + x0, b + (size_t)(y + dy) * w + dx + x0, x1 - x0);
             const double cnt = (double)(x1 - x0) * (y1 - y0);
-            cost[(dy + R) * side + dx + R] = (cnt > 0 ? sum / cnt : 16.0) + 1e-3 * (abs(dx) + abs(dy));
+            cost[(dy + R) * side + dx + R] = (cnt > 0 ? 0.25 * (double)sum / cnt : 16.0) + 1e-3 * (abs(dx) + abs(dy));
         }
     }
     double best[STARTS];
@@ -572,13 +658,13 @@ typedef struct { double zr, zi, wr, wi; } match;   // a block's centre in the cu
 /// 16) (ties: raster order), then a parabola through the neighbours for the fraction. Blocks whose cost hardly
 /// rises away from the minimum (no texture, or texture along one direction only) are left out. Returns how many
 /// matches were written.
-static int block_matches(const cz_motion_frame *prev, const cz_motion_frame *cur, int l, const state *s0, int cx0,
-                         int cy0, match *out) {
+static int block_matches(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, int l,
+                         const state *s0, int cx0, int cy0, match *out) {
     const cz_motion_geometry *g = &cur->g;
     int w, h;
     level_size(g, l, &w, &h);
-    const float *a = cur->img[l], *b = prev->img[l];
-    const float gain = (float)s0->gain, off = (float)s0->offset;
+    adjust_level(ctx, cur, l, s0);
+    const int16_t *a = ctx->adj, *b = prev->q[l];
     const double scale = 1.0 / (double)(1 << l);
     const double ccx = g->cx * scale, ccy = g->cy * scale;
     const int bw = w / BLOCKS_X, bh = h / BLOCKS_Y, side = 2 * BLOCK_R + 1;
@@ -595,19 +681,13 @@ static int block_matches(const cz_motion_frame *prev, const cz_motion_frame *cur
                     if (xe + dx > w) xe = w - dx;
                     if (ys + dy < 0) ys = -dy;
                     if (ye + dy > h) ye = h - dy;
-                    double sum = 0;
+                    int64_t sum = 0;
                     int cnt = 0;
-                    for (int y = ys; y < ye; y++) {
-                        const float *ra = a + (size_t)y * w, *rb = b + (size_t)(y + dy) * w + dx;
-                        float rs = 0;
-                        for (int x = xs; x < xe; x++) {
-                            const float d = fabsf(gain * ra[x] + off - rb[x]);
-                            rs += d < 16.0f ? d : 16.0f;
-                        }
-                        sum += rs;
-                        cnt += xe > xs ? xe - xs : 0;
+                    for (int y = ys; y < ye && xe > xs; y++) {
+                        sum += sad_row(a + (size_t)y * w + xs, b + (size_t)(y + dy) * w + xs + dx, xe - xs);
+                        cnt += xe - xs;
                     }
-                    cost[(j + BLOCK_R) * side + i + BLOCK_R] = cnt * 2 >= bw * bh ? sum / cnt : 1e30;
+                    cost[(j + BLOCK_R) * side + i + BLOCK_R] = cnt * 2 >= bw * bh ? 0.25 * (double)sum / cnt : 1e30;
                 }
             }
             int bi = 0;
@@ -725,7 +805,7 @@ int cz_motion_estimate(cz_motion *ctx, const cz_motion_frame *prev, const cz_mot
     const int bl = L >= 2 ? L - 2 : 0;
     const int f = 1 << (L - 1 - bl);
     match mt[NBLOCKS];
-    const int nm = block_matches(prev, cur, bl, &s, sx[0] * f, sy[0] * f, mt);
+    const int nm = block_matches(ctx, prev, cur, bl, &s, sx[0] * f, sy[0] * f, mt);
     // two hypotheses: the consensus of the blocks, and the consensus of its outliers (a moving object's, or
     // the background's when the object's blocks are more consistent); each refined densely with the similarity
     // one level finer, on at most about 2048 points, where Tukey's cost (common scale) tells: the background's

@@ -194,7 +194,7 @@ float cz_tonemap_curve(int kind, double x, double peak, double white_nits);
 
 #define CZ_MOTION_MAX_LEVELS 8
 /// The analysis plane's recommended largest width (see Benchmarks/results/motion-estimation.md).
-#define CZ_MOTION_ANALYSIS_WIDTH 640
+#define CZ_MOTION_ANALYSIS_WIDTH 960
 
 /// Sizes of one stream's analysis (the same for its frames and contexts). Filled by `cz_motion_geometry_init`;
 /// the tuning fields may be changed before the frames and contexts are made.
@@ -207,7 +207,7 @@ typedef struct {
     int cell, per_cell;                      ///< points: the per_cell strongest gradients of each cell x cell
     float gradient_floor;                    ///< smallest gradient (levels per px) a point may have
     int search;                              ///< whole-pixel translation search at the coarsest level, +-px
-    int smooth;                              ///< 1: each level blurred by [1 2 1] x [1 2 1] / 16 (less bias)
+    int smooth;                              ///< passes of a [1 2 1] x [1 2 1] / 16 blur on each level (less bias)
     float sigma_max;                         ///< largest robust scale (grey levels): Tukey's cut at 4.685 x it
     int photometric_levels;                  ///< gain and offset estimated at the finest this many levels
     int similarity_levels;                   ///< rotation and scale estimated at the finest this many levels
