@@ -119,22 +119,32 @@ void cz_motion_downscale(const cz_motion_geometry *g, const uint8_t *src, ptrdif
         }
         return;
     }
+    // any k, any depth: the k rows summed column by column into a chunk of source columns (on the stack: a
+    // multiple of k), then each k columns of the chunk
+    enum { CHUNK = 1024 };
+    uint32_t col[CHUNK];
+    const int per = (CHUNK / k) * k;   // source columns a chunk
     for (int y = 0; y < ah; y++) {
         uint8_t *d = dst + (ptrdiff_t)y * dst_stride;
-        for (int x = 0; x < aw; x++) {
-            uint32_t s = 0;
+        for (int c0 = 0; c0 < aw * k; c0 += per) {
+            const int nc = aw * k - c0 < per ? aw * k - c0 : per;
+            memset(col, 0, sizeof(uint32_t) * nc);
             for (int j = 0; j < k; j++) {
                 const uint8_t *row = src + (ptrdiff_t)(y * k + j) * src_stride;
                 if (bytes == 1) {
-                    const uint8_t *p = row + (ptrdiff_t)x * k;
-                    for (int i = 0; i < k; i++) s += p[i];
+                    const uint8_t *p = row + c0;
+                    for (int i = 0; i < nc; i++) col[i] += p[i];
                 } else {
-                    const uint8_t *p = row + (ptrdiff_t)x * k * 2;
-                    for (int i = 0; i < k; i++) s += (uint32_t)p[2 * i] | ((uint32_t)p[2 * i + 1] << 8);
+                    const uint8_t *p = row + (ptrdiff_t)c0 * 2;
+                    for (int i = 0; i < nc; i++) col[i] += (uint32_t)p[2 * i] | ((uint32_t)p[2 * i + 1] << 8);
                 }
             }
-            uint32_t v = (s + round) >> total_shift;
-            d[x] = (uint8_t)(v > 255 ? 255 : v);
+            for (int x = 0; x < nc / k; x++) {
+                uint32_t s = 0;
+                for (int i = 0; i < k; i++) s += col[x * k + i];
+                const uint32_t v = (s + round) >> total_shift;
+                d[c0 / k + x] = (uint8_t)(v > 255 ? 255 : v);
+            }
         }
     }
 }
