@@ -34,8 +34,7 @@ class Geometry(ctypes.Structure):
                 ("cx", ctypes.c_double), ("cy", ctypes.c_double), ("levels", ctypes.c_int),
                 ("cell", ctypes.c_int), ("per_cell", ctypes.c_int), ("gradient_floor", ctypes.c_float),
                 ("search", ctypes.c_int), ("smooth", ctypes.c_int), ("sigma_max", ctypes.c_float),
-                ("photometric_levels", ctypes.c_int), ("similarity_levels", ctypes.c_int),
-                ("grid_below", ctypes.c_int)]
+                ("photometric_levels", ctypes.c_int), ("similarity_levels", ctypes.c_int)]
 
 
 class Stats(ctypes.Structure):

@@ -2,13 +2,20 @@
 // robust direct (dense) registration. See CPlaneKernels.h, "Motion estimation".
 //
 // Method. Each frame is downscaled once to an 8-bit analysis plane (a power-of-two area average), then prepared
-// once: a pyramid of 2x2 area averages (float), and per level a set of textured pixels (the strongest gradients of
-// each small cell, so that the points spread over the frame and a textured moving object gets no more than its
-// area's share) with their value and gradient. A pair estimate is an inverse-compositional Gauss-Newton on those
-// points of the *current* frame (the template) against the previous frame's pyramid (bilinear samples), coarse to
-// fine, for the similarity and a brightness gain and offset, with Tukey weights whose scale is the residuals'
-// median absolute value (so a moving foreground or a change of light is left out), started from an exhaustive
-// search of whole-pixel translations at the coarsest level (truncated absolute differences).
+// once: a pyramid of 2x2 area averages (float, each level blurred twice by [1 2 1]^2), 4x-scaled int16 copies of the
+// two coarsest levels, and per level the strongest-gradient pixels of each 8x8 cell (2 per cell, above a floor: they
+// spread over the frame, so a textured moving object gets no more than its area's share) with value and gradient.
+// A pair estimate (frame t-1 = prev, frame t = cur):
+//  1. the best whole-pixel translation at the coarsest level (truncated absolute differences, +-search px);
+//  2. one level finer, whole-pixel + parabola translations of 12 x 8 blocks around it, and two similarity
+//     hypotheses: the consensus of the blocks (every pair of blocks gives a candidate; most blocks within 0.3 px
+//     wins), and the consensus of the rest (a moving object's motion, or the background's when the object's blocks
+//     are the more consistent ones);
+//  3. each hypothesis refined by the dense step below down to the next level, where the lower Tukey cost at a
+//     common scale picks one (the background's points outnumber a foreground object's);
+//  4. inverse-compositional Gauss-Newton on the current frame's points (template) against the previous frame's
+//     level (bilinear samples), coarse to fine, for the similarity plus a brightness gain and offset (at the two
+//     finest levels), with Tukey weights at 1.4826 x the median |residual| (within [0.5, sigma_max]).
 //
 // Determinism: every sum runs in one fixed order in double precision, no state survives between calls but the
 // context's scratch buffers, and frames are only read by estimates: the result depends on the two frames alone.
@@ -80,7 +87,6 @@ int cz_motion_geometry_init(cz_motion_geometry *g, int width, int height, int fa
     g->sigma_max = 4.0f;
     g->photometric_levels = 2;
     g->similarity_levels = 3;
-    g->grid_below = 2;
     return 0;
 }
 
@@ -316,6 +322,7 @@ int cz_motion_frame_prepare(cz_motion_frame *f, const uint8_t *plane, ptrdiff_t 
     }
     int textured = 0;
     for (int l = 0; l < g->levels; l++) {
+        if (l == g->levels - 1 && l > 0) { f->npts[l] = 0; continue; }   // the coarsest level is only searched
         int t = select_points(f, l);
         if (l == 0) textured = t;
     }
@@ -832,9 +839,10 @@ int cz_motion_estimate(cz_motion *ctx, const cz_motion_frame *prev, const cz_mot
         hyp[nh++] = c;
         for (int q = 0; q < nm; q++) skip[q] |= inl[q];
     }
-    if (nh == 0) {
+    if (nh == 0) {   // too few blocks agree: the coarse translation
         hyp[0] = s;
-        hyp[0].tr = sx[0]; hyp[0].ti = sy[0];
+        hyp[0].level = bl;
+        hyp[0].tr = sx[0] * f; hyp[0].ti = sy[0] * f;
         nh = 1;
     }
     const int dl = bl >= 1 ? bl - 1 : 0;

@@ -184,13 +184,14 @@ float cz_tonemap_curve(int kind, double x, double peak, double white_nits);
 /// The camera's global motion between consecutive frames (`--stabilize`): a similarity F_t that maps frame t's
 /// centred coordinates to frame t-1's (u' = a u - b v + tx, v' = b u + a v + ty; u = x + 0.5 - W/2 with x the
 /// pixel index, y down). Each frame's luma is downscaled to an 8-bit *analysis plane* (a power-of-two area
-/// average) and prepared once into a `cz_motion_frame` (pyramid and textured points); a pair estimate is a robust
-/// direct registration (Gauss-Newton with Tukey weights on a pyramid, similarity plus brightness gain and offset),
-/// so a moving foreground object or a fade does not pull it. Results are in the analysis plane's centred pixels
-/// whose centre is the *full* frame's (W / 2k, H / 2k), so full-resolution F_t is (a, b, k tx, k ty) exactly.
+/// average) and prepared once into a `cz_motion_frame` (pyramid and textured points); a pair estimate picks the
+/// background's motion from a consensus of block translations (a big moving object loses), then refines it by a
+/// robust direct registration (Gauss-Newton with Tukey weights on a pyramid, similarity plus brightness gain and
+/// offset; a fade does not pull it). Results are in the analysis plane's centred pixels whose centre is the *full*
+/// frame's (W / 2k, H / 2k), so the full-resolution F_t is (a, b, k tx, k ty) exactly.
 /// Nothing is allocated after `*_new`; a frame is written only by its prepare and may then be read by any number
 /// of estimates on any threads at once; a context (scratch) belongs to one thread at a time. The result depends
-/// on the two frames alone (same bytes whatever the threads or the order).
+/// on the two frames alone (the same bytes whatever the threads, the order, or SSE2 or not).
 
 #define CZ_MOTION_MAX_LEVELS 8
 /// The analysis plane's recommended largest width (see Benchmarks/results/motion-estimation.md).
@@ -211,7 +212,6 @@ typedef struct {
     float sigma_max;                         ///< largest robust scale (grey levels): Tukey's cut at 4.685 x it
     int photometric_levels;                  ///< gain and offset estimated at the finest this many levels
     int similarity_levels;                   ///< rotation and scale estimated at the finest this many levels
-    int grid_below;                          ///< the starts' half-pixel grid is this many levels below the coarsest
 } cz_motion_geometry;
 
 /// The smallest power of two k with width / k <= max_width (CZ_MOTION_ANALYSIS_WIDTH).
@@ -220,9 +220,9 @@ int cz_motion_factor(int width, int max_width);
 /// sizes make no sense (analysis plane under 16 x 16, factor not a power of two).
 int cz_motion_geometry_init(cz_motion_geometry *g, int width, int height, int factor);
 
-/// Full-resolution luma (`bytes` 1: 8-bit; 2: 16-bit little-endian samples of `depth` 9-16 bits) to the 8-bit
-/// analysis plane (analysis_width x analysis_height, `dst_stride` bytes a row): the mean of each k x k block,
-/// rounded. Allocates nothing.
+/// Full-resolution luma (`bytes` 1: 8-bit; 2: 16-bit little-endian samples of `depth` 9-16 bits, in the low bits;
+/// MSB-aligned formats such as P010 pass 16) to the 8-bit analysis plane (analysis_width x analysis_height,
+/// `dst_stride` bytes a row): the mean of each k x k block scaled to 8 bits, rounded. Allocates nothing.
 void cz_motion_downscale(const cz_motion_geometry *g, const uint8_t *src, ptrdiff_t src_stride, int bytes, int depth,
                          uint8_t *dst, ptrdiff_t dst_stride);
 
@@ -242,8 +242,9 @@ const uint8_t *cz_motion_frame_plane(const cz_motion_frame *f);
 /// A pair estimate's result.
 typedef enum {
     CZ_MOTION_OK = 0,
-    /// Too little texture in either frame (black, flat, the end of a fade) or a direction the picture does not
-    /// constrain: the estimate is the identity, flagged, never a guess.
+    /// Too little texture in either frame (fewer than max(64, analysis area / 400) pixels with a gradient of at
+    /// least gradient_floor: black, flat, the end of a fade) or a direction the points do not constrain: the
+    /// estimate is the identity, flagged, never a guess.
     CZ_MOTION_NO_TEXTURE = 1,
 } cz_motion_status;
 
@@ -252,7 +253,7 @@ typedef struct {
     int points;             ///< the current frame's points at the finest level
     int inliers;            ///< of them, those with a non-zero weight in the last iteration
     double inlier_share;    ///< inliers / points inside the previous frame
-    double residual;        ///< robust residual scale (1.4826 x median |r|, grey levels; at least 0.5)
+    double residual;        ///< robust residual scale (1.4826 x median |r|, grey levels; within [0.5, sigma_max])
     double gain, offset;    ///< brightness: prev ~ gain * cur + offset
     int iterations;         ///< Gauss-Newton iterations over all levels
 } cz_motion_stats;
@@ -261,7 +262,7 @@ typedef struct {
 typedef struct cz_motion cz_motion;
 cz_motion *cz_motion_new(const cz_motion_geometry *g);
 void cz_motion_free(cz_motion *m);
-/// F_t from `prev` (frame t-1) and `cur` (frame t), both prepared with the context's geometry: `out` = (a, b, tx,
+/// F_t from `prev` (frame t-1) and `cur` (frame t), both prepared with the context's geometry (same values): `out` = (a, b, tx,
 /// ty) in the analysis plane's centred pixels (see above), and `stats` (may be NULL). Returns the status; with
 /// CZ_MOTION_NO_TEXTURE `out` is the identity (1, 0, 0, 0).
 int cz_motion_estimate(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, double out[4],
