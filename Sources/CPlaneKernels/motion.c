@@ -229,7 +229,7 @@ static int select_points(cz_motion_frame *f, int l) {
                 const float v = gx * gx + gy * gy;
                 gr[x] = v >= floor2 ? v : 0;
             }
-            for (int x = margin; x < w - margin; x++) textured += gr[x] > 0;
+            for (int xx = margin; xx < w - margin; xx++) textured += gr[xx] > 0;
         }
         const int rows = y0 + cell < h ? cell : h - y0;
         for (int x0 = 0; x0 < w; x0 += cell) {
