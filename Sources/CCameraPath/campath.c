@@ -382,8 +382,9 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
     double *en = malloc((size_t)cap_l1 * sizeof(double));
     double *rr = malloc((size_t)cap_l1 * sizeof(double)), *dr = malloc((size_t)cap_l1 * sizeof(double));
     double *sl = malloc((size_t)cap_in * sizeof(double)), *ds = malloc((size_t)cap_in * sizeof(double));
+    double *qw = calloc((size_t)cap_l1, sizeof(double));   // per term: the weight of its square (smooth2), or 0
     int rc = 0;
-    if (!T || !Q || !x || !dx || !xn || !A || !A0 || !e || !de || !en || !rr || !dr || !sl || !ds) { rc = -2; goto done; }
+    if (!qw || !T || !Q || !x || !dx || !xn || !A || !A0 || !e || !de || !en || !rr || !dr || !sl || !ds) { rc = -2; goto done; }
     int nt = 0, nq = 0;
     int c[16]; double v[16];
     double ws[3] = {s->w1, p->w2, p->w3};
@@ -408,7 +409,10 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                         if (f >= 0) q->v[f] += v[i]; else { q->c[q->k] = var; q->v[q->k++] = v[i]; }
                     } else q->h -= v[i] * val;
                 }
-                if (q->k > 0 && q->w > 0) nt++;
+                if (q->k > 0 && q->w > 0) {
+                    if (d == 2) qw[nt] = p->smooth2 * s->wk[k] * wt;
+                    nt++;
+                }
             }
         }
     }
@@ -454,6 +458,10 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                 double hs = 4 * d1 * d2 / fee;                // = fee - fer^2 / fee, without the cancellation
                 double gs = fr - fer * fe / fee;              // reduced gradient along g
                 const l1term_t *q = &T[i];
+                if (qw[i] > 0) {   // tb * qw * r^2: gradient 2 tb qw r v, Hessian 2 tb qw v v'
+                    gs += 2 * tb * qw[i] * rr[i];
+                    hs += 2 * tb * qw[i];
+                }
                 for (int u = 0; u < q->k; u++) {
                     dx[q->c[u]] -= gs * q->v[u];
                     for (int w = 0; w < q->k; w++)
@@ -514,14 +522,15 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             double alpha = amax < 1 ? 0.99 * amax : 1.0;
             // backtracking on the barrier function
             double f0 = 0;
-            for (int i = 0; i < nt; i++) f0 += tb * T[i].w * e[i] - log(e[i] - rr[i]) - log(e[i] + rr[i]);
+            for (int i = 0; i < nt; i++)
+                f0 += tb * (T[i].w * e[i] + qw[i] * rr[i] * rr[i]) - log(e[i] - rr[i]) - log(e[i] + rr[i]);
             for (int j = 0; j < nq; j++) f0 -= log(sl[j]);
             for (int ls = 0; ls < 60; ls++) {
                 double f1 = 0; int bad = 0;
                 for (int i = 0; i < nt && !bad; i++) {
                     double ei = e[i] + alpha * de[i], ri = rr[i] + alpha * dr[i];
                     if (ei - ri <= 0 || ei + ri <= 0) bad = 1;
-                    else f1 += tb * T[i].w * ei - log(ei - ri) - log(ei + ri);
+                    else f1 += tb * (T[i].w * ei + qw[i] * ri * ri) - log(ei - ri) - log(ei + ri);
                 }
                 for (int j = 0; j < nq && !bad; j++) {
                     double sj = sl[j] + alpha * ds[j];
@@ -537,7 +546,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             if (lam2 * 0.5 < 1e-7) break;
         }
         double obj = 0;
-        for (int i = 0; i < nt; i++) obj += T[i].w * fabs(rr[i]);
+        for (int i = 0; i < nt; i++) obj += T[i].w * fabs(rr[i]) + qw[i] * rr[i] * rr[i];
         if (mtot / tb < s->gap * (obj > 1 ? obj : 1)) break;
         tb *= 50;
     }
@@ -551,7 +560,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
         if (2 * nt + nq > st->rows) { st->rows = 2 * nt + nq; st->cols = nv + nt; st->nonzeros = nv * (IPM_KD + 1); }
     }
 done:
-    free(T); free(Q); free(x); free(dx); free(xn); free(A); free(A0); free(e); free(de); free(en); free(rr); free(dr);
+    free(qw); free(T); free(Q); free(x); free(dx); free(xn); free(A); free(A0); free(e); free(de); free(en); free(rr); free(dr);
     free(sl); free(ds);
     return rc;
 }

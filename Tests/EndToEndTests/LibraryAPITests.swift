@@ -343,3 +343,53 @@ extension LibraryAPITests {
         }
     }
 }
+
+@Suite("Library API: stabilisation")
+struct LibraryStabilizeTests {
+    @Test(
+        """
+        cameraPath() returns the path without writing the output, with progress in the analysing phase; a job with \
+        that path renders what --path-in renders; one frame gives nil and a notice
+        """)
+    func cameraPathThenRender() async throws {
+        let scratch = try Scratch()
+        let input = try StabilizeTests.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "1", "--no-audio"])
+        var config = TranscodeConfiguration(input: input, output: scratch.file("lib.mkv").path)
+        config.codec = "ffv1"
+        config.stabilize = Stabilization()
+        let analysis = TranscodeJob(configuration: config)
+        let phases = Task { () -> [ProgressEvent.Phase?] in
+            var seen: [ProgressEvent.Phase?] = []
+            for await case .progress(let p) in analysis.events { seen.append(p.phase) }
+            return seen
+        }
+        let path = try #require(try await analysis.cameraPath())
+        let seen = await phases.value
+        #expect(!seen.isEmpty && seen.allSatisfy { $0 == .analysing }, "\(seen)")
+        #expect(!Files.exists(scratch.file("lib.mkv")), "the analysis writes no output")
+        #expect(path.samples.count == 30 && path.width == 640 && path.height == 360)
+        let report = CameraPathReport(path)
+        #expect(report.pathJitterPx < report.cameraJitterPx / 10, "\(report)")
+        await #expect(throws: CropZoomError.self) { _ = try await analysis.run() }  // a job runs once
+        // Rendered from the value, as from the same path written and read back.
+        config.stabilize?.path = path
+        _ = try await TranscodeJob(configuration: config).run()
+        let csv = scratch.file("p.csv").path
+        try path.csv().write(toFile: csv, atomically: true, encoding: .utf8)
+        let viaFile = scratch.file("file.mkv").path
+        let run = try CLI.cropzoom([input, "-o", viaFile, "--codec", "ffv1", "--path-in", csv, "--quiet"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try StabilizeTests.psnr(config.output, viaFile) >= 60)
+        // No path: nil, and the notice says why.
+        var one = TranscodeConfiguration(input: try Files.sample("one-frame.mp4").path, output: "unused.mp4")
+        one.stabilize = Stabilization()
+        let job = TranscodeJob(configuration: one)
+        let notices = Task { () -> [String] in
+            var n: [String] = []
+            for await case .notice(let text) in job.events { n.append(text) }
+            return n
+        }
+        #expect(try await job.cameraPath() == nil)
+        #expect(await notices.value.contains { $0.contains("1 frame") && $0.contains("not stabilised") })
+    }
+}

@@ -69,6 +69,8 @@ typedef struct {
     int window;                   ///< 0: one solve; else windows of this many frames (seams cost: see l1-solver.md)
     int overlap;                  ///< frames a window shares with the next (discarded, re-solved); 0: window/3
     int backend;                  ///< 0: the built-in barrier method; 1: the LP library built in (-DCZ_PATH_CLP/GLPK)
+    double smooth2;               ///< >= 0, built-in solver only: weight of the *squared* second differences
+                                  ///< (per px^2), added to the L1 objective; 0 = the pure L1 programme
 } cz_path_problem;
 
 /// What a solve did.

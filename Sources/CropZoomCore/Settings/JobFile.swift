@@ -104,7 +104,11 @@ public struct JobFile: Sendable {
                 guard case .bool(let b) = value else { throw fail("overwrite", "must be true or false") }
                 overwrite = b
             }
-            let settings = defaults.merging(clipSettings)
+            var settings = defaults.merging(clipSettings)
+            // A camera path file, like the clip's own files, is relative to the job file's folder.
+            for setting in [Setting.pathIn, .pathOut] {
+                if let p = settings[setting], !p.isEmpty { settings[setting] = resolve(p) }
+            }
             var clip = Clip(
                 label: label, input: resolve(input), output: resolve(output), overwrite: overwrite,
                 settings: settings, configuration: TranscodeConfiguration(input: "", output: ""))

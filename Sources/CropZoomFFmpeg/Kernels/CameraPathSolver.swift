@@ -47,6 +47,13 @@ package enum CameraPathSolver {
 
     /// The paper's weights of the path's first, second and third differences.
     package static let weights = (w1: 10.0, w2: 1.0, w3: 100.0)
+    /// The turn's weight against the moves (as the corner displacement it causes), and the weight of the squared
+    /// second differences added to the L1 programme: chosen on the shake.py clips, where the pure L1 path (0.8, 0)
+    /// left 0.030 °/frame² of turn jitter at 0.042 px/frame², a heavier turn alone traded it for four times the
+    /// move jitter (1.1: 0.009 °, 0.160 px), and the squared term spreads the L1 path's corners over frames, which
+    /// lowers both (1.2 and 3000: 0.0083 °, 0.071 px on the static clip; docs/design/stabilize.md).
+    package static let rotationWeight = 1.2
+    package static let squaredWeight = 3000.0
 
     /// Chooses the least zoom up to `maxZoom` beyond which the path gets no materially steadier (all but 0.5 % of
     /// the steadiness the largest crop buys, `CZ_PATH_CHOOSE_EPSILON`), and that zoom's path (`cz_path_choose`).
@@ -79,6 +86,8 @@ package enum CameraPathSolver {
                     problem.w3 = weights.w3
                     problem.hold = p.hold
                     problem.mode = p.tripod ? 1 : 0
+                    problem.affine_weight = rotationWeight
+                    problem.smooth2 = squaredWeight
                     return cz_path_choose(&problem, p.maxZoom, CZ_PATH_CHOOSE_EPSILON, &out, &stats, &zoom)
                 }
             }
