@@ -85,7 +85,8 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
     result = dict(machine=dict(cpu=cpu, cores=os.cpu_count(), kernel=platform.release(), load_at_start=load),
                   seconds=args.seconds, frames=frames, runs=runs, medians=med,
-                  commands={k: [" ".join(c).replace(src, "IN.mp4").replace(cz, "cropzoom") for c in v]
+                  commands={k: [" ".join(c).replace(src, "IN.mp4").replace(cz, "cropzoom")
+                                .replace(args.work + os.sep, "") for c in v]
                             for k, v in rows}, elapsed_s=time.time() - started)
     with open(args.results + ".json", "w") as fh:
         json.dump(result, fh, indent=1)

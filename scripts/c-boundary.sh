@@ -4,7 +4,7 @@
 # breaks it and exits 1, else exits 0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-wrappers='^Sources/\(CropZoomFFmpeg\|CropZoomSystem\|CFFmpeg\|CCropZoomSystem\|CPlaneKernels\)/'
+wrappers='^Sources/\(CropZoomFFmpeg\|CropZoomSystem\|CFFmpeg\|CCropZoomSystem\|CPlaneKernels\|CCameraPath\)/'
 pointers=$(grep -rn "\.pointee\|Unsafe.*Pointer" Sources/ | grep -v "$wrappers")
 imports=$(grep -rln "^import C[A-Z]\|^@_exported import C[A-Z][A-Z]" Sources/ | grep -v "^Sources/\(CropZoomFFmpeg\|CropZoomSystem\)/")
 if [ -n "$pointers$imports" ]; then

@@ -24,6 +24,9 @@ if [ $# -eq 0 ]; then
     # The checked-in man page (docs/man/cropzoom.1) is what the commands' definitions generate now: regenerated from
     # the build above into a temporary folder and compared (about 1 s); `bash scripts/manpage.sh` updates it.
     bash scripts/manpage.sh --check
+    # The stabilisation yardsticks the StabilizeTests measure with (Tests/tools/shake.py and stability.py) checked
+    # against each other: the motion found again from the pixels, and a check that can fail (about 40 s).
+    python3 Tests/tools/test_stability.py
     # The library's documentation builds: the DocC catalog (Sources/CropZoomKit/CropZoomKit.docc: the landing page and
     # the article on running a job) and every doc comment, with warnings as errors, so a link to a symbol that is gone
     # fails here (the doc comments had three such links; fixed). CropZoomCore is built with it as combined

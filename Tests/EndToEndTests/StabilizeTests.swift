@@ -293,6 +293,31 @@ struct StabilizeTests {
         #expect(border > 0.001 && kept > 0.97, "border \(border), kept \(kept)")
     }
 
+    @Test("with keyframed zoom, --size, a trim and 10-bit: the frames and times of the same job without it")
+    func withTheRest() throws {
+        let scratch = try Scratch()
+        let input = try Self.shaky(scratch, "in.mp4", ["--path", "pan", "--seconds", "3"])
+        let options = [
+            "--zoom", "0s:1, 2s:1.3", "--size", "320x180", "--start", "0.5", "--end", "2.5", "--codec", "ffv1",
+            "--pix-fmt", "yuv420p10le", "--quiet",
+        ]
+        let plain = scratch.file("plain.mkv").path
+        let steady = scratch.file("steady.mkv").path
+        var run = try CLI.cropzoom([input, "-o", plain] + options)
+        try #require(run.status == 0, "\(run)")
+        run = try CLI.cropzoom([input, "-o", steady, "--stabilize"] + options)
+        try #require(run.status == 0, "\(run)")
+        #expect(try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain) && Oracle.videoFramePTS(plain).count == 60)
+        let v = try #require(try Oracle.streams(steady).first { $0.codecType == "video" })
+        #expect(v.width == 320 && v.height == 180 && v.pixFmt == "yuv420p10le", "\(v)")
+        #expect(
+            try Oracle.packets(steady, streamIndex: 1).map(\.hash) == Oracle.packets(plain, streamIndex: 1).map(\.hash),
+            "audio packets")
+        // The zoom is applied on top of the steadied picture: the two differ, but not by the whole zoom.
+        let apart = try Self.psnr(steady, plain)
+        #expect(apart > 15 && apart < 45, "\(apart) dB")
+    }
+
     @Test("usage: stdin, a live source, a zoom out of range, batch path files: refused, naming the setting")
     func usage() throws {
         let sample = try #require(Oracle.samplesDirectory).appendingPathComponent("std-h264-aac.mp4").path
