@@ -24,7 +24,7 @@ public struct Stabilization: Sendable, Equatable, Codable {
     public var pathIn: String? = nil
     /// `--path-out`: write the chosen camera path there (CSV).
     public var pathOut: String? = nil
-    /// A camera path to render, as ``TranscodeJob/cameraPath()`` returns it (and an app may have edited it):
+    /// A camera path to render, as `TranscodeJob.cameraPath()` returns it (and an app may have edited it):
     /// no analysis. Before ``pathIn``.
     public var path: CameraPath? = nil
 

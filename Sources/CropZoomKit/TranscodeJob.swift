@@ -72,11 +72,11 @@ public final class TranscodeJob: @unchecked Sendable {
     }
 
     /// `--stabilize`'s analysis alone, so that an app can show (or edit) the camera path before rendering: the
-    /// input's motion measured and the path chosen as ``TranscodeConfiguration/stabilize`` asks (its defaults when
-    /// nil). Nil, with a notice on ``events``, where no path can be found (one frame, no texture). Nothing is
-    /// written but a `pathOut`; progress comes on ``events`` with the phase `analysing`. Render the path with
-    /// ``Stabilization/path`` on a new job's configuration: like ``run()``, this runs once per job, and ``events`` end
-    /// with it. Cancelling the awaiting task (or ``cancel()``) stops it.
+    /// input's motion measured and the path chosen as ``/CropZoomCore/TranscodeConfiguration/stabilize`` asks (its
+    /// defaults when nil). Nil, with a notice on ``events``, where no path can be found (one frame, no texture).
+    /// Nothing is written but a `pathOut`; progress comes on ``events`` with the phase `analysing`. Render the path
+    /// with ``/CropZoomCore/Stabilization/path`` on a new job's configuration: like ``run()``, this runs once per job,
+    /// and ``events`` end with it. Cancelling the awaiting task (or ``cancel()``) stops it.
     ///
     /// ```swift
     /// var config = TranscodeConfiguration(input: "walk.mp4", output: "steady.mp4")

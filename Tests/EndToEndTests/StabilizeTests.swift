@@ -307,7 +307,8 @@ struct StabilizeTests {
         try #require(run.status == 0, "\(run)")
         run = try CLI.cropzoom([input, "-o", steady, "--stabilize"] + options)
         try #require(run.status == 0, "\(run)")
-        #expect(try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain) && Oracle.videoFramePTS(plain).count == 60)
+        #expect(
+            try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain) && Oracle.videoFramePTS(plain).count == 60)
         let v = try #require(try Oracle.streams(steady).first { $0.codecType == "video" })
         #expect(v.width == 320 && v.height == 180 && v.pixFmt == "yuv420p10le", "\(v)")
         #expect(
