@@ -3,7 +3,7 @@ import CPlaneKernels
 import CropZoomCore
 
 /// The sizes of one stream's motion analysis (`cz_motion_factor`, `cz_motion_geometry_init`): the coded luma
-/// averaged down by a power of two to at most 640 px wide.
+/// averaged down by a power of two to at most 960 px wide (`CZ_MOTION_ANALYSIS_WIDTH`).
 package struct MotionGeometry: @unchecked Sendable {
     // `@unchecked Sendable`: a plain C struct of numbers, copied by value.
     fileprivate var g = cz_motion_geometry()
