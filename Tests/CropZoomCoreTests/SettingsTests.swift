@@ -23,8 +23,8 @@ struct SettingsTests {
         .encoderOption: "aq-mode=2\nx264-params=bframes=0", .audioCodec: "opus", .audioBitrate: "96k",
         .audioChannels: "5.1", .audioStream: "eng\n2", .framerate: "30000/1001",
         .streams: "video,audio,subtitles:fra", .stabilize: "true", .stabilizeSmoothing: "2",
-        .stabilizeMode: "tripod", .stabilizeCrop: "1.05", .stabilizeBorder: "fill", .pathIn: "path.csv",
-        .pathOut: "chosen.csv",
+        .stabilizeMode: "tripod", .stabilizeCrop: "1.05", .stabilizeBorder: "fill", .pathIn: "/paths/path.csv",
+        .pathOut: "/paths/chosen.csv",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")
@@ -149,6 +149,16 @@ struct SettingsTests {
 
     static func job(_ text: String, _ name: String = "job.yaml") throws(CropZoomError) -> JobFile {
         try JobFile(text: text, path: "/jobs/\(name)")
+    }
+
+    @Test("a job file's camera path files, like its clips' files, are relative to its folder; absolute ones stay")
+    func jobFilePathFiles() throws {
+        let file = try Self.job(
+            "defaults: {path_out: out/p.csv}\nclips:\n  - {input: a.mp4, output: o.mkv, path_in: ../in/p.csv}\n"
+                + "  - {input: b.mp4, output: p.mkv, path_out: /abs/q.csv}\n")
+        #expect(file.clips[0].configuration.stabilize?.pathIn == "/in/p.csv")
+        #expect(file.clips[0].configuration.stabilize?.pathOut == "/jobs/out/p.csv")
+        #expect(file.clips[1].configuration.stabilize?.pathOut == "/abs/q.csv")
     }
 
     @Test(
