@@ -353,7 +353,8 @@ struct LibraryStabilizeTests {
         """)
     func cameraPathThenRender() async throws {
         let scratch = try Scratch()
-        let input = try StabilizeTests.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "1", "--no-audio"])
+        let input = try RealTime.StabilizeTests.shaky(
+            scratch, "in.mp4", ["--path", "static", "--seconds", "1", "--no-audio"])
         var config = TranscodeConfiguration(input: input, output: scratch.file("lib.mkv").path)
         config.codec = "ffv1"
         config.stabilize = Stabilization()
@@ -379,7 +380,7 @@ struct LibraryStabilizeTests {
         let viaFile = scratch.file("file.mkv").path
         let run = try CLI.cropzoom([input, "-o", viaFile, "--codec", "ffv1", "--path-in", csv, "--quiet"])
         try #require(run.status == 0, "\(run)")
-        #expect(try StabilizeTests.psnr(config.output, viaFile) >= 60)
+        #expect(try RealTime.StabilizeTests.psnr(config.output, viaFile) >= 60)
         // No path: nil, and the notice says why.
         var one = TranscodeConfiguration(input: try Files.sample("one-frame.mp4").path, output: "unused.mp4")
         one.stabilize = Stabilization()

@@ -2,338 +2,352 @@
 // along a known camera path plus known hand shake (Tests/tools/shake.py), each output frame registered to that
 // picture (Tests/tools/stability.py: residual jitter, kept area), against the bar the best vid.stab setting sets on
 // the same clips (Benchmarks/results/stabilize-peers.md); and frames, times and audio exactly those of a plain
-// transcode.
+// transcode. One of the real-time suites (they run one at a time, RealTime): its measuring is heavy (numpy on both
+// cores for minutes), and the live recordings are load-sensitive on this 2-core machine (a CI run in which both ran
+// dropped 2 frames of a UDP recording as late).
 
 import Foundation
 import Testing
 
-@Suite("Stabilisation", .serialized)
-struct StabilizeTests {
-    /// The real picture the clips are rendered from: the first frame of the corpus clip shake.py uses by default;
-    /// without the corpus, a frame of the project's own 720p sample (a synthetic picture: the figures then say less,
-    /// and the test says so).
-    static func picture() throws -> String {
-        if let corpus = Oracle.corpusDirectory {
-            let clip = corpus.appendingPathComponent("axm-sample_edit_list.mp4").path
-            if FileManager.default.fileExists(atPath: clip) { return clip }
+extension RealTime {
+    @Suite("Stabilisation", .serialized)
+    struct StabilizeTests {
+        /// The real picture the clips are rendered from: the first frame of the corpus clip shake.py uses by default;
+        /// without the corpus, a frame of the project's own 720p sample (a synthetic picture: the figures then say less,
+        /// and the test says so).
+        static func picture() throws -> String {
+            if let corpus = Oracle.corpusDirectory {
+                let clip = corpus.appendingPathComponent("axm-sample_edit_list.mp4").path
+                if FileManager.default.fileExists(atPath: clip) { return clip }
+            }
+            print("corpus absent: the shaky clips are rendered from samples/bench-720p.mp4 instead of a real picture")
+            return try #require(Oracle.samplesDirectory).appendingPathComponent("bench-720p.mp4").path
         }
-        print("corpus absent: the shaky clips are rendered from samples/bench-720p.mp4 instead of a real picture")
-        return try #require(Oracle.samplesDirectory).appendingPathComponent("bench-720p.mp4").path
-    }
 
-    static func tool(_ name: String) throws -> String {
-        try #require(Oracle.packageRoot).appendingPathComponent("Tests/tools/\(name)").path
-    }
-
-    /// A shaky clip (`shake.py OUT options`): its path (the truth is `OUT.json`).
-    static func shaky(_ scratch: Scratch, _ name: String, _ options: [String]) throws -> String {
-        let out = scratch.file(name).path
-        _ = try Oracle.runChecked(
-            "python3", [try tool("shake.py"), out, "--picture", try picture(), "--seconds", "3"] + options,
-            timeout: 300)
-        return out
-    }
-
-    /// The same frames at the same times, to Matroska's millisecond (its clock) where `a` is Matroska.
-    static func sameTimes(_ a: String, _ b: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let (x, y) = (try Oracle.videoFramePTS(a), try Oracle.videoFramePTS(b))
-        #expect(x.count == y.count, "frames \(x.count) vs \(y.count)", sourceLocation: sourceLocation)
-        let off = zip(x, y).map { abs($0 - $1) }.max() ?? 0
-        #expect(off <= 0.0005, "frame times differ by up to \(off) s", sourceLocation: sourceLocation)
-    }
-
-    /// PSNR (dB) of `a` against `b`, frame by frame (the psnr filter's average; infinity when identical).
-    static func psnr(_ a: String, _ b: String) throws -> Double {
-        let r = try Oracle.runChecked(
-            "ffmpeg", ["-v", "info", "-nostats", "-i", a, "-i", b, "-lavfi", "psnr", "-f", "null", "-"])
-        let line = try #require(r.stderr.split(separator: "\n").last { $0.contains("PSNR") && $0.contains("average:") })
-        let value = try #require(line.split(separator: " ").first { $0.hasPrefix("average:") }).dropFirst(8)
-        return value == "inf" ? .infinity : try #require(Double(value), "\(line)")
-    }
-
-    /// stability.py's figures for `clip` against the truth of `source` (a shake.py clip).
-    static func measure(_ clip: String, truth source: String, scratch: Scratch) throws -> [String: Any] {
-        let json = scratch.file(UUID().uuidString + ".json").path
-        _ = try Oracle.runChecked(
-            "python3", [try tool("stability.py"), clip, "--truth", source + ".json", "--out", json], timeout: 600)
-        let data = try Data(contentsOf: URL(fileURLWithPath: json))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-
-    /// The bar per clip: the best vid.stab setting's jitter (px/frame², °/frame²) and kept area on the same clip
-    /// (Benchmarks/results/stabilize-peers.md: the same seeds, 4 s). cropzoom must reach half the jitter, both of the moves and of
-    /// the turn. The issue asks for a kept area no smaller than vid.stab's; the crop rule lands within 0.01 of it
-    /// (0.001 short on the static clip, 0.009 on the zoom clip in the benchmark), which is what is checked here
-    /// until the rule is better.
-    struct Case: Sendable, CustomTestStringConvertible {
-        var name: String
-        var options: [String]
-        var vidstabJitter: Double
-        var vidstabDegrees: Double
-        var vidstabKept: Double
-        var testDescription: String { name }
-        static let all = [
-            Case(
-                name: "static", options: ["--path", "static", "--seed", "21"], vidstabJitter: 0.201,
-                vidstabDegrees: 0.0328,
-                vidstabKept: 0.928),
-            Case(
-                name: "pan", options: ["--path", "pan", "--seed", "22"], vidstabJitter: 0.180, vidstabDegrees: 0.0337,
-                vidstabKept: 0.905),
-            Case(
-                name: "zoom", options: ["--path", "zoom", "--seed", "23"], vidstabJitter: 0.100, vidstabDegrees: 0.0202,
-                vidstabKept: 0.934),
-            Case(
-                name: "a large moving object", options: ["--path", "static", "--object", "--seed", "24"],
-                vidstabJitter: 1.93,
-                vidstabDegrees: 0.357, vidstabKept: 0.928),
-        ]
-    }
-
-    @Test(
-        "half vid.stab's residual jitter (moves and turn) at its kept area (within 0.01); frames, times and audio kept",
-        arguments: Case.all)
-    func steadierThanVidstab(_ c: Case) throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mp4", c.options + ["--seconds", "4"])
-        let out = scratch.file("out.mkv").path
-        let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet"], timeout: 600)
-        try #require(run.status == 0, "\(run)")
-        try Self.sameTimes(out, input)
-        #expect(
-            try Oracle.packets(out, streamIndex: 1).map(\.hash) == Oracle.packets(input, streamIndex: 1).map(\.hash),
-            "audio packets")
-        let m = try Self.measure(out, truth: input, scratch: scratch)
-        let jitter = try #require(m["jitter_px"] as? Double)
-        let degrees = try #require(m["jitter_deg"] as? Double)
-        let kept = try #require(m["kept_area"] as? Double)
-        print("stabilise \(c.name): jitter \(jitter) px/f², \(degrees) °/f², kept area \(kept)")
-        #expect(jitter <= c.vidstabJitter / 2, "jitter \(jitter) px/frame²: \(m)")
-        #expect(degrees <= c.vidstabDegrees / 2, "jitter \(degrees) °/frame²: \(m)")
-        #expect(kept >= c.vidstabKept - 0.01, "kept area \(kept)")
-    }
-
-    @Test("a VFR clip keeps its frame times and is steadied by time, not by frame index")
-    func variableFrameRate() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "vfr.mkv", ["--path", "static", "--vfr", "--codec", "ffv1"])
-        let out = scratch.file("out.mkv").path
-        let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet"], timeout: 600)
-        try #require(run.status == 0, "\(run)")
-        let times = try Oracle.videoFramePTS(input)
-        #expect(Set(zip(times, times.dropFirst()).map { (($1 - $0) * 1000).rounded() }).count > 2, "input is VFR")
-        try Self.sameTimes(out, input)
-        let jitter = try #require(try Self.measure(out, truth: input, scratch: scratch)["jitter_px"] as? Double)
-        #expect(jitter <= 0.201 / 2, "jitter \(jitter)")
-    }
-
-    @Test("a clip with a display matrix: measured on the coded picture, output upright and steady")
-    func displayMatrix() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "rot.mp4", ["--path", "static", "--display-rotation", "-90"])
-        let out = scratch.file("out.mkv").path
-        let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet"], timeout: 600)
-        try #require(run.status == 0, "\(run)")
-        let v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
-        // Coded 360x640, turned -90° by its matrix: upright 640x360, as the truth describes it.
-        #expect(try Oracle.streams(input).first { $0.codecType == "video" }?.width == 360)
-        #expect(v.width == 640 && v.height == 360, "upright size \(v.width)x\(v.height)")
-        let jitter = try #require(try Self.measure(out, truth: input, scratch: scratch)["jitter_px"] as? Double)
-        #expect(jitter <= 0.201 / 2, "jitter \(jitter)")
-    }
-
-    @Test("--path-out writes the path; --path-in renders it to the same frames; an edited path renders the edit")
-    func pathOutAndIn() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "1", "--no-audio"])
-        let csv = scratch.file("path.csv").path
-        let a = scratch.file("a.mkv").path
-        let b = scratch.file("b.mkv").path
-        var run = try CLI.cropzoom([input, "-o", a, "--codec", "ffv1", "--stabilize", "--path-out", csv, "--quiet"])
-        try #require(run.status == 0, "\(run)")
-        let text = try String(contentsOfFile: csv, encoding: .utf8)
-        let rows = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
-        #expect(rows.count == 1 + 30 && rows[0].hasPrefix("frame,time,measured,"), "\(rows.prefix(2))")
-        run = try CLI.cropzoom([input, "-o", b, "--codec", "ffv1", "--path-in", csv, "--quiet"])
-        try #require(run.status == 0, "\(run)")
-        // The same path read back (angles and zooms as text: the warp's matrices equal to about 1e-10).
-        let same = try Self.psnr(a, b)
-        #expect(same >= 60, "--path-in renders the same frames: \(same) dB")
-        // The path file is not replaced without -y.
-        run = try CLI.cropzoom([input, "-o", scratch.file("c.mkv").path, "--stabilize", "--path-out", csv, "--quiet"])
-        #expect(run.status == 2 && run.stderr.contains(csv) && run.stderr.contains("exists"), "\(run)")
-        #expect(try String(contentsOfFile: csv, encoding: .utf8) == text)
-        // An edit (every frame moved 20 px right) shows: frames differ, counts and times do not.
-        let header = rows[0].split(separator: ",").map(String.init)
-        let x = try #require(header.firstIndex(of: "x"))
-        let edited = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
-            guard !line.hasPrefix("#"), !line.hasPrefix("frame"), !line.isEmpty else { return String(line) }
-            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            cells[x] = String(Double(cells[x])! + 20)
-            return cells.joined(separator: ",")
-        }.joined(separator: "\n")
-        let editedPath = scratch.file("edited.csv").path
-        try edited.write(toFile: editedPath, atomically: true, encoding: .utf8)
-        let e = scratch.file("e.mkv").path
-        run = try CLI.cropzoom([input, "-o", e, "--codec", "ffv1", "--path-in", editedPath, "--quiet"])
-        try #require(run.status == 0, "\(run)")
-        let (ha, he) = (try Oracle.decodedFrameHashes(a), try Oracle.decodedFrameHashes(e))
-        #expect(ha.count == he.count && zip(ha, he).allSatisfy { $0 != $1 }, "every edited frame differs")
-        #expect(try Oracle.videoFramePTS(e) == Oracle.videoFramePTS(a))
-    }
-
-    @Test(
-        "no path can be found (no texture, one frame, a clip shorter than the smoothing): exit 0, a note, every frame")
-    func noPath() throws {
-        let scratch = try Scratch()
-        let black = try Clip.lavfi("color=black:s=320x240:r=30:d=1").codec("libx264").write(
-            in: scratch, name: "black.mp4")
-        let one = try #require(Oracle.samplesDirectory).appendingPathComponent("one-frame.mp4").path
-        for (input, note) in [(black, "no frame has texture"), (one, "1 frame")] {
-            let out = scratch.file("o.mp4").path
-            let run = try CLI.cropzoom([input, "-o", out, "--stabilize", "-y"])
-            #expect(run.status == 0 && run.stderr.contains(note) && run.stderr.contains("not stabilised"), "\(run)")
-            #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(input), "\(input)")
+        static func tool(_ name: String) throws -> String {
+            try #require(Oracle.packageRoot).appendingPathComponent("Tests/tools/\(name)").path
         }
-        let short = try Self.shaky(scratch, "short.mp4", ["--path", "static", "--seconds", "0.5"])
-        let out = scratch.file("s.mp4").path
-        let run = try CLI.cropzoom([short, "-o", out, "--stabilize", "--stabilize-smoothing", "10", "--quiet"])
-        #expect(run.status == 0, "\(run)")
-        #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(short))
-    }
 
-    @Test(
-        "audio, frame count and times as a plain transcode's in every container stabilisation can write",
-        arguments: ["mp4", "mov", "mkv", "webm", "ts", "flv"])
-    func containers(_ ext: String) throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mkv", ["--path", "pan", "--seconds", "1", "--codec", "ffv1"])
-        let plain = scratch.file("plain.\(ext)").path
-        let steady = scratch.file("steady.\(ext)").path
-        var run = try CLI.cropzoom([input, "-o", plain, "--quiet"])
-        try #require(run.status == 0, "\(run)")
-        run = try CLI.cropzoom([input, "-o", steady, "--stabilize", "--quiet"])
-        try #require(run.status == 0, "\(run)")
-        #expect(try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain), "frame times")
-        let audio = try #require(try Oracle.streams(plain).first { $0.codecType == "audio" }).index
-        #expect(
-            try Oracle.packets(steady, streamIndex: audio).map(\.hash)
-                == Oracle.packets(plain, streamIndex: audio).map(\.hash), "audio packets")
-        #expect(try Oracle.decodedFrameHashes(steady) != Oracle.decodedFrameHashes(plain), "the picture moved")
-    }
-
-    @Test("--progress json: the analysis pass, then the render, each with its phase")
-    func progressPhases() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "2", "--no-audio"])
-        let run = try CLI.cropzoom([input, "-o", scratch.file("o.mp4").path, "--stabilize", "--progress", "json"])
-        try #require(run.status == 0, "\(run)")
-        let phases = run.stderr.split(separator: "\n").compactMap { line -> String? in
-            guard let data = line.data(using: .utf8),
-                let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                o["event"] as? String == "progress"
-            else { return nil }
-            return o["phase"] as? String
+        /// A shaky clip (`shake.py OUT options`): its path (the truth is `OUT.json`).
+        static func shaky(_ scratch: Scratch, _ name: String, _ options: [String]) throws -> String {
+            let out = scratch.file(name).path
+            _ = try Oracle.runChecked(
+                "python3", [try tool("shake.py"), out, "--picture", try picture(), "--seconds", "3"] + options,
+                timeout: 300)
+            return out
         }
-        #expect(phases.first == "analysing" && phases.last == "rendering", "\(phases)")
-        #expect(phases.firstIndex(of: "rendering")! > phases.lastIndex(of: "analysing")!, "\(phases)")
-    }
 
-    @Test("analyze-motion --camera-path: the shake and the path, steadier than the camera; JSON per frame")
-    func analyzeMotionCameraPath() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "2", "--no-audio"])
-        let run = try CLI.cropzoom(["analyze-motion", input, "--camera-path", "--json"])
-        try #require(run.status == 0, "\(run)")
-        let o = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        let report = try #require(o["report"] as? [String: Any])
-        let camera = try #require(report["camera_jitter_px"] as? Double)
-        let path = try #require(report["path_jitter_px"] as? Double)
-        #expect(camera > 2 && path < camera / 20, "\(report)")
-        #expect((o["frames"] as? [Any])?.count == 60 && report["frames"] as? Int == 60)
-        let text = try CLI.cropzoom(["analyze-motion", input, "--camera-path"])
-        #expect(text.status == 0 && text.stdout.contains("60 frames; camera jitter"), "\(text)")
-        let bad = try CLI.cropzoom(["analyze-motion", input, "--path-out", scratch.file("p.csv").path])
-        #expect(bad.status == 2 && bad.stderr.contains("--camera-path"), "\(bad)")
-    }
+        /// The same frames at the same times, to Matroska's millisecond (its clock) where `a` is Matroska.
+        static func sameTimes(_ a: String, _ b: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let (x, y) = (try Oracle.videoFramePTS(a), try Oracle.videoFramePTS(b))
+            #expect(x.count == y.count, "frames \(x.count) vs \(y.count)", sourceLocation: sourceLocation)
+            let off = zip(x, y).map { abs($0 - $1) }.max() ?? 0
+            #expect(off <= 0.0005, "frame times differ by up to \(off) s", sourceLocation: sourceLocation)
+        }
 
-    @Test("the refinements do what they say: a shorter smoothing, tripod, a smaller largest zoom, fill")
-    func refinements() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seed", "21", "--no-audio"])
-        func report(_ options: [String]) throws -> [String: Any] {
-            let run = try CLI.cropzoom(["analyze-motion", input, "--camera-path", "--json"] + options)
+        /// PSNR (dB) of `a` against `b`, frame by frame (the psnr filter's average; infinity when identical).
+        static func psnr(_ a: String, _ b: String) throws -> Double {
+            let r = try Oracle.runChecked(
+                "ffmpeg", ["-v", "info", "-nostats", "-i", a, "-i", b, "-lavfi", "psnr", "-f", "null", "-"])
+            let line = try #require(
+                r.stderr.split(separator: "\n").last { $0.contains("PSNR") && $0.contains("average:") })
+            let value = try #require(line.split(separator: " ").first { $0.hasPrefix("average:") }).dropFirst(8)
+            return value == "inf" ? .infinity : try #require(Double(value), "\(line)")
+        }
+
+        /// stability.py's figures for `clip` against the truth of `source` (a shake.py clip).
+        static func measure(_ clip: String, truth source: String, scratch: Scratch) throws -> [String: Any] {
+            let json = scratch.file(UUID().uuidString + ".json").path
+            _ = try Oracle.runChecked(
+                "python3", [try tool("stability.py"), clip, "--truth", source + ".json", "--out", json], timeout: 600)
+            let data = try Data(contentsOf: URL(fileURLWithPath: json))
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+
+        /// The bar per clip: the best vid.stab setting's jitter (px/frame², °/frame²) and kept area on the same clip
+        /// (Benchmarks/results/stabilize-peers.md: the same seeds, 4 s). cropzoom must reach half the jitter, both of the moves and of
+        /// the turn. The issue asks for a kept area no smaller than vid.stab's; the crop rule lands within 0.01 of it
+        /// (0.001 short on the static clip, 0.009 on the zoom clip in the benchmark), which is what is checked here
+        /// until the rule is better.
+        struct Case: Sendable, CustomTestStringConvertible {
+            var name: String
+            var options: [String]
+            var vidstabJitter: Double
+            var vidstabDegrees: Double
+            var vidstabKept: Double
+            var testDescription: String { name }
+            static let all = [
+                Case(
+                    name: "static", options: ["--path", "static", "--seed", "21"], vidstabJitter: 0.201,
+                    vidstabDegrees: 0.0328,
+                    vidstabKept: 0.928),
+                Case(
+                    name: "pan", options: ["--path", "pan", "--seed", "22"], vidstabJitter: 0.180,
+                    vidstabDegrees: 0.0337,
+                    vidstabKept: 0.905),
+                Case(
+                    name: "zoom", options: ["--path", "zoom", "--seed", "23"], vidstabJitter: 0.100,
+                    vidstabDegrees: 0.0202,
+                    vidstabKept: 0.934),
+                Case(
+                    name: "a large moving object", options: ["--path", "static", "--object", "--seed", "24"],
+                    vidstabJitter: 1.93,
+                    vidstabDegrees: 0.357, vidstabKept: 0.928),
+            ]
+        }
+
+        @Test(
+            "half vid.stab's residual jitter (moves and turn) at its kept area (within 0.01); frames, times and audio kept",
+            arguments: Case.all)
+        func steadierThanVidstab(_ c: Case) throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", c.options + ["--seconds", "4"])
+            let out = scratch.file("out.mkv").path
+            let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet"], timeout: 600)
+            try #require(run.status == 0, "\(run)")
+            try Self.sameTimes(out, input)
+            #expect(
+                try Oracle.packets(out, streamIndex: 1).map(\.hash)
+                    == Oracle.packets(input, streamIndex: 1).map(\.hash),
+                "audio packets")
+            let m = try Self.measure(out, truth: input, scratch: scratch)
+            let jitter = try #require(m["jitter_px"] as? Double)
+            let degrees = try #require(m["jitter_deg"] as? Double)
+            let kept = try #require(m["kept_area"] as? Double)
+            print("stabilise \(c.name): jitter \(jitter) px/f², \(degrees) °/f², kept area \(kept)")
+            #expect(jitter <= c.vidstabJitter / 2, "jitter \(jitter) px/frame²: \(m)")
+            #expect(degrees <= c.vidstabDegrees / 2, "jitter \(degrees) °/frame²: \(m)")
+            #expect(kept >= c.vidstabKept - 0.01, "kept area \(kept)")
+        }
+
+        @Test("a VFR clip keeps its frame times and is steadied by time, not by frame index")
+        func variableFrameRate() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "vfr.mkv", ["--path", "static", "--vfr", "--codec", "ffv1"])
+            let out = scratch.file("out.mkv").path
+            let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet"], timeout: 600)
+            try #require(run.status == 0, "\(run)")
+            let times = try Oracle.videoFramePTS(input)
+            #expect(Set(zip(times, times.dropFirst()).map { (($1 - $0) * 1000).rounded() }).count > 2, "input is VFR")
+            try Self.sameTimes(out, input)
+            let jitter = try #require(try Self.measure(out, truth: input, scratch: scratch)["jitter_px"] as? Double)
+            #expect(jitter <= 0.201 / 2, "jitter \(jitter)")
+        }
+
+        @Test("a clip with a display matrix: measured on the coded picture, output upright and steady")
+        func displayMatrix() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "rot.mp4", ["--path", "static", "--display-rotation", "-90"])
+            let out = scratch.file("out.mkv").path
+            let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--stabilize", "--quiet"], timeout: 600)
+            try #require(run.status == 0, "\(run)")
+            let v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
+            // Coded 360x640, turned -90° by its matrix: upright 640x360, as the truth describes it.
+            #expect(try Oracle.streams(input).first { $0.codecType == "video" }?.width == 360)
+            #expect(v.width == 640 && v.height == 360, "upright size \(v.width)x\(v.height)")
+            let jitter = try #require(try Self.measure(out, truth: input, scratch: scratch)["jitter_px"] as? Double)
+            #expect(jitter <= 0.201 / 2, "jitter \(jitter)")
+        }
+
+        @Test("--path-out writes the path; --path-in renders it to the same frames; an edited path renders the edit")
+        func pathOutAndIn() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "1", "--no-audio"])
+            let csv = scratch.file("path.csv").path
+            let a = scratch.file("a.mkv").path
+            let b = scratch.file("b.mkv").path
+            var run = try CLI.cropzoom([input, "-o", a, "--codec", "ffv1", "--stabilize", "--path-out", csv, "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            let text = try String(contentsOfFile: csv, encoding: .utf8)
+            let rows = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            #expect(rows.count == 1 + 30 && rows[0].hasPrefix("frame,time,measured,"), "\(rows.prefix(2))")
+            run = try CLI.cropzoom([input, "-o", b, "--codec", "ffv1", "--path-in", csv, "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            // The same path read back (angles and zooms as text: the warp's matrices equal to about 1e-10).
+            let same = try Self.psnr(a, b)
+            #expect(same >= 60, "--path-in renders the same frames: \(same) dB")
+            // The path file is not replaced without -y.
+            run = try CLI.cropzoom([
+                input, "-o", scratch.file("c.mkv").path, "--stabilize", "--path-out", csv, "--quiet",
+            ])
+            #expect(run.status == 2 && run.stderr.contains(csv) && run.stderr.contains("exists"), "\(run)")
+            #expect(try String(contentsOfFile: csv, encoding: .utf8) == text)
+            // An edit (every frame moved 20 px right) shows: frames differ, counts and times do not.
+            let header = rows[0].split(separator: ",").map(String.init)
+            let x = try #require(header.firstIndex(of: "x"))
+            let edited = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+                guard !line.hasPrefix("#"), !line.hasPrefix("frame"), !line.isEmpty else { return String(line) }
+                var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                cells[x] = String(Double(cells[x])! + 20)
+                return cells.joined(separator: ",")
+            }.joined(separator: "\n")
+            let editedPath = scratch.file("edited.csv").path
+            try edited.write(toFile: editedPath, atomically: true, encoding: .utf8)
+            let e = scratch.file("e.mkv").path
+            run = try CLI.cropzoom([input, "-o", e, "--codec", "ffv1", "--path-in", editedPath, "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            let (ha, he) = (try Oracle.decodedFrameHashes(a), try Oracle.decodedFrameHashes(e))
+            #expect(ha.count == he.count && zip(ha, he).allSatisfy { $0 != $1 }, "every edited frame differs")
+            #expect(try Oracle.videoFramePTS(e) == Oracle.videoFramePTS(a))
+        }
+
+        @Test(
+            "no path can be found (no texture, one frame, a clip shorter than the smoothing): exit 0, a note, every frame"
+        )
+        func noPath() throws {
+            let scratch = try Scratch()
+            let black = try Clip.lavfi("color=black:s=320x240:r=30:d=1").codec("libx264").write(
+                in: scratch, name: "black.mp4")
+            let one = try #require(Oracle.samplesDirectory).appendingPathComponent("one-frame.mp4").path
+            for (input, note) in [(black, "no frame has texture"), (one, "1 frame")] {
+                let out = scratch.file("o.mp4").path
+                let run = try CLI.cropzoom([input, "-o", out, "--stabilize", "-y"])
+                #expect(run.status == 0 && run.stderr.contains(note) && run.stderr.contains("not stabilised"), "\(run)")
+                #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(input), "\(input)")
+            }
+            let short = try Self.shaky(scratch, "short.mp4", ["--path", "static", "--seconds", "0.5"])
+            let out = scratch.file("s.mp4").path
+            let run = try CLI.cropzoom([short, "-o", out, "--stabilize", "--stabilize-smoothing", "10", "--quiet"])
+            #expect(run.status == 0, "\(run)")
+            #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(short))
+        }
+
+        @Test(
+            "audio, frame count and times as a plain transcode's in every container stabilisation can write",
+            arguments: ["mp4", "mov", "mkv", "webm", "ts", "flv"])
+        func containers(_ ext: String) throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mkv", ["--path", "pan", "--seconds", "1", "--codec", "ffv1"])
+            let plain = scratch.file("plain.\(ext)").path
+            let steady = scratch.file("steady.\(ext)").path
+            var run = try CLI.cropzoom([input, "-o", plain, "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            run = try CLI.cropzoom([input, "-o", steady, "--stabilize", "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            #expect(try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain), "frame times")
+            let audio = try #require(try Oracle.streams(plain).first { $0.codecType == "audio" }).index
+            #expect(
+                try Oracle.packets(steady, streamIndex: audio).map(\.hash)
+                    == Oracle.packets(plain, streamIndex: audio).map(\.hash), "audio packets")
+            #expect(try Oracle.decodedFrameHashes(steady) != Oracle.decodedFrameHashes(plain), "the picture moved")
+        }
+
+        @Test("--progress json: the analysis pass, then the render, each with its phase")
+        func progressPhases() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "2", "--no-audio"])
+            let run = try CLI.cropzoom([input, "-o", scratch.file("o.mp4").path, "--stabilize", "--progress", "json"])
+            try #require(run.status == 0, "\(run)")
+            let phases = run.stderr.split(separator: "\n").compactMap { line -> String? in
+                guard let data = line.data(using: .utf8),
+                    let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                    o["event"] as? String == "progress"
+                else { return nil }
+                return o["phase"] as? String
+            }
+            #expect(phases.first == "analysing" && phases.last == "rendering", "\(phases)")
+            #expect(phases.firstIndex(of: "rendering")! > phases.lastIndex(of: "analysing")!, "\(phases)")
+        }
+
+        @Test("analyze-motion --camera-path: the shake and the path, steadier than the camera; JSON per frame")
+        func analyzeMotionCameraPath() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seconds", "2", "--no-audio"])
+            let run = try CLI.cropzoom(["analyze-motion", input, "--camera-path", "--json"])
             try #require(run.status == 0, "\(run)")
             let o = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-            return try #require(o["report"] as? [String: Any])
+            let report = try #require(o["report"] as? [String: Any])
+            let camera = try #require(report["camera_jitter_px"] as? Double)
+            let path = try #require(report["path_jitter_px"] as? Double)
+            #expect(camera > 2 && path < camera / 20, "\(report)")
+            #expect((o["frames"] as? [Any])?.count == 60 && report["frames"] as? Int == 60)
+            let text = try CLI.cropzoom(["analyze-motion", input, "--camera-path"])
+            #expect(text.status == 0 && text.stdout.contains("60 frames; camera jitter"), "\(text)")
+            let bad = try CLI.cropzoom(["analyze-motion", input, "--path-out", scratch.file("p.csv").path])
+            #expect(bad.status == 2 && bad.stderr.contains("--camera-path"), "\(bad)")
         }
-        func value(_ r: [String: Any], _ key: String) throws -> Double { try #require(r[key] as? Double, "\(key)") }
-        let plain = try report([])
-        let short = try report(["--stabilize-smoothing", "0.3"])
-        #expect(try value(short, "max_correction_px") < 0.85 * value(plain, "max_correction_px"), "\(short) \(plain)")
-        let tripod = try report(["--stabilize-mode", "tripod"])
-        #expect(try value(tripod, "path_jitter_px") < value(plain, "path_jitter_px"), "\(tripod) \(plain)")
-        let tight = try report(["--stabilize-crop", "1.02"])
-        #expect(try value(tight, "zoom") <= 1.02 + 1e-9 && value(plain, "zoom") > 1.02, "\(tight) \(plain)")
-        // fill: the same path at the picture's own scale, the corners it uncovers showing the background.
-        let csv = scratch.file("fill.csv").path
-        let out = scratch.file("fill.mkv").path
-        let run = try CLI.cropzoom([
-            input, "-o", out, "--codec", "ffv1", "--stabilize-border", "fill", "--path-out", csv, "--quiet",
-        ])
-        try #require(run.status == 0, "\(run)")
-        let path = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").filter {
-            !$0.hasPrefix("#") && !$0.hasPrefix("frame")
-        }
-        let zooms = path.map { Double($0.split(separator: ",")[13])! }
-        #expect(zooms.count == 90 && zooms.allSatisfy { abs($0 - 1) < 1e-3 }, "\(zooms.prefix(3))")
-        let m = try Self.measure(out, truth: input, scratch: scratch)
-        let border = try #require(m["border"] as? Double)
-        let kept = try #require(m["kept_area"] as? Double)
-        #expect(border > 0.001 && kept > 0.97, "border \(border), kept \(kept)")
-    }
 
-    @Test("with keyframed zoom, --size, a trim and 10-bit: the frames and times of the same job without it")
-    func withTheRest() throws {
-        let scratch = try Scratch()
-        let input = try Self.shaky(scratch, "in.mp4", ["--path", "pan", "--seconds", "3"])
-        let options = [
-            "--zoom", "0s:1, 2s:1.3", "--size", "320x180", "--start", "0.5", "--end", "2.5", "--codec", "ffv1",
-            "--pix-fmt", "yuv420p10le", "--quiet",
-        ]
-        let plain = scratch.file("plain.mkv").path
-        let steady = scratch.file("steady.mkv").path
-        var run = try CLI.cropzoom([input, "-o", plain] + options)
-        try #require(run.status == 0, "\(run)")
-        run = try CLI.cropzoom([input, "-o", steady, "--stabilize"] + options)
-        try #require(run.status == 0, "\(run)")
-        #expect(
-            try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain) && Oracle.videoFramePTS(plain).count == 60)
-        let v = try #require(try Oracle.streams(steady).first { $0.codecType == "video" })
-        #expect(v.width == 320 && v.height == 180 && v.pixFmt == "yuv420p10le", "\(v)")
-        #expect(
-            try Oracle.packets(steady, streamIndex: 1).map(\.hash) == Oracle.packets(plain, streamIndex: 1).map(\.hash),
-            "audio packets")
-        // The zoom is applied on top of the steadied picture: the two differ, but not by the whole zoom.
-        let apart = try Self.psnr(steady, plain)
-        #expect(apart > 15 && apart < 45, "\(apart) dB")
-    }
-
-    @Test("usage: stdin, a live source, a zoom out of range, batch path files: refused, naming the setting")
-    func usage() throws {
-        let sample = try #require(Oracle.samplesDirectory).appendingPathComponent("std-h264-aac.mp4").path
-        let scratch = try Scratch()
-        let cases: [([String], String)] = [
-            (["-", "-o", scratch.file("a.mp4").path, "--stabilize"], "reads the input twice"),
-            ([sample, "-o", scratch.file("b.mp4").path, "--stabilize", "--live"], "live source"),
-            ([sample, "-o", scratch.file("c.mp4").path, "--stabilize-crop", "3"], "--stabilize-crop takes a zoom"),
-            ([sample, "-o", scratch.file("d.mp4").path, "--stabilize-mode", "wobbly"], "--stabilize-mode takes"),
-            (["batch", "run", sample, "--out-dir", scratch.file("out").path, "--path-out", "p.csv"], "--path-out"),
-        ]
-        for (args, message) in cases {
-            let run = try CLI.cropzoom(args)
-            #expect(run.status == 2 && run.stderr.contains(message), "\(args): \(run)")
+        @Test("the refinements do what they say: a shorter smoothing, tripod, a smaller largest zoom, fill")
+        func refinements() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "static", "--seed", "21", "--no-audio"])
+            func report(_ options: [String]) throws -> [String: Any] {
+                let run = try CLI.cropzoom(["analyze-motion", input, "--camera-path", "--json"] + options)
+                try #require(run.status == 0, "\(run)")
+                let o = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+                return try #require(o["report"] as? [String: Any])
+            }
+            func value(_ r: [String: Any], _ key: String) throws -> Double { try #require(r[key] as? Double, "\(key)") }
+            let plain = try report([])
+            let short = try report(["--stabilize-smoothing", "0.3"])
+            #expect(
+                try value(short, "max_correction_px") < 0.85 * value(plain, "max_correction_px"), "\(short) \(plain)")
+            let tripod = try report(["--stabilize-mode", "tripod"])
+            #expect(try value(tripod, "path_jitter_px") < value(plain, "path_jitter_px"), "\(tripod) \(plain)")
+            let tight = try report(["--stabilize-crop", "1.02"])
+            #expect(try value(tight, "zoom") <= 1.02 + 1e-9 && value(plain, "zoom") > 1.02, "\(tight) \(plain)")
+            // fill: the same path at the picture's own scale, the corners it uncovers showing the background.
+            let csv = scratch.file("fill.csv").path
+            let out = scratch.file("fill.mkv").path
+            let run = try CLI.cropzoom([
+                input, "-o", out, "--codec", "ffv1", "--stabilize-border", "fill", "--path-out", csv, "--quiet",
+            ])
+            try #require(run.status == 0, "\(run)")
+            let path = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").filter {
+                !$0.hasPrefix("#") && !$0.hasPrefix("frame")
+            }
+            let zooms = path.map { Double($0.split(separator: ",")[13])! }
+            #expect(zooms.count == 90 && zooms.allSatisfy { abs($0 - 1) < 1e-3 }, "\(zooms.prefix(3))")
+            let m = try Self.measure(out, truth: input, scratch: scratch)
+            let border = try #require(m["border"] as? Double)
+            let kept = try #require(m["kept_area"] as? Double)
+            #expect(border > 0.001 && kept > 0.97, "border \(border), kept \(kept)")
         }
-        #expect(try Files.names(in: scratch.url).filter { !$0.hasPrefix(".") }.isEmpty, "nothing written")
+
+        @Test("with keyframed zoom, --size, a trim and 10-bit: the frames and times of the same job without it")
+        func withTheRest() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "pan", "--seconds", "3"])
+            let options = [
+                "--zoom", "0s:1, 2s:1.3", "--size", "320x180", "--start", "0.5", "--end", "2.5", "--codec", "ffv1",
+                "--pix-fmt", "yuv420p10le", "--quiet",
+            ]
+            let plain = scratch.file("plain.mkv").path
+            let steady = scratch.file("steady.mkv").path
+            var run = try CLI.cropzoom([input, "-o", plain] + options)
+            try #require(run.status == 0, "\(run)")
+            run = try CLI.cropzoom([input, "-o", steady, "--stabilize"] + options)
+            try #require(run.status == 0, "\(run)")
+            #expect(
+                try Oracle.videoFramePTS(steady) == Oracle.videoFramePTS(plain)
+                    && Oracle.videoFramePTS(plain).count == 60)
+            let v = try #require(try Oracle.streams(steady).first { $0.codecType == "video" })
+            #expect(v.width == 320 && v.height == 180 && v.pixFmt == "yuv420p10le", "\(v)")
+            #expect(
+                try Oracle.packets(steady, streamIndex: 1).map(\.hash)
+                    == Oracle.packets(plain, streamIndex: 1).map(\.hash),
+                "audio packets")
+            // The zoom is applied on top of the steadied picture: the two differ, but not by the whole zoom.
+            let apart = try Self.psnr(steady, plain)
+            #expect(apart > 15 && apart < 45, "\(apart) dB")
+        }
+
+        @Test("usage: stdin, a live source, a zoom out of range, batch path files: refused, naming the setting")
+        func usage() throws {
+            let sample = try #require(Oracle.samplesDirectory).appendingPathComponent("std-h264-aac.mp4").path
+            let scratch = try Scratch()
+            let cases: [([String], String)] = [
+                (["-", "-o", scratch.file("a.mp4").path, "--stabilize"], "reads the input twice"),
+                ([sample, "-o", scratch.file("b.mp4").path, "--stabilize", "--live"], "live source"),
+                ([sample, "-o", scratch.file("c.mp4").path, "--stabilize-crop", "3"], "--stabilize-crop takes a zoom"),
+                ([sample, "-o", scratch.file("d.mp4").path, "--stabilize-mode", "wobbly"], "--stabilize-mode takes"),
+                (["batch", "run", sample, "--out-dir", scratch.file("out").path, "--path-out", "p.csv"], "--path-out"),
+            ]
+            for (args, message) in cases {
+                let run = try CLI.cropzoom(args)
+                #expect(run.status == 2 && run.stderr.contains(message), "\(args): \(run)")
+            }
+            #expect(try Files.names(in: scratch.url).filter { !$0.hasPrefix(".") }.isEmpty, "nothing written")
+        }
     }
 }
