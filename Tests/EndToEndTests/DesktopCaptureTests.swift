@@ -187,8 +187,9 @@ extension RealTime {
             let pts = try Oracle.videoFramePTS(out)
             let steps = zip(pts, pts.dropFirst()).map { $1 - $0 }.sorted()
             #expect(abs(steps[steps.count / 2] - 1.0 / 30) < 0.002, "median frame interval \(steps[steps.count / 2])")
-            // The clock ticks: the recording is of the screen, not a still.
-            #expect(Set(try Oracle.decodedFrameHashes(out)).count >= 6, "fewer than 6 distinct pictures in 8 s")
+            // The clock ticks: the recording is of the screen, not a still (xclock redraws every second; on a CI machine
+            // loaded by the other suites it once drew fewer than 6 times in 8 s, so 3 distinct pictures prove it).
+            #expect(Set(try Oracle.decodedFrameHashes(out)).count >= 3, "fewer than 3 distinct pictures in 8 s")
             // Audio: 8 s without a gap, holding the tone (silence is about -91 dB), starting with the video.
             #expect(abs(audio.end - audio.first - 8) < 0.15, "audio from \(audio.first) to \(audio.end)")
             // (Matroska stores milliseconds: 21.333 ms packets round to 21 or 22.)
