@@ -86,6 +86,12 @@ def commands(peer, src, out, trf, cropzoom=None):
     return cmds
 
 
+def best_vidstab(rows, clip):
+    """The clip's vid.stab row with the least translation jitter: the bar's row; None without one."""
+    vs = [r for r in rows if r["clip"] == clip and r["peer"].startswith("vid.stab")]
+    return min(vs, key=lambda r: r["report"]["jitter_px"]) if vs else None
+
+
 def f2f(clip):
     """The cross-check: the jitter measured frame to frame, without the picture."""
     r = stability.measure(clip, None, None, affine=False)
@@ -211,8 +217,7 @@ def markdown(res):
           "| clip | best vid.stab row | its jitter px/f² | °/f² | kept | bar: jitter ≤ px/f² | °/f² | kept ≥ |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for clip in dict.fromkeys(r["clip"] for r in res["rows"]):
-        vs = [r for r in res["rows"] if r["clip"] == clip and r["peer"].startswith("vid.stab")]
-        b = min(vs, key=lambda r: r["report"]["jitter_px"])
+        b = best_vidstab(res["rows"], clip)
         p = b["report"]
         L.append(f"| {clip} | {b['peer']} | {p['jitter_px']:.3f} | {p['jitter_deg']:.4f} | {p['kept_area']:.3f} | "
                  f"{p['jitter_px'] / 2:.3f} | {p['jitter_deg'] / 2:.4f} | {p['kept_area']:.3f} |")
@@ -223,11 +228,11 @@ def markdown(res):
               "| clip | jitter px/f² | bar ≤ | °/f² | bar ≤ | kept | bar ≥ | met | wall s | vid.stab wall s | ratio |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
         for clip in dict.fromkeys(r["clip"] for r in res["rows"]):
-            vs = [r for r in res["rows"] if r["clip"] == clip and r["peer"].startswith("vid.stab")]
+            b = best_vidstab(res["rows"], clip)
             cz = [r for r in res["rows"] if r["clip"] == clip and r["peer"] == CROPZOOM]
-            if not vs or not cz:
+            if b is None or not cz:
                 continue
-            b, c = min(vs, key=lambda r: r["report"]["jitter_px"]), cz[0]
+            c = cz[0]
             p, q = b["report"], c["report"]
             met = (q["jitter_px"] <= p["jitter_px"] / 2 and q["jitter_deg"] <= p["jitter_deg"] / 2
                    and q["kept_area"] >= p["kept_area"])

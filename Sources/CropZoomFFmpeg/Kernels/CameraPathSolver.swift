@@ -40,9 +40,6 @@ package enum CameraPathSolver {
         package var zoom: Double
         /// The farthest (px) a corner of the window leaves its frame; 0 when the path stays inside.
         package var violation: Double
-        /// Smoothness cost of the path, and of following the camera (B_t = the crop alone).
-        package var cost: Double
-        package var solves: Int
     }
 
     /// The paper's weights of the path's first, second and third differences.
@@ -101,7 +98,6 @@ package enum CameraPathSolver {
             Similarity(a: out[4 * i], b: out[4 * i + 1], tx: out[4 * i + 2], ty: out[4 * i + 3])
         }
         return Solution(
-            corrections: corrections, zoom: zoom, violation: stats.violation, cost: stats.objective,
-            solves: Int(stats.windows))
+            corrections: corrections, zoom: zoom, violation: stats.violation)
     }
 }

@@ -51,8 +51,14 @@ struct MotionPass {
         let videoIndex = source.videoIndex
         let (timeOffset, end, cancel) = (self.timeOffset, self.end, self.cancel)
 
+        // Joined before the result is read (as EngineThreads joins its loops).
+        let joined = DispatchGroup()
+        joined.enter()
         let reader = Thread {
-            defer { queue.close() }
+            defer {
+                queue.close()
+                joined.leave()
+            }
             do throws(CropZoomError) {
                 let packet = try Packet()
                 var past = false
@@ -120,7 +126,7 @@ struct MotionPass {
             }
         }
         // The reader ends once the queue is closed or the run stopped.
-        while !reader.isFinished { usleep(1000) }
+        joined.wait()
         if let error = control.firstError { throw error }
         let samples = state.samples
         progress?(samples.count, samples.last?.time ?? 0)
