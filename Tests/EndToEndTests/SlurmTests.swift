@@ -129,11 +129,20 @@ struct SlurmTests {
 
     /// Two long clips (one per shard of 2), and the batch of them into `out` in 2 shards on Slurm (its merged report
     /// in all.json): the arguments, to which a test adds its own.
-    static func longBatch(_ scratch: Scratch) throws -> (inputs: [URL], out: URL, args: [String]) {
+    /// Two copies of the 720p sample (150 frames, about 3.5 s a shard here) or, with `loops`, of it played that
+    /// many times over (stream copy).
+    static func longBatch(_ scratch: Scratch, loops: Int = 1) throws -> (inputs: [URL], out: URL, args: [String]) {
         let dir = try scratch.folder("in")
         let inputs = try ["p.mp4", "q.mp4"].map { name in
             let url = dir.appendingPathComponent(name)
-            try FileManager.default.copyItem(at: try Files.sample("bench-720p.mp4"), to: url)
+            let sample = try Files.sample("bench-720p.mp4")
+            if loops == 1 {
+                try FileManager.default.copyItem(at: sample, to: url)
+            } else {
+                _ = try Oracle.runChecked(
+                    "ffmpeg",
+                    ["-v", "error", "-stream_loop", "\(loops - 1)", "-i", sample.path, "-c", "copy", url.path])
+            }
             return url
         }
         let out = scratch.file("out")
@@ -232,7 +241,9 @@ struct SlurmTests {
     func interruptCancelsTheJobs() throws {
         let conf = try Self.cluster()
         let scratch = try Scratch()
-        let (_, out, args) = try Self.longBatch(scratch)
+        // Long shards (600 frames): `batch status` takes seconds on a loaded machine, and 150-frame shards had
+        // finished by the time it returned and the signal went (a CI run).
+        let (_, out, args) = try Self.longBatch(scratch, loops: 4)
         var status: CLIResult? = nil
         let run = try CLI.run(
             try CLI.binary(), args, signal: (SIGINT, 0),
