@@ -37,7 +37,7 @@ class Problem(ctypes.Structure):
                 ("width", ctypes.c_double), ("height", ctypes.c_double), ("crop", ctypes.c_double),
                 ("w1", ctypes.c_double), ("w2", ctypes.c_double), ("w3", ctypes.c_double),
                 ("affine_weight", ctypes.c_double), ("hold", ctypes.c_double), ("mode", ctypes.c_int),
-                ("window", ctypes.c_int), ("overlap", ctypes.c_int), ("backend", ctypes.c_int)]
+                ("window", ctypes.c_int), ("overlap", ctypes.c_int), ("backend", ctypes.c_int), ("smooth2", ctypes.c_double)]
 
 
 class Stats(ctypes.Structure):

@@ -363,8 +363,44 @@ static void band_solve(const double *A, int n, double *x) {
 }
 
 /// Solves frames [t0, t1) (the first nfix fixed to B) with the barrier method; writes B. Returns 0, or -2/-3.
+/// The barrier method's arrays for windows of up to `cap` frames (made once for a live path, or per solve).
+struct cz_path_workspace {
+    int cap;
+    l1term_t *T; ineq_t *Q;
+    double *x, *dx, *xn, *A, *A0, *e, *de, *rr, *dr, *sl, *ds, *qw;
+};
+
+void cz_path_workspace_free(cz_path_workspace *w) {
+    if (!w) return;
+    free(w->qw); free(w->T); free(w->Q); free(w->x); free(w->dx); free(w->xn); free(w->A); free(w->A0); free(w->e);
+    free(w->de); free(w->rr); free(w->dr); free(w->sl); free(w->ds);
+    free(w);
+}
+
+cz_path_workspace *cz_path_workspace_new(int frames) {
+    if (frames < 1) return NULL;
+    cz_path_workspace *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    int n = frames, nv = 3 * n, cap_l1 = 12 * n + 4 * n + 16, cap_in = 10 * n + 16;
+    w->cap = n;
+    w->T = malloc((size_t)cap_l1 * sizeof *w->T);
+    w->Q = malloc((size_t)cap_in * sizeof *w->Q);
+    w->x = malloc((size_t)nv * sizeof(double)); w->dx = malloc((size_t)nv * sizeof(double));
+    w->xn = malloc((size_t)nv * sizeof(double)); w->A = malloc((size_t)nv * (IPM_KD + 1) * sizeof(double));
+    w->A0 = malloc((size_t)nv * (IPM_KD + 1) * sizeof(double));
+    w->e = malloc((size_t)cap_l1 * sizeof(double)); w->de = malloc((size_t)cap_l1 * sizeof(double));
+    w->rr = malloc((size_t)cap_l1 * sizeof(double)); w->dr = malloc((size_t)cap_l1 * sizeof(double));
+    w->sl = malloc((size_t)cap_in * sizeof(double)); w->ds = malloc((size_t)cap_in * sizeof(double));
+    w->qw = malloc((size_t)cap_l1 * sizeof(double));
+    if (!w->qw || !w->T || !w->Q || !w->x || !w->dx || !w->xn || !w->A || !w->A0 || !w->e || !w->de || !w->rr ||
+        !w->dr || !w->sl || !w->ds) { cz_path_workspace_free(w); return NULL; }
+    return w;
+}
+
+/// Solves frames [t0, t1) (the first nfix fixed to B) with the barrier method; writes B. Returns 0, or -2/-3.
+/// `ws`: arrays for at least t1 - t0 frames, or NULL (made and freed here).
 static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1, int nfix, double *B,
-                     cz_path_stats *st) {
+                     cz_path_stats *st, cz_path_workspace *work) {
     int n = t1 - t0, nv = 3 * (n - nfix);
     if (nv <= 0) return 0;
     double z = p->crop, r = s->r;
@@ -372,19 +408,21 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
         for (int t = t0 + nfix; t < t1; t++) { B[4 * t] = 1; B[4 * t + 1] = B[4 * t + 2] = B[4 * t + 3] = 0; }
         return 0;
     }
-    int cap_l1 = 12 * n + 4 * n + 16, cap_in = 10 * n + 16;
-    l1term_t *T = malloc((size_t)cap_l1 * sizeof *T);
-    ineq_t *Q = malloc((size_t)cap_in * sizeof *Q);
-    double *x = calloc((size_t)nv, sizeof(double)), *dx = malloc((size_t)nv * sizeof(double));
-    double *xn = malloc((size_t)nv * sizeof(double)), *A = malloc((size_t)nv * (IPM_KD + 1) * sizeof(double));
-    double *A0 = malloc((size_t)nv * (IPM_KD + 1) * sizeof(double));
-    double *e = malloc((size_t)cap_l1 * sizeof(double)), *de = malloc((size_t)cap_l1 * sizeof(double));
-    double *en = malloc((size_t)cap_l1 * sizeof(double));
-    double *rr = malloc((size_t)cap_l1 * sizeof(double)), *dr = malloc((size_t)cap_l1 * sizeof(double));
-    double *sl = malloc((size_t)cap_in * sizeof(double)), *ds = malloc((size_t)cap_in * sizeof(double));
-    double *qw = calloc((size_t)cap_l1, sizeof(double));   // per term: the weight of its square (smooth2), or 0
+    cz_path_workspace *own = NULL;
+    if (!work || work->cap < n) {
+        if (work) return -1;
+        work = own = cz_path_workspace_new(n);
+        if (!work) return -2;
+    }
+    int cap_l1 = 12 * n + 4 * n + 16;
+    l1term_t *T = work->T;
+    ineq_t *Q = work->Q;
+    double *x = work->x, *dx = work->dx, *xn = work->xn, *A = work->A, *A0 = work->A0, *e = work->e;
+    double *de = work->de, *rr = work->rr, *dr = work->dr, *sl = work->sl, *ds = work->ds;
+    double *qw = work->qw;   // per term: the weight of its square (smooth2), or 0
+    memset(x, 0, (size_t)nv * sizeof(double));
+    memset(qw, 0, (size_t)cap_l1 * sizeof(double));
     int rc = 0;
-    if (!qw || !T || !Q || !x || !dx || !xn || !A || !A0 || !e || !de || !en || !rr || !dr || !sl || !ds) { rc = -2; goto done; }
     int nt = 0, nq = 0;
     int c[16]; double v[16];
     double ws[3] = {s->w1, p->w2, p->w3};
@@ -560,8 +598,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
         if (2 * nt + nq > st->rows) { st->rows = 2 * nt + nq; st->cols = nv + nt; st->nonzeros = nv * (IPM_KD + 1); }
     }
 done:
-    free(qw); free(T); free(Q); free(x); free(dx); free(xn); free(A); free(A0); free(e); free(de); free(en); free(rr); free(dr);
-    free(sl); free(ds);
+    cz_path_workspace_free(own);
     return rc;
 }
 
@@ -627,7 +664,8 @@ static int solve_gap(const cz_path_problem *p, double *out, cz_path_stats *stats
     s.gap = gap;
     int rc;
     if (p->window <= 0 || p->n <= p->window) {
-        rc = p->backend == 0 ? ipm_range(p, &s, 0, p->n, 0, out, &st) : solve_range(p, &s, 0, p->n, 0, out, &st, 0);
+        rc = p->backend == 0 ? ipm_range(p, &s, 0, p->n, 0, out, &st, NULL)
+                             : solve_range(p, &s, 0, p->n, 0, out, &st, 0);
     } else {
         int L = p->window < 16 ? 16 : p->window;
         int O = p->overlap > 0 ? p->overlap : L / 3;
@@ -636,7 +674,8 @@ static int solve_gap(const cz_path_problem *p, double *out, cz_path_stats *stats
         rc = 0;
         for (;;) {
             int t1 = t0 + L < p->n ? t0 + L : p->n;
-            rc = p->backend == 0 ? ipm_range(p, &s, t0, t1, nfix, out, &st) : solve_range(p, &s, t0, t1, nfix, out, &st, 0);
+            rc = p->backend == 0 ? ipm_range(p, &s, t0, t1, nfix, out, &st, NULL)
+                                 : solve_range(p, &s, t0, t1, nfix, out, &st, 0);
             if (rc < 0 || t1 == p->n) break;
             // keep [t0, t1 - O); the next window starts 3 frames earlier with those 3 fixed (D, D2, D3 continue)
             int keep = t1 - O;
@@ -651,6 +690,24 @@ static int solve_gap(const cz_path_problem *p, double *out, cz_path_stats *stats
     st.kept = kept / p->n;
     if (stats) *stats = st;
     return st.violation > 1e-6 ? 1 : 0;
+}
+
+int cz_path_solve_after(const cz_path_problem *p, int nfix, double *B, cz_path_workspace *w, cz_path_stats *stats) {
+    if (!p || !B || p->n < 1 || !p->motion || !(p->crop >= 1) || !(p->width > 0) || !(p->height > 0) ||
+        p->w1 < 0 || p->w2 < 0 || p->w3 < 0 || p->hold < 0 || nfix < 0 || nfix > p->n)
+        return -1;
+    cz_path_stats st; memset(&st, 0, sizeof st);
+    setup_t s; setup(p, &s);
+    s.gap = 1e-6;
+    int rc = p->backend == 0 ? ipm_range(p, &s, 0, p->n, nfix, B, &st, w)
+                             : solve_range(p, &s, 0, p->n, nfix, B, &st, 0);
+    if (rc < 0) return rc;
+    if (rc > 0) return -3;
+    if (stats) {
+        st.objective = cz_path_cost(p, B, &st.hold_cost, &st.violation);
+        *stats = st;
+    }
+    return 0;
 }
 
 int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, double *out,

@@ -28,6 +28,32 @@ struct SchedulingTests {
         #expect(result.value == nil)
     }
 
+    @Test("pop(until:) waits for an element until the deadline: the element, timed out, or the end")
+    func popUntilADeadline() throws {
+        let control = RunControl()
+        let queue = BoundedQueue<Int>(capacity: 2, control: control)
+        let start = monotonicSeconds()
+        guard case .timedOut = try queue.pop(until: start + 0.1) else { throw Failure("not timed out") }
+        let waited = monotonicSeconds() - start
+        #expect(waited >= 0.099 && waited < 2, "waited \(waited) s for a 0.1 s deadline")
+        #expect(try queue.push(7) == .more)
+        guard case .element(7) = try queue.pop(until: monotonicSeconds() + 5) else { throw Failure("no element") }
+        // An element pushed while it waits ends the wait early.
+        Thread {
+            usleep(50_000)
+            _ = try? queue.push(8)
+        }.start()
+        guard case .element(8) = try queue.pop(until: monotonicSeconds() + 5) else { throw Failure("no element") }
+        queue.close()
+        guard case .ended = try queue.pop(until: monotonicSeconds() + 5) else { throw Failure("not ended") }
+        guard case .ended = try queue.pop(until: nil) else { throw Failure("not ended without a deadline") }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+        init(_ d: String) { description = d }
+    }
+
     @Test("a refused queue answers .enough and takes nothing; what it held is still drained")
     func refusalIsTheAnswerToSend() throws {
         let control = RunControl()

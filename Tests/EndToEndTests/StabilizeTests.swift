@@ -332,13 +332,116 @@ extension RealTime {
             #expect(apart > 15 && apart < 45, "\(apart) dB")
         }
 
+        /// Streams `clip` (copied into MPEG-TS) in real time over UDP on loopback to a cropzoom recording with
+        /// `options`, which ends when no data came for 2 s: cropzoom's result, what was sent, and the recording.
+        static func recordLive(
+            _ clip: String, _ options: [String], scratch: Scratch, name: String = "rec.mkv"
+        ) throws -> (ended: (status: Int32, stderr: String, seconds: Double), sent: String, out: String) {
+            let sent = scratch.file(name + ".sent.ts").path
+            _ = try Oracle.runChecked("ffmpeg", ["-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "mpegts", sent])
+            let port = LiveTests.freePort()
+            let out = scratch.file(name).path
+            let run = try BackgroundRun.start(
+                ["udp://127.0.0.1:\(port)", "-o", out, "--live-timeout", "2", "--progress", "json"] + options,
+                in: scratch.url)
+            try Listening.wait(for: port, .udp, what: "cropzoom")
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts",
+                    "udp://127.0.0.1:\(port)?pkt_size=1316",
+                ],
+                timeout: 60)
+            return (try run.wait(timeout: 60), sent, out)
+        }
+
+        @Test(
+            """
+            while recording (issue 29 item 3): a shaky pan streamed in real time is steadied as it arrives, to half \
+            vid.stab's jitter (two passes over the file); every frame at its time, every audio byte; the sender \
+            stopping ends it cleanly with the look-ahead's frames written
+            """)
+        func whileRecording() throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "pan", "--seed", "22", "--seconds", "4"])
+            let (ended, sent, out) = try Self.recordLive(
+                input, ["--codec", "ffv1", "--stabilize", "--stabilize-crop", "1.1"], scratch: scratch)
+            #expect(ended.status == 0, "\(ended)")
+            #expect(ended.stderr.contains("stabilising as it records: a look-ahead of 0.5 s"), "\(ended.stderr)")
+            let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
+            #expect(done.liveEnd == "no data for 2 s" && done.framesDropped == 0, "\(done)")
+            // Every frame at its sent time (Matroska's millisecond), every audio packet byte for byte.
+            let sentTimes = try Oracle.videoFramePTS(sent)
+            let got = try Oracle.videoFramePTS(out)
+            #expect(got.count == sentTimes.count && got.count == 120, "\(got.count) of \(sentTimes.count) frames")
+            for (g, s) in zip(got, sentTimes) {
+                #expect(abs((g - got[0]) - (s - sentTimes[0])) <= 0.0015, "\(g - got[0]) vs \(s - sentTimes[0])")
+            }
+            #expect(try LiveTests.adts(out) == (try LiveTests.adts(sent)), "audio")
+            // Steady: the pan's bar (vid.stab's best two-pass setting on this clip, Case.all) halved.
+            let m = try Self.measure(out, truth: input, scratch: scratch)
+            let jitter = try #require(m["jitter_px"] as? Double)
+            let degrees = try #require(m["jitter_deg"] as? Double)
+            let recorded = try Self.measure(input, truth: input, scratch: scratch)
+            print("stabilise live pan: jitter \(jitter) px/f², \(degrees) °/f², kept \(m["kept_area"] ?? "?")")
+            #expect(jitter <= 0.180 / 2, "jitter \(jitter) px/frame² (recorded: \(recorded["jitter_px"] ?? "?")): \(m)")
+            #expect(degrees <= 0.0337 / 2, "jitter \(degrees) °/frame²: \(m)")
+            let kept = try #require(m["kept_area"] as? Double)
+            #expect(abs(kept - 1 / (1.1 * 1.1)) < 0.01, "kept area \(kept) at a crop of 1.1")
+        }
+
+        @Test(
+            """
+            while recording: a source that stops after 0.5 s (fewer frames than the look-ahead), one without \
+            texture, --stabilize-border fill and tripod: every frame recorded, exit 0, nothing dropped
+            """)
+        func whileRecordingEdges() throws {
+            let scratch = try Scratch()
+            let short = scratch.file("short.mp4").path
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i",
+                    "sine=frequency=440", "-t", "0.5", "-c:v", "libx264", "-g", "15", "-c:a", "aac", short,
+                ])
+            let black = scratch.file("black.mp4").path
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30", "-f", "lavfi", "-i",
+                    "sine=frequency=440", "-t", "2", "-c:v", "libx264", "-g", "15", "-c:a", "aac", black,
+                ])
+            let cases: [(String, String, [String], Int)] = [
+                ("stops", short, ["--stabilize"], 15),
+                ("no texture", black, ["--stabilize"], 60),
+                ("fill", black, ["--stabilize", "--stabilize-border", "fill", "--background", "#0000ff"], 60),
+                ("tripod", short, ["--stabilize-mode", "tripod", "--max-latency", "0.6"], 15),
+            ]
+            for (name, clip, options, frames) in cases {
+                let (ended, sent, out) = try Self.recordLive(
+                    clip, options, scratch: scratch, name: name.replacingOccurrences(of: " ", with: "-") + ".mkv")
+                #expect(ended.status == 0, "\(name): \(ended)")
+                let done = try #require(LiveTests.done(ended.stderr), "\(name): \(ended.stderr)")
+                #expect(done.framesDropped == 0, "\(name): \(done)")
+                let got = try Oracle.videoFramePTS(out)
+                let sentFrames = try Oracle.videoFramePTS(sent).count
+                #expect(got.count == frames && got.count == sentFrames, "\(name): \(got.count) of \(sentFrames)")
+                #expect(try LiveTests.adts(out) == (try LiveTests.adts(sent)), "\(name): audio")
+                let bridged = ended.stderr.contains("frames without texture enough to measure the motion")
+                #expect(bridged == (clip == black), "\(name): \(ended.stderr)")
+            }
+        }
+
         @Test("usage: stdin, a live source, a zoom out of range, batch path files: refused, naming the setting")
         func usage() throws {
             let sample = try #require(Oracle.samplesDirectory).appendingPathComponent("std-h264-aac.mp4").path
             let scratch = try Scratch()
             let cases: [([String], String)] = [
                 (["-", "-o", scratch.file("a.mp4").path, "--stabilize"], "reads the input twice"),
-                ([sample, "-o", scratch.file("b.mp4").path, "--stabilize", "--live"], "live source"),
+                (
+                    [sample, "-o", scratch.file("b.mp4").path, "--stabilize", "--live", "--path-out", "p.csv"],
+                    "a live recording's camera path is made as it records"
+                ),
                 ([sample, "-o", scratch.file("c.mp4").path, "--stabilize-crop", "3"], "--stabilize-crop takes a zoom"),
                 ([sample, "-o", scratch.file("d.mp4").path, "--stabilize-mode", "wobbly"], "--stabilize-mode takes"),
                 (["batch", "run", sample, "--out-dir", scratch.file("out").path, "--path-out", "p.csv"], "--path-out"),

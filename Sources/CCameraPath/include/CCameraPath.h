@@ -115,6 +115,22 @@ double cz_path_cost(const cz_path_problem *p, const double *B, double *hold, dou
 int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, double *out,
                    cz_path_stats *stats, double *crop_out);
 
+/// The built-in solver's arrays for windows of up to a number of frames: made once, reused by every solve of a live
+/// path (nothing allocated per frame).
+typedef struct cz_path_workspace cz_path_workspace;
+
+/// Arrays for windows of up to `frames` frames; NULL when out of memory or frames < 1.
+cz_path_workspace *cz_path_workspace_new(int frames);
+void cz_path_workspace_free(cz_path_workspace *w);
+
+/// One step of a live (receding-horizon) path: the window of frames [0, p->n), whose first `nfix` rows of B are
+/// already shown and stay as they are (three carry the path's first to third differences on), is solved at the
+/// fixed crop p->crop; the other rows of B are written. The window's last frames are the look-ahead: their rows
+/// are the plan, re-solved when the next frame arrives. Stops at a relative gap of 1e-6 (a frame's correction to
+/// well under a thousandth of a px). `w`: a workspace for at least p->n frames (NULL: made and freed here; a
+/// smaller one gives -1). Returns 0, or < 0 as cz_path_solve; stats (may be NULL) as cz_path_solve's.
+int cz_path_solve_after(const cz_path_problem *p, int nfix, double *B, cz_path_workspace *w, cz_path_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,6 +87,35 @@ package final class BoundedQueue<Element>: @unchecked Sendable {
         return removeFirst()
     }
 
+    /// What ``pop(until:)`` found.
+    package enum Popped {
+        case element(Element)
+        /// The deadline passed with the queue empty.
+        case timedOut
+        /// Closed and drained.
+        case ended
+    }
+
+    /// The next element, waiting while empty until `deadline` (``monotonicSeconds()``; nil: no deadline, as
+    /// ``pop()``). Throws `CropZoomError.stopped` when the run stops.
+    package func pop(until deadline: Double?) throws(CropZoomError) -> Popped {
+        guard let deadline else { return try pop().map { .element($0) } ?? .ended }
+        condition.lock()
+        defer { condition.unlock() }
+        if count == 0 && !closed {
+            let t0 = monotonicSeconds()
+            while count == 0 && !closed && !control.isStopped {
+                let left = deadline - monotonicSeconds()
+                if left <= 0 { break }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: left))
+            }
+            popWait += monotonicSeconds() - t0
+        }
+        if control.isStopped { throw .stopped }
+        if count > 0 { return removeFirst().map { .element($0) } ?? .ended }
+        return closed ? .ended : .timedOut
+    }
+
     /// The ring's two moves (under `condition`); each wakes whoever waits for the other.
     private func append(_ element: Element) {
         ring[(head + count) % capacity] = element

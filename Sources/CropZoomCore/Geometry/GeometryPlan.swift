@@ -143,10 +143,13 @@ public struct GeometryPlan: Sendable, Equatable {
         /// `--stabilize`: each frame read through its correction (the stabilised picture → the frame), under
         /// everything else (the window, orientation, rotation and matrix place the stabilised picture).
         public var stabilization: CameraPath? = nil
+        /// `--stabilize` of a live source: the corrections as the live stabiliser fixes them (in place of
+        /// ``stabilization``).
+        public var liveStabilization: LiveCameraPath? = nil
 
         public init(
             angle: Track? = nil, transform: Track? = nil, cover: Bool = false, codedWidth: Int = 0,
-            codedHeight: Int = 0, stabilization: CameraPath? = nil
+            codedHeight: Int = 0, stabilization: CameraPath? = nil, liveStabilization: LiveCameraPath? = nil
         ) {
             self.angle = angle
             self.transform = transform
@@ -239,6 +242,7 @@ public struct GeometryPlan: Sendable, Equatable {
     public func warpMap(at t: Double) -> Affine? {
         var base = outputToInput(window: window(at: t))
         if let path = warp?.stabilization { base = base.then(path.map(at: t)) }
+        if let live = warp?.liveStabilization { base = base.then(live.map(at: t)) }
         guard let warp else { return base }
         let (w, h) = (Double(output.width), Double(output.height))
         guard let map = warp.outputToPicture(at: t, width: w, height: h)?.then(base) else { return nil }

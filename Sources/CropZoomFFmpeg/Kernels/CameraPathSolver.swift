@@ -101,3 +101,141 @@ package enum CameraPathSolver {
             corrections: corrections, zoom: zoom, violation: stats.violation)
     }
 }
+
+/// The camera path of a live recording (`--stabilize` with a live source): causal, with a bounded look-ahead. Frames
+/// arrive with their motion; each frame's correction is fixed when the frame leaves the look-ahead, by solving the
+/// same L1 programme as the file's (``CameraPathSolver``) over the window of the three frames already shown (fixed:
+/// they carry the first to third differences on), the frame itself and the frames that arrived after it
+/// (`cz_path_solve_after`, a receding horizon). The crop is fixed (no clip to choose it from): `zoom`.
+///
+/// The window's arrays and the solver's workspace are made once (`cz_path_workspace_new` / `_free`): nothing is
+/// allocated per frame.
+///
+/// `@unchecked Sendable`: used by one thread (the live stabiliser's).
+package final class LiveCameraPathSolver: @unchecked Sendable {
+    private let workspace: OpaquePointer
+    /// Frames in the window at most: three shown, the one to fix, the look-ahead.
+    package let capacity: Int
+    private let zoom: Double
+    private let width: Double, height: Double
+    private let tripod: Bool
+    private let hold: Double
+    // The window, oldest first: `count` frames, the first `fixed` of them already shown.
+    private var motion: [Double]
+    private var correction: [Double]
+    private var duration: [Double]
+    private var valid: [UInt8]
+    private var time: [Double]
+    private var count = 0
+    private var fixed = 0
+
+    /// `lookahead`: frames that may wait after the one being fixed (at least 0). `hold`: as
+    /// ``CameraPathSolver/Problem/hold``.
+    package init(
+        width: Int, height: Int, zoom: Double, lookahead: Int, tripod: Bool, hold: Double
+    ) throws(CropZoomError) {
+        capacity = 3 + 1 + max(0, lookahead)
+        guard let w = cz_path_workspace_new(Int32(capacity)) else {
+            throw CropZoomError(.processing, what: "stabilising", reason: "out of memory")
+        }
+        workspace = w
+        self.zoom = max(1, zoom)
+        self.width = Double(width)
+        self.height = Double(height)
+        self.tripod = tripod
+        self.hold = hold
+        motion = [Double](repeating: 0, count: 4 * capacity)
+        correction = [Double](repeating: 0, count: 4 * capacity)
+        duration = [Double](repeating: 1.0 / 30, count: capacity)
+        valid = [UInt8](repeating: 1, count: capacity)
+        time = [Double](repeating: 0, count: capacity)
+    }
+
+    deinit { cz_path_workspace_free(workspace) }
+
+    /// Frames waiting for their correction.
+    package var pending: Int { count - fixed }
+
+    /// Whether the look-ahead is full: the oldest waiting frame must be fixed (``fixNext()``) before another is added.
+    package var isFull: Bool { pending >= capacity - 3 }
+
+    /// A frame arrived at media time `time`: `motion` F_t from the frame before it (ignored for the first),
+    /// `measured` false where it could not be measured. Precondition: not ``isFull``.
+    package func append(time t: Double, motion f: Similarity, measured: Bool) {
+        precondition(!isFull && count < capacity, "the live path's look-ahead is full")
+        let i = count
+        motion[4 * i] = f.a
+        motion[4 * i + 1] = f.b
+        motion[4 * i + 2] = f.tx
+        motion[4 * i + 3] = f.ty
+        valid[i] = measured ? 1 : 0
+        time[i] = t
+        if i > 0 { duration[i - 1] = max(1e-4, t - time[i - 1]) }
+        duration[i] = i > 0 ? duration[i - 1] : 1.0 / 30
+        correction[4 * i] = 1 / zoom
+        correction[4 * i + 1] = 0
+        correction[4 * i + 2] = 0
+        correction[4 * i + 3] = 0
+        count += 1
+    }
+
+    /// Fixes the oldest waiting frame's correction B_t with what has arrived after it, and returns its time and B_t
+    /// (nil when none waits).
+    package func fixNext() throws(CropZoomError) -> (time: Double, correction: Similarity)? {
+        guard fixed < count else { return nil }
+        let n = count
+        let nfix = fixed
+        let status = motion.withUnsafeBufferPointer { m in
+            valid.withUnsafeBufferPointer { v in
+                duration.withUnsafeBufferPointer { d in
+                    correction.withUnsafeMutableBufferPointer { b in
+                        var problem = cz_path_problem()
+                        cz_path_defaults(&problem)
+                        problem.n = Int32(n)
+                        problem.motion = m.baseAddress
+                        problem.valid = v.baseAddress
+                        problem.duration = d.baseAddress
+                        problem.width = width
+                        problem.height = height
+                        problem.crop = zoom
+                        problem.w1 = CameraPathSolver.weights.w1
+                        problem.w2 = CameraPathSolver.weights.w2
+                        problem.w3 = CameraPathSolver.weights.w3
+                        problem.hold = hold
+                        problem.mode = tripod ? 1 : 0
+                        problem.affine_weight = CameraPathSolver.rotationWeight
+                        problem.smooth2 = CameraPathSolver.squaredWeight
+                        return cz_path_solve_after(&problem, Int32(nfix), b.baseAddress, workspace, nil)
+                    }
+                }
+            }
+        }
+        guard status == 0 else {
+            throw CropZoomError(
+                .processing, what: "stabilising",
+                reason: "the camera path could not be solved (\(status == -2 ? "out of memory" : "solver error"))")
+        }
+        let i = fixed
+        let b = Similarity(
+            a: correction[4 * i], b: correction[4 * i + 1], tx: correction[4 * i + 2], ty: correction[4 * i + 3])
+        let t = time[i]
+        fixed += 1
+        if fixed > 3 { dropOldest() }
+        return (t, b)
+    }
+
+    /// The window slides by one: the oldest shown frame leaves it (three stay).
+    private func dropOldest() {
+        for i in 1..<count {
+            for k in 0..<4 {
+                motion[4 * (i - 1) + k] = motion[4 * i + k]
+                correction[4 * (i - 1) + k] = correction[4 * i + k]
+            }
+            duration[i - 1] = duration[i]
+            valid[i - 1] = valid[i]
+            time[i - 1] = time[i]
+        }
+        count -= 1
+        fixed -= 1
+    }
+}

@@ -32,27 +32,65 @@ package final class MotionFrame: @unchecked Sendable {
     /// The frame's media time, set by the pass.
     package var time = 0.0
 
+    /// A picture that is not planar YUV or grey (packed YUYV from a camera, RGB from a screen grab) is first
+    /// converted to grey by swscale, into a plane made for the first such picture and reused.
+    private var grey: Frame?
+    private var greyScaler: Scaler?
+    private let planes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
+    private let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+
     package init(_ geometry: MotionGeometry) throws(CropZoomError) {
         var g = geometry.g
         guard let f = cz_motion_frame_new(&g) else {
+            planes.deallocate()
+            strides.deallocate()
             throw CropZoomError(.processing, what: "analysing motion", reason: "out of memory")
         }
         frame = f
     }
 
-    deinit { cz_motion_frame_free(frame) }
+    deinit {
+        cz_motion_frame_free(frame)
+        planes.deallocate()
+        strides.deallocate()
+    }
 
-    /// Downscales the luma of `picture` and prepares it (`cz_motion_frame_prepare_luma`). False when the picture is
-    /// not planar YUV or grey (its first plane is not luma), or not the geometry's size.
+    /// Downscales the luma of `picture` and prepares it (`cz_motion_frame_prepare_luma`); any other pixel format is
+    /// made grey first (`sws_scale`). False when the picture is not the geometry's size or swscale cannot read its
+    /// format.
     package func prepare(from picture: Frame, geometry: MotionGeometry) -> Bool {
-        guard let info = PixelFormatInfo(picture.pixelFormat), info.isZimgPlanar,
-            picture.width == Int(geometry.g.width), picture.height == Int(geometry.g.height),
+        guard picture.width == Int(geometry.g.width), picture.height == Int(geometry.g.height) else { return false }
+        if let info = PixelFormatInfo(picture.pixelFormat), info.isZimgPlanar,
             let base = picture.pointer.pointee.dataPlane(0)
-        else { return false }
-        let stride = Int(picture.pointer.pointee.linesizePlane(0))
-        let bytes: Int32 = info.bitDepth > 8 ? 2 : 1
-        points = Int(cz_motion_frame_prepare_luma(frame, base, stride, bytes, Int32(info.bitDepth)))
+        {
+            let stride = Int(picture.pointer.pointee.linesizePlane(0))
+            let bytes: Int32 = info.bitDepth > 8 ? 2 : 1
+            points = Int(cz_motion_frame_prepare_luma(frame, base, stride, bytes, Int32(info.bitDepth)))
+            return true
+        }
+        guard let plane = greyPlane(of: picture), let base = plane.pointer.pointee.dataPlane(0) else { return false }
+        let stride = Int(plane.pointer.pointee.linesizePlane(0))
+        points = Int(cz_motion_frame_prepare_luma(frame, base, stride, 1, 8))
         return true
+    }
+
+    /// `picture` as 8-bit grey (`sws_scale` at the same size), nil when swscale cannot convert it.
+    private func greyPlane(of picture: Frame) -> Frame? {
+        let key = Scaler.Key(
+            srcW: picture.width, srcH: picture.height, srcFormat: picture.pixelFormat, dstW: picture.width,
+            dstH: picture.height, dstFormat: AV_PIX_FMT_GRAY8, flags: Int32(SWS_POINT),
+            srcFullRange: picture.isFullRange, dstFullRange: true)
+        if greyScaler?.key != key {
+            greyScaler = try? Scaler(key)
+            grey = try? Frame(width: picture.width, height: picture.height, format: AV_PIX_FMT_GRAY8)
+        }
+        guard let greyScaler, let grey else { return nil }
+        for i in 0..<4 {
+            planes[i] = picture.pointer.pointee.dataPlane(i).map { UnsafePointer($0) }
+            strides[i] = picture.pointer.pointee.linesizePlane(i)
+        }
+        greyScaler.scale(src: planes, srcStride: strides, into: grey)
+        return grey
     }
 }
 

@@ -64,9 +64,19 @@ final class JobRunner {
         let threads = job.threads
         defer { job.atomic?.discard() }
         // --stabilize: the analysis pass, then the render follows its path.
-        let phase: ProgressEvent.Phase? = cfg.stabilize == nil ? nil : .rendering
+        let phase: ProgressEvent.Phase? = cfg.stabilize == nil || job.live != nil ? nil : .rendering
         var stabilizing: [String] = []
-        if cfg.stabilize != nil {
+        var liveStabilizer: LiveStabilizer? = nil
+        if cfg.stabilize != nil, let live = job.live {
+            // A live source: no analysis pass; the path is made as the frames arrive (a causal path).
+            let times = job.times
+            let stabilizer = try LiveStabilizer(
+                cfg, width: job.codedSize.width, height: job.codedSize.height, framesPerSecond: live.framesPerSecond,
+                mediaSeconds: { times.mediaTime($0.presentationTime) })
+            job.follow(stabilizer.path)
+            liveStabilizer = stabilizer
+            onNotice("\(cfg.inputName): \(stabilizer.notice)")
+        } else if cfg.stabilize != nil {
             let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
                 var event = ProgressEvent(
                     frames: frames, time: time, duration: job.duration, elapsed: monotonicSeconds() - started)
@@ -103,7 +113,7 @@ final class JobRunner {
             // A live source has threads of its own: its reader must never wait for the other stages.
             let times = job.times
             counts = try LiveEngine(
-                stages: stages, workers: threads.workers, live: live, stops: stops,
+                stages: stages, workers: threads.workers, live: live, stops: stops, stabilizer: liveStabilizer,
                 mediaSeconds: { times.mediaTime($0.presentationTime) }
             ).run(progress: report)
         } else if threads.workers == 0 {
@@ -112,6 +122,14 @@ final class JobRunner {
             counts = try ThreadedEngine(
                 stages: stages, workers: threads.workers, stops: stops, upstreamNice: threads.upstreamNice
             ).run(progress: report)
+        }
+        if let liveStabilizer, liveStabilizer.unmeasured > 0 {
+            let n = liveStabilizer.unmeasured
+            let note =
+                "\(cfg.inputName): \(n) frame\(n == 1 ? "" : "s") without texture enough to measure the motion (black, "
+                + "a fade): the path is bridged there"
+            onNotice(note)
+            stabilizing.append(note)
         }
         // A read ended by the cancel switch looks like the input's end: the job was cancelled all the same.
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }

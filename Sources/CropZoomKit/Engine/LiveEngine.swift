@@ -29,7 +29,7 @@ final class LiveEngine: @unchecked Sendable {
     private let videoQueue: BoundedQueue<Packet>
     /// Decoded frames waiting for a worker, and the lock under which a worker takes one, numbers it and takes its
     /// output picture (so pictures are taken in number order).
-    private let liveQueue: BoundedQueue<LiveItem>
+    private let liveQueue: BoundedQueue<LiveFrame>
     private let dispatch = NSLock()
     /// Packets for the audio re-encoders (each carries the index of its stage in `audio`); nil without one.
     private let audioQueue: BoundedQueue<AudioItem>?
@@ -48,17 +48,15 @@ final class LiveEngine: @unchecked Sendable {
         var packet: Packet
     }
 
-    struct LiveItem {
-        var frame: Frame
-        /// When it was captured, as far as the reader can tell (monotonic seconds;
-        /// ``LivePolicy/capturedAt(media:now:)``).
-        var at: Double
-    }
+    /// With `--stabilize`: decoded frames waiting for the stabiliser, which hands them on to `liveQueue`.
+    private let stabilizer: LiveStabilizer?
+    private let stabilizerQueue: BoundedQueue<LiveFrame>?
 
-    /// `mediaSeconds`: a decoded frame's time on the source's clock (the policy measures ages on it).
+    /// `mediaSeconds`: a decoded frame's time on the source's clock (the policy measures ages on it). `stabilizer`:
+    /// `--stabilize`'s, run between the decoder and the workers.
     init(
         stages: any StageFactory, workers: Int, live: LivePolicy, stops: RunStops,
-        mediaSeconds: @escaping @Sendable (Frame) -> Double
+        stabilizer: LiveStabilizer? = nil, mediaSeconds: @escaping @Sendable (Frame) -> Double
     ) throws(CropZoomError) {
         let w = max(1, workers)
         // Room for seconds of packets, so that the reader never waits (packet shells are small).
@@ -68,10 +66,12 @@ final class LiveEngine: @unchecked Sendable {
         // The sound reader's: a second of 20 ms packets, and a few more.
         let soundPackets = stages.hasSound ? 64 : 0
         let soundProducers = stages.hasSound ? 1 + (stages.soundReencodes ? 1 : 0) : 0
+        // The stabiliser's delay line and the frames waiting for it (a second of them).
+        let stabilizing = stabilizer.map { $0.capacity + waiting } ?? 0
         // The leaky queue, the frames the workers hold, and one being pushed. Mux producers: the reader, the encoder,
         // each re-encoder, and the sound reader and its re-encoder.
         core = try EngineThreads(
-            picture: stages.picture, workers: w, frames: waiting + w + 2,
+            picture: stages.picture, workers: w, frames: waiting + w + 2 + stabilizing,
             muxCapacity: packets + 32 + 1 + soundPackets, muxProducers: 2 + reencoded + soundProducers)
         self.stops = stops
         self.live = live
@@ -79,6 +79,8 @@ final class LiveEngine: @unchecked Sendable {
         demuxShells = try ShellPool(capacity: packets, control: control) { () throws(CropZoomError) in try Packet() }
         videoQueue = BoundedQueue(capacity: packets / 2, control: control)
         liveQueue = BoundedQueue(capacity: waiting, control: control)
+        self.stabilizer = stabilizer
+        stabilizerQueue = stabilizer.map { _ in BoundedQueue(capacity: waiting, control: control) }
         // Never full in practice (20 s of AAC): a stalled re-encoder would make the reader wait rather than lose a
         // packet.
         audioQueue = reencoded > 0 ? BoundedQueue(capacity: 1024, producers: reencoded, control: control) : nil
@@ -107,7 +109,9 @@ final class LiveEngine: @unchecked Sendable {
         core.wireBackHalf(stages)
         let live = self.live
         let decodeClock = core.clocks[.decode]!
-        // The edge from the decoder into the leaky queue: it never waits; a frame pushed out by a newer one is dropped.
+        // The edge from the decoder into the leaky queue (the stabiliser's, with --stabilize): it never waits; a frame
+        // pushed out by a newer one is dropped.
+        let leaky = stabilizerQueue ?? liveQueue
         let toWorkers = Outlet<Frame>(
             send: { [self] (frame: Frame) throws(CropZoomError) -> Demand in
                 try decodeClock.charge(nil) { () throws(CropZoomError) -> Demand in
@@ -116,11 +120,11 @@ final class LiveEngine: @unchecked Sendable {
                     let captured = live.capturedAt(media: media, now: monotonicSeconds())
                     let shell = try core.frameShells.acquire()
                     shell.take(frame)
-                    if let old = liveQueue.pushEvictingOldest(LiveItem(frame: shell, at: captured)) { drop(old.frame) }
+                    if let old = leaky.pushEvictingOldest(LiveFrame(frame: shell, at: captured)) { drop(old.frame) }
                     return .more
                 }
             },
-            finish: { [liveQueue] in liveQueue.close() })
+            finish: { leaky.close() })
         decode = stages.decode(output: toWorkers)
         let demuxClock = core.clocks[.demux]!
         let toMux = core.muxOutlet(shells: demuxShells, clock: demuxClock)
@@ -202,6 +206,18 @@ final class LiveEngine: @unchecked Sendable {
         loops += core.backHalfLoops(
             next: { [self] () throws(CropZoomError) in try nextWork() },
             muxStart: { live.protectCurrentThread() })
+        if let stabilizer, let stabilizerQueue {
+            // --stabilize: frames wait here for their look-ahead, then go on to the workers' leaky queue.
+            loops.append(
+                EngineThreads.Loop(name: "stabilize") { [self] () throws(CropZoomError) in
+                    defer { liveQueue.close() }
+                    try stabilizer.run(
+                        next: { (deadline: Double?) throws(CropZoomError) in try stabilizerQueue.pop(until: deadline) },
+                        release: { (item: LiveFrame) in
+                            if let old = liveQueue.pushEvictingOldest(item) { drop(old.frame) }
+                        })
+                })
+        }
         var protected = 2
         if sound != nil {
             protected += 1

@@ -449,6 +449,21 @@ public enum FileIdentity {
 /// target's folder and renamed into place, so the file is whole or absent, and a file it replaces
 /// is replaced in one step.
 public enum AtomicFile {
+    /// Removes the temporaries a killed run left for `output` (`.NAME.cropzoom-tmp-PID…` beside it) whatever their
+    /// process: for a caller that knows no run of it is alive any more (a batch whose scheduler lists none of its
+    /// tasks; the process ids of other machines mean nothing here). Returns the paths removed.
+    public static func removeTemporaries(of output: String) -> [String] {
+        let url = URL(fileURLWithPath: output)
+        let dir = url.deletingLastPathComponent().path
+        let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent)
+        return (RawPath.contents(ofDirectory: dir) ?? []).compactMap { name in
+            let id = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false).first ?? ""
+            guard name.hasPrefix(prefix), Int32(id) != nil else { return nil }
+            let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
+            return AtomicOutput.removeTree(path) ? path : nil
+        }
+    }
+
     /// Writes `data` to `path` (its bytes as `RawPath` keeps them); throws `.processing` with the
     /// system's reason.
     public static func write(_ data: Data, to path: String) throws(CropZoomError) {

@@ -178,6 +178,14 @@ final class Job: @unchecked Sendable {
         plan.warp = warp
     }
 
+    /// `--stabilize` of a live source: each frame read through the correction the live stabiliser fixed for it.
+    func follow(_ path: LiveCameraPath) {
+        var warp =
+            plan.warp ?? GeometryPlan.Warp(codedWidth: decoder.context.width, codedHeight: decoder.context.height)
+        warp.liveStabilization = path
+        plan.warp = warp
+    }
+
     /// A transformer for one worker (each owns its scalers and scratch frames).
     func makeTransformer() -> Transformer {
         let times = self.times

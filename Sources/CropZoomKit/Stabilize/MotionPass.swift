@@ -74,7 +74,8 @@ struct MotionPass {
                         pool.release(slot)
                         throw CropZoomError(
                             .processing, what: "stabilising", path: cfg.inputName,
-                            reason: "the motion is measured on planar YUV or grey video, not \(frame.format.name)")
+                            reason: "the motion cannot be measured on \(frame.format.name) pictures (swscale "
+                                + "cannot make them grey)")
                     }
                     slot.time = t
                     if try queue.push(slot) == .enough { past = true }

@@ -17,10 +17,14 @@ enum Stabilizer {
     static func check(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
         guard let s = cfg.stabilize else { return }
         if cfg.isLive {
-            throw CropZoomError(
-                .usage, path: cfg.inputName, setting: .stabilize,
-                reason: "\(setting: .stabilize) of a live source (a causal path) is not built yet: record, then "
-                    + "stabilise the file")
+            // A causal path, made as the frames arrive (LiveStabilizer): no file of the whole path to read or write.
+            if s.pathIn != nil || s.pathOut != nil {
+                throw CropZoomError(
+                    .usage, path: cfg.inputName, setting: s.pathIn != nil ? .pathIn : .pathOut,
+                    reason: "a live recording's camera path is made as it records: \(setting: .pathIn) and "
+                        + "\(setting: .pathOut) are for files (record, then analyse the file)")
+            }
+            return
         }
         if cfg.input == "-" && s.pathIn == nil {
             throw CropZoomError(

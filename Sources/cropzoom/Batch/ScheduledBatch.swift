@@ -174,6 +174,12 @@ struct ScheduledBatch {
                 Stderr.write(
                     "cropzoom: \(shards) did not finish (retried \(retried) time\(retried == 1 ? "" : "s")): their "
                         + "files are not done; the logs are in \(logsFolder)\n")
+                // No task of the batch runs any more: what a killed shard was writing is abandoned.
+                for file in manifest.files {
+                    for path in AtomicFile.removeTemporaries(of: file.output) {
+                        Stderr.write("cropzoom: removed \(path), left by a shard that did not finish\n")
+                    }
+                }
                 break
             }
             retried += 1

@@ -1,0 +1,153 @@
+import CropZoomFFmpeg
+import Foundation
+
+/// A decoded live frame on its way to the transform: the frame, and when it was captured as far as the reader can
+/// tell (monotonic seconds; ``LivePolicy/capturedAt(media:now:)``).
+struct LiveFrame {
+    var frame: Frame
+    var at: Double
+}
+
+/// `--stabilize` of a live source (issue 29 item 3): a causal camera path with a bounded look-ahead, like a phone's
+/// electronic stabilisation. It sits between the decoder and the transform workers on a thread of its own:
+///
+/// - each frame's motion from the one before is measured as it arrives (``MotionEstimator``, on the luma averaged
+///   down, as the file's analysis);
+/// - the frame then waits in a delay line while the frames after it arrive: until it is ``lookahead`` seconds old
+///   (from its capture), or the line is full (frames arriving faster than real time);
+/// - when it leaves, its correction is fixed by the same L1 programme as a file's, over the frames shown before it
+///   and the look-ahead (``LiveCameraPathSolver``, a receding horizon), recorded in ``path`` (which the workers'
+///   warp reads) and the frame handed on.
+///
+/// The look-ahead is half of `--max-latency` (at most 2 s): the other half is left to the transform and the encoder
+/// before a frame counts as late. The crop cannot be chosen from a clip that has not been recorded yet: it is
+/// `--stabilize-crop` (1.1 unless given). Audio does not pass here; dropped frames are counted as without it.
+///
+/// `@unchecked Sendable`: made on the job's thread, then used by the stabiliser's thread alone (``run(next:release:)``).
+final class LiveStabilizer: @unchecked Sendable {
+    /// The corrections, as they are fixed (read by the transform's warp).
+    let path: LiveCameraPath
+    /// Seconds a frame waits for the frames after it.
+    let lookahead: Double
+    /// Frames the delay line holds at most (the look-ahead at the source's rate, and the frame being fixed).
+    var capacity: Int { solver.capacity - 3 }
+    /// The crop's zoom.
+    let zoom: Double
+    private let solver: LiveCameraPathSolver
+    private let geometry: MotionGeometry?
+    private let estimator: MotionEstimator?
+    /// Two analysis frames, the previous frame's and the current one's (swapped per frame).
+    private var previous: MotionFrame?
+    private var current: MotionFrame?
+    private var hasPrevious = false
+    private var seen = false
+    private let fill: Bool
+    private let mediaSeconds: @Sendable (Frame) -> Double
+    /// Frames whose motion could not be measured (no texture, or the picture changed size).
+    private(set) var unmeasured = 0
+
+    /// `width` x `height`: the coded picture; `framesPerSecond`: the source's rate; `mediaSeconds`: a frame's media
+    /// time as the transform reads it.
+    init(
+        _ cfg: TranscodeConfiguration, width: Int, height: Int, framesPerSecond: Double,
+        mediaSeconds: @escaping @Sendable (Frame) -> Double
+    ) throws(CropZoomError) {
+        let s = cfg.stabilize ?? Stabilization()
+        lookahead = min(2, cfg.maxLatency / 2)
+        let rate = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 30
+        zoom = s.maxZoom
+        solver = try LiveCameraPathSolver(
+            width: width, height: height, zoom: s.maxZoom, lookahead: Int((lookahead * rate).rounded()),
+            tripod: s.mode == .tripod, hold: s.smoothing.map { CameraPathSolver.weights.w1 / $0 } ?? 0)
+        path = LiveCameraPath(width: width, height: height)
+        geometry = MotionGeometry(width: width, height: height)
+        if let geometry {
+            estimator = try MotionEstimator(geometry)
+            previous = try MotionFrame(geometry)
+            current = try MotionFrame(geometry)
+        } else {
+            estimator = nil
+        }
+        fill = s.border == .fill
+        self.mediaSeconds = mediaSeconds
+    }
+
+    /// What the stabiliser says when the recording starts.
+    var notice: String {
+        String(
+            format: "stabilising as it records: a look-ahead of %g s (half of %@), a crop of %g (%@)", lookahead,
+            "\(setting: .maxLatency)", zoom, "\(setting: .stabilizeCrop)")
+    }
+
+    /// The stabiliser's loop: takes frames from `next` (which waits at most until the deadline it is given), hands
+    /// each on to `release` once its correction is fixed; at the end (`next` says so) the frames still waiting are
+    /// fixed with what has arrived and handed on.
+    func run(
+        next: (_ deadline: Double?) throws(CropZoomError) -> BoundedQueue<LiveFrame>.Popped,
+        release: (LiveFrame) throws(CropZoomError) -> Void
+    ) throws(CropZoomError) {
+        var held: [LiveFrame] = []
+        held.reserveCapacity(capacity)
+        var first = 0  // `held[first...]` wait; the slots before are empty (compacted when the line is full)
+        func handOn() throws(CropZoomError) {
+            guard first < held.count, let fixed = try solver.fixNext() else { return }
+            path.record(time: fixed.time, correction: scaled(fixed.correction))
+            let item = held[first]
+            first += 1
+            if first == held.count {
+                held.removeAll(keepingCapacity: true)
+                first = 0
+            }
+            try release(item)
+        }
+        while true {
+            let deadline = first < held.count ? held[first].at + lookahead : nil
+            switch try next(deadline) {
+            case .element(let item):
+                if solver.isFull { try handOn() }
+                if held.count == held.capacity {
+                    held.removeFirst(first)
+                    first = 0
+                }
+                measure(item.frame)
+                held.append(item)
+            case .timedOut:
+                break
+            case .ended:
+                while first < held.count { try handOn() }
+                return
+            }
+            let now = monotonicSeconds()
+            while first < held.count && held[first].at + lookahead <= now { try handOn() }
+        }
+    }
+
+    /// The frame's motion from the one before it, into the solver's window.
+    private func measure(_ frame: Frame) {
+        let t = mediaSeconds(frame)
+        guard let geometry, let estimator, let frameNow = current, let before = previous,
+            frameNow.prepare(from: frame, geometry: geometry)
+        else {
+            unmeasured += 1
+            hasPrevious = false
+            seen = true
+            solver.append(time: t, motion: .identity, measured: false)
+            return
+        }
+        var motion = Similarity.identity
+        // The first frame has no motion; one after a frame that could not be read has none measured.
+        var measured = !seen
+        if hasPrevious { (motion, measured) = estimator.estimate(before, frameNow) }
+        if !measured { unmeasured += 1 }
+        seen = true
+        solver.append(time: t, motion: motion, measured: measured)
+        previous = frameNow
+        current = before
+        hasPrevious = true
+    }
+
+    /// `--stabilize-border fill`: the same path at the picture's own scale (the crop's zoom taken out).
+    private func scaled(_ b: Similarity) -> Similarity {
+        fill ? Similarity(a: b.a * zoom, b: b.b * zoom, tx: b.tx, ty: b.ty) : b
+    }
+}
