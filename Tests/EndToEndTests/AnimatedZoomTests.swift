@@ -117,6 +117,26 @@ struct AnimatedZoomTests {
 
 @Suite("Rotation by any angle, matrices, crop keyframes")
 struct WarpTests {
+    @Test("an RGB picture (a screen grab, libx264rgb) rotated by any angle: made planar first, as the YUV one looks")
+    func rgbPictures() throws {
+        let scratch = try Scratch()
+        let (rgb, yuv) = (scratch.file("rgb.mkv").path, scratch.file("yuv.mkv").path)
+        for (out, options) in [(rgb, ["-pix_fmt", "rgb24", "-c:v", "libx264rgb"]), (yuv, ["-pix_fmt", "yuv444p"])] {
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "1", "-qp", "0"] + options
+                    + [out])
+        }
+        let (a, b) = (scratch.file("a.mkv").path, scratch.file("b.mkv").path)
+        for (input, out) in [(rgb, a), (yuv, b)] {
+            let run = try CLI.cropzoom([input, "-o", out, "--codec", "ffv1", "--rotate", "10", "--quiet"])
+            #expect(run.status == 0, "\(run)")
+        }
+        #expect(try Oracle.decodedFrameHashes(a).count == 25)
+        let psnr = try RealTime.StabilizeTests.psnr(a, b)
+        #expect(psnr > 35, "PSNR \(psnr) dB between the RGB and the YUV input's turn")
+    }
+
     @Test(
         """
         --transform: a half turn in output pixels gives --rotate 180's luma exactly; a keyframed pan starts at the \

@@ -432,6 +432,56 @@ extension RealTime {
             }
         }
 
+        @Test(
+            "while recording: frames at their sent times and the audio whole in every container it can write",
+            arguments: ["mp4", "mov", "mkv", "webm", "ts", "flv"])
+        func whileRecordingContainers(_ ext: String) throws {
+            let scratch = try Scratch()
+            let input = try Self.shaky(scratch, "in.mp4", ["--path", "pan", "--seconds", "1.5"])
+            let (ended, sent, out) = try Self.recordLive(input, ["--stabilize"], scratch: scratch, name: "rec.\(ext)")
+            #expect(ended.status == 0, "\(ended)")
+            let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
+            #expect(done.framesDropped == 0, "\(done)")
+            let sentTimes = try Oracle.videoFramePTS(sent)
+            let got = try Oracle.videoFramePTS(out)
+            #expect(got.count == sentTimes.count && got.count == 45, "\(got.count) of \(sentTimes.count) frames")
+            for (g, s) in zip(got, sentTimes) {
+                #expect(abs((g - got[0]) - (s - sentTimes[0])) <= 0.0015, "\(g - got[0]) vs \(s - sentTimes[0])")
+            }
+            let audio = try #require(try Oracle.streams(out).first { $0.codecType == "audio" }, "no audio")
+            if ext == "webm" {
+                // WebM holds no AAC: re-encoded (Opus), the sound spans what was sent, without a gap.
+                let a = try DesktopCaptureTests.span(out, stream: audio.index)
+                let b = try DesktopCaptureTests.span(sent, stream: 1)
+                #expect(abs((a.end - a.first) - (b.end - b.first)) < 0.05 && a.largestGap < 0.002, "\(a) vs \(b)")
+            } else {
+                #expect(try LiveTests.adts(out) == (try LiveTests.adts(sent)), "audio")
+            }
+        }
+
+        @Test(
+            """
+            while recording from a device (lavfi, paced in real time) giving RGB pictures: measured through grey, \
+            every frame kept, the sound whole (also the one run under the sanitizers: the stabiliser's thread)
+            """)
+        func whileRecordingDevice() throws {
+            let scratch = try Scratch()
+            let out = scratch.file("dev.mkv").path
+            let run = try CLI.cropzoom([
+                "testsrc2=size=320x240:rate=25,format=rgb24,realtime[out0];"
+                    + "sine=frequency=440:sample_rate=48000,arealtime[out1]",
+                "--input-format", "lavfi", "-o", out, "--duration", "2", "--stabilize", "--progress", "json",
+            ])
+            #expect(run.status == 0, "\(run)")
+            let done = try #require(LiveTests.done(run.stderr), "\(run.stderr)")
+            #expect(done.framesDropped == 0 && done.framesOut == 50, "\(done)")
+            #expect(!run.stderr.contains("without texture"), "\(run.stderr)")
+            let times = try Oracle.videoFramePTS(out)
+            #expect(times.count == 50, "\(times.count) frames")
+            let audio = try DesktopCaptureTests.span(out, stream: 1)
+            #expect(abs(audio.end - audio.first - 2) < 0.05 && audio.largestGap < 0.002, "\(audio)")
+        }
+
         @Test("usage: stdin, a live source, a zoom out of range, batch path files: refused, naming the setting")
         func usage() throws {
             let sample = try #require(Oracle.samplesDirectory).appendingPathComponent("std-h264-aac.mp4").path

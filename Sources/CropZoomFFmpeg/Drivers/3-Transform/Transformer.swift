@@ -30,6 +30,9 @@ package final class Transformer: @unchecked Sendable {
     /// background samples for the input's format and range; the blurred background.
     private var warper: PlaneWarper?
     private var warpScratch: Frame?
+    /// A packed or RGB picture made planar before it is warped, and the scaler that does it.
+    private var planarScratch: Frame?
+    private var planarizer: Scaler?
     private var warpSamples: [Int32]?
     private var warpSamplesKey: (format: AVPixelFormat, full: Bool)?
     private var blur: BlurredBackground?
@@ -349,23 +352,40 @@ package final class Transformer: @unchecked Sendable {
         s.scale(src: srcPlanes, srcStride: srcStrides, into: dst)
     }
 
-    /// Rotation by any angle / the user's matrix: each plane warped once from the coded picture
+    /// Rotation by any angle / the user's matrix / stabilisation: each plane warped once from the coded picture
     /// straight into the output (`PlaneWarper`), chroma siting kept; through a scratch frame in
-    /// the input's format when the output's differs (depth, range), then swscale.
-    private func warp(_ input: Frame, into out: Frame) throws(CropZoomError) {
-        guard let map = plan.warpMap(at: frameTime(input.presentationTime)) else {
+    /// the input's format when the output's differs (depth, range), then swscale. A packed or RGB picture (a
+    /// camera's YUYV, a screen grab) is first made planar in the output's format (swscale, `planarScratch`).
+    private func warp(_ picture: Frame, into out: Frame) throws(CropZoomError) {
+        guard let map = plan.warpMap(at: frameTime(picture.presentationTime)) else {
             throw CropZoomError(.processing, what: "warping", reason: "the transform is not invertible")
         }
-        let inFormat = input.pixelFormat
-        let inputFull = input.isFullRange
-        guard PlaneResampler.takes(src: inFormat, dst: inFormat, filter: filter == .area ? .bicubic : filter) else {
-            throw CropZoomError(
-                .processing, what: "rotating",
-                setting: .rotate,
-                reason:
-                    "\(pixelFormatName(inFormat)): \(setting: .rotate) by any angle and \(setting: .transform) "
-                    + "need planar YUV or grey"
-            )
+        let warpFilter: TranscodeConfiguration.Scaler = filter == .area ? .bicubic : filter
+        var input = picture
+        var inFormat = input.pixelFormat
+        var inputFull = input.isFullRange
+        if !PlaneResampler.takes(src: inFormat, dst: inFormat, filter: warpFilter) {
+            let planar =
+                PlaneResampler.takes(src: out.pixelFormat, dst: out.pixelFormat, filter: warpFilter)
+                ? out.pixelFormat : AV_PIX_FMT_YUV444P
+            guard let info = PixelFormatInfo(inFormat) else {
+                throw CropZoomError(
+                    .processing, what: "warping", reason: "\(pixelFormatName(inFormat)) pictures cannot be read")
+            }
+            if planarScratch == nil || planarScratch!.width != input.width || planarScratch!.height != input.height
+                || planarScratch!.pixelFormat != planar
+            {
+                planarScratch = try Frame(width: input.width, height: input.height, format: planar)
+            }
+            input.windowPlanes(x: 0, y: 0, info: info, planes: srcPlanes, strides: srcStrides)
+            let c = try scalerFor(
+                &planarizer, srcW: input.width, srcH: input.height, srcFormat: inFormat, srcFull: inputFull,
+                dstW: input.width, dstH: input.height, dstFormat: planar,
+                chroma: input.pointer.pointee.chroma_location)
+            c.scale(src: srcPlanes, srcStride: srcStrides, into: planarScratch!)
+            input = planarScratch!
+            inFormat = planar
+            inputFull = outputFullRange
         }
         let direct = inFormat == out.pixelFormat && inputFull == outputFullRange
         let target: Frame
