@@ -188,7 +188,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .stabilize:
             return "Steady a handheld recording: the camera's motion is measured, a camera path chosen (holds, "
                 + "constant pans and eases, L1-optimal) inside the room a slight zoom leaves, and every frame rendered "
-                + "along it; the other geometry options apply on top. Frames, times and audio are kept."
+                + "along it; the other geometry options apply on top. Frames, times and audio are kept. A live "
+                + "source is steadied as it records: a causal path with a look-ahead of half \(setting: .maxLatency)."
         case .stabilizeSmoothing:
             return "The longest a correction may take before the path follows the camera (default: as long as the "
                 + "zoom allows); implies \(setting: .stabilize)."
@@ -197,7 +198,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
                 + "allows); implies \(setting: .stabilize)."
         case .stabilizeCrop:
             return "The most \(setting: .stabilize) may zoom in to hide the borders (1.0 to 2; default 1.1); the "
-                + "zoom used is the least that steadies the clip, one for the whole clip. Implies \(setting: .stabilize)."
+                + "zoom used is the least that steadies the clip, one for the whole clip (a live source: this zoom). "
+                + "Implies \(setting: .stabilize)."
         case .stabilizeBorder:
             return "crop (default: zoomed just enough that no border shows) or fill (the picture at its own scale, "
                 + "the uncovered corners showing \(setting: .background)); implies \(setting: .stabilize)."

@@ -10,6 +10,11 @@ import Foundation
 ///       └──copied packets──────────────────────────────────┴──▶ muxQueue ◀────────────────────────────────────┘──▶ mux
 ///     sound reader (--audio-input) ──▶ its re-encoder ──▶ muxQueue
 ///
+/// With `--stabilize` the decoder's leaky edge feeds the stabiliser's queue instead, and the stabiliser's thread
+/// (``LiveStabilizer``) hands each frame on to `liveQueue` once its look-ahead has come:
+///
+///     decode ──evicting──▶ stabilizerQueue ──▶ stabilise (delay line, path) ──evicting──▶ liveQueue ──▶ workers
+///
 /// - The reader offers packets to a long queue (seconds of packets) and never blocks; a packet it cannot place is
 ///   dropped, with the packets up to the next keyframe (``LivePolicy/offers(keyframe:)``).
 /// - Decoded frames go through a short queue that evicts its oldest (`pushEvictingOldest`): the workers take them,
