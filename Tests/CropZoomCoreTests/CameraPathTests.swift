@@ -45,6 +45,34 @@ struct CameraPathTests {
         #expect(abs(q.x - (323 + 15 * cos(.pi / 6))) < 1e-9 && abs(q.y - (178 + 15 * sin(.pi / 6))) < 1e-9)
     }
 
+    @Test(
+        """
+        anamorphic pixels: a correction in square pixels becomes, in coded ones, the same turn as it is shown (not a \
+        shear); the CSV keeps the pixel aspect
+        """)
+    func anamorphic() throws {
+        let s = 4.0 / 3
+        let turn = Similarity(x: 3, y: -2, degrees: 10, scale: 0.9)
+        let coded = turn.affine(width: 480, height: 360, pixelAspect: s)
+        // A coded point, made square about the centre, turned there, made coded again.
+        for (x, y) in [(480.0, 180.0), (0.0, 0.0), (123.5, 300.25)] {
+            let square = turn.apply((x - 240) * s, y - 180)
+            let expected = (x: square.x / s + 240, y: square.y + 180)
+            let got = coded.apply(x, y)
+            #expect(abs(got.x - expected.x) < 1e-9 && abs(got.y - expected.y) < 1e-9, "(\(x), \(y)): \(got)")
+        }
+        #expect(turn.affine(width: 480, height: 360, pixelAspect: 1) == turn.affine(width: 480, height: 360))
+        var path = Self.path
+        path.width = 480
+        path.pixelAspect = s
+        #expect(path.map(at: 0) == path.samples[0].correction.affine(width: 480, height: 360, pixelAspect: s))
+        let back = try CameraPath(csv: path.csv())
+        #expect(abs(back.pixelAspect - s) < 1e-9 && back.width == 480 && back.height == 360)
+        #expect(try CameraPath(csv: Self.path.csv()).pixelAspect == 1)
+        let bad = path.csv().replacingOccurrences(of: "pixel-aspect 1.333333333", with: "pixel-aspect -2")
+        #expect(throws: CameraPathError.self) { try CameraPath(csv: bad) }
+    }
+
     @Test("the CSV reads back the same path (times, motions, corrections, measured) and names its columns")
     func csvRoundTrip() throws {
         let text = Self.path.csv()

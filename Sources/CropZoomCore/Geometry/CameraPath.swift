@@ -48,6 +48,18 @@ public struct Similarity: Sendable, Equatable, Codable {
         let moved = apply(-cx, -cy)
         return Affine(a: a, b: b, c: -b, d: a, tx: moved.x + cx, ty: moved.y + cy)
     }
+
+    /// The same, for a map in square pixels of a picture whose pixels are `pixelAspect` wide (an anamorphic one):
+    /// coded x is made square (× pixelAspect), mapped, and made coded again — S⁻¹ ∘ self ∘ S.
+    public func affine(width: Double, height: Double, pixelAspect s: Double) -> Affine {
+        guard s != 1 else { return affine(width: width, height: height) }
+        let (cx, cy) = (width / 2, height / 2)
+        // Centred coded (u, v) → square (s u, v) → (a s u − b v + tx, b s u + a v + ty) → coded (x / s, y).
+        let (la, lb, lc, ld) = (a, b * s, -b / s, a)
+        let ox = (a * s * -cx - b * -cy + tx) / s + cx
+        let oy = b * s * -cx + a * -cy + ty + cy
+        return Affine(a: la, b: lb, c: lc, d: ld, tx: ox, ty: oy)
+    }
 }
 
 /// A stabilised camera path (`--stabilize`): for every frame of the input's video, the camera's measured motion and
@@ -81,12 +93,26 @@ public struct CameraPath: Sendable, Equatable, Codable {
 
     /// The coded picture the path is for.
     public var width: Int, height: Int
+    /// Its pixels' aspect (width / height of one pixel; 1: square). The motions and corrections are in square pixels:
+    /// a coded x times this (a turn of an anamorphic picture is a turn as it is shown, not a shear).
+    public var pixelAspect: Double
     public var samples: [Sample]
 
-    public init(width: Int, height: Int, samples: [Sample]) {
+    public init(width: Int, height: Int, pixelAspect: Double = 1, samples: [Sample]) {
         self.width = width
         self.height = height
+        self.pixelAspect = pixelAspect > 0 && pixelAspect.isFinite ? pixelAspect : 1
         self.samples = samples
+    }
+
+    private enum CodingKeys: String, CodingKey { case width, height, pixelAspect, samples }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height),
+            pixelAspect: try c.decodeIfPresent(Double.self, forKey: .pixelAspect) ?? 1,
+            samples: try c.decode([Sample].self, forKey: .samples))
     }
 
     /// The largest zoom any frame's correction applies (1 / the smallest scale).
@@ -127,7 +153,7 @@ public struct CameraPath: Sendable, Equatable, Codable {
 
     /// The frame's read map in coded pixel coordinates (origin top-left): the stabilised picture → frame t.
     public func map(at t: Double) -> Affine {
-        correction(at: t).affine(width: Double(width), height: Double(height))
+        correction(at: t).affine(width: Double(width), height: Double(height), pixelAspect: pixelAspect)
     }
 }
 

@@ -7,7 +7,8 @@ import Foundation
 /// the correction B_t (`x,y,angle,zoom`: the stabilised picture is frame t zoomed by `zoom` about its centre, turned
 /// by `angle` degrees clockwise and moved by (x, y) coded pixels); the stabilised camera P_t
 /// (`path_x,path_y,path_angle`). Reading, only `time` and the correction's four columns are needed: edit those.
-/// A first line `# cropzoom camera path WxH` gives the coded picture's size.
+/// A first line `# cropzoom camera path WxH` gives the coded picture's size, followed by `pixel-aspect A` when its
+/// pixels are not square (then the x columns are in square pixels: coded x × A).
 extension CameraPath {
     public static let csvColumns = [
         "frame", "time", "measured", "motion_x", "motion_y", "motion_angle", "motion_scale", "camera_x", "camera_y",
@@ -16,7 +17,8 @@ extension CameraPath {
 
     /// The path as CSV text (numbers with enough digits to read back the same path within 1e-9 px).
     public func csv() -> String {
-        var lines = ["# cropzoom camera path \(width)x\(height)", Self.csvColumns.joined(separator: ",")]
+        let aspect = pixelAspect == 1 ? "" : " pixel-aspect \(String(format: "%.10g", pixelAspect))"
+        var lines = ["# cropzoom camera path \(width)x\(height)\(aspect)", Self.csvColumns.joined(separator: ",")]
         let cam = camera
         let stab = stabilised
         func n(_ v: Double) -> String { String(format: "%.10g", v) }
@@ -37,6 +39,7 @@ extension CameraPath {
     /// picture's size when the first line does not give it. Throws a reason naming the line.
     public init(csv text: String, width: Int? = nil, height: Int? = nil) throws(CameraPathError) {
         var size = width.flatMap { w in height.map { (w, $0) } }
+        var aspect = 1.0
         var header: [String: Int]? = nil
         var samples: [Sample] = []
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -44,9 +47,17 @@ extension CameraPath {
             if line.isEmpty { continue }
             if line.hasPrefix("#") {
                 let words = line.split(separator: " ")
-                if let last = words.last, words.contains("path") {
-                    let wh = last.split(separator: "x").compactMap { Int($0) }
-                    if wh.count == 2, wh[0] > 0, wh[1] > 0 { size = (wh[0], wh[1]) }
+                if words.contains("path") {
+                    for word in words {
+                        let wh = word.split(separator: "x", omittingEmptySubsequences: false).compactMap { Int($0) }
+                        if wh.count == 2, wh[0] > 0, wh[1] > 0 { size = (wh[0], wh[1]) }
+                    }
+                    if let i = words.firstIndex(of: "pixel-aspect"), i + 1 < words.count {
+                        guard let a = Double(words[i + 1]), a > 0, a.isFinite else {
+                            throw CameraPathError(line: number + 1, reason: "'\(words[i + 1])' is not a pixel aspect")
+                        }
+                        aspect = a
+                    }
                 }
                 continue
             }
@@ -89,7 +100,7 @@ extension CameraPath {
         }
         guard !samples.isEmpty else { throw CameraPathError(line: 0, reason: "no frames") }
         guard let size else { throw CameraPathError(line: 1, reason: "no '# cropzoom camera path WxH' line") }
-        self.init(width: size.0, height: size.1, samples: samples)
+        self.init(width: size.0, height: size.1, pixelAspect: aspect, samples: samples)
     }
 }
 

@@ -8,8 +8,10 @@ import Synchronization
 /// Only the latest ``capacity`` corrections are kept (a ring made once: a long recording's memory stays flat); a
 /// frame waits at most the latency bound between the two, far fewer frames than that.
 public final class LiveCameraPath: Sendable, Equatable {
-    /// The coded picture the corrections are for.
+    /// The coded picture the corrections are for, and its pixels' aspect (the corrections are in square pixels, as
+    /// ``CameraPath/pixelAspect`` says).
     public let width: Int, height: Int
+    public let pixelAspect: Double
     /// Corrections kept.
     public let capacity: Int
     private struct Ring {
@@ -20,9 +22,10 @@ public final class LiveCameraPath: Sendable, Equatable {
     }
     private let ring: Mutex<Ring>
 
-    public init(width: Int, height: Int, capacity: Int = 1024) {
+    public init(width: Int, height: Int, pixelAspect: Double = 1, capacity: Int = 1024) {
         self.width = width
         self.height = height
+        self.pixelAspect = pixelAspect > 0 && pixelAspect.isFinite ? pixelAspect : 1
         self.capacity = max(2, capacity)
         ring = Mutex(
             Ring(
@@ -61,7 +64,7 @@ public final class LiveCameraPath: Sendable, Equatable {
 
     /// The frame's read map in coded pixel coordinates (as ``CameraPath/map(at:)``).
     public func map(at t: Double) -> Affine {
-        correction(at: t).affine(width: Double(width), height: Double(height))
+        correction(at: t).affine(width: Double(width), height: Double(height), pixelAspect: pixelAspect)
     }
 
     public static func == (l: LiveCameraPath, r: LiveCameraPath) -> Bool { l === r }

@@ -14,6 +14,18 @@ package struct MotionGeometry: @unchecked Sendable {
         guard cz_motion_geometry_init(&g, Int32(width), Int32(height), k) == 0 else { return nil }
     }
 
+    /// The picture the motion is measured on: the coded one, or for pixels that are not square (`pixelAspect`, a
+    /// pixel's width / height) the coded one stretched to square pixels (its width × pixelAspect), so that a turn
+    /// is measured as it is shown. nil when too small.
+    package init?(codedWidth width: Int, height: Int, pixelAspect: Double) {
+        let w = pixelAspect > 0 && pixelAspect.isFinite ? max(1, Int((Double(width) * pixelAspect).rounded())) : width
+        self.init(width: w, height: height)
+    }
+
+    /// The picture's size (square pixels).
+    package var width: Int { Int(g.width) }
+    package var height: Int { Int(g.height) }
+
     /// Full-resolution pixels per analysis pixel.
     package var factor: Int { Int(g.factor) }
     package var analysisWidth: Int { Int(g.analysis_width) }
@@ -55,34 +67,39 @@ package final class MotionFrame: @unchecked Sendable {
         strides.deallocate()
     }
 
-    /// Downscales the luma of `picture` and prepares it (`cz_motion_frame_prepare_luma`); any other pixel format is
-    /// made grey first (`sws_scale`). False when the picture is not the geometry's size or swscale cannot read its
-    /// format.
+    /// Downscales the luma of `picture` and prepares it (`cz_motion_frame_prepare_luma`); any other pixel format, or
+    /// a picture stretched to square pixels (the geometry wider or narrower than the picture), is made grey at the
+    /// geometry's size first (`sws_scale`). False when the picture's height is not the geometry's or swscale cannot
+    /// read its format.
     package func prepare(from picture: Frame, geometry: MotionGeometry) -> Bool {
-        guard picture.width == Int(geometry.g.width), picture.height == Int(geometry.g.height) else { return false }
+        guard picture.height == Int(geometry.g.height) else { return false }
         if let info = PixelFormatInfo(picture.pixelFormat), info.isZimgPlanar,
-            let base = picture.pointer.pointee.dataPlane(0)
+            picture.width == Int(geometry.g.width), let base = picture.pointer.pointee.dataPlane(0)
         {
             let stride = Int(picture.pointer.pointee.linesizePlane(0))
             let bytes: Int32 = info.bitDepth > 8 ? 2 : 1
             points = Int(cz_motion_frame_prepare_luma(frame, base, stride, bytes, Int32(info.bitDepth)))
             return true
         }
-        guard let plane = greyPlane(of: picture), let base = plane.pointer.pointee.dataPlane(0) else { return false }
+        guard let plane = greyPlane(of: picture, width: Int(geometry.g.width)),
+            let base = plane.pointer.pointee.dataPlane(0)
+        else { return false }
         let stride = Int(plane.pointer.pointee.linesizePlane(0))
         points = Int(cz_motion_frame_prepare_luma(frame, base, stride, 1, 8))
         return true
     }
 
-    /// `picture` as 8-bit grey (`sws_scale` at the same size), nil when swscale cannot convert it.
-    private func greyPlane(of picture: Frame) -> Frame? {
+    /// `picture` as 8-bit grey `width` wide (`sws_scale`: point sampled at the same size, else area-averaged or
+    /// bicubic), nil when swscale cannot convert it.
+    private func greyPlane(of picture: Frame, width: Int) -> Frame? {
+        let flags = width == picture.width ? SWS_POINT : width < picture.width ? SWS_AREA : SWS_BICUBIC
         let key = Scaler.Key(
-            srcW: picture.width, srcH: picture.height, srcFormat: picture.pixelFormat, dstW: picture.width,
-            dstH: picture.height, dstFormat: AV_PIX_FMT_GRAY8, flags: Int32(SWS_POINT),
+            srcW: picture.width, srcH: picture.height, srcFormat: picture.pixelFormat, dstW: width,
+            dstH: picture.height, dstFormat: AV_PIX_FMT_GRAY8, flags: Int32(flags),
             srcFullRange: picture.isFullRange, dstFullRange: true)
         if greyScaler?.key != key {
             greyScaler = try? Scaler(key)
-            grey = try? Frame(width: picture.width, height: picture.height, format: AV_PIX_FMT_GRAY8)
+            grey = try? Frame(width: width, height: picture.height, format: AV_PIX_FMT_GRAY8)
         }
         guard let greyScaler, let grey else { return nil }
         for i in 0..<4 {

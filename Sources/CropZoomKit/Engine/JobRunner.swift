@@ -71,8 +71,8 @@ final class JobRunner {
             // A live source: no analysis pass; the path is made as the frames arrive (a causal path).
             let times = job.times
             let stabilizer = try LiveStabilizer(
-                cfg, width: job.codedSize.width, height: job.codedSize.height, framesPerSecond: live.framesPerSecond,
-                mediaSeconds: { times.mediaTime($0.presentationTime) })
+                cfg, width: job.codedSize.width, height: job.codedSize.height, pixelAspect: job.pixelAspect,
+                framesPerSecond: live.framesPerSecond, mediaSeconds: { times.mediaTime($0.presentationTime) })
             job.follow(stabilizer.path)
             liveStabilizer = stabilizer
             onNotice("\(cfg.inputName): \(stabilizer.notice)")
@@ -86,7 +86,7 @@ final class JobRunner {
             outcome.notices.forEach(onNotice)
             stabilizing = outcome.notices
             if let path = outcome.path {
-                try Stabilizer.check(path, size: job.codedSize, cfg: cfg)
+                try Stabilizer.check(path, size: job.codedSize, pixelAspect: job.pixelAspect, cfg: cfg)
                 job.follow(path)
             }
         }
@@ -152,6 +152,12 @@ final class JobRunner {
         if cfg.stabilize == nil { cfg.stabilize = Stabilization() }
         cfg.stabilize?.path = nil
         FFmpegLog.install(verbose: cfg.verbose)
+        if cfg.isLive {
+            throw CropZoomError(
+                .usage, path: cfg.inputName, setting: .stabilize,
+                reason: "a live source's camera path is made as it records (a transcode with \(setting: .stabilize)); "
+                    + "there is no clip to analyse beforehand")
+        }
         try Stabilizer.check(cfg)
         let started = monotonicSeconds()
         do {

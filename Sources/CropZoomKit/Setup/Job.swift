@@ -26,6 +26,8 @@ final class Job: @unchecked Sendable {
     let fullRange: Bool
     /// The YUV matrix of an RGB ↔ YUV conversion.
     let matrix: ColorMatrix
+    /// The input's pixel aspect (a pixel's width / height; 1: square or unknown).
+    let pixelAspect: Double
     /// HDR mapped to SDR (`--tone-map`); nil when the picture keeps its colours.
     let toneMapping: ToneMapping?
     let routes: [StreamRoute]
@@ -118,6 +120,7 @@ final class Job: @unchecked Sendable {
         }
         self.live = live
         plan = video.plan
+        pixelAspect = video.pixelAspect
         outputFormat = video.outputFormat
         fullRange = video.fullRange
         matrix = video.matrix

@@ -13,6 +13,8 @@ struct VideoSetup {
     let fullRange: Bool
     /// The YUV matrix of an RGB ↔ YUV conversion: the output's label, or the input's for RGB output.
     let matrix: ColorMatrix
+    /// The input's pixel aspect (a pixel's width / height; 1: square or unknown).
+    let pixelAspect: Double
     let threads: ThreadPlan
     /// Nil with `--codec none`.
     let encoder: VideoEncoder?
@@ -89,6 +91,7 @@ struct VideoSetup {
                     + "players take (\(setting: .pixFmt) \(inInfo.name) keeps it)")
         }
         let aspect = SourcePicture.sampleAspect(videoStream, decoder, width: dec.width, height: dec.height)
+        pixelAspect = aspect.ratio.value
         if let ignored = aspect.ignored {
             notes.append(
                 "\(cfg.inputName): video stream #\(input.videoIndex): its pixel aspect ratio \(ignored.num):\(ignored.den) "

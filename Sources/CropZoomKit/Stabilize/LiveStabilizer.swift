@@ -46,21 +46,23 @@ final class LiveStabilizer: @unchecked Sendable {
     /// Frames whose motion could not be measured (no texture, or the picture changed size).
     private(set) var unmeasured = 0
 
-    /// `width` x `height`: the coded picture; `framesPerSecond`: the source's rate; `mediaSeconds`: a frame's media
-    /// time as the transform reads it.
+    /// `width` x `height`: the coded picture, its pixels `pixelAspect` wide (the motion is measured and the path
+    /// chosen in square pixels); `framesPerSecond`: the source's rate; `mediaSeconds`: a frame's media time as the
+    /// transform reads it.
     init(
-        _ cfg: TranscodeConfiguration, width: Int, height: Int, framesPerSecond: Double,
+        _ cfg: TranscodeConfiguration, width: Int, height: Int, pixelAspect: Double = 1, framesPerSecond: Double,
         mediaSeconds: @escaping @Sendable (Frame) -> Double
     ) throws(CropZoomError) {
         let s = cfg.stabilize ?? Stabilization()
         lookahead = min(2, cfg.maxLatency / 2)
         let rate = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 30
         zoom = s.maxZoom
+        geometry = MotionGeometry(codedWidth: width, height: height, pixelAspect: pixelAspect)
         solver = try LiveCameraPathSolver(
-            width: width, height: height, zoom: s.maxZoom, lookahead: Int((lookahead * rate).rounded()),
+            width: geometry?.width ?? width, height: height, zoom: s.maxZoom,
+            lookahead: Int((lookahead * rate).rounded()),
             tripod: s.mode == .tripod, hold: s.smoothing.map { CameraPathSolver.weights.w1 / $0 } ?? 0)
-        path = LiveCameraPath(width: width, height: height)
-        geometry = MotionGeometry(width: width, height: height)
+        path = LiveCameraPath(width: width, height: height, pixelAspect: pixelAspect)
         if let geometry {
             estimator = try MotionEstimator(geometry)
             previous = try MotionFrame(geometry)

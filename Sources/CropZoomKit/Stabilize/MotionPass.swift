@@ -4,10 +4,11 @@ import Foundation
 /// The analysis pass of `--stabilize`: the input's video decoded once more, on its own, and the camera's motion
 /// measured between every two consecutive frames the render will show.
 ///
-/// Two threads beside the decoder's own: the reader reads, decodes and prepares each frame (its luma averaged down
-/// and its pyramid built: ``MotionFrame``), the estimator measures each pair (``MotionEstimator``); prepared frames
-/// go between them through a bounded queue, from a fixed pool (nothing allocated per frame). The result depends on
-/// the frames alone, not on the threads.
+/// Threads beside the decoder's own: the reader reads, decodes and prepares each frame (its luma averaged down and its
+/// pyramid built: ``MotionFrame``), and one estimator per usable core measures the pairs (``MotionEstimator``, one
+/// each); pairs of prepared frames go between them through a bounded queue, the frames from a fixed pool, each given
+/// back once both pairs it is part of are measured (nothing allocated per frame). The result depends on the frames
+/// alone, not on the threads.
 struct MotionPass {
     /// One frame's measured motion: F_t from this frame to the one before (identity for the first).
     struct Sample {
@@ -25,27 +26,37 @@ struct MotionPass {
     let end: Double?
     let cancel: CancelFlag
 
-    /// Measures every frame's motion; `progress` (frames, media time) a few times a second on the calling thread.
-    /// The coded size is returned with the samples.
+    /// Measures every frame's motion (in square pixels: ``MotionGeometry/init(codedWidth:height:pixelAspect:)``);
+    /// `progress` (frames, media time) a few times a second on the calling thread. The coded size and the pixels'
+    /// aspect are returned with the samples.
     func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> (
-        width: Int, height: Int, samples: [Sample]
+        width: Int, height: Int, pixelAspect: Double, samples: [Sample]
     ) {
         let cfg = configuration
         let decoder = source.decoder
         try decoder.open(threads: max(1, UsableCPUs.count))
         let dec = decoder.context
-        guard let geometry = MotionGeometry(width: dec.width, height: dec.height) else {
+        let aspect = SourcePicture.sampleAspect(
+            source.input.stream(source.videoIndex), decoder, width: dec.width, height: dec.height
+        ).ratio.value
+        guard let geometry = MotionGeometry(codedWidth: dec.width, height: dec.height, pixelAspect: aspect) else {
             throw CropZoomError(
                 .processing, what: "stabilising", path: cfg.inputName,
                 reason: "the picture (\(dec.width)x\(dec.height)) is too small to measure its motion")
         }
         let base = decoder.timeBase.seconds
         let control = RunControl()
-        let pool = try ShellPool(capacity: 8, control: control) { () throws(CropZoomError) in
-            try MotionFrame(geometry)
+        // Estimators: one per usable core (the reader's decoding shares them), at least one.
+        let estimators = try (0..<max(1, min(4, UsableCPUs.count))).map { _ throws(CropZoomError) in
+            try MotionEstimator(geometry)
         }
-        let queue = BoundedQueue<MotionFrame>(capacity: 4, control: control)
-        let estimator = try MotionEstimator(geometry)
+        // Frames: those of the queued pairs, of the pairs being measured, and the one being prepared.
+        let queued = 4
+        let pool = try ShellPool(capacity: queued + 2 * estimators.count + 3, control: control) {
+            () throws(CropZoomError) in try MotionFrame(geometry)
+        }
+        let queue = BoundedQueue<Pair>(capacity: queued, control: control)
+        let uses = Uses(pool: pool)
         let state = PassState()
         let input = source.input
         let videoIndex = source.videoIndex
@@ -62,6 +73,12 @@ struct MotionPass {
             do throws(CropZoomError) {
                 let packet = try Packet()
                 var past = false
+                var previous: MotionFrame? = nil
+                var index = 0
+                defer {
+                    // The last frame has no pair after it.
+                    if let previous { uses.done(previous) }
+                }
                 func take(_ frame: Frame) throws(CropZoomError) {
                     let t = Double(frame.presentationTime) * base - timeOffset
                     if t < -1e-6 { return }
@@ -78,7 +95,17 @@ struct MotionPass {
                                 + "cannot make them grey)")
                     }
                     slot.time = t
-                    if try queue.push(slot) == .enough { past = true }
+                    // Used by its own pair (not the first frame's: it has none) and by the next frame's.
+                    uses.start(slot, count: previous == nil ? 1 : 2)
+                    if let before = previous {
+                        if try queue.push(Pair(index: index, previous: before, current: slot)) == .enough {
+                            past = true
+                        }
+                    } else {
+                        state.set(index, Sample(time: t, motion: .identity, measured: true))
+                    }
+                    previous = slot
+                    index += 1
                 }
                 reading: while !past {
                     if cancel.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
@@ -96,27 +123,28 @@ struct MotionPass {
             }
         }
         reader.name = "cropzoom-analyse-read"
-        let measurer = Thread {
-            do throws(CropZoomError) {
-                var previous: MotionFrame? = nil
-                while let current = try queue.pop() {
-                    var sample = Sample(time: current.time, motion: .identity, measured: true)
-                    if let previous {
-                        (sample.motion, sample.measured) = estimator.estimate(previous, current)
-                        pool.release(previous)
+        let measurers = estimators.enumerated().map { k, estimator in
+            joined.enter()
+            let thread = Thread {
+                defer { joined.leave() }
+                do throws(CropZoomError) {
+                    while let pair = try queue.pop() {
+                        let (motion, measured) = estimator.estimate(pair.previous, pair.current)
+                        state.set(pair.index, Sample(time: pair.current.time, motion: motion, measured: measured))
+                        uses.done(pair.previous)
+                        uses.done(pair.current)
                     }
-                    previous = current
-                    state.append(sample)
+                } catch {
+                    control.fail(error)
                 }
-                if let previous { pool.release(previous) }
-            } catch {
-                control.fail(error)
             }
-            state.finish()
+            thread.name = "cropzoom-analyse-motion-\(k + 1)"
+            return thread
         }
-        measurer.name = "cropzoom-analyse-motion"
+        // Finished once the reader and every estimator have ended.
+        joined.notify(queue: .global()) { state.finish() }
         reader.start()
-        measurer.start()
+        for thread in measurers { thread.start() }
         var lastReport = 0.0
         while !state.waitFinished(seconds: 0.05) {
             if cancel.isSet { control.fail(CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled")) }
@@ -126,25 +154,63 @@ struct MotionPass {
                 progress(n, t)
             }
         }
-        // The reader ends once the queue is closed or the run stopped.
+        // The reader ends once the queue is closed or the run stopped, the estimators once it is drained.
         joined.wait()
         if let error = control.firstError { throw error }
         let samples = state.samples
         progress?(samples.count, samples.last?.time ?? 0)
-        return (dec.width, dec.height, samples)
+        return (dec.width, dec.height, aspect, samples)
     }
 
-    /// What the estimator thread has measured, read by the calling thread.
+    /// Two consecutive prepared frames, and the later one's index.
+    private struct Pair {
+        var index: Int
+        var previous: MotionFrame
+        var current: MotionFrame
+    }
+
+    /// How many pairs still need each prepared frame; a frame goes back to the pool when none does.
+    ///
+    /// `@unchecked Sendable`: the counts are behind `lock`.
+    private final class Uses: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counts: [ObjectIdentifier: Int] = [:]
+        private let pool: ShellPool<MotionFrame>
+
+        init(pool: ShellPool<MotionFrame>) {
+            self.pool = pool
+            counts.reserveCapacity(pool.capacity * 2)
+        }
+
+        func start(_ frame: MotionFrame, count: Int) { lock.withLock { counts[ObjectIdentifier(frame)] = count } }
+
+        func done(_ frame: MotionFrame) {
+            let free = lock.withLock {
+                let id = ObjectIdentifier(frame)
+                let left = (counts[id] ?? 1) - 1
+                counts[id] = left
+                return left <= 0
+            }
+            if free { pool.release(frame) }
+        }
+    }
+
+    /// What the estimator threads have measured (by frame index), read by the calling thread.
     ///
     /// `@unchecked Sendable`: all state is behind `condition`.
     private final class PassState: @unchecked Sendable {
         private let condition = NSCondition()
         private var list: [Sample] = []
+        private var count = 0
+        private var latest = 0.0
         private var finished = false
 
-        func append(_ s: Sample) {
+        func set(_ index: Int, _ s: Sample) {
             condition.lock()
-            list.append(s)
+            while list.count <= index { list.append(Sample(time: 0, motion: .identity, measured: false)) }
+            list[index] = s
+            count += 1
+            latest = max(latest, s.time)
             condition.unlock()
         }
 
@@ -166,7 +232,7 @@ struct MotionPass {
         var progress: (Int, Double) {
             condition.lock()
             defer { condition.unlock() }
-            return (list.count, list.last?.time ?? 0)
+            return (count, latest)
         }
 
         var samples: [Sample] {

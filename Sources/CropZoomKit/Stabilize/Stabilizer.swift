@@ -64,7 +64,9 @@ enum Stabilizer {
             timeOffset: shift * source.decoder.timeBase.seconds + trim.startTime,
             end: cfg.end.map { $0 - (cfg.start ?? 0) }, cancel: cancel)
         let measured = try pass.run(progress: progress)
-        var outcome = plan(measured.samples, width: measured.width, height: measured.height, cfg: cfg)
+        var outcome = plan(
+            measured.samples, width: measured.width, height: measured.height, pixelAspect: measured.pixelAspect,
+            cfg: cfg)
         if let path = outcome.path, let out = s.pathOut {
             try AtomicFile.write(Data(path.csv().utf8), to: out)
             outcome.notices.append("\(cfg.inputName): camera path written to \(out)")
@@ -72,21 +74,28 @@ enum Stabilizer {
         return outcome
     }
 
-    /// A path is for one picture size: the input's.
-    static func check(_ path: CameraPath, size: (width: Int, height: Int), cfg: TranscodeConfiguration)
-        throws(CropZoomError)
-    {
+    /// A path is for one picture size and pixel aspect: the input's.
+    static func check(
+        _ path: CameraPath, size: (width: Int, height: Int), pixelAspect: Double, cfg: TranscodeConfiguration
+    ) throws(CropZoomError) {
         guard path.width == size.width, path.height == size.height else {
             throw CropZoomError(
                 .usage, path: cfg.stabilize?.pathIn ?? cfg.inputName, setting: .pathIn,
                 reason: "the camera path is for a \(path.width)x\(path.height) picture; the input's is "
                     + "\(size.width)x\(size.height)")
         }
+        guard abs(path.pixelAspect - pixelAspect) < 1e-6 * pixelAspect else {
+            throw CropZoomError(
+                .usage, path: cfg.stabilize?.pathIn ?? cfg.inputName, setting: .pathIn,
+                reason: "the camera path is for pixels of aspect \(String(format: "%.6g", path.pixelAspect)); the "
+                    + "input's are \(String(format: "%.6g", pixelAspect))")
+        }
     }
 
-    /// The path through `samples` (the analysis' motions) as `cfg.stabilize` asks, or nil with the reason.
+    /// The path through `samples` (the analysis' motions, in square pixels of a `width` x `height` coded picture whose
+    /// pixels are `pixelAspect` wide) as `cfg.stabilize` asks, or nil with the reason.
     static func plan(
-        _ samples: [MotionPass.Sample], width: Int, height: Int, cfg: TranscodeConfiguration
+        _ samples: [MotionPass.Sample], width: Int, height: Int, pixelAspect: Double = 1, cfg: TranscodeConfiguration
     ) -> Outcome {
         guard let s = cfg.stabilize else { return Outcome(path: nil, notices: []) }
         let name = cfg.inputName
@@ -102,7 +111,7 @@ enum Stabilizer {
         durations.append(durations.last ?? 1 / 30)
         let problem = CameraPathSolver.Problem(
             motions: samples.map(\.motion), measured: samples.map(\.measured), durations: durations,
-            width: Double(width), height: Double(height), tripod: s.mode == .tripod,
+            width: Double(width) * pixelAspect, height: Double(height), tripod: s.mode == .tripod,
             hold: s.smoothing.map { CameraPathSolver.weights.w1 / $0 } ?? 0, maxZoom: s.maxZoom)
         let solution: CameraPathSolver.Solution
         do throws(CropZoomError) { solution = try CameraPathSolver.choose(problem) } catch {
@@ -127,7 +136,7 @@ enum Stabilizer {
             corrections = corrections.map { Similarity(a: $0.a * z, b: $0.b * z, tx: $0.tx, ty: $0.ty) }
         }
         let path = CameraPath(
-            width: width, height: height,
+            width: width, height: height, pixelAspect: pixelAspect,
             samples: zip(samples, corrections).map {
                 CameraPath.Sample(time: $0.time, motion: $0.motion, measured: $0.measured, correction: $1)
             })
