@@ -37,7 +37,8 @@ class Problem(ctypes.Structure):
                 ("width", ctypes.c_double), ("height", ctypes.c_double), ("crop", ctypes.c_double),
                 ("w1", ctypes.c_double), ("w2", ctypes.c_double), ("w3", ctypes.c_double),
                 ("affine_weight", ctypes.c_double), ("hold", ctypes.c_double), ("mode", ctypes.c_int),
-                ("window", ctypes.c_int), ("overlap", ctypes.c_int), ("backend", ctypes.c_int), ("smooth2", ctypes.c_double)]
+                ("window", ctypes.c_int), ("overlap", ctypes.c_int), ("backend", ctypes.c_int), ("smooth2", ctypes.c_double),
+                ("area_weight", ctypes.c_double)]
 
 
 class Stats(ctypes.Structure):
@@ -123,12 +124,13 @@ def cmd_quality(a):
     L = load(a.lib)
     rows = []
     for name in CLIPS:
-        W, H, Ms, times = sidecar(os.path.join(a.clips, name + ".mkv"))
+        W, H, Ms, times = sidecar(os.path.join(a.clips, name + "." + a.ext))
         F = motions(W, H, Ms, a.noise, a.seed)
         crop = dict(kv.split("=") for kv in a.crops.split(","))[name] if a.crops else a.crop
         crop = float(crop) if crop else 0.0
         p, keep = problem(L, F, W, H, crop or 1.0)
         p.hold = a.hold; p.mode = a.mode; p.affine_weight = a.affine_weight
+        p.smooth2 = a.smooth2; p.area_weight = a.area_weight
         B = np.zeros((len(F), 4)); st = Stats(); z = ctypes.c_double(crop)
         t0 = time.perf_counter()
         if crop:
@@ -142,10 +144,13 @@ def cmd_quality(a):
         jp, jd, kept = evaluate(W, H, Ms, times, B)
         rows.append(dict(clip=name, rc=rc, crop=z.value, input_px=jr[0], input_deg=jr[1], jitter_px=jp,
                          jitter_deg=jd, kept=kept, kept_min=float(np.min(B[:, 0] ** 2 + B[:, 1] ** 2)),
+                         zoom_min=float(np.min(1 / np.hypot(B[:, 0], B[:, 1]))),
+                         zoom_max=float(np.max(1 / np.hypot(B[:, 0], B[:, 1]))),
                          violation=st.violation, objective=st.objective, seconds=dt))
     print(json.dumps(rows, indent=1) if a.json else "\n".join(
         f"{r['clip']:7s} rc={r['rc']} z={r['crop']:.4f} input {r['input_px']:.3f} px/f2 {r['input_deg']:.4f} deg/f2"
         f" -> {r['jitter_px']:.4f} px/f2 {r['jitter_deg']:.4f} deg/f2 kept {r['kept']:.3f} (min {r['kept_min']:.3f})"
+        f" zoom {r['zoom_min']:.4f}..{r['zoom_max']:.4f}"
         f" viol {r['violation']:.2g} S {r['objective']:.1f} {r['seconds']:.2f}s" for r in rows))
 
 
@@ -246,6 +251,10 @@ def main():
     q.add_argument("--mode", type=int, default=0)
     q.add_argument("--affine-weight", type=float, default=0.0)
     q.add_argument("--json", action="store_true")
+    q.add_argument("--ext", default="mkv", help="the clips' extension (their sidecars are CLIP.EXT.json)")
+    q.add_argument("--smooth2", type=float, default=0.0, help="the squared second differences' weight (3000 built in)")
+    q.add_argument("--area-weight", type=float, default=0.0,
+                   help="> 0: the zoom free per frame, this reward per px of kept half diagonal (with --crop)")
     q.add_argument("--crops", help="per clip fixed crops, e.g. static=1.038,pan=1.051 (instead of choosing)")
     s = sp.choices["solve"]
     s.add_argument("--n", type=int, required=True)

@@ -180,7 +180,7 @@ def markdown(res):
          "(../shared/corpus/axm-sample_edit_list.mp4, 1080x1920); shake 3 px and 0.3° RMS per axis at 2-8 Hz. The "
          "outputs are FFV1 (lossless): through H.264 CRF 16 the tuned vid.stab output of the static clip measured "
          "0.163 px/f² instead of 0.201 — the encoder's skip blocks hide part of the residual motion.", "",
-         f"Machine: {m['cpu']}, {m['cores']} cores (shared with a CI run: every command under `nice -n 15`; load "
+         f"Machine: {m['cpu']}, {m['cores']} cores (a shared machine: every command under `nice -n 15`; load "
          f"average at the start {m['load_at_start'][0]:.2f}), {m['ffmpeg']}, libvidstab {m['libvidstab']}. Times "
          f"are medians of {res['runs']} runs: wall time of the passes together, user+system CPU, peak RSS.", "",
          "Columns: **jitter** = RMS second difference of the frame centre's path, output px/frame² (and of the "

@@ -190,6 +190,13 @@ static double r_terms(const cz_path_problem *p, int t, int t0, int k, double f, 
     double fa = F[0], fb = F[1];
     int n1 = 4 * (t + 1 - t0), n0 = 4 * (t - t0);
     int lin = k < 2 ? 0 : 2;
+    if (k == 0 && p->area_weight > 0) {
+        // The zoom free: its changes are the correction's own (a_{t+1} - a_t), so the camera's zoom is kept, not
+        // cancelled by a counter-zoom.
+        c[*m] = n1; v[(*m)++] = f;
+        c[*m] = n0; v[(*m)++] = -f;
+        return 0.0;
+    }
     if (k == 0 || k == 2) { c[*m] = n1 + lin; v[(*m)++] = f * fa; c[*m] = n1 + lin + 1; v[(*m)++] = -f * fb; }
     else { c[*m] = n1 + lin; v[(*m)++] = f * fb; c[*m] = n1 + lin + 1; v[(*m)++] = f * fa; }
     c[*m] = n0 + k; v[(*m)++] = -f;
@@ -314,29 +321,38 @@ static int solve_range(const cz_path_problem *p, const setup_t *s, int t0, int t
  * ------------------------------------------------------------------------------------------------------- */
 
 typedef struct { int k; int c[12]; double v[12]; double h, w; } l1term_t;       ///< w |v.x[c] - h|
-typedef struct { int k; int c[3]; double v[3]; double u; } ineq_t;              ///< v.x[c] <= u
+typedef struct { int k; int c[4]; double v[4]; double u; } ineq_t;              ///< v.x[c] <= u
 
-#define IPM_KD 11
+#define IPM_KD 11      ///< half-bandwidth, the zoom fixed (three unknowns a frame)
+#define IPM_KD_ZOOM 13 ///< the zoom free (four unknowns a frame: a D3 term spans a_t .. b_{t+3}, tx_t .. ty_{t+3})
 
 /// Maps a 4-per-frame column (a', b', tx, ty) of frame t (window-local) to a free variable, or folds it into
 /// the constant: returns 1 if free (*var set), 0 if fixed (*val set).
+/// With the zoom free (p->area_weight > 0) a' = r/crop + x_a: *val then receives the constant part r/crop too.
 static int ipm_var(const cz_path_problem *p, const setup_t *s, int t0, int nfix, const double *B, int col,
                    int *var, double *val) {
     int t = col / 4, k = col % 4;
     if (t < nfix) { *val = (k < 2 ? s->r : 1) * B[4 * (t0 + t) + k]; return 0; }
+    *val = 0;
+    if (p->area_weight > 0) {
+        if (k == 0) *val = s->r / p->crop;
+        *var = 4 * (t - nfix) + k;
+        return 1;
+    }
     if (k == 0) { *val = s->r / p->crop; return 0; }
     *var = 3 * (t - nfix) + (k - 1);
     return 1;
 }
 
-/// Banded Cholesky in place (lower band, A[i*(KD+1)+d] = A(i, i-d)); returns 0, or -1 if not positive.
-static int band_chol(double *A, int n) {
-    const int W = IPM_KD + 1;
+/// Banded Cholesky in place (lower band of half-bandwidth kd, A[i*(kd+1)+d] = A(i, i-d)); returns 0, or -1 if not
+/// positive.
+static int band_chol(double *A, int n, int kd) {
+    const int W = kd + 1;
     for (int i = 0; i < n; i++) {
-        int j0 = i - IPM_KD < 0 ? 0 : i - IPM_KD;
+        int j0 = i - kd < 0 ? 0 : i - kd;
         for (int j = j0; j <= i; j++) {
             double sum = A[i * W + (i - j)];
-            int k0 = (i - IPM_KD > j - IPM_KD ? i - IPM_KD : j - IPM_KD);
+            int k0 = (i - kd > j - kd ? i - kd : j - kd);
             if (k0 < 0) k0 = 0;
             for (int k = k0; k < j; k++) sum -= A[i * W + (i - k)] * A[j * W + (j - k)];
             if (j == i) {
@@ -348,16 +364,16 @@ static int band_chol(double *A, int n) {
     return 0;
 }
 
-static void band_solve(const double *A, int n, double *x) {
-    const int W = IPM_KD + 1;
+static void band_solve(const double *A, int n, double *x, int kd) {
+    const int W = kd + 1;
     for (int i = 0; i < n; i++) {
         double sum = x[i];
-        for (int k = (i - IPM_KD < 0 ? 0 : i - IPM_KD); k < i; k++) sum -= A[i * W + (i - k)] * x[k];
+        for (int k = (i - kd < 0 ? 0 : i - kd); k < i; k++) sum -= A[i * W + (i - k)] * x[k];
         x[i] = sum / A[i * W];
     }
     for (int i = n - 1; i >= 0; i--) {
         double sum = x[i];
-        for (int k = i + 1; k <= (i + IPM_KD < n - 1 ? i + IPM_KD : n - 1); k++) sum -= A[k * W + (k - i)] * x[k];
+        for (int k = i + 1; k <= (i + kd < n - 1 ? i + kd : n - 1); k++) sum -= A[k * W + (k - i)] * x[k];
         x[i] = sum / A[i * W];
     }
 }
@@ -367,12 +383,12 @@ static void band_solve(const double *A, int n, double *x) {
 struct cz_path_workspace {
     int cap;
     l1term_t *T; ineq_t *Q;
-    double *x, *dx, *xn, *A, *A0, *e, *de, *rr, *dr, *sl, *ds, *qw;
+    double *x, *dx, *xn, *lin, *A, *A0, *e, *de, *rr, *dr, *sl, *ds, *qw;
 };
 
 void cz_path_workspace_free(cz_path_workspace *w) {
     if (!w) return;
-    free(w->qw); free(w->T); free(w->Q); free(w->x); free(w->dx); free(w->xn); free(w->A); free(w->A0); free(w->e);
+    free(w->qw); free(w->T); free(w->Q); free(w->x); free(w->dx); free(w->xn); free(w->lin); free(w->A); free(w->A0); free(w->e);
     free(w->de); free(w->rr); free(w->dr); free(w->sl); free(w->ds);
     free(w);
 }
@@ -381,18 +397,19 @@ cz_path_workspace *cz_path_workspace_new(int frames) {
     if (frames < 1) return NULL;
     cz_path_workspace *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    int n = frames, nv = 3 * n, cap_l1 = 12 * n + 4 * n + 16, cap_in = 10 * n + 16;
+    int n = frames, nv = 4 * n, cap_l1 = 12 * n + 4 * n + 16, cap_in = 12 * n + 16;
     w->cap = n;
     w->T = malloc((size_t)cap_l1 * sizeof *w->T);
     w->Q = malloc((size_t)cap_in * sizeof *w->Q);
     w->x = malloc((size_t)nv * sizeof(double)); w->dx = malloc((size_t)nv * sizeof(double));
-    w->xn = malloc((size_t)nv * sizeof(double)); w->A = malloc((size_t)nv * (IPM_KD + 1) * sizeof(double));
-    w->A0 = malloc((size_t)nv * (IPM_KD + 1) * sizeof(double));
+    w->lin = malloc((size_t)nv * sizeof(double));
+    w->xn = malloc((size_t)nv * sizeof(double)); w->A = malloc((size_t)nv * (IPM_KD_ZOOM + 1) * sizeof(double));
+    w->A0 = malloc((size_t)nv * (IPM_KD_ZOOM + 1) * sizeof(double));
     w->e = malloc((size_t)cap_l1 * sizeof(double)); w->de = malloc((size_t)cap_l1 * sizeof(double));
     w->rr = malloc((size_t)cap_l1 * sizeof(double)); w->dr = malloc((size_t)cap_l1 * sizeof(double));
     w->sl = malloc((size_t)cap_in * sizeof(double)); w->ds = malloc((size_t)cap_in * sizeof(double));
     w->qw = malloc((size_t)cap_l1 * sizeof(double));
-    if (!w->qw || !w->T || !w->Q || !w->x || !w->dx || !w->xn || !w->A || !w->A0 || !w->e || !w->de || !w->rr ||
+    if (!w->qw || !w->T || !w->Q || !w->x || !w->dx || !w->xn || !w->lin || !w->A || !w->A0 || !w->e || !w->de || !w->rr ||
         !w->dr || !w->sl || !w->ds) { cz_path_workspace_free(w); return NULL; }
     return w;
 }
@@ -401,7 +418,9 @@ cz_path_workspace *cz_path_workspace_new(int frames) {
 /// `ws`: arrays for at least t1 - t0 frames, or NULL (made and freed here).
 static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1, int nfix, double *B,
                      cz_path_stats *st, cz_path_workspace *work) {
-    int n = t1 - t0, nv = 3 * (n - nfix);
+    const int vz = p->area_weight > 0;            // the zoom free
+    const int nf = vz ? 4 : 3, kd = vz ? IPM_KD_ZOOM : IPM_KD;
+    int n = t1 - t0, nv = nf * (n - nfix);
     if (nv <= 0) return 0;
     double z = p->crop, r = s->r;
     if (z <= 1 + 1e-12) {   // no room: the window is the frame
@@ -442,6 +461,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                 for (int i = 0; i < m; i++) {
                     int var; double val;
                     if (ipm_var(p, s, t0, nfix, B, c[i], &var, &val)) {
+                        q->h -= v[i] * val;
                         int f = -1;
                         for (int u = 0; u < q->k; u++) if (q->c[u] == var) f = u;
                         if (f >= 0) q->v[f] += v[i]; else { q->c[q->k] = var; q->v[q->k++] = v[i]; }
@@ -458,12 +478,26 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
         for (int t = nfix; t < n; t++)
             for (int k = 1; k < 4; k++) {
                 l1term_t *q = &T[nt++];
-                q->k = 1; q->c[0] = 3 * (t - nfix) + k - 1; q->v[0] = 1; q->h = 0;
+                q->k = 1; q->c[0] = nf * (t - nfix) + k - (vz ? 0 : 1); q->v[0] = 1; q->h = 0;
                 q->w = s->hold * s->wk[k] * dt_of(p, t0 + t);
             }
     double co8[8][4], bd[8];
     corner_rows(p->width, p->height, r, co8, bd);
     for (int t = nfix; t < n; t++) {
+        if (vz) {   // x_a, b', tx, ty: a' = r/z + x_a, 0 <= x_a <= r - r/z (the zoom between 1 and z), |b'| <= 0.05 a'
+            int a0 = 4 * (t - nfix);
+            for (int i = 0; i < 8; i++) {
+                ineq_t *q = &Q[nq++];
+                q->k = 4;
+                for (int u = 0; u < 4; u++) { q->c[u] = a0 + u; q->v[u] = co8[i][u]; }
+                q->u = bd[i] - co8[i][0] * r / z;
+            }
+            Q[nq].k = 1; Q[nq].c[0] = a0; Q[nq].v[0] = -1; Q[nq++].u = 1e-7 * r;
+            Q[nq].k = 1; Q[nq].c[0] = a0; Q[nq].v[0] = 1; Q[nq++].u = r - r / z;
+            Q[nq].k = 2; Q[nq].c[0] = a0 + 1; Q[nq].v[0] = 1; Q[nq].c[1] = a0; Q[nq].v[1] = -0.05; Q[nq++].u = 0.05 * r / z;
+            Q[nq].k = 2; Q[nq].c[0] = a0 + 1; Q[nq].v[0] = -1; Q[nq].c[1] = a0; Q[nq].v[1] = -0.05; Q[nq++].u = 0.05 * r / z;
+            continue;
+        }
         int b0 = 3 * (t - nfix);
         for (int i = 0; i < 8; i++) {
             ineq_t *q = &Q[nq++];
@@ -474,6 +508,11 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
         Q[nq].k = 1; Q[nq].c[0] = b0; Q[nq].v[0] = 1; Q[nq++].u = 0.05 * r / z;
         Q[nq].k = 1; Q[nq].c[0] = b0; Q[nq].v[0] = -1; Q[nq++].u = 0.05 * r / z;
     }
+    // the reward for a smaller zoom: -area_weight * dt per px of x_a (a linear term of the objective)
+    double *lin = work->lin;
+    memset(lin, 0, (size_t)nv * sizeof(double));
+    if (vz)
+        for (int t = nfix; t < n; t++) lin[4 * (t - nfix)] = -p->area_weight * dt_of(p, t0 + t);
     // start: B = crop (x = 0), strictly inside; e = |r| + 1
     double wsum = 0;
     for (int i = 0; i < nt; i++) {
@@ -486,7 +525,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
     for (int outer = 0; outer < 60; outer++) {
         for (int it = 0; it < 80; it++) {
             // Newton system in x (slacks e eliminated)
-            memset(A, 0, (size_t)nv * (IPM_KD + 1) * sizeof(double));
+            memset(A, 0, (size_t)nv * (kd + 1) * sizeof(double));
             memset(dx, 0, (size_t)nv * sizeof(double));   // holds -gradient (reduced)
             for (int i = 0; i < nt; i++) {
                 double a1 = 1 / (e[i] - rr[i]), a2 = 1 / (e[i] + rr[i]);
@@ -503,7 +542,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                 for (int u = 0; u < q->k; u++) {
                     dx[q->c[u]] -= gs * q->v[u];
                     for (int w = 0; w < q->k; w++)
-                        if (q->c[w] <= q->c[u]) A[q->c[u] * (IPM_KD + 1) + (q->c[u] - q->c[w])] += hs * q->v[u] * q->v[w];
+                        if (q->c[w] <= q->c[u]) A[q->c[u] * (kd + 1) + (q->c[u] - q->c[w])] += hs * q->v[u] * q->v[w];
                 }
             }
             for (int j = 0; j < nq; j++) {
@@ -512,25 +551,26 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                 for (int u = 0; u < q->k; u++) {
                     dx[q->c[u]] -= is * q->v[u];
                     for (int w = 0; w < q->k; w++)
-                        if (q->c[w] <= q->c[u]) A[q->c[u] * (IPM_KD + 1) + (q->c[u] - q->c[w])] += is * is * q->v[u] * q->v[w];
+                        if (q->c[w] <= q->c[u]) A[q->c[u] * (kd + 1) + (q->c[u] - q->c[w])] += is * is * q->v[u] * q->v[w];
                 }
             }
+            if (vz) for (int i = 0; i < nv; i++) dx[i] -= tb * lin[i];
             double gnorm = 0;
-            for (int i = 0; i < nv; i++) { A[i * (IPM_KD + 1)] += 1e-12; gnorm += dx[i] * dx[i]; }
+            for (int i = 0; i < nv; i++) { A[i * (kd + 1)] += 1e-12; gnorm += dx[i] * dx[i]; }
             double *g = xn; memcpy(g, dx, (size_t)nv * sizeof(double));
             // factor; when rounding breaks positiveness (terms at zero residual weigh ~1/e^2), shift the diagonal
-            memcpy(A0, A, (size_t)nv * (IPM_KD + 1) * sizeof(double));
+            memcpy(A0, A, (size_t)nv * (kd + 1) * sizeof(double));
             double maxd = 0;
-            for (int i = 0; i < nv; i++) if (A[i * (IPM_KD + 1)] > maxd) maxd = A[i * (IPM_KD + 1)];
+            for (int i = 0; i < nv; i++) if (A[i * (kd + 1)] > maxd) maxd = A[i * (kd + 1)];
             double shift = 1e-14 * maxd;
             int tries = 0;
-            while (band_chol(A, nv)) {
+            while (band_chol(A, nv, kd)) {
                 if (++tries > 12) { rc = -3; goto done; }
-                memcpy(A, A0, (size_t)nv * (IPM_KD + 1) * sizeof(double));
-                for (int i = 0; i < nv; i++) A[i * (IPM_KD + 1)] += shift;
+                memcpy(A, A0, (size_t)nv * (kd + 1) * sizeof(double));
+                for (int i = 0; i < nv; i++) A[i * (kd + 1)] += shift;
                 shift *= 10;
             }
-            band_solve(A, nv, dx);
+            band_solve(A, nv, dx, kd);
             newton++;
             // slack directions
             double lam2 = 0;
@@ -559,12 +599,14 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             if (lam2 < 1e-9) break;
             double alpha = amax < 1 ? 0.99 * amax : 1.0;
             // backtracking on the barrier function
-            double f0 = 0;
+            double f0 = 0, fl = 0;
+            if (vz) for (int i = 0; i < nv; i++) { f0 += tb * lin[i] * x[i]; fl += tb * lin[i] * dx[i]; }
             for (int i = 0; i < nt; i++)
                 f0 += tb * (T[i].w * e[i] + qw[i] * rr[i] * rr[i]) - log(e[i] - rr[i]) - log(e[i] + rr[i]);
             for (int j = 0; j < nq; j++) f0 -= log(sl[j]);
             for (int ls = 0; ls < 60; ls++) {
                 double f1 = 0; int bad = 0;
+                if (vz) { for (int i = 0; i < nv; i++) f1 += tb * lin[i] * x[i]; f1 += alpha * fl; }
                 for (int i = 0; i < nt && !bad; i++) {
                     double ei = e[i] + alpha * de[i], ri = rr[i] + alpha * dr[i];
                     if (ei - ri <= 0 || ei + ri <= 0) bad = 1;
@@ -590,12 +632,18 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
     }
     // recompute r exactly from x (drift)
     for (int t = nfix; t < n; t++) {
+        if (vz) {
+            const double *xv = x + 4 * (t - nfix);
+            B[4 * (t0 + t)] = (r / z + xv[0]) / r; B[4 * (t0 + t) + 1] = xv[1] / r;
+            B[4 * (t0 + t) + 2] = xv[2]; B[4 * (t0 + t) + 3] = xv[3];
+            continue;
+        }
         const double *xv = x + 3 * (t - nfix);
         B[4 * (t0 + t)] = 1 / z; B[4 * (t0 + t) + 1] = xv[0] / r; B[4 * (t0 + t) + 2] = xv[1]; B[4 * (t0 + t) + 3] = xv[2];
     }
     if (st) {
         st->windows++; st->iterations += newton; st->solver_status = 0;
-        if (2 * nt + nq > st->rows) { st->rows = 2 * nt + nq; st->cols = nv + nt; st->nonzeros = nv * (IPM_KD + 1); }
+        if (2 * nt + nq > st->rows) { st->rows = 2 * nt + nq; st->cols = nv + nt; st->nonzeros = nv * (kd + 1); }
     }
 done:
     cz_path_workspace_free(own);
@@ -648,7 +696,7 @@ double cz_path_cost(const cz_path_problem *p, const double *B, double *hold, dou
     return cost;
 }
 
-/// cz_path_solve with the built-in solver's relative gap: 1e-9 for results, 1e-5 for the crop rule's probes.
+/// cz_path_solve with the built-in solver's relative gap: 1e-9 for cz_path_solve, CHOOSE_*_GAP for the crop rule.
 static int solve_gap(const cz_path_problem *p, double *out, cz_path_stats *stats, double gap);
 
 int cz_path_solve(const cz_path_problem *p, double *out, cz_path_stats *stats) {
@@ -710,13 +758,17 @@ int cz_path_solve_after(const cz_path_problem *p, int nfix, double *B, cz_path_w
     return 0;
 }
 
+/// The crop rule's relative gaps: the chosen path to 1e-6 (its corrections within 2e-4 px of a 1e-9 solve's on the
+/// shake.py clips, at a third of the Newton steps), the probes to 1e-4 (the same crops chosen).
+#define CHOOSE_FINAL_GAP 1e-6
+#define CHOOSE_PROBE_GAP 1e-4
 int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, double *out,
                    cz_path_stats *stats, double *crop_out) {
     if (!p || !out || p->n < 1 || !(max_crop >= 1) || !(epsilon >= 0)) return -1;
     cz_path_problem q = *p;
     q.crop = max_crop;
     cz_path_stats st;
-    int rc = cz_path_solve(&q, out, &st);
+    int rc = solve_gap(&q, out, &st, CHOOSE_FINAL_GAP);
     if (rc != 0) { if (crop_out) *crop_out = max_crop; if (stats) *stats = st; return rc; }
     double s_hi = st.objective;
     // the camera's own cost: the path at crop 1, where the window is the frame (B_t = identity)
@@ -734,7 +786,7 @@ int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, do
         double mid = 0.5 * (lo + hi);
         q.crop = mid;
         cz_path_stats sm;
-        int r = solve_gap(&q, tmp, &sm, 1e-5);
+        int r = solve_gap(&q, tmp, &sm, CHOOSE_PROBE_GAP);
         if (r < 0) { free(tmp); return r; }
         if (r == 0 && sm.objective <= target) {
             hi = mid; best = sm;
@@ -745,7 +797,7 @@ int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, do
     if (crop_out) *crop_out = hi;
     if (hi < max_crop) {   // the probes stop early (S to 1e-5): the chosen crop's path solved to the full precision
         q.crop = hi;
-        int r = cz_path_solve(&q, out, &best);
+        int r = solve_gap(&q, out, &best, CHOOSE_FINAL_GAP);
         if (r < 0) return r;
     }
     if (stats) *stats = best;

@@ -71,6 +71,10 @@ typedef struct {
     int backend;                  ///< 0: the built-in barrier method; 1: the LP library built in (-DCZ_PATH_CLP/GLPK)
     double smooth2;               ///< >= 0, built-in solver only: weight of the *squared* second differences
                                   ///< (per px^2), added to the L1 objective; 0 = the pure L1 programme
+    double area_weight;           ///< > 0, built-in solver only: the zoom is free per frame between 1 and crop
+                                  ///< (its changes cost as a's in the smoothness terms), and each px of the
+                                  ///< window's half diagonal kept (r a) is rewarded this much per frame interval;
+                                  ///< 0 = one fixed zoom, crop
 } cz_path_problem;
 
 /// What a solve did.
