@@ -768,7 +768,7 @@ int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, do
     cz_path_problem q = *p;
     q.crop = max_crop;
     cz_path_stats st;
-    int rc = solve_gap(&q, out, &st, CHOOSE_FINAL_GAP);
+    int rc = solve_gap(&q, out, &st, CHOOSE_PROBE_GAP);   // S(max_crop): the target's end; re-solved if chosen
     if (rc != 0) { if (crop_out) *crop_out = max_crop; if (stats) *stats = st; return rc; }
     double s_hi = st.objective;
     // the camera's own cost: the path at crop 1, where the window is the frame (B_t = identity)
@@ -795,7 +795,7 @@ int cz_path_choose(const cz_path_problem *p, double max_crop, double epsilon, do
     }
     free(tmp);
     if (crop_out) *crop_out = hi;
-    if (hi < max_crop) {   // the probes stop early (S to 1e-5): the chosen crop's path solved to the full precision
+    {   // the probes stop early: the chosen crop's path solved to the final precision
         q.crop = hi;
         int r = solve_gap(&q, out, &best, CHOOSE_FINAL_GAP);
         if (r < 0) return r;

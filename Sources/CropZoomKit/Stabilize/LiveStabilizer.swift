@@ -23,7 +23,8 @@ struct LiveFrame {
 /// before a frame counts as late. The crop cannot be chosen from a clip that has not been recorded yet: it is
 /// `--stabilize-crop` (1.1 unless given). Audio does not pass here; dropped frames are counted as without it.
 ///
-/// `@unchecked Sendable`: made on the job's thread, then used by the stabiliser's thread alone (``run(next:release:)``).
+/// `@unchecked Sendable`: made on the job's thread, then used by the stabiliser's thread alone (``run(next:release:)``);
+/// ``unmeasured`` is read by the job's thread once the engine has joined that thread.
 final class LiveStabilizer: @unchecked Sendable {
     /// The corrections, as they are fixed (read by the transform's warp).
     let path: LiveCameraPath
@@ -77,8 +78,8 @@ final class LiveStabilizer: @unchecked Sendable {
     /// What the stabiliser says when the recording starts.
     var notice: String {
         String(
-            format: "stabilising as it records: a look-ahead of %g s (half of %@), a crop of %g (%@)", lookahead,
-            "\(setting: .maxLatency)", zoom, "\(setting: .stabilizeCrop)")
+            format: "stabilising as it records: a look-ahead of %g s (half of %@, at most 2 s), a crop of %g (%@)",
+            lookahead, "\(setting: .maxLatency)", zoom, "\(setting: .stabilizeCrop)")
     }
 
     /// The stabiliser's loop: takes frames from `next` (which waits at most until the deadline it is given), hands
