@@ -38,6 +38,19 @@ extension RealTime {
                 ], stdout: .null, stderr: .null)
         }
 
+        /// Waits for cropzoom to listen on UDP `port` on loopback, then streams `file` (MPEG-TS) to it in real time
+        /// (`ffmpeg -re`, stream copy) and returns when the sender has sent it all.
+        static func send(_ file: String, toUDPPort port: Int, timeout: Double = 30) throws {
+            try Listening.wait(for: port, .udp, what: "cropzoom")
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-re", "-i", file, "-c", "copy", "-f", "mpegts",
+                    "udp://127.0.0.1:\(port)?pkt_size=1316",
+                ],
+                timeout: timeout)
+        }
+
         static func stop(_ pid: Int32) {
             kill(pid, SIGKILL)
             var s: Int32 = 0
@@ -168,14 +181,7 @@ extension RealTime {
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.5", "--live-timeout", "2", "--progress", "json"],
                 in: scratch.url)
-            try Listening.wait(for: port, .udp, what: "cropzoom")
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts",
-                    "udp://127.0.0.1:\(port)?pkt_size=1316",
-                ],
-                timeout: 30)
+            try Self.send(sent, toUDPPort: port)
             let ended = try run.wait(timeout: 30)
             #expect(ended.status == 0, "\(ended.stderr)")
             let boxes = try Self.topLevelBoxes(out)
@@ -367,14 +373,7 @@ extension RealTime {
                     "udp://127.0.0.1:\(port)", "-o", out, "--zoom", "1.2", "--preset", "slow", "--max-latency", "0.5",
                     "--live-timeout", "2", "--progress", "json",
                 ], in: scratch.url, cpus: "0")
-            try Listening.wait(for: port, .udp, what: "cropzoom")
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts",
-                    "udp://127.0.0.1:\(port)?pkt_size=1316",
-                ],
-                timeout: 30)
+            try Self.send(sent, toUDPPort: port)
             let streamEnded = Date().timeIntervalSince(run.started)
             let ended = try run.wait(timeout: 60)
             #expect(ended.status == 0, "\(ended.stderr)")
@@ -414,14 +413,7 @@ extension RealTime {
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--audio", "aac", "--live-timeout", "2", "--progress", "json"],
                 in: scratch.url)
-            try Listening.wait(for: port, .udp, what: "cropzoom")
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts",
-                    "udp://127.0.0.1:\(port)?pkt_size=1316",
-                ],
-                timeout: 30)
+            try Self.send(sent, toUDPPort: port)
             let ended = try run.wait(timeout: 30)
             let done = try #require(Self.done(ended.stderr), "\(ended.stderr)")
             #expect(ended.status == 0 && done.audioStreamsReencoded == 1 && done.audioPackets == 95, "\(done)")

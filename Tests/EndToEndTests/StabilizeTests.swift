@@ -380,14 +380,7 @@ extension RealTime {
             let run = try BackgroundRun.start(
                 ["udp://127.0.0.1:\(port)", "-o", out, "--live-timeout", "2", "--progress", "json"] + options,
                 in: scratch.url)
-            try Listening.wait(for: port, .udp, what: "cropzoom")
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-re", "-i", sent, "-c", "copy", "-f", "mpegts",
-                    "udp://127.0.0.1:\(port)?pkt_size=1316",
-                ],
-                timeout: 60)
+            try LiveTests.send(sent, toUDPPort: port, timeout: 60)
             return (try run.wait(timeout: 60), sent, out)
         }
 

@@ -70,35 +70,50 @@ package enum CameraPathSolver {
         let status = motion.withUnsafeBufferPointer { m in
             valid.withUnsafeBufferPointer { v in
                 p.durations.withUnsafeBufferPointer { d in
-                    var problem = cz_path_problem()
-                    cz_path_defaults(&problem)
-                    problem.n = Int32(n)
-                    problem.motion = m.baseAddress
-                    problem.valid = v.baseAddress
-                    problem.duration = d.baseAddress
-                    problem.width = p.width
-                    problem.height = p.height
-                    problem.w1 = weights.w1
-                    problem.w2 = weights.w2
-                    problem.w3 = weights.w3
-                    problem.hold = p.hold
-                    problem.mode = p.tripod ? 1 : 0
-                    problem.affine_weight = rotationWeight
-                    problem.smooth2 = squaredWeight
+                    var problem = programme(
+                        frames: n, motion: m, valid: v, duration: d, width: p.width, height: p.height,
+                        tripod: p.tripod, hold: p.hold)
                     return cz_path_choose(&problem, p.maxZoom, CZ_PATH_CHOOSE_EPSILON, &out, &stats, &zoom)
                 }
             }
         }
-        guard status >= 0 else {
-            throw CropZoomError(
-                .processing, what: "stabilising",
-                reason: "the camera path could not be solved (\(status == -2 ? "out of memory" : "solver error"))")
-        }
+        guard status >= 0 else { throw failure(status) }
         let corrections = (0..<n).map { i in
             Similarity(a: out[4 * i], b: out[4 * i + 1], tx: out[4 * i + 2], ty: out[4 * i + 3])
         }
         return Solution(
             corrections: corrections, zoom: zoom, violation: stats.violation)
+    }
+
+    /// The programme of `frames` frames (n x 4 motions, the validity and durations borrowed) with cropzoom's weights
+    /// (`cz_path_defaults`, then the paper's w1-w3, ``rotationWeight``, ``squaredWeight``), the crop left at 1.
+    static func programme(
+        frames: Int, motion: UnsafeBufferPointer<Double>, valid: UnsafeBufferPointer<UInt8>,
+        duration: UnsafeBufferPointer<Double>, width: Double, height: Double, tripod: Bool, hold: Double
+    ) -> cz_path_problem {
+        var problem = cz_path_problem()
+        cz_path_defaults(&problem)
+        problem.n = Int32(frames)
+        problem.motion = motion.baseAddress
+        problem.valid = valid.baseAddress
+        problem.duration = duration.baseAddress
+        problem.width = width
+        problem.height = height
+        problem.w1 = weights.w1
+        problem.w2 = weights.w2
+        problem.w3 = weights.w3
+        problem.hold = hold
+        problem.mode = tripod ? 1 : 0
+        problem.affine_weight = rotationWeight
+        problem.smooth2 = squaredWeight
+        return problem
+    }
+
+    /// A failed solve (`cz_path_choose` / `cz_path_solve_after` below 0).
+    static func failure(_ status: Int32) -> CropZoomError {
+        CropZoomError(
+            .processing, what: "stabilising",
+            reason: "the camera path could not be solved (\(status == -2 ? "out of memory" : "solver error"))")
     }
 }
 
@@ -189,32 +204,16 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
             valid.withUnsafeBufferPointer { v in
                 duration.withUnsafeBufferPointer { d in
                     correction.withUnsafeMutableBufferPointer { b in
-                        var problem = cz_path_problem()
-                        cz_path_defaults(&problem)
-                        problem.n = Int32(n)
-                        problem.motion = m.baseAddress
-                        problem.valid = v.baseAddress
-                        problem.duration = d.baseAddress
-                        problem.width = width
-                        problem.height = height
+                        var problem = CameraPathSolver.programme(
+                            frames: n, motion: m, valid: v, duration: d, width: width, height: height,
+                            tripod: tripod, hold: hold)
                         problem.crop = zoom
-                        problem.w1 = CameraPathSolver.weights.w1
-                        problem.w2 = CameraPathSolver.weights.w2
-                        problem.w3 = CameraPathSolver.weights.w3
-                        problem.hold = hold
-                        problem.mode = tripod ? 1 : 0
-                        problem.affine_weight = CameraPathSolver.rotationWeight
-                        problem.smooth2 = CameraPathSolver.squaredWeight
                         return cz_path_solve_after(&problem, Int32(nfix), b.baseAddress, workspace, nil)
                     }
                 }
             }
         }
-        guard status == 0 else {
-            throw CropZoomError(
-                .processing, what: "stabilising",
-                reason: "the camera path could not be solved (\(status == -2 ? "out of memory" : "solver error"))")
-        }
+        guard status == 0 else { throw CameraPathSolver.failure(status) }
         let i = fixed
         let b = Similarity(
             a: correction[4 * i], b: correction[4 * i + 1], tx: correction[4 * i + 2], ty: correction[4 * i + 3])

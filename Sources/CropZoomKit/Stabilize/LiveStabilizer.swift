@@ -89,39 +89,28 @@ final class LiveStabilizer: @unchecked Sendable {
         next: (_ deadline: Double?) throws(CropZoomError) -> BoundedQueue<LiveFrame>.Popped,
         release: (LiveFrame) throws(CropZoomError) -> Void
     ) throws(CropZoomError) {
+        // The delay line, oldest first (at most `capacity` frames: removing the first moves a few dozen values).
         var held: [LiveFrame] = []
         held.reserveCapacity(capacity)
-        var first = 0  // `held[first...]` wait; the slots before are empty (compacted when the line is full)
         func handOn() throws(CropZoomError) {
-            guard first < held.count, let fixed = try solver.fixNext() else { return }
+            guard !held.isEmpty, let fixed = try solver.fixNext() else { return }
             path.record(time: fixed.time, correction: scaled(fixed.correction))
-            let item = held[first]
-            first += 1
-            if first == held.count {
-                held.removeAll(keepingCapacity: true)
-                first = 0
-            }
-            try release(item)
+            try release(held.removeFirst())
         }
         while true {
-            let deadline = first < held.count ? held[first].at + lookahead : nil
-            switch try next(deadline) {
+            switch try next(held.first.map { $0.at + lookahead }) {
             case .element(let item):
                 if solver.isFull { try handOn() }
-                if held.count == held.capacity {
-                    held.removeFirst(first)
-                    first = 0
-                }
                 measure(item.frame)
                 held.append(item)
             case .timedOut:
                 break
             case .ended:
-                while first < held.count { try handOn() }
+                while !held.isEmpty { try handOn() }
                 return
             }
             let now = monotonicSeconds()
-            while first < held.count && held[first].at + lookahead <= now { try handOn() }
+            while let oldest = held.first, oldest.at + lookahead <= now { try handOn() }
         }
     }
 
