@@ -263,9 +263,10 @@ extension RealTime {
             // Frames captured during the set-up are recorded, not dropped as late: before issue 27 item 6 the 1.5 s the
             // output took to connect (about 45 frames) were lost. A capture device starved of CPU during the set-up (a
             // loaded 2-core machine: the other suites run beside this one) delivers a burst, which is thinned to its
-            // rate and counted as input too: a few frames, never the set-up's 45.
+            // rate and counted as input too: a few frames (8 of 120 in a CI run with the corpus suite beside it), never
+            // the set-up's 45 — the bound is a third of them.
             let dropped = done.lateBy?["input"] ?? .max
-            #expect(dropped <= 6, "frames dropped as late while the output connected: \(ended.stderr)")
+            #expect(dropped <= 15, "frames dropped as late while the output connected: \(ended.stderr)")
             let first = try #require(done.firstFrameAfter)
             #expect(first < 0.6, "the first frame recorded was captured \(first) s after the start")
             // What the receiver got: 4 s of picture at 30 fps, and the sound with it (a CI run once decoded 239
