@@ -38,7 +38,8 @@ class Problem(ctypes.Structure):
                 ("w1", ctypes.c_double), ("w2", ctypes.c_double), ("w3", ctypes.c_double),
                 ("affine_weight", ctypes.c_double), ("hold", ctypes.c_double), ("mode", ctypes.c_int),
                 ("window", ctypes.c_int), ("overlap", ctypes.c_int), ("backend", ctypes.c_int), ("smooth2", ctypes.c_double),
-                ("area_weight", ctypes.c_double)]
+                ("area_weight", ctypes.c_double), ("zoom_weight", ctypes.c_double),
+                ("zoom_rate", ctypes.c_double)]
 
 
 class Stats(ctypes.Structure):
@@ -105,6 +106,24 @@ def evaluate(W, H, Ms, times, B):
     return j["jitter_px"], j["jitter_deg"], kept
 
 
+def breathing(zoom, times, swing=0.002):
+    """The zoom's reversals (turning points with a swing of at least `swing`, relative, on each side) and its
+    steepest change per second: a zoom that breathes reverses often; one slowly varying does not."""
+    z = np.log(np.asarray(zoom))
+    turns, last, direction = 0, z[0], 0
+    for v in z[1:]:
+        if direction >= 0 and v < last - swing:
+            turns += direction > 0
+            direction, last = -1, v
+        elif direction <= 0 and v > last + swing:
+            turns += direction < 0
+            direction, last = 1, v
+        elif (direction > 0 and v > last) or (direction < 0 and v < last):
+            last = v
+    rate = float(np.max(np.abs(np.diff(z)) / np.diff(times))) if len(z) > 1 else 0.0
+    return turns, rate
+
+
 def problem(L, F, W, H, crop=1.0, window=0, dur=None):
     p = Problem(); L.cz_path_defaults(ctypes.byref(p))
     arr = np.ascontiguousarray(F, dtype=np.float64)
@@ -130,9 +149,15 @@ def cmd_quality(a):
         crop = float(crop) if crop else 0.0
         p, keep = problem(L, F, W, H, crop or 1.0)
         p.hold = a.hold; p.mode = a.mode; p.affine_weight = a.affine_weight
-        p.smooth2 = a.smooth2; p.area_weight = a.area_weight
+        p.smooth2 = a.smooth2; p.area_weight = a.area_weight; p.zoom_weight = a.zoom_weight
+        p.zoom_rate = a.zoom_rate
         B = np.zeros((len(F), 4)); st = Stats(); z = ctypes.c_double(crop)
         t0 = time.perf_counter()
+        if a.below_rule:   # the crop rule's zoom first, then the zoom free below it
+            p.area_weight = 0
+            L.cz_path_choose(ctypes.byref(p), a.max_crop, a.epsilon,
+                             B.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ctypes.byref(st), ctypes.byref(z))
+            p.crop = z.value; p.area_weight = a.area_weight; crop = z.value
         if crop:
             rc = L.cz_path_solve(ctypes.byref(p), B.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ctypes.byref(st))
         else:
@@ -146,11 +171,13 @@ def cmd_quality(a):
                          jitter_deg=jd, kept=kept, kept_min=float(np.min(B[:, 0] ** 2 + B[:, 1] ** 2)),
                          zoom_min=float(np.min(1 / np.hypot(B[:, 0], B[:, 1]))),
                          zoom_max=float(np.max(1 / np.hypot(B[:, 0], B[:, 1]))),
+                         reversals=breathing(1 / np.hypot(B[:, 0], B[:, 1]), times)[0],
+                         zoom_rate=breathing(1 / np.hypot(B[:, 0], B[:, 1]), times)[1],
                          violation=st.violation, objective=st.objective, seconds=dt))
     print(json.dumps(rows, indent=1) if a.json else "\n".join(
         f"{r['clip']:7s} rc={r['rc']} z={r['crop']:.4f} input {r['input_px']:.3f} px/f2 {r['input_deg']:.4f} deg/f2"
         f" -> {r['jitter_px']:.4f} px/f2 {r['jitter_deg']:.4f} deg/f2 kept {r['kept']:.3f} (min {r['kept_min']:.3f})"
-        f" zoom {r['zoom_min']:.4f}..{r['zoom_max']:.4f}"
+        f" zoom {r['zoom_min']:.4f}..{r['zoom_max']:.4f} rev {r['reversals']} rate {r['zoom_rate']:.3f}/s"
         f" viol {r['violation']:.2g} S {r['objective']:.1f} {r['seconds']:.2f}s" for r in rows))
 
 
@@ -255,6 +282,9 @@ def main():
     q.add_argument("--smooth2", type=float, default=0.0, help="the squared second differences' weight (3000 built in)")
     q.add_argument("--area-weight", type=float, default=0.0,
                    help="> 0: the zoom free per frame, this reward per px of kept half diagonal (with --crop)")
+    q.add_argument("--zoom-weight", type=float, default=0.0, help="with --area-weight: the zoom's changes' weight")
+    q.add_argument("--zoom-rate", type=float, default=0.0, help="with --area-weight: the zoom's speed bound, per s")
+    q.add_argument("--below-rule", action="store_true", help="the zoom free below the crop rule's choice")
     q.add_argument("--crops", help="per clip fixed crops, e.g. static=1.038,pan=1.051 (instead of choosing)")
     s = sp.choices["solve"]
     s.add_argument("--n", type=int, required=True)

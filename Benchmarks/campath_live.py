@@ -32,7 +32,7 @@ def load(lib):
     return L
 
 
-def live_path(L, F, W, H, crop, lookahead, hold, tripod, smooth2, aw, durations):
+def live_path(L, F, W, H, crop, lookahead, hold, tripod, smooth2, aw, durations, area=0.0, rate=0.0):
     n = len(F)
     B = np.tile([1 / crop, 0, 0, 0], (n, 1)).astype(np.float64)
     cap = lookahead + 4
@@ -49,6 +49,7 @@ def live_path(L, F, W, H, crop, lookahead, hold, tripod, smooth2, aw, durations)
         p.n = m; p.motion = mot.ctypes.data_as(P(D)); p.duration = dur.ctypes.data_as(P(D))
         p.width, p.height, p.crop = W, H, crop
         p.hold = hold; p.mode = 1 if tripod else 0; p.affine_weight = aw; p.smooth2 = smooth2
+        p.area_weight = area; p.zoom_rate = rate
         t0 = time.perf_counter()
         rc = L.cz_path_solve_after(ctypes.byref(p), k - s, win.ctypes.data_as(P(D)), ws, None)
         seconds.append(time.perf_counter() - t0)
@@ -71,6 +72,8 @@ def main():
     ap.add_argument("--smooth2", type=float, default=3000)
     ap.add_argument("--affine-weight", type=float, default=1.2)
     ap.add_argument("--noise", type=float, default=0.03)
+    ap.add_argument("--area-weight", type=float, default=0.0, help="> 0: the zoom per frame (cropzoom: 20)")
+    ap.add_argument("--zoom-rate", type=float, default=0.0, help="with --area-weight: its speed bound (cropzoom: 0.03)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     L = load(a.lib)
@@ -79,18 +82,22 @@ def main():
         W, H, Ms, times = cb.sidecar(os.path.join(a.clips, f"{name}.{a.ext}"))
         F = cb.motions(W, H, Ms, a.noise, 1)
         dur = np.append(np.diff(times), np.diff(times)[-1])
-        B, secs = live_path(L, F, W, H, a.crop, a.lookahead, a.hold, a.tripod, a.smooth2, a.affine_weight, dur)
+        B, secs = live_path(L, F, W, H, a.crop, a.lookahead, a.hold, a.tripod, a.smooth2, a.affine_weight, dur,
+                            a.area_weight, a.zoom_rate)
         raw = np.tile([1.0, 0, 0, 0], (len(F), 1))
         jr = cb.evaluate(W, H, Ms, times, raw)
         jp, jd, kept = cb.evaluate(W, H, Ms, times, B)
         # the file's path at the same crop, for comparison
         p, keep = cb.problem(L, F, W, H, a.crop, dur=dur)
         p.hold = a.hold; p.mode = 1 if a.tripod else 0; p.affine_weight = a.affine_weight; p.smooth2 = a.smooth2
+        p.area_weight = a.area_weight; p.zoom_rate = a.zoom_rate
         Bo = np.zeros((len(F), 4))
         L.cz_path_solve(ctypes.byref(p), Bo.ctypes.data_as(P(D)), None)
         jo = cb.evaluate(W, H, Ms, times, Bo)
+        zoom = 1 / np.hypot(B[:, 0], B[:, 1])
         rows.append(dict(clip=name, input_px=jr[0], input_deg=jr[1], live_px=jp, live_deg=jd, file_px=jo[0],
-                         file_deg=jo[1], kept=kept, ms_median=1000 * float(np.median(secs)),
+                         file_deg=jo[1], kept=kept, file_kept=jo[2], zoom_min=float(zoom.min()),
+                         zoom_max=float(zoom.max()), zoom_rate=cb.breathing(zoom, times)[1], ms_median=1000 * float(np.median(secs)),
                          ms_max=1000 * float(np.max(secs))))
     if a.json:
         print(json.dumps(rows, indent=1))
@@ -98,7 +105,8 @@ def main():
         for r in rows:
             print(f"{r['clip']:7s} input {r['input_px']:.3f} px/f2 {r['input_deg']:.4f} deg/f2 -> live "
                   f"{r['live_px']:.3f} {r['live_deg']:.4f} (file {r['file_px']:.3f} {r['file_deg']:.4f}) kept "
-                  f"{r['kept']:.3f}; solve {r['ms_median']:.2f} ms median, {r['ms_max']:.2f} max")
+                  f"{r['kept']:.3f} (file {r['file_kept']:.3f}) zoom {r['zoom_min']:.3f}-{r['zoom_max']:.3f} "
+                  f"{r['zoom_rate']:.3f}/s; solve {r['ms_median']:.2f} ms median, {r['ms_max']:.2f} max")
 
 
 if __name__ == "__main__":

@@ -397,7 +397,7 @@ cz_path_workspace *cz_path_workspace_new(int frames) {
     if (frames < 1) return NULL;
     cz_path_workspace *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    int n = frames, nv = 4 * n, cap_l1 = 12 * n + 4 * n + 16, cap_in = 12 * n + 16;
+    int n = frames, nv = 4 * n, cap_l1 = 12 * n + 4 * n + 16, cap_in = 14 * n + 16;
     w->cap = n;
     w->T = malloc((size_t)cap_l1 * sizeof *w->T);
     w->Q = malloc((size_t)cap_in * sizeof *w->Q);
@@ -457,7 +457,8 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             for (int k = 0; k < 4; k++) {
                 int m = 0; double cst = 0;
                 for (int j = 0; j < d; j++) cst += r_terms(p, t + j, t0, k, co[j], c, v, &m);
-                l1term_t *q = &T[nt]; q->k = 0; q->h = -cst; q->w = ws[d - 1] * s->wk[k] * wt;
+                double zw = (k == 0 && vz && p->zoom_weight > 0) ? p->zoom_weight : 1;
+                l1term_t *q = &T[nt]; q->k = 0; q->h = -cst; q->w = ws[d - 1] * s->wk[k] * wt * zw;
                 for (int i = 0; i < m; i++) {
                     int var; double val;
                     if (ipm_var(p, s, t0, nfix, B, c[i], &var, &val)) {
@@ -468,7 +469,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                     } else q->h -= v[i] * val;
                 }
                 if (q->k > 0 && q->w > 0) {
-                    if (d == 2) qw[nt] = p->smooth2 * s->wk[k] * wt;
+                    if (d == 2) qw[nt] = p->smooth2 * s->wk[k] * wt * zw;
                     nt++;
                 }
             }
@@ -483,6 +484,12 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             }
     double co8[8][4], bd[8];
     corner_rows(p->width, p->height, r, co8, bd);
+    // the last fixed frame's x_a (a' - r/z), and the start of the unknown ones: it, short of the bound zoom 1 by less
+    // than the speed bound's step (so both hold strictly)
+    double prev = vz && nfix > 0 ? fmax(0, r * B[4 * (t0 + nfix - 1)] - r / z) : 0;
+    double step = p->zoom_rate > 0 && nfix > 0
+        ? p->zoom_rate * r / z * dt_of(p, t0 + nfix - 1) / (p->duration ? 1 : s->mean_dt * 30) : 0;
+    double x0 = fmin(prev, (r - r / z) - (step > 0 ? 0.5 * fmin(step, r - r / z) : 1e-3 * (r - r / z)));
     for (int t = nfix; t < n; t++) {
         if (vz) {   // x_a, b', tx, ty: a' = r/z + x_a, 0 <= x_a <= r - r/z (the zoom between 1 and z), |b'| <= 0.05 a'
             int a0 = 4 * (t - nfix);
@@ -496,6 +503,20 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             Q[nq].k = 1; Q[nq].c[0] = a0; Q[nq].v[0] = 1; Q[nq++].u = r - r / z;
             Q[nq].k = 2; Q[nq].c[0] = a0 + 1; Q[nq].v[0] = 1; Q[nq].c[1] = a0; Q[nq].v[1] = -0.05; Q[nq++].u = 0.05 * r / z;
             Q[nq].k = 2; Q[nq].c[0] = a0 + 1; Q[nq].v[0] = -1; Q[nq].c[1] = a0; Q[nq].v[1] = -0.05; Q[nq++].u = 0.05 * r / z;
+            if (p->zoom_rate > 0 && t > 0) {
+                // a'_t - a'_{t-1} <= zoom_rate (r / z) dt, and CZ_PATH_ZOOM_IN_FACTOR times that the other way: the
+                // zoom's speed bounded (relative: a' >= r / z); against a fixed frame (a live path's last shown one) a
+                // bound on x_a alone
+                double u = p->zoom_rate * r / z * dt_of(p, t0 + t - 1) / (p->duration ? 1 : s->mean_dt * 30);
+                if (t > nfix) {
+                    Q[nq].k = 2; Q[nq].c[0] = a0; Q[nq].v[0] = 1; Q[nq].c[1] = a0 - 4; Q[nq].v[1] = -1; Q[nq++].u = u;
+                    Q[nq].k = 2; Q[nq].c[0] = a0; Q[nq].v[0] = -1; Q[nq].c[1] = a0 - 4; Q[nq].v[1] = 1;
+                    Q[nq++].u = CZ_PATH_ZOOM_IN_FACTOR * u;
+                } else {
+                    Q[nq].k = 1; Q[nq].c[0] = a0; Q[nq].v[0] = 1; Q[nq++].u = prev + u;
+                    Q[nq].k = 1; Q[nq].c[0] = a0; Q[nq].v[0] = -1; Q[nq++].u = CZ_PATH_ZOOM_IN_FACTOR * u - prev;
+                }
+            }
             continue;
         }
         int b0 = 3 * (t - nfix);
@@ -512,13 +533,21 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
     double *lin = work->lin;
     memset(lin, 0, (size_t)nv * sizeof(double));
     if (vz)
-        for (int t = nfix; t < n; t++) lin[4 * (t - nfix)] = -p->area_weight * dt_of(p, t0 + t);
-    // start: B = crop (x = 0), strictly inside; e = |r| + 1
+        for (int t = nfix; t < n; t++) lin[4 * (t - nfix)] = -p->area_weight * dt_of(p, t0 + t) / s->mean_dt;
+    // start: B = crop (x = 0), strictly inside; with the zoom free after fixed frames, every unknown frame at the last
+    // fixed frame's zoom (just short of 1: strictly inside), so the speed bound against it holds; e = |r| + 1
+    if (vz && nfix > 0 && x0 > 0)
+        for (int t = nfix; t < n; t++) x[4 * (t - nfix)] = x0;
     double wsum = 0;
     for (int i = 0; i < nt; i++) {
-        double ri = -T[i].h; rr[i] = ri; e[i] = fabs(ri) + 1; wsum += T[i].w * e[i];
+        double ri = -T[i].h;
+        for (int u = 0; u < T[i].k; u++) ri += T[i].v[u] * x[T[i].c[u]];
+        rr[i] = ri; e[i] = fabs(ri) + 1; wsum += T[i].w * e[i];
     }
-    for (int j = 0; j < nq; j++) sl[j] = Q[j].u;
+    for (int j = 0; j < nq; j++) {
+        sl[j] = Q[j].u;
+        for (int u = 0; u < Q[j].k; u++) sl[j] -= Q[j].v[u] * x[Q[j].c[u]];
+    }
     double mtot = 2.0 * nt + nq;
     double tb = mtot / (wsum > 0 ? wsum : 1);
     int newton = 0;
@@ -634,7 +663,8 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
     for (int t = nfix; t < n; t++) {
         if (vz) {
             const double *xv = x + 4 * (t - nfix);
-            B[4 * (t0 + t)] = (r / z + xv[0]) / r; B[4 * (t0 + t) + 1] = xv[1] / r;
+            // x_a >= -1e-7 r in the barrier (x = 0 its start): clamped, so the zoom never exceeds crop
+            B[4 * (t0 + t)] = (r / z + fmax(0, xv[0])) / r; B[4 * (t0 + t) + 1] = xv[1] / r;
             B[4 * (t0 + t) + 2] = xv[2]; B[4 * (t0 + t) + 3] = xv[3];
             continue;
         }
@@ -696,11 +726,15 @@ double cz_path_cost(const cz_path_problem *p, const double *B, double *hold, dou
     return cost;
 }
 
-/// cz_path_solve with the built-in solver's relative gap: 1e-9 for cz_path_solve, CHOOSE_*_GAP for the crop rule.
+/// cz_path_solve with the built-in solver's relative gap: 1e-9 for cz_path_solve (FREE_ZOOM_GAP with the zoom free),
+/// CHOOSE_*_GAP for the crop rule.
 static int solve_gap(const cz_path_problem *p, double *out, cz_path_stats *stats, double gap);
 
+/// The free zoom's relative gap: as the crop rule's chosen path (corrections within a thousandth of a px).
+#define FREE_ZOOM_GAP 1e-6
+
 int cz_path_solve(const cz_path_problem *p, double *out, cz_path_stats *stats) {
-    return solve_gap(p, out, stats, 1e-9);
+    return solve_gap(p, out, stats, p->area_weight > 0 ? FREE_ZOOM_GAP : 1e-9);
 }
 
 static int solve_gap(const cz_path_problem *p, double *out, cz_path_stats *stats, double gap) {

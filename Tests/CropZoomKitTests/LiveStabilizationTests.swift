@@ -28,9 +28,12 @@ struct LiveStabilizationTests {
     }
 
     /// Runs the live solver over `n` frames of the shaky pan: each frame's correction as it left the look-ahead.
-    static func live(n: Int, lookahead: Int, zoom: Double = 1.1) throws -> [Similarity] {
+    static func live(
+        n: Int, lookahead: Int, zoom: Double = 1.1, areaWeight: Double = 0,
+        camera: (Int) -> (x: Double, y: Double) = camera
+    ) throws -> [Similarity] {
         let solver = try LiveCameraPathSolver(
-            width: 640, height: 360, zoom: zoom, lookahead: lookahead, tripod: false, hold: 0)
+            width: 640, height: 360, zoom: zoom, lookahead: lookahead, tripod: false, hold: 0, areaWeight: areaWeight)
         var out: [Similarity] = []
         for t in 0..<n {
             if solver.isFull, let fixed = try solver.fixNext() { out.append(fixed.correction) }
@@ -60,27 +63,63 @@ struct LiveStabilizationTests {
         }
     }
 
-    @Test("with a look-ahead as long as the clip, the first frame's correction is the whole clip's path's (the file's)")
+    @Test(
+        """
+        the zoom free (a look-ahead of half a second, the shake tripling halfway): the window inside the frame, the \
+        zoom between 1 and 1.1, falling at most 3 % a second and growing at most 9 %, more of the picture kept than \
+        the fixed crop, as steady
+        """)
+    func freeZoom() throws {
+        let n = 150
+        let weight = LiveCameraPathSolver.areaWeight(lookahead: 0.5)
+        #expect(weight > 0 && LiveCameraPathSolver.areaWeight(lookahead: 0.2) == 0)
+        // The shake three times as strong from 2.5 s: the zoom has to grow, and may not jump.
+        func camera(_ t: Int) -> (x: Double, y: Double) {
+            let (c, pan) = (Self.camera(t), Double(t))
+            return t < 75 ? c : (pan + 3 * (c.x - pan), 3 * c.y)
+        }
+        let free = try Self.live(n: n, lookahead: 15, areaWeight: weight, camera: camera)
+        let fixed = try Self.live(n: n, lookahead: 15, camera: camera)
+        #expect(free.count == n)
+        let zooms = free.map { 1 / $0.a }
+        #expect(zooms.allSatisfy { $0 >= 1 && $0 <= 1.1 + 1e-9 }, "\(zooms.min()!)...\(zooms.max()!)")
+        // Falling at most 3 % a second, growing at most three times as fast (CZ_PATH_ZOOM_IN_FACTOR).
+        let speeds = zip(zooms, zooms.dropFirst()).map { log($1 / $0) * 30 }
+        #expect(speeds.allSatisfy { $0 >= -0.03 - 1e-6 && $0 <= 0.09 + 1e-6 }, "\(speeds.min()!)...\(speeds.max()!)")
+        for (t, c) in free.enumerated() {
+            // The window's corners (±320/z, ±180/z turned by b, moved by t) inside ±320 x ±180.
+            for (u, v) in [(320.0, 180.0), (320, -180), (-320, 180), (-320, -180)] {
+                let (x, y) = (c.a * u - c.b * v + c.tx, c.b * u + c.a * v + c.ty)
+                #expect(abs(x) <= 320 + 1e-3 && abs(y) <= 180 + 1e-3, "frame \(t): \(c)")
+            }
+        }
+        let kept = free.map { $0.a * $0.a + $0.b * $0.b }.reduce(0, +) / Double(n)
+        #expect(kept > 0.9 && kept > fixed[0].a * fixed[0].a + 0.05, "kept \(kept)")
+        let steadied = { (b: [Similarity]) in
+            Self.jitter((0..<n).map { (x: camera($0).x + b[$0].tx, y: camera($0).y + b[$0].ty) })
+        }
+        #expect(steadied(free) < 1.5 * steadied(fixed), "jitter \(steadied(free)) (fixed crop \(steadied(fixed)))")
+    }
+
+    @Test(
+        """
+        with a look-ahead as long as the clip, the first frame's correction is the whole clip's path's (the file's), \
+        its zoom too
+        """)
     func wholeLookAheadIsTheFilePath() throws {
         let n = 60
-        let live = try Self.live(n: n, lookahead: n)
+        let live = try Self.live(n: n, lookahead: n, areaWeight: CameraPathSolver.areaWeight)
         let problem = CameraPathSolver.Problem(
             motions: (0..<n).map { t in
                 let (c0, c1) = (Self.camera(max(0, t - 1)), Self.camera(t))
                 return Similarity(a: 1, b: 0, tx: c1.x - c0.x, ty: c1.y - c0.y)
             }, measured: Array(repeating: true, count: n), durations: Array(repeating: 1.0 / 30, count: n),
             width: 640, height: 360, tripod: false, hold: 0, maxZoom: 1.1)
-        // The file's solver chooses its crop; at 1.1 (the most) both solve the same programme over the same frames.
-        let file = try CameraPathSolver.choose(problem)
-        if abs(file.zoom - 1.1) < 1e-9 {
-            #expect(abs(file.corrections[0].tx - live[0].tx) < 0.05 && abs(file.corrections[0].ty - live[0].ty) < 0.05)
-        } else {
-            // The file chose less zoom: compare its frame 0 at its zoom with a live run at the same zoom.
-            let same = try Self.live(n: n, lookahead: n, zoom: file.zoom)
-            #expect(
-                abs(file.corrections[0].tx - same[0].tx) < 0.05 && abs(file.corrections[0].ty - same[0].ty) < 0.05,
-                "file \(file.corrections[0]), live \(same[0]) at zoom \(file.zoom)")
-        }
+        let file = try CameraPathSolver.choose(problem).corrections[0]
+        #expect(
+            abs(file.tx - live[0].tx) < 0.05 && abs(file.ty - live[0].ty) < 0.05 && abs(file.a - live[0].a) < 1e-4,
+            "file \(file), live \(live[0])")
+        #expect(abs(1 / file.a - 1.1) > 0.01, "the file's zoom \(1 / file.a) is free, not the crop")
     }
 
     @Test("the workers' table: the correction recorded for a frame's time, the nearest one otherwise, the latest kept")

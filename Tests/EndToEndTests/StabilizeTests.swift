@@ -65,10 +65,8 @@ extension RealTime {
         }
 
         /// The bar per clip: the best vid.stab setting's jitter (px/frame², °/frame²) and kept area on the same clip
-        /// (Benchmarks/results/stabilize-peers.md: the same seeds, 4 s). cropzoom must reach half the jitter, both of the moves and of
-        /// the turn. The issue asks for a kept area no smaller than vid.stab's; the crop rule lands within 0.01 of it
-        /// (0.001 short on the static clip, 0.009 on the zoom clip in the benchmark), which is what is checked here
-        /// until the rule is better.
+        /// (Benchmarks/results/stabilize-peers.md: the same seeds, 4 s). cropzoom must reach half the jitter, both of the
+        /// moves and of the turn, with a kept area no smaller (the zoom per frame: 0.002-0.023 more in the benchmark).
         struct Case: Sendable, CustomTestStringConvertible {
             var name: String
             var options: [String]
@@ -97,7 +95,7 @@ extension RealTime {
         }
 
         @Test(
-            "half vid.stab's residual jitter (moves and turn) at its kept area (within 0.01); frames, times and audio kept",
+            "half vid.stab's residual jitter (moves and turn), a kept area no smaller; frames, times and audio kept",
             arguments: Case.all)
         func steadierThanVidstab(_ c: Case) throws {
             let scratch = try Scratch()
@@ -117,7 +115,7 @@ extension RealTime {
             print("stabilise \(c.name): jitter \(jitter) px/f², \(degrees) °/f², kept area \(kept)")
             #expect(jitter <= c.vidstabJitter / 2, "jitter \(jitter) px/frame²: \(m)")
             #expect(degrees <= c.vidstabDegrees / 2, "jitter \(degrees) °/frame²: \(m)")
-            #expect(kept >= c.vidstabKept - 0.01, "kept area \(kept)")
+            #expect(kept >= c.vidstabKept, "kept area \(kept)")
         }
 
         @Test("a VFR clip keeps its frame times and is steadied by time, not by frame index")
@@ -318,8 +316,21 @@ extension RealTime {
             let short = try report(["--stabilize-smoothing", "0.3"])
             #expect(
                 try value(short, "max_correction_px") < 0.85 * value(plain, "max_correction_px"), "\(short) \(plain)")
-            let tripod = try report(["--stabilize-mode", "tripod"])
-            #expect(try value(tripod, "path_jitter_px") < value(plain, "path_jitter_px"), "\(tripod) \(plain)")
+            // Tripod holds the view: the stabilised camera travels less and stands still on more frames (the smooth
+            // path's jitter is as low: both are near still on a held camera).
+            func travel(_ options: [String]) throws -> (px: Double, still: Int) {
+                let csv = scratch.file(UUID().uuidString + ".csv").path
+                let run = try CLI.cropzoom(["analyze-motion", input, "--camera-path", "--path-out", csv] + options)
+                try #require(run.status == 0, "\(run)")
+                let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").filter {
+                    !$0.hasPrefix("#") && !$0.hasPrefix("frame")
+                }.map { $0.split(separator: ",").map { Double($0)! } }
+                let steps = zip(rows, rows.dropFirst()).map { hypot($1[14] - $0[14], $1[15] - $0[15]) }
+                return (steps.reduce(0, +), steps.filter { $0 < 0.01 }.count)
+            }
+            let (smooth, tripod) = (try travel([]), try travel(["--stabilize-mode", "tripod"]))
+            #expect(
+                tripod.px < 0.7 * smooth.px && tripod.still > smooth.still + 20, "tripod \(tripod), smooth \(smooth)")
             let tight = try report(["--stabilize-crop", "1.02"])
             #expect(try value(tight, "zoom") <= 1.02 + 1e-9 && value(plain, "zoom") > 1.02, "\(tight) \(plain)")
             // fill: the same path at the picture's own scale, the corners it uncovers showing the background.
@@ -416,7 +427,8 @@ extension RealTime {
             #expect(jitter <= 0.180 / 2, "jitter \(jitter) px/frame² (recorded: \(recorded["jitter_px"] ?? "?")): \(m)")
             #expect(degrees <= 0.0337 / 2, "jitter \(degrees) °/frame²: \(m)")
             let kept = try #require(m["kept_area"] as? Double)
-            #expect(abs(kept - 1 / (1.1 * 1.1)) < 0.01, "kept area \(kept) at a crop of 1.1")
+            // The zoom free below 1.1 (0.902 of the picture kept; the crop of 1.1 held keeps 0.826).
+            #expect(kept > 1 / (1.1 * 1.1) + 0.05, "kept area \(kept): the zoom stayed at the crop of 1.1")
         }
 
         @Test(

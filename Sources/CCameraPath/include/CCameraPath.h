@@ -35,7 +35,9 @@
  * the case a solver reports infeasibility from rounding; cz_path_solve then returns 1 with the path and
  * stats->violation.
  *
- * Crop: cz_path_choose picks the zoom (see its comment); the renderer shows B_t's window scaled to W x H.
+ * Crop: one zoom for the clip picked by cz_path_choose (see its comment), or (area_weight > 0) a zoom per frame
+ * between 1 and crop, rewarded for the area it keeps and bounded in speed (zoom_rate): what cropzoom uses for a file.
+ * The renderer shows B_t's window scaled to W x H.
  */
 #ifndef CCAMERAPATH_H
 #define CCAMERAPATH_H
@@ -49,6 +51,10 @@ extern "C" {
 /// shake.py clips 0.27 left twice the rotation jitter of 0.8, 1.0 a third more translation jitter
 /// (Benchmarks/results/l1-solver.md).
 #define CZ_PATH_AFFINE_WEIGHT 0.8
+
+/// With zoom_rate: how much faster the zoom may grow (making room for shake that has grown, which a live path sees
+/// only its look-ahead ahead) than fall.
+#define CZ_PATH_ZOOM_IN_FACTOR 3.0
 
 /// Cost per px (per frame) of the crop window leaving the frame: the soft inclusion's penalty.
 #define CZ_PATH_PENALTY 1e5
@@ -73,8 +79,13 @@ typedef struct {
                                   ///< (per px^2), added to the L1 objective; 0 = the pure L1 programme
     double area_weight;           ///< > 0, built-in solver only: the zoom is free per frame between 1 and crop
                                   ///< (its changes cost as a's in the smoothness terms), and each px of the
-                                  ///< window's half diagonal kept (r a) is rewarded this much per frame interval;
-                                  ///< 0 = one fixed zoom, crop
+                                  ///< window's half diagonal kept (r a) is rewarded this much per mean frame
+                                  ///< interval; 0 = one fixed zoom, crop. Solved to a relative gap of 1e-6.
+    double zoom_weight;           ///< with area_weight: the zoom's difference terms weigh this many times a rotation's
+                                  ///< (<= 0: 1)
+    double zoom_rate;             ///< with area_weight, > 0: the zoom falls by at most this share per second
+                                  ///< (a_t - a_{t-1} <= zoom_rate dt / crop; without durations a frame is 1/30 s) and
+                                  ///< grows at most CZ_PATH_ZOOM_IN_FACTOR times as fast
 } cz_path_problem;
 
 /// What a solve did.

@@ -164,8 +164,9 @@ public struct CameraPathReport: Codable, Sendable, Equatable {
     public var frames: Int
     /// Frames whose motion could not be measured (no texture): bridged.
     public var unmeasured: Int
-    /// The largest zoom a frame's correction applies, and the share of the picture the output then shows.
+    /// The largest zoom a frame's correction applies.
     public var zoom: Double
+    /// The share of the picture the output shows, the mean over frames (each frame's 1 / zoom², at most 1).
     public var keptArea: Double
     /// The recorded camera's jitter, and the stabilised camera's.
     public var cameraJitterPx: Double, cameraJitterDeg: Double
@@ -178,7 +179,8 @@ public struct CameraPathReport: Codable, Sendable, Equatable {
         frames = s.count
         unmeasured = s.dropFirst().filter { !$0.measured }.count
         zoom = path.zoom
-        keptArea = min(1, 1 / (zoom * zoom))
+        keptArea =
+            s.isEmpty ? 1 : s.map { min(1, $0.correction.scale * $0.correction.scale) }.reduce(0, +) / Double(s.count)
         let times = s.map(\.time)
         (cameraJitterPx, cameraJitterDeg) = CameraPathReport.jitter(times, path.camera)
         (pathJitterPx, pathJitterDeg) = CameraPathReport.jitter(times, path.stabilised)

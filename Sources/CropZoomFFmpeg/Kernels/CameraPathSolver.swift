@@ -1,9 +1,9 @@
 import CCameraPath
 import CropZoomCore
 
-/// The L1-optimal camera path of `--stabilize` (CCameraPath's `cz_path_choose`: a linear programme solved by its own
-/// banded barrier method, bisecting for the crop): per frame the correction B_t that makes the camera P_t = M_t ∘ B_t move in
-/// static, constant-speed and eased pieces, inside the room a crop of at most `maxZoom` leaves.
+/// The L1-optimal camera path of `--stabilize` (CCameraPath's `cz_path_solve`: a linear programme solved by its own
+/// banded barrier method): per frame the correction B_t that makes the camera P_t = M_t ∘ B_t move in static,
+/// constant-speed and eased pieces, inside the room a zoom of at most `maxZoom` leaves, the zoom itself slowly varying.
 package enum CameraPathSolver {
     package struct Problem: Sendable {
         /// F_t per frame (row 0 ignored), full-resolution centred coded pixels.
@@ -36,7 +36,7 @@ package enum CameraPathSolver {
     package struct Solution: Sendable {
         /// B_t per frame.
         package var corrections: [Similarity]
-        /// The crop zoom chosen.
+        /// The largest zoom a frame's correction applies.
         package var zoom: Double
         /// The farthest (px) a corner of the window leaves its frame; 0 when the path stays inside.
         package var violation: Double
@@ -51,9 +51,16 @@ package enum CameraPathSolver {
     /// lowers both (1.2 and 3000: 0.0083 °, 0.071 px on the static clip; docs/design/stabilize.md).
     package static let rotationWeight = 1.2
     package static let squaredWeight = 3000.0
+    /// The zoom per frame (`area_weight`): the reward per pixel of the window's half diagonal kept and per frame, and
+    /// the most the zoom may change in a second. Chosen end to end on the shake.py clips against vid.stab
+    /// (docs/design/stabilize.md, "The kept area"): 20 and 3 % kept 0.928-0.937 of the picture (vid.stab's best:
+    /// 0.905-0.934) at 0.032-0.067 px/frame² (the crop rule's one zoom: 0.906-0.929, 0.046-0.073); the zoom moves
+    /// within about 2 % and never faster than 3 % a second, where vid.stab's adaptive zoom may move 7.5 %.
+    package static let areaWeight = 20.0
+    package static let zoomRate = 0.03
 
-    /// Chooses the least zoom up to `maxZoom` beyond which the path gets no materially steadier (all but 0.5 % of
-    /// the steadiness the largest crop buys, `CZ_PATH_CHOOSE_EPSILON`), and that zoom's path (`cz_path_choose`).
+    /// The path and its zoom per frame (`cz_path_solve` with `area_weight`): each frame zoomed between 1 and `maxZoom`,
+    /// as little as the steadiness allows, the zoom changing slowly (``zoomRate``); ``Solution/zoom`` is the largest.
     package static func choose(_ p: Problem) throws(CropZoomError) -> Solution {
         let n = p.motions.count
         var motion = [Double](repeating: 0, count: 4 * n)
@@ -66,14 +73,16 @@ package enum CameraPathSolver {
         let valid = p.measured.map { UInt8($0 ? 1 : 0) }
         var out = [Double](repeating: 0, count: 4 * n)
         var stats = cz_path_stats()
-        var zoom = p.maxZoom
         let status = motion.withUnsafeBufferPointer { m in
             valid.withUnsafeBufferPointer { v in
                 p.durations.withUnsafeBufferPointer { d in
                     var problem = programme(
                         frames: n, motion: m, valid: v, duration: d, width: p.width, height: p.height,
                         tripod: p.tripod, hold: p.hold)
-                    return cz_path_choose(&problem, p.maxZoom, CZ_PATH_CHOOSE_EPSILON, &out, &stats, &zoom)
+                    problem.crop = max(1, p.maxZoom)
+                    problem.area_weight = areaWeight
+                    problem.zoom_rate = zoomRate
+                    return cz_path_solve(&problem, &out, &stats)
                 }
             }
         }
@@ -81,6 +90,7 @@ package enum CameraPathSolver {
         let corrections = (0..<n).map { i in
             Similarity(a: out[4 * i], b: out[4 * i + 1], tx: out[4 * i + 2], ty: out[4 * i + 3])
         }
+        let zoom = corrections.map { 1 / max(1e-9, $0.a) }.max() ?? 1
         return Solution(
             corrections: corrections, zoom: zoom, violation: stats.violation)
     }
@@ -109,7 +119,7 @@ package enum CameraPathSolver {
         return problem
     }
 
-    /// A failed solve (`cz_path_choose` / `cz_path_solve_after` below 0).
+    /// A failed solve (`cz_path_solve` / `cz_path_solve_after` below 0).
     static func failure(_ status: Int32) -> CropZoomError {
         CropZoomError(
             .processing, what: "stabilising",
@@ -121,7 +131,8 @@ package enum CameraPathSolver {
 /// arrive with their motion; each frame's correction is fixed when the frame leaves the look-ahead, by solving the
 /// same L1 programme as the file's (``CameraPathSolver``) over the window of the three frames already shown (fixed:
 /// they carry the first to third differences on), the frame itself and the frames that arrived after it
-/// (`cz_path_solve_after`, a receding horizon). The crop is fixed (no clip to choose it from): `zoom`.
+/// (`cz_path_solve_after`, a receding horizon). The zoom is free per frame up to `zoom` when `areaWeight` > 0 (as the
+/// file's, at most ``CameraPathSolver/zoomRate`` a second), else fixed at `zoom`.
 ///
 /// The window's arrays and the solver's workspace are made once (`cz_path_workspace_new` / `_free`): nothing is
 /// allocated per frame.
@@ -135,6 +146,7 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
     private let width: Double, height: Double
     private let tripod: Bool
     private let hold: Double
+    private let areaWeight: Double
     // The window, oldest first: `count` frames, the first `fixed` of them already shown.
     private var motion: [Double]
     private var correction: [Double]
@@ -144,10 +156,21 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
     private var count = 0
     private var fixed = 0
 
+    /// The reward for the area kept of a live path whose look-ahead is `lookahead` seconds: a quarter of the file's
+    /// (``CameraPathSolver/areaWeight``) from half a second on, less below, 0 (the zoom fixed) under a quarter of a
+    /// second. Measured on the shake.py clips (Benchmarks/results/stabilize-live.md): with 15 frames of look-ahead the
+    /// file's reward left 2.5 times the jitter on the pan (the zoom, bounded in speed, cannot make room for shake it
+    /// has not seen), a quarter kept 0.918-0.932 of the picture at the fixed crop's jitter (which keeps 0.826); under
+    /// 8 frames the free zoom's jitter grew past the fixed crop's.
+    package static func areaWeight(lookahead: Double) -> Double {
+        lookahead < 0.25 ? 0 : CameraPathSolver.areaWeight / 8 * min(1, lookahead / 0.5)
+    }
+
     /// `lookahead`: frames that may wait after the one being fixed (at least 0). `hold`: as
-    /// ``CameraPathSolver/Problem/hold``.
+    /// ``CameraPathSolver/Problem/hold``. `areaWeight` > 0: the zoom free per frame up to `zoom`, rewarded this much
+    /// for the area it keeps (``areaWeight(lookahead:)``); 0: fixed at `zoom`.
     package init(
-        width: Int, height: Int, zoom: Double, lookahead: Int, tripod: Bool, hold: Double
+        width: Int, height: Int, zoom: Double, lookahead: Int, tripod: Bool, hold: Double, areaWeight: Double = 0
     ) throws(CropZoomError) {
         capacity = 3 + 1 + max(0, lookahead)
         guard let w = cz_path_workspace_new(Int32(capacity)) else {
@@ -159,6 +182,7 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
         self.height = Double(height)
         self.tripod = tripod
         self.hold = hold
+        self.areaWeight = max(0, areaWeight)
         motion = [Double](repeating: 0, count: 4 * capacity)
         correction = [Double](repeating: 0, count: 4 * capacity)
         duration = [Double](repeating: 1.0 / 30, count: capacity)
@@ -208,6 +232,8 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
                             frames: n, motion: m, valid: v, duration: d, width: width, height: height,
                             tripod: tripod, hold: hold)
                         problem.crop = zoom
+                        problem.area_weight = areaWeight
+                        problem.zoom_rate = areaWeight > 0 ? CameraPathSolver.zoomRate : 0
                         return cz_path_solve_after(&problem, Int32(nfix), b.baseAddress, workspace, nil)
                     }
                 }

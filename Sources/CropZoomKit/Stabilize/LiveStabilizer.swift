@@ -20,7 +20,9 @@ struct LiveFrame {
 ///   warp reads) and the frame handed on.
 ///
 /// The look-ahead is half of `--max-latency` (at most 2 s): the other half is left to the transform and the encoder
-/// before a frame counts as late. The crop cannot be chosen from a clip that has not been recorded yet: it is
+/// before a frame counts as late. The zoom is free per frame as a file's (between 1 and `--stabilize-crop`, at most 3 %
+/// a second), rewarded a quarter as much for the area it keeps (``LiveCameraPathSolver/areaWeight(lookahead:)``): it
+/// must keep room for shake it cannot see yet. With a look-ahead under a quarter of a second it stays at
 /// `--stabilize-crop` (1.1 unless given). Audio does not pass here; dropped frames are counted as without it.
 ///
 /// `@unchecked Sendable`: made on the job's thread, then used by the stabiliser's thread alone (``run(next:release:)``);
@@ -32,8 +34,9 @@ final class LiveStabilizer: @unchecked Sendable {
     let lookahead: Double
     /// Frames the delay line holds at most (the look-ahead at the source's rate, and the frame being fixed).
     var capacity: Int { solver.capacity - 3 }
-    /// The crop's zoom.
+    /// The largest zoom (`--stabilize-crop`), and whether the zoom is free below it.
     let zoom: Double
+    let freeZoom: Bool
     private let solver: LiveCameraPathSolver
     private let geometry: MotionGeometry?
     private let estimator: MotionEstimator?
@@ -58,11 +61,14 @@ final class LiveStabilizer: @unchecked Sendable {
         lookahead = min(2, cfg.maxLatency / 2)
         let rate = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 30
         zoom = s.maxZoom
+        let reward = LiveCameraPathSolver.areaWeight(lookahead: lookahead)
+        freeZoom = reward > 0
         geometry = MotionGeometry(codedWidth: width, height: height, pixelAspect: pixelAspect)
         solver = try LiveCameraPathSolver(
             width: geometry?.width ?? width, height: height, zoom: s.maxZoom,
             lookahead: Int((lookahead * rate).rounded()),
-            tripod: s.mode == .tripod, hold: s.smoothing.map { CameraPathSolver.weights.w1 / $0 } ?? 0)
+            tripod: s.mode == .tripod, hold: s.smoothing.map { CameraPathSolver.weights.w1 / $0 } ?? 0,
+            areaWeight: reward)
         path = LiveCameraPath(width: width, height: height, pixelAspect: pixelAspect)
         if let geometry {
             estimator = try MotionEstimator(geometry)
@@ -78,8 +84,9 @@ final class LiveStabilizer: @unchecked Sendable {
     /// What the stabiliser says when the recording starts.
     var notice: String {
         String(
-            format: "stabilising as it records: a look-ahead of %g s (half of %@, at most 2 s), a crop of %g (%@)",
-            lookahead, "\(setting: .maxLatency)", zoom, "\(setting: .stabilizeCrop)")
+            format: "stabilising as it records: a look-ahead of %g s (half of %@, at most 2 s), %@ %g (%@)",
+            lookahead, "\(setting: .maxLatency)", freeZoom ? "zooming as needed up to" : "a crop of", zoom,
+            "\(setting: .stabilizeCrop)")
     }
 
     /// The stabiliser's loop: takes frames from `next` (which waits at most until the deadline it is given), hands
@@ -138,8 +145,8 @@ final class LiveStabilizer: @unchecked Sendable {
         hasPrevious = true
     }
 
-    /// `--stabilize-border fill`: the same path at the picture's own scale (the crop's zoom taken out).
+    /// `--stabilize-border fill`: the same path at the picture's own scale (the frame's zoom, 1 / a, taken out).
     private func scaled(_ b: Similarity) -> Similarity {
-        fill ? Similarity(a: b.a * zoom, b: b.b * zoom, tx: b.tx, ty: b.ty) : b
+        fill ? Similarity(a: 1, b: b.b / b.a, tx: b.tx, ty: b.ty) : b
     }
 }

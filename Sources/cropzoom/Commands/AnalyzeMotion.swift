@@ -95,7 +95,7 @@ struct AnalyzeMotion: ParsableCommand {
                 String(
                     format:
                         "%@: %d frames; camera jitter %.3f px/frame², %.4f °/frame²; stabilised path %.3f px/frame², "
-                        + "%.4f °/frame²; zoom %.3f (kept area %.3f); largest correction %.1f px, %.2f°%@",
+                        + "%.4f °/frame²; zoom up to %.3f (kept area %.3f); largest correction %.1f px, %.2f°%@",
                     input, r.frames, r.cameraJitterPx, r.cameraJitterDeg, r.pathJitterPx, r.pathJitterDeg, r.zoom,
                     r.keptArea, r.maxCorrectionPx, r.maxCorrectionDeg,
                     r.unmeasured > 0 ? "; \(r.unmeasured) frames bridged (no texture)" : ""))
