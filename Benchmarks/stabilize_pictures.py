@@ -7,7 +7,7 @@ A shaky clip is rendered by Tests/tools/shake.py from the real picture of ../sha
 and drawn:
 
 - `stabilize-path.svg`: from the pan's path CSV, the camera's x, y (px) and angle (degrees) per frame as recorded
-  (camera_*) and as stabilised (path_*), one panel each;
+  (camera_*) and as stabilised (path_*), one panel each, and the correction's zoom per frame;
 - `stabilize-sheet.png`: six frames of the held camera's input (top row) and the same six of the output (bottom row), each
   cropped to the same detail with a fixed crosshair, made by the ffmpeg CLI's crop, drawbox, tile and vstack
   filters: in the top row the picture moves under the crosshair, in the bottom row it does not.
@@ -24,9 +24,9 @@ def run(cmd):
     subprocess.run(cmd, check=True)
 
 
-def panel(rows, key_camera, key_path, title, unit, x0, y0, w, h):
-    """One SVG panel: two polylines over the frame index."""
-    cam = [float(r[key_camera]) for r in rows]
+def panel(rows, key_camera, key_path, title, unit, x0, y0, w, h, digits=1):
+    """One SVG panel: two polylines over the frame index (one when key_camera is None)."""
+    cam = [float(r[key_camera]) for r in rows] if key_camera else []
     pth = [float(r[key_path]) for r in rows]
     lo, hi = min(cam + pth), max(cam + pth)
     if hi - lo < 1e-9:
@@ -40,8 +40,8 @@ def panel(rows, key_camera, key_path, title, unit, x0, y0, w, h):
 
     out = [f'<rect x="{x0 + 50}" y="{y0 + 20}" width="{w - 60}" height="{h - 40}" fill="none" stroke="#ccc"/>',
            f'<text x="{x0 + 50}" y="{y0 + 14}" font-size="13">{title} ({unit})</text>',
-           f'<text x="{x0 + 44}" y="{y0 + 25}" font-size="10" text-anchor="end">{hi:.1f}</text>',
-           f'<text x="{x0 + 44}" y="{y0 + h - 20}" font-size="10" text-anchor="end">{lo:.1f}</text>',
+           f'<text x="{x0 + 44}" y="{y0 + 25}" font-size="10" text-anchor="end">{hi:.{digits}f}</text>',
+           f'<text x="{x0 + 44}" y="{y0 + h - 20}" font-size="10" text-anchor="end">{lo:.{digits}f}</text>',
            '<polyline fill="none" stroke="#d62728" stroke-width="1.2" points="'
            + " ".join(pt(i, v) for i, v in enumerate(cam)) + '"/>',
            '<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="'
@@ -51,7 +51,7 @@ def panel(rows, key_camera, key_path, title, unit, x0, y0, w, h):
 
 def svg(rows, path, title):
     w, h = 760, 190
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{3 * h + 80}" font-family="sans-serif">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{4 * h + 80}" font-family="sans-serif">',
              '<rect width="100%" height="100%" fill="white"/>',
              f'<text x="10" y="20" font-size="15">{title}</text>',
              '<line x1="50" y1="38" x2="80" y2="38" stroke="#d62728" stroke-width="1.2"/>'
@@ -61,7 +61,8 @@ def svg(rows, path, title):
     for k, (a, b, name, unit) in enumerate([("camera_x", "path_x", "x", "px"), ("camera_y", "path_y", "y", "px"),
                                             ("camera_angle", "path_angle", "angle", "°")]):
         parts += panel(rows, a, b, name, unit, 0, 50 + k * h, w, h)
-    parts.append(f'<text x="{w // 2}" y="{3 * h + 70}" font-size="11" text-anchor="middle">frame</text>')
+    parts += panel(rows, None, "zoom", "the correction's zoom", "x", 0, 50 + 3 * h, w, h, digits=3)
+    parts.append(f'<text x="{w // 2}" y="{4 * h + 70}" font-size="11" text-anchor="middle">frame</text>')
     parts.append("</svg>")
     with open(path, "w") as fh:
         fh.write("\n".join(parts) + "\n")
@@ -100,9 +101,9 @@ def main():
              "--quiet"])
         made[kind] = (src, out, list(csv.DictReader(l for l in open(csv_path) if not l.startswith("#"))))
     rows = made["pan"][2]
-    zoom = float(rows[0]["zoom"])
+    zooms = [float(r["zoom"]) for r in rows]
     svg(rows, os.path.join(args.out, "stabilize-path.svg"),
-        f"A slow pan with hand shake: the recorded camera and cropzoom's path (zoom {zoom:.3f})")
+        f"A slow pan with hand shake: the recorded camera and cropzoom's path (zoom {min(zooms):.3f}-{max(zooms):.3f})")
     # The held camera shows it best: the picture jumps under the crosshair above, and holds below.
     sheet(made["static"][0], made["static"][1], os.path.join(args.out, "stabilize-sheet.png"))
     print(f"wrote {args.out}/stabilize-path.svg and stabilize-sheet.png")

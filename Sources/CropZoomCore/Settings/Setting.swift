@@ -197,9 +197,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
             return "smooth (default: holds, constant pans, eases) or tripod (one view held wherever the zoom "
                 + "allows); implies \(setting: .stabilize)."
         case .stabilizeCrop:
-            return "The most \(setting: .stabilize) may zoom in to hide the borders (1.0 to 2; default 1.1); the "
-                + "zoom used is the least that steadies the clip, one for the whole clip (a live source: this zoom). "
-                + "Implies \(setting: .stabilize)."
+            return "The most \(setting: .stabilize) may zoom in to hide the borders (1.0 to 2; default 1.1); each "
+                + "frame is zoomed as little as the steadiness allows, the zoom changing slowly (at most 3 % a "
+                + "second out, 9 % in). Implies \(setting: .stabilize)."
         case .stabilizeBorder:
             return "crop (default: zoomed just enough that no border shows) or fill (the picture at its own scale, "
                 + "the uncovered corners showing \(setting: .background)); implies \(setting: .stabilize)."

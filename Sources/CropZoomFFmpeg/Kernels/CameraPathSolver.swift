@@ -52,10 +52,11 @@ package enum CameraPathSolver {
     package static let rotationWeight = 1.2
     package static let squaredWeight = 3000.0
     /// The zoom per frame (`area_weight`): the reward per pixel of the window's half diagonal kept and per frame, and
-    /// the most the zoom may change in a second. Chosen end to end on the shake.py clips against vid.stab
-    /// (docs/design/stabilize.md, "The kept area"): 20 and 3 % kept 0.928-0.937 of the picture (vid.stab's best:
-    /// 0.905-0.934) at 0.032-0.067 px/frame² (the crop rule's one zoom: 0.906-0.929, 0.046-0.073); the zoom moves
-    /// within about 2 % and never faster than 3 % a second, where vid.stab's adaptive zoom may move 7.5 %.
+    /// the most the zoom may fall in a second (it may grow `CZ_PATH_ZOOM_IN_FACTOR` times as fast). Chosen end to end
+    /// on the shake.py clips against vid.stab (docs/design/stabilize.md, "The kept area"): 20 and 3 % kept
+    /// 0.929-0.937 of the picture (vid.stab's best: 0.905-0.934) at 0.032-0.066 px/frame² (the crop rule's one zoom:
+    /// 0.906-0.929 at 0.046-0.073); the zoom moves within about 2 %, where vid.stab's adaptive zoom may move 7.5 % a
+    /// second.
     package static let areaWeight = 20.0
     package static let zoomRate = 0.03
 
@@ -156,12 +157,12 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
     private var count = 0
     private var fixed = 0
 
-    /// The reward for the area kept of a live path whose look-ahead is `lookahead` seconds: a quarter of the file's
+    /// The reward for the area kept of a live path whose look-ahead is `lookahead` seconds: an eighth of the file's
     /// (``CameraPathSolver/areaWeight``) from half a second on, less below, 0 (the zoom fixed) under a quarter of a
-    /// second. Measured on the shake.py clips (Benchmarks/results/stabilize-live.md): with 15 frames of look-ahead the
-    /// file's reward left 2.5 times the jitter on the pan (the zoom, bounded in speed, cannot make room for shake it
-    /// has not seen), a quarter kept 0.918-0.932 of the picture at the fixed crop's jitter (which keeps 0.826); under
-    /// 8 frames the free zoom's jitter grew past the fixed crop's.
+    /// second. Measured on the shake.py clips (Benchmarks/results/stabilize-live.md): with 15 frames of look-ahead an
+    /// eighth kept 0.903-0.927 of the picture (the fixed crop: 0.826) within 10 % of the file's jitter, and streamed
+    /// over UDP the pan at 0.059 px/frame² (a quarter: 0.079; the fixed crop: 0.068); with 5 frames the free zoom's
+    /// jitter was 10-25 % above the fixed crop's, with 8 at or below.
     package static func areaWeight(lookahead: Double) -> Double {
         lookahead < 0.25 ? 0 : CameraPathSolver.areaWeight / 8 * min(1, lookahead / 0.5)
     }

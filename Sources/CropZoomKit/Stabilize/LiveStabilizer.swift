@@ -20,8 +20,8 @@ struct LiveFrame {
 ///   warp reads) and the frame handed on.
 ///
 /// The look-ahead is half of `--max-latency` (at most 2 s): the other half is left to the transform and the encoder
-/// before a frame counts as late. The zoom is free per frame as a file's (between 1 and `--stabilize-crop`, at most 3 %
-/// a second), rewarded a quarter as much for the area it keeps (``LiveCameraPathSolver/areaWeight(lookahead:)``): it
+/// before a frame counts as late. The zoom is free per frame as a file's (between 1 and `--stabilize-crop`, 3 % a second
+/// out, 9 % in), rewarded an eighth as much for the area it keeps (``LiveCameraPathSolver/areaWeight(lookahead:)``): it
 /// must keep room for shake it cannot see yet. With a look-ahead under a quarter of a second it stays at
 /// `--stabilize-crop` (1.1 unless given). Audio does not pass here; dropped frames are counted as without it.
 ///
