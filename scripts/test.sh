@@ -27,6 +27,9 @@ if [ $# -eq 0 ]; then
     # The stabilisation yardsticks the StabilizeTests measure with (Tests/tools/shake.py and stability.py) checked
     # against each other: the motion found again from the pixels, and a check that can fail (about 40 s).
     python3 Tests/tools/test_stability.py
+    # The reframing yardstick (issue 30, ahead of the feature): reframe_measure.py finds ffmpeg crops' windows again from
+    # the pixels (fixed, panning, shaking; and a check that can fail; about 20 s).
+    python3 Tests/tools/test_reframe.py
     # The library's documentation builds: the DocC catalog (Sources/CropZoomKit/CropZoomKit.docc: the landing page and
     # the article on running a job) and every doc comment, with warnings as errors, so a link to a symbol that is gone
     # fails here (the doc comments had three such links; fixed). CropZoomCore is built with it as combined

@@ -4,7 +4,8 @@
 For each frame the output picture is located in the input frame of the same index: the window is axis-aligned, of
 the output's shape, its height the input's divided by --zoom (1: the largest window of that shape); its position is
 found by normalised cross-correlation of the grey pictures (both averaged down by --step, the correlation computed
-with FFTs), refined to a fraction of a pixel by a parabola through the peak and its neighbours. From the windows and
+with FFTs), then at full resolution around it, and to a fraction of a pixel by Gauss-Newton on the shift (brightness
+and contrast normalised). From the windows and
 the sidecar:
 
 - inside: the share of frames whose face box lies wholly inside the window;
@@ -80,6 +81,62 @@ def locate(frame, template):
     return x + dx, y + dy, float(ncc[y, x])
 
 
+def refine(frame, template, x, y, reach):
+    """The coarse position (x, y) refined at full resolution: NCC at every whole-pixel offset within `reach`, then
+    Gauss-Newton on the shift from the best."""
+    H, W = frame.shape
+    h, w = template.shape
+    t = template - template.mean()
+    tn = math.sqrt(float((t * t).sum())) or 1.0
+    xs = range(max(0, round(x) - reach), min(W - w, round(x) + reach) + 1)
+    ys = range(max(0, round(y) - reach), min(H - h, round(y) + reach) + 1)
+    score = np.full((len(ys), len(xs)), -2.0)
+    for j, yy in enumerate(ys):
+        for i, xx in enumerate(xs):
+            p = frame[yy:yy + h, xx:xx + w]
+            p = p - p.mean()
+            score[j, i] = float((p * t).sum()) / ((math.sqrt(float((p * p).sum())) or 1.0) * tn)
+    j, i = np.unravel_index(int(np.argmax(score)), score.shape)
+    x, y = float(xs[i]), float(ys[j])
+    # sub-pixel: Gauss-Newton on the shift, brightness and contrast normalised (a parabola through NCC scores is
+    # biased by a third of a pixel on some content)
+    tz = t / tn
+    for _ in range(4):
+        X, Y = np.meshgrid(x + np.arange(w), y + np.arange(h))
+        p = sample(frame, X, Y)
+        gx = (sample(frame, X + 0.5, Y) - sample(frame, X - 0.5, Y))
+        gy = (sample(frame, X, Y + 0.5) - sample(frame, X, Y - 0.5))
+        pm, ps = p.mean(), p.std() or 1.0
+        r = (p - pm) / ps - tz * math.sqrt(h * w)
+        gx, gy = gx / ps, gy / ps
+        can_x, can_y = W - w > 0, H - h > 0
+        A = np.array([[float((gx * gx).sum()), float((gx * gy).sum())], [float((gx * gy).sum()), float((gy * gy).sum())]])
+        b = -np.array([float((gx * r).sum()), float((gy * r).sum())])
+        if not can_y:
+            d = np.array([b[0] / A[0, 0] if A[0, 0] > 0 else 0.0, 0.0])
+        elif not can_x:
+            d = np.array([0.0, b[1] / A[1, 1] if A[1, 1] > 0 else 0.0])
+        else:
+            d = np.linalg.solve(A + 1e-9 * np.eye(2), b)
+        d = np.clip(d, -1, 1)
+        x = min(max(x + d[0], 0.0), W - w)
+        y = min(max(y + d[1], 0.0), H - h)
+        if abs(d[0]) < 1e-3 and abs(d[1]) < 1e-3:
+            break
+    return x, y, float(score[j, i])
+
+
+def sample(img, X, Y):
+    """Bilinear samples of img at (X, Y) (pixel centres at integers), clamped to the picture."""
+    H, W = img.shape
+    X = np.clip(X, 0, W - 1.0001)
+    Y = np.clip(Y, 0, H - 1.0001)
+    x0, y0 = np.floor(X).astype(int), np.floor(Y).astype(int)
+    fx, fy = X - x0, Y - y0
+    a, b, c, d = img[y0, x0], img[y0, x0 + 1], img[y0 + 1, x0], img[y0 + 1, x0 + 1]
+    return (a * (1 - fx) + b * fx) * (1 - fy) + (c * (1 - fx) + d * fx) * fy
+
+
 def iou(a, b):
     x0, y0 = max(a[0], b[0]), max(a[1], b[1])
     x1, y1 = min(a[0] + a[2], b[0] + b[2]), min(a[1] + a[3], b[1] + b[3])
@@ -101,8 +158,10 @@ def measure(output, source, truth, aspect, zoom=1.0, step=4, per_frame=False):
         small = shrink(i, step)
         tw, th = max(8, round(ww / step)), max(8, round(wh / step))
         x, y, s = locate(small, resize(o, tw, th))
-        # the template's top-left in the small picture's pixel centres -> the window's in input px
-        windows.append([x * step, y * step, ww, wh])
+        # the coarse top-left in input px, refined at full resolution (the window rounded to whole pixels there)
+        full = o if (ow, oh) == (round(ww), round(wh)) else resize(o, round(ww), round(wh))
+        x, y, s = refine(i, full, x * step, y * step, step + 1)
+        windows.append([x, y, ww, wh])
         scores.append(s)
     rep = {"output": output, "input": source, "frames": len(windows), "window": [round(ww, 3), round(wh, 3)],
            "aspect": aspect, "match_min": round(min(scores), 4)}
