@@ -8,7 +8,7 @@ public struct Stabilization: Sendable, Equatable, Codable {
     /// `smooth`: the steadiest path the crop allows (holds, constant pans, eases); `tripod`: one view held wherever
     /// the crop allows.
     public enum Mode: String, Sendable, CaseIterable, Codable { case smooth, tripod }
-    /// `crop`: zoomed in just enough that no border shows, one zoom for the clip; `fill`: the picture at its own
+    /// `crop`: zoomed in just enough that no border shows, the zoom changing slowly; `fill`: the picture at its own
     /// scale, the uncovered corners filled with ``TranscodeConfiguration/background``.
     public enum Border: String, Sendable, CaseIterable, Codable { case crop, fill }
 
@@ -16,8 +16,9 @@ public struct Stabilization: Sendable, Equatable, Codable {
     /// The longest a correction may take (seconds) before the path gives in to the camera; nil: as long as the crop
     /// allows.
     public var smoothing: Double? = nil
-    /// The most the picture may be zoomed in (≥ 1): the room the path has. The zoom used is the smallest that
-    /// steadies the clip (see `docs/design/stabilize.md`), at most this.
+    /// The most the picture may be zoomed in (≥ 1): the room the path has. Each frame is zoomed as little as the
+    /// steadiness allows, at most this, the zoom changing by at most 3 % a second out and 9 % in (see
+    /// `docs/design/stabilize.md`).
     public var maxZoom: Double = 1.1
     public var border: Border = .crop
     /// `--path-in`: render this camera path (CSV, as `--path-out` writes it) instead of analysing the input.
