@@ -414,6 +414,13 @@ cz_path_workspace *cz_path_workspace_new(int frames) {
     return w;
 }
 
+/// The most a' (= r a) may grow from frame t to t+1 under zoom_rate (0 without): zoom_rate a'_min per second of frame
+/// t's duration (without durations a frame is 1/30 s).
+static double zoom_step(const cz_path_problem *p, const setup_t *s, double a_min, int t) {
+    if (p->zoom_rate <= 0) return 0;
+    return p->zoom_rate * a_min * (p->duration ? dt_of(p, t) : dt_of(p, t) / (s->mean_dt * 30));
+}
+
 /// Solves frames [t0, t1) (the first nfix fixed to B) with the barrier method; writes B. Returns 0, or -2/-3.
 /// `ws`: arrays for at least t1 - t0 frames, or NULL (made and freed here).
 static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1, int nfix, double *B,
@@ -487,8 +494,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
     // the last fixed frame's x_a (a' - r/z), and the start of the unknown ones: it, short of the bound zoom 1 by less
     // than the speed bound's step (so both hold strictly)
     double prev = vz && nfix > 0 ? fmax(0, r * B[4 * (t0 + nfix - 1)] - r / z) : 0;
-    double step = p->zoom_rate > 0 && nfix > 0
-        ? p->zoom_rate * r / z * dt_of(p, t0 + nfix - 1) / (p->duration ? 1 : s->mean_dt * 30) : 0;
+    double step = nfix > 0 ? zoom_step(p, s, r / z, t0 + nfix - 1) : 0;
     double x0 = fmin(prev, (r - r / z) - (step > 0 ? 0.5 * fmin(step, r - r / z) : 1e-3 * (r - r / z)));
     for (int t = nfix; t < n; t++) {
         if (vz) {   // x_a, b', tx, ty: a' = r/z + x_a, 0 <= x_a <= r - r/z (the zoom between 1 and z), |b'| <= 0.05 a'
@@ -507,7 +513,7 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
                 // a'_t - a'_{t-1} <= zoom_rate (r / z) dt, and CZ_PATH_ZOOM_IN_FACTOR times that the other way: the
                 // zoom's speed bounded (relative: a' >= r / z); against a fixed frame (a live path's last shown one) a
                 // bound on x_a alone
-                double u = p->zoom_rate * r / z * dt_of(p, t0 + t - 1) / (p->duration ? 1 : s->mean_dt * 30);
+                double u = zoom_step(p, s, r / z, t0 + t - 1);
                 if (t > nfix) {
                     Q[nq].k = 2; Q[nq].c[0] = a0; Q[nq].v[0] = 1; Q[nq].c[1] = a0 - 4; Q[nq].v[1] = -1; Q[nq++].u = u;
                     Q[nq].k = 2; Q[nq].c[0] = a0; Q[nq].v[0] = -1; Q[nq].c[1] = a0 - 4; Q[nq].v[1] = 1;

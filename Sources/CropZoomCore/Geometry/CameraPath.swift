@@ -33,6 +33,10 @@ public struct Similarity: Sendable, Equatable, Codable {
             tx: a * next.tx - b * next.ty + tx, ty: b * next.tx + a * next.ty + ty)
     }
 
+    /// The same correction at the picture's own scale (`--stabilize-border fill`): its zoom, 1 / a, taken out, the turn
+    /// and the move kept.
+    public var atOwnScale: Similarity { Similarity(a: 1, b: b / a, tx: tx, ty: ty) }
+
     /// The inverse map (a similarity of scale 0 has none: the identity is returned).
     public var inverse: Similarity {
         let s2 = a * a + b * b

@@ -79,10 +79,7 @@ package enum CameraPathSolver {
                 p.durations.withUnsafeBufferPointer { d in
                     var problem = programme(
                         frames: n, motion: m, valid: v, duration: d, width: p.width, height: p.height,
-                        tripod: p.tripod, hold: p.hold)
-                    problem.crop = max(1, p.maxZoom)
-                    problem.area_weight = areaWeight
-                    problem.zoom_rate = zoomRate
+                        tripod: p.tripod, hold: p.hold, zoom: p.maxZoom, areaWeight: areaWeight)
                     return cz_path_solve(&problem, &out, &stats)
                 }
             }
@@ -97,10 +94,12 @@ package enum CameraPathSolver {
     }
 
     /// The programme of `frames` frames (n x 4 motions, the validity and durations borrowed) with cropzoom's weights
-    /// (`cz_path_defaults`, then the paper's w1-w3, ``rotationWeight``, ``squaredWeight``), the crop left at 1.
+    /// (`cz_path_defaults`, then the paper's w1-w3, ``rotationWeight``, ``squaredWeight``): the zoom at most `zoom`,
+    /// free per frame when `areaWeight` > 0 (rewarded that much, its speed bounded by ``zoomRate``), else fixed there.
     static func programme(
         frames: Int, motion: UnsafeBufferPointer<Double>, valid: UnsafeBufferPointer<UInt8>,
-        duration: UnsafeBufferPointer<Double>, width: Double, height: Double, tripod: Bool, hold: Double
+        duration: UnsafeBufferPointer<Double>, width: Double, height: Double, tripod: Bool, hold: Double,
+        zoom: Double, areaWeight: Double
     ) -> cz_path_problem {
         var problem = cz_path_problem()
         cz_path_defaults(&problem)
@@ -117,6 +116,9 @@ package enum CameraPathSolver {
         problem.mode = tripod ? 1 : 0
         problem.affine_weight = rotationWeight
         problem.smooth2 = squaredWeight
+        problem.crop = max(1, zoom)
+        problem.area_weight = max(0, areaWeight)
+        problem.zoom_rate = areaWeight > 0 ? zoomRate : 0
         return problem
     }
 
@@ -231,10 +233,7 @@ package final class LiveCameraPathSolver: @unchecked Sendable {
                     correction.withUnsafeMutableBufferPointer { b in
                         var problem = CameraPathSolver.programme(
                             frames: n, motion: m, valid: v, duration: d, width: width, height: height,
-                            tripod: tripod, hold: hold)
-                        problem.crop = zoom
-                        problem.area_weight = areaWeight
-                        problem.zoom_rate = areaWeight > 0 ? CameraPathSolver.zoomRate : 0
+                            tripod: tripod, hold: hold, zoom: zoom, areaWeight: areaWeight)
                         return cz_path_solve_after(&problem, Int32(nfix), b.baseAddress, workspace, nil)
                     }
                 }

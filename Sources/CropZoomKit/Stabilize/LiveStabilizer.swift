@@ -145,8 +145,6 @@ final class LiveStabilizer: @unchecked Sendable {
         hasPrevious = true
     }
 
-    /// `--stabilize-border fill`: the same path at the picture's own scale (the frame's zoom, 1 / a, taken out).
-    private func scaled(_ b: Similarity) -> Similarity {
-        fill ? Similarity(a: 1, b: b.b / b.a, tx: b.tx, ty: b.ty) : b
-    }
+    /// `--stabilize-border fill`: the same path at the picture's own scale.
+    private func scaled(_ b: Similarity) -> Similarity { fill ? b.atOwnScale : b }
 }

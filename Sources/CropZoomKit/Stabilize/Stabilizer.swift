@@ -131,9 +131,8 @@ enum Stabilizer {
         }
         var corrections = solution.corrections
         if s.border == .fill {
-            // The same path at the picture's own scale: each frame's zoom taken out (a_t = 1 / zoom_t), the corners
-            // left to the background.
-            corrections = corrections.map { Similarity(a: 1, b: $0.b / $0.a, tx: $0.tx, ty: $0.ty) }
+            // The same path at the picture's own scale, the corners left to the background.
+            corrections = corrections.map(\.atOwnScale)
         }
         let path = CameraPath(
             width: width, height: height, pixelAspect: pixelAspect,
