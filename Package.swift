@@ -67,6 +67,21 @@ let package = Package(
             cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))],
             linkerSettings: [.linkedLibrary("m")]
         ),
+        // CFaceDetect: the faces `--follow` looks for and the tracker that keeps them (issue 30): OpenCV's cascade
+        // detector and template matching behind a small C API, the only target that includes or links OpenCV (Debian's
+        // libopencv-objdetect-dev; the cascades from opencv-data). Planes in, boxes out; no FFmpeg.
+        .target(
+            name: "CFaceDetect",
+            cxxSettings: [
+                .unsafeFlags(["-I/usr/include/opencv4"]),
+                .unsafeFlags(["-O2"], .when(configuration: .debug)),
+            ],
+            linkerSettings: [
+                .linkedLibrary("opencv_objdetect"),
+                .linkedLibrary("opencv_imgproc"),
+                .linkedLibrary("opencv_core"),
+            ]
+        ),
         // The pure core: geometry and keyframe tracks, the settings (table, parsers, job files) and
         // the configuration, reports and errors, the thread plan, the engine's queues and scheduling
         // vocabulary. No C target of ours and no FFmpeg: its tests run without them.
@@ -86,6 +101,7 @@ let package = Package(
             name: "CropZoomFFmpeg",
             dependencies: [
                 "CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels", "CCameraPath",
+                "CFaceDetect",
             ]
         ),
         // CropZoomKit: the library — set-up, the stage types, the timestamp and live policies, the engines, the public

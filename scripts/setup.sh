@@ -3,7 +3,8 @@
 #   FFmpeg 5.1's development packages (libavformat, libavcodec, libavutil, libswscale,
 #   libswresample, libavdevice for capture devices), zimg's (the scaling kernel), pkg-config,
 #   and the ffmpeg/ffprobe CLIs the tests use as an oracle; for the live-capture tests an X server
-#   (xvfb, x11-apps' xclock) and a sound server (pulseaudio, pulseaudio-utils).
+#   (xvfb, x11-apps' xclock) and a sound server (pulseaudio, pulseaudio-utils); OpenCV's face detector and its
+#   cascades for --follow (libopencv-objdetect-dev, opencv-data).
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
 set -euo pipefail
 
@@ -14,6 +15,11 @@ done
 pkg-config --exists zimg 2>/dev/null || need+=(libzimg-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
+# --follow finds faces with OpenCV's cascade detector (its headers and libraries) and Debian's trained cascades.
+[ -f /usr/include/opencv4/opencv2/objdetect.hpp ] || need+=(libopencv-objdetect-dev)
+[ -f /usr/share/opencv4/haarcascades/haarcascade_frontalface_alt2.xml ] || need+=(opencv-data)
+# The reframing tests make their ground truth from a real face photo that ships with scikit-image.
+[ -f /usr/lib/python3/dist-packages/skimage/data/astronaut.png ] || need+=(python3-skimage)
 # The tests watch processes (pgrep: batch children end with their parent) and pin CPUs (taskset).
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)

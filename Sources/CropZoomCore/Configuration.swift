@@ -29,6 +29,8 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
     public var geometry = GeometryRequest()
     /// `--stabilize`: the picture steadied along an L1-optimal camera path (nil: as recorded).
     public var stabilize: Stabilization? = nil
+    /// `--follow`: the ``GeometryRequest/aspect`` window moved with the subject (nil: fixed).
+    public var reframe: Reframing? = nil
     public var scaler: Scaler = .bicubic
     public var kernel: Kernel = .auto
     /// Interlaced frames are deinterlaced before scaling (one field kept, the other rebuilt from
@@ -250,6 +252,7 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         self.init(input: try c.decode(String.self, forKey: .input), output: try c.decode(String.self, forKey: .output))
         try c.update(&geometry, .geometry)
         try c.update(&stabilize, .stabilize)
+        try c.update(&reframe, .reframe)
         try c.update(&scaler, .scaler)
         try c.update(&kernel, .kernel)
         try c.update(&deinterlace, .deinterlace)

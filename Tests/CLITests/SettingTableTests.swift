@@ -15,7 +15,8 @@ struct SettingTableTests {
             .live: "", .inputFormat: "lavfi", .inputOption: "framerate=30", .maxLatency: "0.5", .liveTimeout: "3",
             .audioInput: "alsa:hw:0,0", .audioInputOption: "channels=2", .segment: "4", .framerate: "24",
             .stabilize: "", .stabilizeSmoothing: "2", .stabilizeMode: "tripod", .stabilizeCrop: "1.05",
-            .stabilizeBorder: "fill", .pathIn: "/clips/path.csv", .pathOut: "/clips/chosen.csv",
+            .stabilizeBorder: "fill", .pathIn: "/clips/path.csv", .pathOut: "/clips/chosen.csv", .aspect: "9:16",
+            .follow: "faces",
         ]
         return others[setting] ?? BenchOptionTests.samples[setting.longName]
     }

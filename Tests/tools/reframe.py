@@ -6,15 +6,16 @@ the iPhone shot of buildings that Tests/tools/shake.py uses; any image or clip w
 it scaled to the output size. The subject is a real face photo that ships in a Debian package: python3-skimage's
 astronaut.png (head and shoulders cut out as a rectangle, --face-width px wide). It moves along a scripted path:
 
-    hold 1 s at 30 % of the width, drift to 45 % over 1.5 s, hold 0.5 s, a fast move to 78 % in 0.3 s, hold until the
-    cut at 4.5 s (the background jumps to another region of the picture and the face to 25 %), hold to the end
+    hold 1.5 s at 30 % of the width, drift to 45 % over 2 s, hold 1 s, a fast move to 72 % in 0.6 s (its peak speed
+    two thirds of the width a second), hold until the cut at 7 s (the background jumps to another region of the
+    picture and the face to 25 %), hold to the end
 
 with a slow vertical sway of a few px. The sidecar (OUT.json) holds per frame the time, the face's box (x, y, w, h in
 output px, top-left origin), whether a cut comes before this frame, and the ideal window of each aspect asked
 (--aspects 9:16,1:1): the largest window of that shape inside the frame, centred on the face, moved the least to stay
 inside. Frames are composed in numpy and piped to the ffmpeg CLI as rgb24 (H.264 CRF 16, a 440 Hz AAC tone).
 
-Usage: reframe.py OUT.mp4 [--size 1280x720] [--fps 30] [--seconds 6] [--face-width 200] [--aspects 9:16,1:1]
+Usage: reframe.py OUT.mp4 [--size 1280x720] [--fps 30] [--seconds 10] [--face-width 200] [--aspects 9:16,1:1]
        [--background SRC] [--face PNG] [--codec h264|ffv1] [--no-audio]
 """
 import argparse, json, math, os, subprocess, sys, tempfile
@@ -34,10 +35,13 @@ def smoothstep(u):
     return u * u * (3 - 2 * u)
 
 
+CUT = 7.0   # s
+
+
 def face_x(t):
     """The face's centre as a share of the width at time t (the scripted path), and whether t is after the cut."""
-    keys = [(0.0, 0.30), (1.0, 0.30), (2.5, 0.45), (3.0, 0.45), (3.3, 0.78), (4.5, 0.78)]
-    if t >= 4.5:
+    keys = [(0.0, 0.30), (1.5, 0.30), (3.5, 0.45), (4.5, 0.45), (5.1, 0.72), (7.0, 0.72)]
+    if t >= CUT:
         return 0.25, True
     for (t0, x0), (t1, x1) in zip(keys, keys[1:]):
         if t0 <= t < t1:
@@ -69,7 +73,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--fps", type=float, default=30)
-    ap.add_argument("--seconds", type=float, default=6)
+    ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--face-width", type=int, default=200)
     ap.add_argument("--aspects", default="9:16,1:1")
     ap.add_argument("--background", default=None)

@@ -146,6 +146,37 @@ void cz_path_workspace_free(cz_path_workspace *w);
 /// smaller one gives -1). Returns 0, or < 0 as cz_path_solve; stats (may be NULL) as cz_path_solve's.
 int cz_path_solve_after(const cz_path_problem *p, int nfix, double *B, cz_path_workspace *w, cz_path_stats *stats);
 
+/// One axis of a reframing window's path (`--follow`, framepath.c): x_t, the window's left (or top) edge in px, per
+/// frame. Minimises w1|D x| + w2|D2 x| + w3|D3 x| (per frame, no term across a cut) + weight_t w_target per px that
+/// x_t lies beyond `dead_zone` of target_t + w_inside per px the subject leaves the window (x_t above inside_hi_t or
+/// below inside_lo_t), with lo <= x_t <= hi and, when > 0, |x_{t+1} - x_t| <= max_speed dt_t and
+/// |D2 x| <= max_accel dt^2 (not across a cut). All arrays borrowed, n entries; NaN: nothing that frame.
+typedef struct {
+    int n;
+    double lo, hi;                ///< the window inside the picture: lo <= x_t <= hi
+    const double *target;         ///< the x that centres the subject (NaN: no subject)
+    const double *weight;         ///< NULL or the target's weight per frame (0: none)
+    const double *inside_lo;      ///< the subject inside the window needs x_t >= inside_lo_t (NaN: none)
+    const double *inside_hi;      ///< ... and x_t <= inside_hi_t
+    const unsigned char *cut;     ///< NULL or 1 where a cut comes before frame t: the window may jump there
+    const double *duration;       ///< NULL (1/30 s each) or frame t's duration in s (for the bounds)
+    double dead_zone;             ///< px around the target that cost nothing
+    double w1, w2, w3;            ///< 10, 1, 100 by default (as the camera path)
+    double w_target, w_inside;    ///< 1 and 50 by default, per px and frame
+    double max_speed;             ///< px per s, 0: none
+    double max_accel;             ///< px per s^2, 0: none
+} cz_frame_problem;
+
+/// Fills `p` with the defaults (weights; no arrays, no bounds).
+void cz_frame_defaults(cz_frame_problem *p);
+
+/// Solves for x (n entries). Returns 0, or < 0 as cz_path_solve (-1 bad arguments, -2 no memory, -3 the solver
+/// failed). stats (may be NULL): objective (cz_frame_cost of x), iterations, rows, cols.
+int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats);
+
+/// The objective of a path x under p.
+double cz_frame_cost(const cz_frame_problem *p, const double *x);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,15 @@ public struct GeometryRequest: Sendable, Equatable, Codable {
             self.height = height
         }
     }
+    /// `--aspect`: the output's shape, width : height as shown.
+    public struct Aspect: Sendable, Equatable, Codable {
+        public var width: Double, height: Double
+        public init(width: Double, height: Double) {
+            self.width = width
+            self.height = height
+        }
+        public var ratio: Double { width / height }
+    }
     public enum Flip: String, Sendable, CaseIterable, Codable { case horizontal, vertical }
     /// How the picture meets a ``size`` of another aspect ratio: shown whole with the background around it
     /// (`contain`), cut to fill it (`cover`), or stretched to it (`stretch`, the default).
@@ -31,6 +40,9 @@ public struct GeometryRequest: Sendable, Equatable, Codable {
     /// Centre of the zoom/crop window, as fractions of the upright picture.
     public var center = UnitPoint.middle
     public var crop: Crop? = nil
+    /// `--aspect`: the window is the largest of this shape (at display scale) inside the upright picture, about
+    /// ``center`` (``crop`` is then made from it when the plan is made).
+    public var aspect: Aspect? = nil
     public var size: OutputSize? = nil
     public var fit: Fit = .stretch
     /// Extra clockwise rotation after the crop (0, 90, 180, 270).
@@ -68,6 +80,7 @@ public struct GeometryRequest: Sendable, Equatable, Codable {
         try c.update(&zoom, .zoom)
         try c.update(&center, .center)
         try c.update(&crop, .crop)
+        try c.update(&aspect, .aspect)
         try c.update(&size, .size)
         try c.update(&fit, .fit)
         try c.update(&rotate, .rotate)
@@ -306,6 +319,17 @@ public struct GeometryPlan: Sendable, Equatable {
         return chain.joined(separator: ",")
     }
 
+    /// The largest window of shape `aspect` (width / height as shown) inside a `width` x `height` upright picture
+    /// whose pixels are `sx` x `sy` wide and high as shown: even numbers of pixels, at least 2.
+    public static func aspectWindow(
+        _ aspect: Double, width uw: Double, height uh: Double, sx: Double = 1, sy: Double = 1
+    ) -> (width: Int, height: Int) {
+        var (cw, ch) = (uw, uh)
+        if uw * sx / (uh * sy) > aspect { cw = uh * sy * aspect / sx } else { ch = uw * sx / (aspect * sy) }
+        // Even sides: what 4:2:0 outputs need, so the output shows the window at exactly its own scale.
+        return (max(2, Int((cw / 2 + 1e-9).rounded(.down)) * 2), max(2, Int((ch / 2 + 1e-9).rounded(.down)) * 2))
+    }
+
     public static func make(
         _ given: GeometryRequest, source: SourcePicture,
         outputAlign: (x: Int, y: Int) = (2, 2)
@@ -339,6 +363,12 @@ public struct GeometryPlan: Sendable, Equatable {
             if uw * sx / (uh * sy) > aspect { cw = uh * sy * aspect / sx } else { ch = uw * sx / (aspect * sy) }
             request.crop = GeometryRequest.Crop(
                 width: max(1, Int(cw.rounded(.down))), height: max(1, Int(ch.rounded(.down))), x: nil, y: nil)
+        }
+        // --aspect: the largest window of that shape (at display scale; turned by --rotate 90/270), about the centre.
+        if let aspect = request.aspect, request.crop == nil, request.cropTrack == nil {
+            let a = request.rotate % 180 != 0 ? 1 / aspect.ratio : aspect.ratio
+            let (cw, ch) = aspectWindow(a, width: uw, height: uh, sx: sx, sy: sy)
+            request.crop = GeometryRequest.Crop(width: cw, height: ch, x: nil, y: nil)
         }
         if fits && request.fit == .contain && request.transform != nil {
             throw CropZoomError(

@@ -111,7 +111,7 @@ public struct Orientation: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A rectangle in (fractional) pixels.
-public struct Rect: Equatable, Sendable, CustomStringConvertible {
+public struct Rect: Equatable, Sendable, Codable, CustomStringConvertible {
     public var x: Double, y: Double, width: Double, height: Double
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x

@@ -135,8 +135,12 @@ public struct Track: Sendable, Equatable {
         let n = keys.count
         if n == 1 || t <= keys[0].time { return keys[0].value[c] }
         if t >= keys[n - 1].time { return keys[n - 1].value[c] }
-        var k = 0
-        while keys[k + 1].time < t { k += 1 }
+        // The last key before t (binary search: a reframed path has a key per frame).
+        var (k, hi) = (0, n - 1)
+        while hi - k > 1 {
+            let mid = (k + hi) / 2
+            if keys[mid].time < t { k = mid } else { hi = mid }
+        }
         let (ta, tb) = (keys[k].time, keys[k + 1].time)
         let (va, vb) = (keys[k].value[c], keys[k + 1].value[c])
         let h = tb - ta

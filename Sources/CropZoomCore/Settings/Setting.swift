@@ -15,6 +15,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case stabilizeMode = "stabilize_mode"
     case stabilizeCrop = "stabilize_crop"
     case stabilizeBorder = "stabilize_border"
+    // Reframing.
+    case aspect, follow
     case pathIn = "path_in"
     case pathOut = "path_out"
     // Trim.
@@ -111,6 +113,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .toneMap: return TranscodeConfiguration.ToneMap.allCases.map(\.rawValue)
         case .stabilizeMode: return Stabilization.Mode.allCases.map(\.rawValue)
         case .stabilizeBorder: return Stabilization.Border.allCases.map(\.rawValue)
+        case .follow: return Reframing.Follow.allCases.map(\.rawValue)
         default: return nil
         }
     }
@@ -141,6 +144,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .segment: return "SECONDS"
         case .maxLatency, .liveTimeout, .stabilizeSmoothing: return "SECONDS"
         case .stabilizeCrop: return "MAX"
+        case .aspect: return "W:H"
         case .pathIn, .pathOut: return "FILE"
         default: return nil
         }
@@ -203,12 +207,20 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .stabilizeBorder:
             return "crop (default: zoomed just enough that no border shows) or fill (the picture at its own scale, "
                 + "the uncovered corners showing \(setting: .background)); implies \(setting: .stabilize)."
+        case .aspect:
+            return "The output's shape, e.g. 9:16, 1:1 or 4:5: the window is the largest of that shape inside the "
+                + "upright picture (tighter with \(setting: .zoom)), centred unless \(setting: .follow) moves it."
+        case .follow:
+            return "Move the \(setting: .aspect) window with the subject, frame by frame, as a camera operator would: "
+                + "auto (faces where there are some, else what moves), faces, motion, or center (fixed). The path "
+                + "holds still while the subject stays near the middle, pans smoothly and jumps only at cuts."
         case .pathIn:
-            return "Render this camera path (CSV as \(setting: .pathOut) writes it, its x, y, angle and zoom columns "
-                + "edited) instead of analysing the motion; implies \(setting: .stabilize)."
+            return "Render this path (CSV as \(setting: .pathOut) writes it, edited) instead of analysing: with "
+                + "\(setting: .follow) the window per frame (time, x, y, width, height; rows may be deleted), else "
+                + "the camera path of \(setting: .stabilize) (implied)."
         case .pathOut:
-            return "Write the measured motion and the chosen camera path, a CSV row per frame; implies "
-                + "\(setting: .stabilize)."
+            return "Write the chosen path, a CSV row per frame: with \(setting: .follow) the window and the subject, "
+                + "else the measured motion and camera path of \(setting: .stabilize) (implied)."
         case .flip: return "Mirror after rotating: horizontal or vertical."
         case .scaler: return "Scaling filter: bicubic, bilinear, lanczos, area, neighbor."
         case .kernel:

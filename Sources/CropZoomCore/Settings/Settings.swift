@@ -58,7 +58,8 @@ public struct Settings: Sendable, Equatable {
     public func apply(to c: inout TranscodeConfiguration) throws(CropZoomError) {
         let ease = try choice(.ease, Track.Ease.self) ?? .linear
         c.geometry = try geometry(ease: ease)
-        c.stabilize = try stabilization()
+        c.reframe = try reframing()
+        c.stabilize = try stabilization(reframing: c.reframe != nil)
         c.background = try Settings.background(values[.background] ?? "black")
         c.scaler = try choice(.scaler, TranscodeConfiguration.Scaler.self) ?? .bicubic
         c.kernel = try choice(.kernel, TranscodeConfiguration.Kernel.self) ?? .auto
@@ -143,12 +144,30 @@ public struct Settings: Sendable, Equatable {
         }
     }
 
-    /// `--stabilize` and the settings that refine it; each of them (`--path-in` and `--path-out` too) implies it, so
-    /// that none is given in vain.
-    private func stabilization() throws(CropZoomError) -> Stabilization? {
-        let all: [Setting] = [
-            .stabilize, .stabilizeSmoothing, .stabilizeMode, .stabilizeCrop, .stabilizeBorder, .pathIn, .pathOut,
-        ]
+    /// `--follow` and its path files (`--path-in`, `--path-out` belong to the window's path when `--follow` is
+    /// given).
+    private func reframing() throws(CropZoomError) -> Reframing? {
+        guard let follow = try choice(.follow, Reframing.Follow.self) else { return nil }
+        for setting in [Setting.pathIn, .pathOut] where values[setting]?.isEmpty == true {
+            throw Settings.refuse(setting, "\(setting: setting) takes a file name")
+        }
+        var r = Reframing(follow: follow)
+        r.pathIn = values[.pathIn]
+        r.pathOut = values[.pathOut]
+        if follow == .center && (r.pathIn != nil || r.pathOut != nil) {
+            throw Settings.refuse(
+                r.pathIn != nil ? .pathIn : .pathOut,
+                "\(setting: .follow) center keeps the window still: there is no path to read or write")
+        }
+        return r
+    }
+
+    /// `--stabilize` and the settings that refine it; each of them (`--path-in` and `--path-out` too, unless they
+    /// are `--follow`'s) implies it, so that none is given in vain.
+    private func stabilization(reframing: Bool) throws(CropZoomError) -> Stabilization? {
+        let all: [Setting] =
+            [.stabilize, .stabilizeSmoothing, .stabilizeMode, .stabilizeCrop, .stabilizeBorder]
+            + (reframing ? [] : [.pathIn, .pathOut])
         guard all.contains(where: { values[$0] != nil }) else { return nil }
         var s = Stabilization()
         s.mode = try choice(.stabilizeMode, Stabilization.Mode.self) ?? .smooth
@@ -164,8 +183,10 @@ public struct Settings: Sendable, Equatable {
         for setting in [Setting.pathIn, .pathOut] where values[setting]?.isEmpty == true {
             throw Settings.refuse(setting, "\(setting: setting) takes a file name")
         }
-        s.pathIn = values[.pathIn]
-        s.pathOut = values[.pathOut]
+        if !reframing {
+            s.pathIn = values[.pathIn]
+            s.pathOut = values[.pathOut]
+        }
         return s
     }
 
@@ -423,6 +444,21 @@ public struct Settings: Sendable, Equatable {
                 width: Int(first[0]), height: Int(first[1]),
                 x: first[2].isNaN ? nil : Int(first[2]), y: first[3].isNaN ? nil : Int(first[3]))
             if track.isAnimated { g.cropTrack = track }
+        }
+        if let text = values[.aspect] {
+            let p = text.split(separator: ":", omittingEmptySubsequences: false).map {
+                Double($0.trimmingCharacters(in: .whitespaces))
+            }
+            guard p.count == 2, let w = p[0], let h = p[1], w > 0, h > 0, w.isFinite, h.isFinite, w / h >= 0.01,
+                w / h <= 100
+            else {
+                throw Settings.refuse(.aspect, "\(setting: .aspect) takes W:H, e.g. 9:16, 1:1 or 4:5 (got '\(text)')")
+            }
+            guard values[.crop] == nil else {
+                throw Settings.refuse(
+                    .aspect, "\(setting: .aspect) chooses the window itself: give it or \(setting: .crop), not both")
+            }
+            g.aspect = .init(width: w, height: h)
         }
         if let text = values[.size] {
             let p = text.lowercased().split(separator: "x").map { Int($0) }

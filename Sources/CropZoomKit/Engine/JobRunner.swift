@@ -54,17 +54,32 @@ final class JobRunner {
     }
 
     private func transcode() throws(CropZoomError) -> TranscodeSummary {
-        let cfg = configuration
+        var cfg = configuration
         let started = monotonicSeconds()
         let cpuStart = JobRunner.cpuSeconds()
         FFmpegLog.install(verbose: cfg.verbose)
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
         try Stabilizer.check(cfg)
+        try Reframer.check(cfg)
+        // --follow: the analysis pass; the render's window then moves along its path.
+        var reframing: [String] = []
+        let reframes = cfg.reframe.map { $0.follow != .center } == true
+        if reframes {
+            let outcome = try Reframer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time, duration in
+                var event = ProgressEvent(
+                    frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
+                event.phase = .analysing
+                onProgress?(event)
+            }
+            outcome.notices.forEach(onNotice)
+            reframing = outcome.notices
+            if let path = outcome.path { Reframer.apply(path, to: &cfg, shape: outcome.shape) }
+        }
         let job = try Job(cfg, cancel: cancelFlag, interrupt: interrupt, inputBytes: inputBytes, notice: onNotice)
         let threads = job.threads
         defer { job.atomic?.discard() }
         // --stabilize: the analysis pass, then the render follows its path.
-        let phase: ProgressEvent.Phase? = cfg.stabilize == nil || job.live != nil ? nil : .rendering
+        let phase: ProgressEvent.Phase? = (cfg.stabilize == nil && !reframes) || job.live != nil ? nil : .rendering
         var stabilizing: [String] = []
         var liveStabilizer: LiveStabilizer? = nil
         if cfg.stabilize != nil, let live = job.live {
@@ -140,7 +155,7 @@ final class JobRunner {
         timing.forEach(onNotice)
 
         return TranscodeSummary(
-            job: job, counts: counts, notices: job.notices + stabilizing + timing,
+            job: job, counts: counts, notices: job.notices + reframing + stabilizing + timing,
             seconds: monotonicSeconds() - started,
             cpuSeconds: JobRunner.cpuSeconds() - cpuStart)
     }

@@ -1,0 +1,288 @@
+/*
+ * The reframing path (issue 30, `--follow`): one axis of the window's position per frame, chosen as the L1 path of
+ * the stabiliser (Grundmann et al., CVPR 2011: weighted L1 norms of the first to third differences: holds, constant
+ * pans, eases) with the subject as the data:
+ *
+ *     minimise  w1 |D x|1 + w2 |D2 x|1 + w3 |D3 x|1
+ *             + sum_t weight_t w_target max(0, |x_t - target_t| - dead_zone)      (follow, outside the dead zone)
+ *             + sum_t w_inside (max(0, x_t - inside_hi_t) + max(0, inside_lo_t - x_t))   (the subject inside)
+ *     subject to lo <= x_t <= hi (the window inside the picture), |x_{t+1} - x_t| <= max_speed dt,
+ *                |x_{t+1} - 2 x_t + x_{t-1}| <= max_accel dt^2, no difference term or bound across a cut.
+ *
+ * Each hinge max(0, u) is |u| / 2 + u / 2: an L1 term and a linear one. Solved by the same log-barrier method as the
+ * camera path (campath.c), on one unknown per frame: the Newton matrix is banded (half-bandwidth 3), a step O(n).
+ */
+#include "CCameraPath.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { int k; int c[4]; double v[4]; double h, w; } fterm_t;   ///< w |v.x[c] - h|
+typedef struct { int k; int c[3]; double v[3]; double u; } fineq_t;     ///< v.x[c] <= u
+
+#define FKD 3
+
+static int fband_chol(double *A, int n) {
+    const int W = FKD + 1;
+    for (int i = 0; i < n; i++) {
+        int j0 = i - FKD < 0 ? 0 : i - FKD;
+        for (int j = j0; j <= i; j++) {
+            double sum = A[i * W + (i - j)];
+            int k0 = i - FKD > j - FKD ? i - FKD : j - FKD;
+            if (k0 < 0) k0 = 0;
+            for (int k = k0; k < j; k++) sum -= A[i * W + (i - k)] * A[j * W + (j - k)];
+            if (j == i) {
+                if (!(sum > 0)) return -1;
+                A[i * W] = sqrt(sum);
+            } else A[i * W + (i - j)] = sum / A[j * W];
+        }
+    }
+    return 0;
+}
+
+static void fband_solve(const double *A, int n, double *x) {
+    const int W = FKD + 1;
+    for (int i = 0; i < n; i++) {
+        double sum = x[i];
+        for (int k = (i - FKD < 0 ? 0 : i - FKD); k < i; k++) sum -= A[i * W + (i - k)] * x[k];
+        x[i] = sum / A[i * W];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double sum = x[i];
+        for (int k = i + 1; k <= (i + FKD < n - 1 ? i + FKD : n - 1); k++) sum -= A[k * W + (k - i)] * x[k];
+        x[i] = sum / A[i * W];
+    }
+}
+
+void cz_frame_defaults(cz_frame_problem *p) {
+    memset(p, 0, sizeof *p);
+    p->w1 = 10;
+    p->w2 = 1;
+    p->w3 = 100;
+    p->w_target = 1;
+    p->w_inside = 50;
+}
+
+static int cut_at(const cz_frame_problem *p, int t) { return p->cut && t > 0 && p->cut[t]; }
+
+static double fdt(const cz_frame_problem *p, int t) {
+    if (!p->duration) return 1.0 / 30;
+    return p->duration[t] > 0 ? p->duration[t] : 1.0 / 30;
+}
+
+double cz_frame_cost(const cz_frame_problem *p, const double *x) {
+    double cost = 0;
+    double w[3] = {p->w1, p->w2, p->w3};
+    static const double co[3][4] = {{-1, 1, 0, 0}, {1, -2, 1, 0}, {-1, 3, -3, 1}};
+    for (int d = 1; d <= 3; d++)
+        for (int t = 0; t + d < p->n; t++) {
+            int ok = 1;
+            for (int j = 1; j <= d; j++) if (cut_at(p, t + j)) ok = 0;
+            if (!ok) continue;
+            double s = 0;
+            for (int j = 0; j <= d; j++) s += co[d - 1][j] * x[t + j];
+            cost += w[d - 1] * fabs(s);
+        }
+    for (int t = 0; t < p->n; t++) {
+        double wt = p->weight ? p->weight[t] : 1;
+        if (p->target && !isnan(p->target[t]) && wt > 0)
+            cost += wt * p->w_target * fmax(0, fabs(x[t] - p->target[t]) - p->dead_zone);
+        if (p->inside_lo && !isnan(p->inside_lo[t])) cost += p->w_inside * fmax(0, p->inside_lo[t] - x[t]);
+        if (p->inside_hi && !isnan(p->inside_hi[t])) cost += p->w_inside * fmax(0, x[t] - p->inside_hi[t]);
+    }
+    return cost;
+}
+
+int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
+    if (!p || !x || p->n < 1 || !(p->hi >= p->lo) || p->w1 < 0 || p->w2 < 0 || p->w3 < 0 || p->dead_zone < 0)
+        return -1;
+    int n = p->n;
+    if (p->hi - p->lo < 1e-9) {
+        for (int t = 0; t < n; t++) x[t] = p->lo;
+        if (stats) memset(stats, 0, sizeof *stats);
+        return 0;
+    }
+    int cap_t = 3 * n + 4 * n + 8, cap_q = 2 * n + 2 * n + 2 * n + 8;
+    fterm_t *T = malloc((size_t)cap_t * sizeof *T);
+    fineq_t *Q = malloc((size_t)cap_q * sizeof *Q);
+    double *lin = calloc((size_t)n, sizeof(double));
+    double *A = malloc((size_t)n * (FKD + 1) * sizeof(double)), *A0 = malloc((size_t)n * (FKD + 1) * sizeof(double));
+    double *dx = malloc((size_t)n * sizeof(double)), *g = malloc((size_t)n * sizeof(double));
+    double *e = malloc((size_t)cap_t * sizeof(double)), *de = malloc((size_t)cap_t * sizeof(double));
+    double *rr = malloc((size_t)cap_t * sizeof(double)), *dr = malloc((size_t)cap_t * sizeof(double));
+    double *sl = malloc((size_t)cap_q * sizeof(double)), *ds = malloc((size_t)cap_q * sizeof(double));
+    int rc = 0, nt = 0, nq = 0, newton = 0;
+    if (!T || !Q || !lin || !A || !A0 || !dx || !g || !e || !de || !rr || !dr || !sl || !ds) { rc = -2; goto done; }
+    double w[3] = {p->w1, p->w2, p->w3};
+    static const double co[3][4] = {{-1, 1, 0, 0}, {1, -2, 1, 0}, {-1, 3, -3, 1}};
+    for (int d = 1; d <= 3; d++) {
+        if (w[d - 1] <= 0) continue;
+        for (int t = 0; t + d < n; t++) {
+            int ok = 1;
+            for (int j = 1; j <= d; j++) if (cut_at(p, t + j)) ok = 0;
+            if (!ok) continue;
+            fterm_t *q = &T[nt++];
+            q->k = d + 1; q->h = 0; q->w = w[d - 1];
+            for (int j = 0; j <= d; j++) { q->c[j] = t + j; q->v[j] = co[d - 1][j]; }
+        }
+    }
+    // hinges: w max(0, x - a) = w/2 |x - a| + w/2 x (+ const); w max(0, a - x) = w/2 |x - a| - w/2 x
+    for (int t = 0; t < n; t++) {
+        double wt = p->weight ? p->weight[t] : 1;
+        if (p->target && !isnan(p->target[t]) && wt > 0 && p->w_target > 0) {
+            double ww = wt * p->w_target;
+            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->target[t] + p->dead_zone; T[nt++].w = ww / 2;
+            lin[t] += ww / 2;
+            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->target[t] - p->dead_zone; T[nt++].w = ww / 2;
+            lin[t] -= ww / 2;
+        }
+        if (p->w_inside > 0 && p->inside_hi && !isnan(p->inside_hi[t])) {
+            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->inside_hi[t]; T[nt++].w = p->w_inside / 2;
+            lin[t] += p->w_inside / 2;
+        }
+        if (p->w_inside > 0 && p->inside_lo && !isnan(p->inside_lo[t])) {
+            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->inside_lo[t]; T[nt++].w = p->w_inside / 2;
+            lin[t] -= p->w_inside / 2;
+        }
+    }
+    // the window inside the picture; the speed and acceleration bounds (not across a cut)
+    for (int t = 0; t < n; t++) {
+        Q[nq].k = 1; Q[nq].c[0] = t; Q[nq].v[0] = 1; Q[nq++].u = p->hi;
+        Q[nq].k = 1; Q[nq].c[0] = t; Q[nq].v[0] = -1; Q[nq++].u = -p->lo;
+        if (p->max_speed > 0 && t + 1 < n && !cut_at(p, t + 1)) {
+            double u = p->max_speed * fdt(p, t);
+            Q[nq].k = 2; Q[nq].c[0] = t + 1; Q[nq].v[0] = 1; Q[nq].c[1] = t; Q[nq].v[1] = -1; Q[nq++].u = u;
+            Q[nq].k = 2; Q[nq].c[0] = t + 1; Q[nq].v[0] = -1; Q[nq].c[1] = t; Q[nq].v[1] = 1; Q[nq++].u = u;
+        }
+        if (p->max_accel > 0 && t >= 1 && t + 1 < n && !cut_at(p, t) && !cut_at(p, t + 1)) {
+            double h = 0.5 * (fdt(p, t - 1) + fdt(p, t)), u = p->max_accel * h * h;
+            for (int sg = -1; sg <= 1; sg += 2) {
+                Q[nq].k = 3; Q[nq].c[0] = t - 1; Q[nq].c[1] = t; Q[nq].c[2] = t + 1;
+                Q[nq].v[0] = sg; Q[nq].v[1] = -2 * sg; Q[nq].v[2] = sg; Q[nq++].u = u;
+            }
+        }
+    }
+    // start: the middle of the picture's range, the same for every frame (every bound strictly inside)
+    for (int t = 0; t < n; t++) x[t] = 0.5 * (p->lo + p->hi);
+    double wsum = 0;
+    for (int i = 0; i < nt; i++) {
+        double ri = -T[i].h;
+        for (int u = 0; u < T[i].k; u++) ri += T[i].v[u] * x[T[i].c[u]];
+        rr[i] = ri; e[i] = fabs(ri) + 1; wsum += T[i].w * e[i];
+    }
+    for (int j = 0; j < nq; j++) {
+        sl[j] = Q[j].u;
+        for (int u = 0; u < Q[j].k; u++) sl[j] -= Q[j].v[u] * x[Q[j].c[u]];
+    }
+    double mtot = 2.0 * nt + nq, tb = mtot / (wsum > 0 ? wsum : 1);
+    const int W = FKD + 1;
+    for (int outer = 0; outer < 60; outer++) {
+        for (int it = 0; it < 80; it++) {
+            memset(A, 0, (size_t)n * W * sizeof(double));
+            memset(dx, 0, (size_t)n * sizeof(double));
+            for (int i = 0; i < nt; i++) {
+                double a1 = 1 / (e[i] - rr[i]), a2 = 1 / (e[i] + rr[i]);
+                double d1 = a1 * a1, d2 = a2 * a2, fe = tb * T[i].w - a1 - a2, fr = a1 - a2;
+                double fee = d1 + d2, fer = d2 - d1, hs = 4 * d1 * d2 / fee, gs = fr - fer * fe / fee;
+                const fterm_t *q = &T[i];
+                for (int u = 0; u < q->k; u++) {
+                    dx[q->c[u]] -= gs * q->v[u];
+                    for (int v = 0; v < q->k; v++)
+                        if (q->c[v] <= q->c[u]) A[q->c[u] * W + (q->c[u] - q->c[v])] += hs * q->v[u] * q->v[v];
+                }
+            }
+            for (int j = 0; j < nq; j++) {
+                double is = 1 / sl[j];
+                const fineq_t *q = &Q[j];
+                for (int u = 0; u < q->k; u++) {
+                    dx[q->c[u]] -= is * q->v[u];
+                    for (int v = 0; v < q->k; v++)
+                        if (q->c[v] <= q->c[u]) A[q->c[u] * W + (q->c[u] - q->c[v])] += is * is * q->v[u] * q->v[v];
+                }
+            }
+            for (int i = 0; i < n; i++) dx[i] -= tb * lin[i];
+            memcpy(g, dx, (size_t)n * sizeof(double));
+            double maxd = 0;
+            for (int i = 0; i < n; i++) { A[i * W] += 1e-12; if (A[i * W] > maxd) maxd = A[i * W]; }
+            memcpy(A0, A, (size_t)n * W * sizeof(double));
+            double shift = 1e-14 * maxd;
+            int tries = 0;
+            while (fband_chol(A, n)) {
+                if (++tries > 12) { rc = -3; goto done; }
+                memcpy(A, A0, (size_t)n * W * sizeof(double));
+                for (int i = 0; i < n; i++) A[i * W] += shift;
+                shift *= 10;
+            }
+            fband_solve(A, n, dx);
+            newton++;
+            double lam2 = 0, amax = 1e300;
+            for (int i = 0; i < n; i++) lam2 += g[i] * dx[i];
+            for (int i = 0; i < nt; i++) {
+                const fterm_t *q = &T[i];
+                double d = 0;
+                for (int u = 0; u < q->k; u++) d += q->v[u] * dx[q->c[u]];
+                dr[i] = d;
+                double a1 = 1 / (e[i] - rr[i]), a2 = 1 / (e[i] + rr[i]);
+                double d1 = a1 * a1, d2 = a2 * a2, fe = tb * T[i].w - a1 - a2, fee = d1 + d2, fer = d2 - d1;
+                de[i] = -(fe + fer * d) / fee;
+                lam2 += fe * fe / fee;
+                double s1 = de[i] - d, s2 = de[i] + d;
+                if (s1 < 0) { double a = -(e[i] - rr[i]) / s1; if (a < amax) amax = a; }
+                if (s2 < 0) { double a = -(e[i] + rr[i]) / s2; if (a < amax) amax = a; }
+            }
+            for (int j = 0; j < nq; j++) {
+                const fineq_t *q = &Q[j];
+                double d = 0;
+                for (int u = 0; u < q->k; u++) d += q->v[u] * dx[q->c[u]];
+                ds[j] = -d;
+                if (d > 0) { double a = sl[j] / d; if (a < amax) amax = a; }
+            }
+            if (lam2 < 1e-9) break;
+            double alpha = amax < 1 ? 0.99 * amax : 1.0;
+            double f0 = 0, fl = 0;
+            for (int i = 0; i < n; i++) { f0 += tb * lin[i] * x[i]; fl += tb * lin[i] * dx[i]; }
+            for (int i = 0; i < nt; i++) f0 += tb * T[i].w * e[i] - log(e[i] - rr[i]) - log(e[i] + rr[i]);
+            for (int j = 0; j < nq; j++) f0 -= log(sl[j]);
+            for (int ls = 0; ls < 60; ls++) {
+                double f1 = 0;
+                int bad = 0;
+                for (int i = 0; i < n; i++) f1 += tb * lin[i] * x[i];
+                f1 += alpha * fl;
+                for (int i = 0; i < nt && !bad; i++) {
+                    double ei = e[i] + alpha * de[i], ri = rr[i] + alpha * dr[i];
+                    if (ei - ri <= 0 || ei + ri <= 0) bad = 1;
+                    else f1 += tb * T[i].w * ei - log(ei - ri) - log(ei + ri);
+                }
+                for (int j = 0; j < nq && !bad; j++) {
+                    double sj = sl[j] + alpha * ds[j];
+                    if (sj <= 0) bad = 1; else f1 -= log(sj);
+                }
+                if (!bad && f1 <= f0 - 0.01 * alpha * lam2 * 0.5) break;
+                if (!bad && ls > 40) break;
+                alpha *= 0.5;
+            }
+            for (int i = 0; i < n; i++) x[i] += alpha * dx[i];
+            for (int i = 0; i < nt; i++) { e[i] += alpha * de[i]; rr[i] += alpha * dr[i]; }
+            for (int j = 0; j < nq; j++) sl[j] += alpha * ds[j];
+            if (lam2 * 0.5 < 1e-7) break;
+        }
+        double obj = 0;
+        for (int i = 0; i < nt; i++) obj += T[i].w * fabs(rr[i]);
+        if (mtot / tb < 1e-7 * (obj > 1 ? obj : 1)) break;
+        tb *= 50;
+    }
+    for (int t = 0; t < n; t++) x[t] = fmin(p->hi, fmax(p->lo, x[t]));
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->objective = cz_frame_cost(p, x);
+        stats->iterations = newton;
+        stats->windows = 1;
+        stats->rows = 2 * nt + nq;
+        stats->cols = n + nt;
+    }
+done:
+    free(T); free(Q); free(lin); free(A); free(A0); free(dx); free(g); free(e); free(de); free(rr); free(dr);
+    free(sl); free(ds);
+    return rc;
+}
