@@ -15,6 +15,8 @@ public struct Reframing: Sendable, Equatable, Codable {
     public var pathIn: String? = nil
     /// `--path-out`: write the chosen window path there (CSV).
     public var pathOut: String? = nil
+    /// `--preview`: write a contact sheet there (PNG): frames with the window drawn, beside the output's view.
+    public var preview: String? = nil
     /// A window path to render, as `TranscodeJob.reframePath()` returns it (an app may have edited it): no
     /// analysis. Before ``pathIn``.
     public var path: ReframePath? = nil
@@ -26,6 +28,7 @@ public struct Reframing: Sendable, Equatable, Codable {
         try c.update(&follow, .follow)
         try c.update(&pathIn, .pathIn)
         try c.update(&pathOut, .pathOut)
+        try c.update(&preview, .preview)
         try c.update(&path, .path)
     }
 }
@@ -180,5 +183,44 @@ public struct ReframePath: Sendable, Equatable, Codable {
         guard !samples.isEmpty else { throw CameraPathError(line: 0, reason: "no frames") }
         guard let size else { throw CameraPathError(line: 1, reason: "no '# cropzoom reframe path WxH' line") }
         self.init(width: size.0, height: size.1, samples: samples)
+    }
+}
+
+/// What `cropzoom analyze-motion --follow` prints: the window's path in a few figures.
+public struct ReframeReport: Codable, Sendable, Equatable {
+    public var frames: Int
+    /// The upright picture and the window.
+    public var width: Int, height: Int
+    public var windowWidth: Double, windowHeight: Double
+    /// Frames where a subject was seen: by signal (`face`, `track`, `motion`).
+    public var subjectFrames: Int
+    public var signals: [String: Int]
+    public var cuts: Int
+    /// The RMS second difference of the window's centre outside cuts (px/frame²), and its fastest move (px/s).
+    public var jitterPx: Double
+    public var fastestPxPerSecond: Double
+
+    public init(_ path: ReframePath) {
+        let s = path.samples
+        frames = s.count
+        width = path.width
+        height = path.height
+        windowWidth = s.first?.width ?? 0
+        windowHeight = s.first?.height ?? 0
+        subjectFrames = s.filter { $0.subject != nil }.count
+        signals = Dictionary(s.filter { !$0.signal.isEmpty }.map { ($0.signal, 1) }, uniquingKeysWith: +)
+        cuts = s.filter(\.cut).count
+        var d2: [Double] = []
+        var fastest = 0.0
+        for i in s.indices.dropFirst() where !s[i].cut {
+            let dt = max(1e-6, s[i].time - s[i - 1].time)
+            fastest = max(fastest, ((s[i].x - s[i - 1].x) * (s[i].x - s[i - 1].x) + (s[i].y - s[i - 1].y)
+                * (s[i].y - s[i - 1].y)).squareRoot() / dt)
+            guard i + 1 < s.count, !s[i + 1].cut else { continue }
+            let (ax, ay) = (s[i + 1].x - 2 * s[i].x + s[i - 1].x, s[i + 1].y - 2 * s[i].y + s[i - 1].y)
+            d2.append(ax * ax + ay * ay)
+        }
+        jitterPx = d2.isEmpty ? 0 : (d2.reduce(0, +) / Double(d2.count)).squareRoot()
+        fastestPxPerSecond = fastest
     }
 }

@@ -94,6 +94,27 @@ public final class TranscodeJob: @unchecked Sendable {
         }
     }
 
+    /// `--follow`'s analysis alone: the window path the render would follow (``Reframing``; `auto` when the
+    /// configuration asks for none), without rendering; nil when there is nothing to follow (a notice event says
+    /// why). A `--path-out` is written. Edit it and render it with ``Reframing/path``:
+    ///
+    /// ```swift
+    /// var config = TranscodeConfiguration(input: "talk.mp4", output: "portrait.mp4")
+    /// config.geometry.aspect = GeometryRequest.Aspect(width: 9, height: 16)
+    /// config.reframe = Reframing(follow: .faces)
+    /// if var path = try await TranscodeJob(configuration: config).reframePath() {
+    ///     for i in path.samples.indices where path.samples[i].time < 1 { path.samples[i].x = 0 }
+    ///     config.reframe?.path = path
+    /// }
+    /// let summary = try await TranscodeJob(configuration: config).run()
+    /// ```
+    public func reframePath() async throws(CropZoomError) -> ReframePath? {
+        try claimRun()
+        return try await onThread(named: "cropzoom analysis", finishing: true) { [self] () throws(CropZoomError) in
+            try runner.reframePath()
+        }
+    }
+
     /// Runs the transcode (the job runner on a thread of its own) and returns its summary.
     /// Cancelling the awaiting task cancels the job.
     public func run() async throws(CropZoomError) -> TranscodeSummary {
@@ -107,7 +128,7 @@ public final class TranscodeJob: @unchecked Sendable {
         }
     }
 
-    /// A job runs once (``run()`` or ``cameraPath()``).
+    /// A job runs once (``run()``, ``cameraPath()`` or ``reframePath()``).
     private func claimRun() throws(CropZoomError) {
         let again = lock.withLock {
             defer { started = true }

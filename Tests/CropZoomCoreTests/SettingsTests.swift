@@ -24,7 +24,7 @@ struct SettingsTests {
         .audioChannels: "5.1", .audioStream: "eng\n2", .framerate: "30000/1001",
         .streams: "video,audio,subtitles:fra", .stabilize: "true", .stabilizeSmoothing: "2",
         .stabilizeMode: "tripod", .stabilizeCrop: "1.05", .stabilizeBorder: "fill", .pathIn: "/paths/path.csv",
-        .pathOut: "/paths/chosen.csv", .aspect: "9:16", .follow: "faces",
+        .pathOut: "/paths/chosen.csv", .aspect: "9:16", .follow: "faces", .preview: "/paths/sheet.png",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")

@@ -10,13 +10,22 @@ astronaut.png (head and shoulders cut out as a rectangle, --face-width px wide).
     two thirds of the width a second), hold until the cut at 7 s (the background jumps to another region of the
     picture and the face to 25 %), hold to the end
 
-with a slow vertical sway of a few px. The sidecar (OUT.json) holds per frame the time, the face's box (x, y, w, h in
+with a slow vertical sway of a few px. --scene chooses what else is in the picture:
+
+    main        the face alone (the default);
+    distractor  the face, and a cup (python3-skimage's coffee.png) sweeping across the lower part of the picture at
+                a quarter of its width a second the whole time: something that moves and is not the subject;
+    two         the face, and a second, smaller face (the same photo mirrored, 110 px wide) further right, drifting
+                slowly: the dominant face is the subject;
+    motion      no face: the cup moves along the face's path: the region that moves is the subject.
+
+The sidecar (OUT.json) holds per frame the time, the face's box (x, y, w, h in
 output px, top-left origin), whether a cut comes before this frame, and the ideal window of each aspect asked
 (--aspects 9:16,1:1): the largest window of that shape inside the frame, centred on the face, moved the least to stay
 inside. Frames are composed in numpy and piped to the ffmpeg CLI as rgb24 (H.264 CRF 16, a 440 Hz AAC tone).
 
 Usage: reframe.py OUT.mp4 [--size 1280x720] [--fps 30] [--seconds 10] [--face-width 200] [--aspects 9:16,1:1]
-       [--background SRC] [--face PNG] [--codec h264|ffv1] [--no-audio]
+       [--background SRC] [--face PNG] [--codec h264|ffv1] [--no-audio] [--scene main|distractor|two|motion]
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 import numpy as np
@@ -28,6 +37,9 @@ import shake  # noqa: E402  (corpus_dir, load_picture, read_ppm, bilinear)
 FACE = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 # The astronaut's head and shoulders in astronaut.png (512x512): her face is at about (177, 66, 95, 95).
 FACE_CUT = (135, 20, 185, 230)   # x, y, w, h
+CUP = os.path.join(os.path.dirname(FACE), "coffee.png")
+# The cup in coffee.png (600x400).
+CUP_CUT = (150, 40, 300, 250)
 
 
 def smoothstep(u):
@@ -80,6 +92,7 @@ def main():
     ap.add_argument("--face", default=FACE)
     ap.add_argument("--codec", choices=["h264", "ffv1"], default="h264")
     ap.add_argument("--no-audio", action="store_true")
+    ap.add_argument("--scene", choices=["main", "distractor", "two", "motion"], default="main")
     a = ap.parse_args()
     W, H = map(int, a.size.split("x"))
     src = a.background or shake.default_picture()
@@ -87,13 +100,19 @@ def main():
         sys.exit("reframe.py: no background: ../shared/corpus is absent and --background was not given")
     if not os.path.isfile(a.face):
         sys.exit(f"reframe.py: {a.face}: no face picture (apt-get install python3-skimage)")
-    face = shake.load_picture(a.face, 0)
-    x0, y0, fw0, fh0 = FACE_CUT
-    face = face[y0:y0 + fh0, x0:x0 + fw0].astype(np.float32)
-    fw = a.face_width
-    fh = round(fw * fh0 / fw0)
-    X, Y = np.meshgrid((np.arange(fw) + 0.5) * fw0 / fw - 0.5, (np.arange(fh) + 0.5) * fh0 / fh - 0.5)
-    face = shake.bilinear(face, X, Y)
+    def cut_out(path, cut, width):
+        pic = shake.load_picture(path, 0)
+        x0, y0, w0, h0 = cut
+        pic = pic[y0:y0 + h0, x0:x0 + w0].astype(np.float32)
+        h = round(width * h0 / w0)
+        X, Y = np.meshgrid((np.arange(width) + 0.5) * w0 / width - 0.5, (np.arange(h) + 0.5) * h0 / h - 0.5)
+        return shake.bilinear(pic, X, Y)
+
+    face = cut_out(a.face, FACE_CUT, a.face_width)
+    cup = cut_out(CUP, CUP_CUT, a.face_width) if a.scene in ("distractor", "motion") else None
+    second = cut_out(a.face, FACE_CUT, 110)[:, ::-1] if a.scene == "two" else None
+    subject = cup if a.scene == "motion" else face
+    fh, fw = subject.shape[:2]
     backs = [background(src, W, H, 0), background(src, W, H, 1)]
     aspects = []
     for s in a.aspects.split(","):
@@ -108,10 +127,26 @@ def main():
         cy = 0.45 * H + 6 * math.sin(2 * math.pi * 0.4 * t)
         bx, by = int(round(cx - fw / 2)), int(round(cy - fh / 2))
         img = backs[1 if cut else 0].copy()
-        img[by:by + fh, bx:bx + fw] = face
+        others = []
+        if a.scene == "distractor":
+            # Sweeps right to left and back along the bottom, a quarter of the width a second.
+            ch, cw = cup.shape[:2]
+            span = W - cw
+            u = (0.25 * W * t) % (2 * span)
+            ox = int(round(span - u if u < span else u - span))
+            oy = H - ch - 10
+            img[oy:oy + ch, ox:ox + cw] = cup
+            others.append([ox, oy, cw, ch])
+        if a.scene == "two":
+            sh, sw = second.shape[:2]
+            share2 = (0.60 if cut else 0.88) - 0.01 * (t - (CUT if cut else 0))
+            ox, oy = int(round(share2 * W - sw / 2)), int(round(0.30 * H))
+            img[oy:oy + sh, ox:ox + sw] = second
+            others.append([ox, oy, sw, sh])
+        img[by:by + fh, bx:bx + fw] = subject
         frames.append(np.clip(img + 0.5, 0, 255).astype(np.uint8))
         box = [bx, by, fw, fh]
-        records.append({"i": i, "t": round(t, 6), "face": box, "cut": cut and not was_cut,
+        records.append({"i": i, "t": round(t, 6), "face": box, "others": others, "cut": cut and not was_cut,
                         "ideal": {s: ideal_window(W, H, box, r) for s, r in aspects}})
         was_cut = cut
     ext = os.path.splitext(a.out)[1].lower()
@@ -133,9 +168,12 @@ def main():
         if proc.wait() != 0:
             sys.exit(f"reframe.py: ffmpeg failed: {' '.join(cmd)}")
         os.replace(tmp_out, a.out)
-    sidecar = {"clip": {"width": W, "height": H, "fps": a.fps, "frames": n, "background": os.path.basename(src),
+    sidecar = {"clip": {"width": W, "height": H, "fps": a.fps, "frames": n, "scene": a.scene,
+                        "background": os.path.basename(src),
                         "face": os.path.basename(a.face), "face_cut": FACE_CUT, "face_size": [fw, fh]},
-               "conventions": "boxes and windows [x, y, w, h] in output px, top-left origin; 'cut': the background "
+               "conventions": "boxes and windows [x, y, w, h] in output px, top-left origin; 'face': the subject's "
+                              "box (the cup's in the motion scene); 'others': what else is in the picture; 'cut': "
+                              "the background "
                               "and the face jump before this frame; 'ideal': the largest window of that aspect, "
                               "centred on the face, moved the least to stay inside",
                "frames": records}

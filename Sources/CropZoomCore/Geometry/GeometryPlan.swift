@@ -348,6 +348,15 @@ public struct GeometryPlan: Sendable, Equatable {
                 .usage, setting: .zoom,
                 reason: "\(setting: .zoom) must be at least \(GeometryPlan.minimumZoom) (got \(request.zoom))")
         }
+        // --aspect with --fit contain: the whole picture inside an output of that shape (the background around it).
+        if let aspect = request.aspect, request.fit == .contain, request.size == nil {
+            let a = request.rotate % 180 != 0 ? 1 / aspect.ratio : aspect.ratio
+            let (dw, dh) = (uw * sx, uh * sy)
+            let (w, h) = dw / dh > a ? (dw, dw / a) : (dh * a, dh)
+            let (ow, oh) = request.rotate % 180 != 0 ? (h, w) : (w, h)
+            request.size = .init(width: Int(ow.rounded()), height: Int(oh.rounded()))
+            request.aspect = nil
+        }
         // --fit cover: the largest window of the size's aspect ratio (at display scale), about the centre.
         let fits = request.size.map { $0.width > 0 && $0.height > 0 } == true && request.fit != .stretch
         if fits && request.fit == .cover, let size = request.size {

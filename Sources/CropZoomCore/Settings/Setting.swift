@@ -16,7 +16,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case stabilizeCrop = "stabilize_crop"
     case stabilizeBorder = "stabilize_border"
     // Reframing.
-    case aspect, follow
+    case aspect, follow, preview
     case pathIn = "path_in"
     case pathOut = "path_out"
     // Trim.
@@ -145,7 +145,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .maxLatency, .liveTimeout, .stabilizeSmoothing: return "SECONDS"
         case .stabilizeCrop: return "MAX"
         case .aspect: return "W:H"
-        case .pathIn, .pathOut: return "FILE"
+        case .pathIn, .pathOut, .preview: return "FILE"
         default: return nil
         }
     }
@@ -214,6 +214,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
             return "Move the \(setting: .aspect) window with the subject, frame by frame, as a camera operator would: "
                 + "auto (faces where there are some, else what moves), faces, motion, or center (fixed). The path "
                 + "holds still while the subject stays near the middle, pans smoothly and jumps only at cuts."
+        case .preview:
+            return "Write a contact sheet (PNG): six frames with the \(setting: .follow) window drawn, beside what the "
+                + "output shows there; implies \(setting: .follow) auto."
         case .pathIn:
             return "Render this path (CSV as \(setting: .pathOut) writes it, edited) instead of analysing: with "
                 + "\(setting: .follow) the window per frame (time, x, y, width, height; rows may be deleted), else "

@@ -147,17 +147,20 @@ public struct Settings: Sendable, Equatable {
     /// `--follow` and its path files (`--path-in`, `--path-out` belong to the window's path when `--follow` is
     /// given).
     private func reframing() throws(CropZoomError) -> Reframing? {
-        guard let follow = try choice(.follow, Reframing.Follow.self) else { return nil }
-        for setting in [Setting.pathIn, .pathOut] where values[setting]?.isEmpty == true {
+        // --preview alone implies --follow auto (as --path-in alone implies --stabilize).
+        guard let follow = try choice(.follow, Reframing.Follow.self) ?? (values[.preview] != nil ? .auto : nil)
+        else { return nil }
+        for setting in [Setting.pathIn, .pathOut, .preview] where values[setting]?.isEmpty == true {
             throw Settings.refuse(setting, "\(setting: setting) takes a file name")
         }
         var r = Reframing(follow: follow)
         r.pathIn = values[.pathIn]
         r.pathOut = values[.pathOut]
-        if follow == .center && (r.pathIn != nil || r.pathOut != nil) {
+        r.preview = values[.preview]
+        if follow == .center && (r.pathIn != nil || r.pathOut != nil || r.preview != nil) {
             throw Settings.refuse(
-                r.pathIn != nil ? .pathIn : .pathOut,
-                "\(setting: .follow) center keeps the window still: there is no path to read or write")
+                r.pathIn != nil ? .pathIn : r.pathOut != nil ? .pathOut : .preview,
+                "\(setting: .follow) center keeps the window still: there is no path to read, write or preview")
         }
         return r
     }

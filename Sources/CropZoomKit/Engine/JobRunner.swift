@@ -64,13 +64,19 @@ final class JobRunner {
         // --follow: the analysis pass; the render's window then moves along its path.
         var reframing: [String] = []
         let reframes = cfg.reframe.map { $0.follow != .center } == true
+        // With --stabilize too, the steadied picture is what the window moves over: its path first.
+        var steadied: Stabilizer.Outcome? = nil
         if reframes {
-            let outcome = try Reframer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time, duration in
+            let analysing = { [onProgress] (frames: Int, time: Double, duration: Double?) in
                 var event = ProgressEvent(
                     frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
                 event.phase = .analysing
                 onProgress?(event)
             }
+            if cfg.stabilize != nil && !cfg.isLive {
+                steadied = try Stabilizer.path(cfg, cancel: cancelFlag) { analysing($0, $1, nil) }
+            }
+            let outcome = try Reframer.path(cfg, steadied: steadied?.path, cancel: cancelFlag, progress: analysing)
             outcome.notices.forEach(onNotice)
             reframing = outcome.notices
             if let path = outcome.path { Reframer.apply(path, to: &cfg, shape: outcome.shape) }
@@ -92,11 +98,16 @@ final class JobRunner {
             liveStabilizer = stabilizer
             onNotice("\(cfg.inputName): \(stabilizer.notice)")
         } else if cfg.stabilize != nil {
-            let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
-                var event = ProgressEvent(
-                    frames: frames, time: time, duration: job.duration, elapsed: monotonicSeconds() - started)
-                event.phase = .analysing
-                onProgress?(event)
+            let outcome: Stabilizer.Outcome
+            if let steadied {
+                outcome = steadied
+            } else {
+                outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
+                    var event = ProgressEvent(
+                        frames: frames, time: time, duration: job.duration, elapsed: monotonicSeconds() - started)
+                    event.phase = .analysing
+                    onProgress?(event)
+                }
             }
             outcome.notices.forEach(onNotice)
             stabilizing = outcome.notices
@@ -178,6 +189,30 @@ final class JobRunner {
         do {
             let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
                 var event = ProgressEvent(frames: frames, time: time, elapsed: monotonicSeconds() - started)
+                event.phase = .analysing
+                onProgress?(event)
+            }
+            outcome.notices.forEach(onNotice)
+            return outcome.path
+        } catch {
+            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
+            throw error
+        }
+    }
+
+    /// `--follow`'s analysis alone (``TranscodeJob/reframePath()``): the window path the render would follow, nil with
+    /// a notice when there is nothing to follow. The output is not touched; a `--path-out` is written.
+    func reframePath() throws(CropZoomError) -> ReframePath? {
+        var cfg = configuration
+        if cfg.reframe == nil || cfg.reframe?.follow == .center { cfg.reframe = Reframing(follow: .auto) }
+        cfg.reframe?.path = nil
+        FFmpegLog.install(verbose: cfg.verbose)
+        try Reframer.check(cfg)
+        let started = monotonicSeconds()
+        do {
+            let outcome = try Reframer.path(cfg, steadied: nil, cancel: cancelFlag) { [onProgress] frames, time, duration in
+                var event = ProgressEvent(
+                    frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
                 event.phase = .analysing
                 onProgress?(event)
             }

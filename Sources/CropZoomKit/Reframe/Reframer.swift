@@ -54,8 +54,10 @@ enum Reframer {
                 .usage, path: cfg.inputName, setting: .follow,
                 reason: "\(setting: .follow) needs a window inside the picture: \(setting: .zoom) of at least 1")
         }
-        if let out = r.pathOut, !cfg.overwrite, FileManager.default.fileExists(atPath: out) {
-            throw CropZoomError(.usage, path: out, setting: .pathOut, reason: "already exists (use -y to overwrite)")
+        for (file, setting) in [(r.pathOut, Setting.pathOut), (r.preview, .preview)] {
+            if let file, !cfg.overwrite, FileManager.default.fileExists(atPath: file) {
+                throw CropZoomError(.usage, path: file, setting: setting, reason: "already exists (use -y to overwrite)")
+            }
         }
     }
 
@@ -87,8 +89,11 @@ enum Reframer {
 
     /// The path `cfg` asks for: given, read from `--path-in`, or analysed and chosen. `progress` (frames, media
     /// seconds, the media duration when known) during the analysis.
+    /// `steadied`: the `--stabilize` path the render follows under the window (the subject is then placed in the
+    /// steadied picture).
     static func path(
-        _ cfg: TranscodeConfiguration, cancel: CancelFlag, progress: ((Int, Double, Double?) -> Void)?
+        _ cfg: TranscodeConfiguration, steadied: CameraPath?, cancel: CancelFlag,
+        progress: ((Int, Double, Double?) -> Void)?
     ) throws(CropZoomError) -> Outcome {
         guard let r = cfg.reframe, r.follow != .center else { return Outcome(path: nil, notices: []) }
         let source = try InputSetup(cfg)
@@ -109,9 +114,22 @@ enum Reframer {
                     reason: "the path's window (\(Int(first.width))x\(Int(first.height))) is not of "
                         + "\(setting: .aspect)'s shape")
             }
-            return Outcome(path: given, notices: [], shape: shape)
+            var notices: [String] = []
+            if let sheet = r.preview {
+                try ContactSheet.write(cfg, path: given, shape: shape, to: sheet, cancel: cancel)
+                notices.append("\(cfg.inputName): preview written to \(sheet)")
+            }
+            return Outcome(path: given, notices: notices, shape: shape)
         }
         let name = cfg.inputName
+        if cfg.geometry.fit == .contain && cfg.geometry.aspect != nil {
+            return Outcome(
+                path: nil,
+                notices: [
+                    "\(name): \(setting: .fit) contain shows the whole picture in the \(setting: .aspect) frame: "
+                        + "there is nothing to follow (\(setting: .follow))"
+                ])
+        }
         let roomX = shape.uprightWidth - shape.window.width
         let roomY = shape.uprightHeight - shape.window.height
         if roomX < 1 && roomY < 1 {
@@ -129,11 +147,15 @@ enum Reframer {
             end: cfg.end.map { $0 - (cfg.start ?? 0) }, cancel: cancel, faces: r.follow != .motion)
         let duration = trim.duration
         let result = try pass.run(progress: progress.map { report in { report($0, $1, duration) } })
-        var outcome = plan(result, shape: shape, follow: r.follow, name: name)
+        var outcome = plan(result, shape: shape, follow: r.follow, name: name, steadied: steadied)
         outcome.shape = shape
         if let path = outcome.path, let out = r.pathOut {
             try AtomicFile.write(Data(path.csv().utf8), to: out)
             outcome.notices.append("\(name): window path written to \(out)")
+        }
+        if let path = outcome.path, let sheet = r.preview {
+            try ContactSheet.write(cfg, path: path, shape: shape, to: sheet, cancel: cancel)
+            outcome.notices.append("\(name): preview written to \(sheet)")
         }
         return outcome
     }
@@ -151,7 +173,9 @@ enum Reframer {
     }
 
     /// The subject per frame and the window's path around it.
-    static func plan(_ result: FramingPass.Result, shape: Frame, follow: Reframing.Follow, name: String) -> Outcome {
+    static func plan(
+        _ result: FramingPass.Result, shape: Frame, follow: Reframing.Follow, name: String, steadied: CameraPath? = nil
+    ) -> Outcome {
         let obs = result.observations
         let n = obs.count
         guard n > 0 else { return Outcome(path: nil, notices: ["\(name): no frames: nothing to follow"]) }
@@ -160,10 +184,24 @@ enum Reframer {
             Double(result.codedWidth) / Double(result.analysisWidth),
             Double(result.codedHeight) / Double(result.analysisHeight)
         )
-        func upright(_ r: Rect) -> Rect {
-            shape.display.apply(
-                Rect(x: r.x * sx, y: r.y * sy, width: r.width * sx, height: r.height * sy),
-                width: Double(result.codedWidth), height: Double(result.codedHeight))
+        let (cw, ch) = (Double(result.codedWidth), Double(result.codedHeight))
+        let sar = result.pixelAspect
+        func upright(_ r: Rect, at t: Double) -> Rect {
+            var coded = Rect(x: r.x * sx, y: r.y * sy, width: r.width * sx, height: r.height * sy)
+            if let steadied {
+                // Frame t's box in the steadied picture: its corners through the correction's inverse (centred,
+                // square pixels), and the box around them.
+                let back = steadied.correction(at: t).inverse
+                let corners = [(coded.x, coded.y), (coded.x + coded.width, coded.y), (coded.x, coded.y + coded.height),
+                    (coded.x + coded.width, coded.y + coded.height)].map { x, y in
+                        let p = back.apply(x * sar - cw * sar / 2, y - ch / 2)
+                        return ((p.x + cw * sar / 2) / sar, p.y + ch / 2)
+                    }
+                let (x0, x1) = (corners.map(\.0).min()!, corners.map(\.0).max()!)
+                let (y0, y1) = (corners.map(\.1).min()!, corners.map(\.1).max()!)
+                coded = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+            }
+            return shape.display.apply(coded, width: cw, height: ch)
         }
         // Shots.
         var shots: [Range<Int>] = []
@@ -178,7 +216,9 @@ enum Reframer {
         var followed: [String: Int] = [:]
         for shot in shots {
             let faceFrames = shot.filter { !obs[$0].faces.isEmpty }.count
-            let motionFrames = shot.filter { obs[$0].motion.map { isSubjectSized(upright($0), shape) } ?? false }.count
+            let motionFrames = shot.filter { i in
+                obs[i].motion.map { isSubjectSized(upright($0, at: obs[i].time), shape) } ?? false
+            }.count
             let useFaces = follow == .faces || (follow == .auto && Double(faceFrames) >= 0.2 * Double(shot.count))
             let useMotion =
                 follow == .motion || (follow == .auto && !useFaces && Double(motionFrames) >= 0.2 * Double(shot.count))
@@ -186,14 +226,14 @@ enum Reframer {
                 let chosen = dominantFace(obs, shot: shot, width: result.analysisWidth, height: result.analysisHeight)
                 for i in shot {
                     if let f = chosen[i - shot.lowerBound] {
-                        subject[i] = upright(f.box)
+                        subject[i] = upright(f.box, at: obs[i].time)
                         signal[i] = f.detected ? "face" : "track"
                     }
                 }
                 followed["faces", default: 0] += 1
             } else if useMotion {
                 for i in shot {
-                    if let m = obs[i].motion.map(upright), isSubjectSized(m, shape) {
+                    if let m = obs[i].motion.map({ upright($0, at: obs[i].time) }), isSubjectSized(m, shape) {
                         subject[i] = m
                         signal[i] = "motion"
                     }

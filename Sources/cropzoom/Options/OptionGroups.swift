@@ -19,6 +19,8 @@ struct GeometryOptions: ParsableArguments {
     @Option(name: .setting(.crop), help: .setting(.crop)) var crop: String?
     @Option(name: .setting(.aspect), help: .setting(.aspect)) var aspect: String?
     @Option(name: .setting(.follow), help: .setting(.follow), completion: .setting(.follow)) var follow: String?
+    @Option(name: .setting(.preview), help: .setting(.preview), completion: .file(extensions: ["png"]))
+    var preview: String?
     @Option(name: .setting(.size), parsing: .unconditional, help: .setting(.size)) var size: String?
     @Option(name: .setting(.fit), help: .setting(.fit), completion: .setting(.fit)) var fit: String?
     @Option(name: .setting(.rotate), parsing: .unconditional, help: .setting(.rotate)) var rotate: String?
@@ -34,7 +36,7 @@ struct GeometryOptions: ParsableArguments {
     var settings: Settings {
         Settings([
             .zoom: zoom, .center: center, .ease: ease, .background: background, .crop: crop, .aspect: aspect,
-            .follow: follow, .size: size, .fit: fit,
+            .follow: follow, .preview: preview, .size: size, .fit: fit,
             .rotate: rotate, .transform: transform, .flip: flip, .scaler: scaler, .kernel: kernel,
             .deinterlace: deinterlace, .orientation: orientation,
         ])

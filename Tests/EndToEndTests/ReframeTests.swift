@@ -1,0 +1,298 @@
+// `--aspect 9:16 --follow auto` (issue 30), measured from the output's pixels: ground-truth clips made from a real face
+// photo (python3-skimage's astronaut) composited over a real background frame and moved along a known path with
+// holds, a drift, a fast move and a cut (Tests/tools/reframe.py: alone, with a distracting moving cup, with a second
+// smaller face, and with no face and the cup as the subject); each output frame is located in its input frame
+// (Tests/tools/reframe_measure.py: subject inside, IoU with the ideal window, jitter outside cuts, reversals); and
+// frames, times and audio exactly those of a plain transcode. One of the real-time suites: its measuring is heavy.
+
+import Foundation
+import Testing
+
+extension RealTime {
+    @Suite("Reframing", .serialized)
+    struct ReframeTests {
+        /// The background: the corpus frame reframe.py uses by default; without the corpus, a frame of the project's own
+        /// 720p sample (synthetic: the figures then say less, and the test says so).
+        static func background() throws -> String {
+            if let corpus = Oracle.corpusDirectory {
+                let clip = corpus.appendingPathComponent("axm-sample_edit_list.mp4").path
+                if FileManager.default.fileExists(atPath: clip) { return clip }
+            }
+            print("corpus absent: the reframing clips are composited over samples/bench-720p.mp4")
+            return try #require(Oracle.samplesDirectory).appendingPathComponent("bench-720p.mp4").path
+        }
+
+        static func tool(_ name: String) throws -> String {
+            try #require(Oracle.packageRoot).appendingPathComponent("Tests/tools/\(name)").path
+        }
+
+        /// A ground-truth clip (`reframe.py OUT --scene scene options`): its path (the truth is `OUT.json`).
+        static func clip(_ scratch: Scratch, _ name: String, scene: String = "main", _ options: [String] = [])
+            throws -> String
+        {
+            let out = scratch.file(name).path
+            _ = try Oracle.runChecked(
+                "python3",
+                [try tool("reframe.py"), out, "--scene", scene, "--background", try background()] + options,
+                timeout: 300)
+            return out
+        }
+
+        /// reframe_measure.py's figures for `output` against `input` and its truth.
+        static func measure(_ output: String, _ input: String, aspect: String = "9:16") throws -> [String: Any] {
+            let r = try Oracle.runChecked(
+                "python3",
+                [try tool("reframe_measure.py"), output, input, "--truth", input + ".json", "--aspect", aspect],
+                timeout: 600)
+            return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        }
+
+        /// The truth's subject centre as a window path (the largest `aspect` window centred on it, kept inside),
+        /// averaged over the last `frames` frames (1: the ideal window itself): the moving-average baseline.
+        static func truthPath(_ input: String, width ww: Double, average frames: Int) throws -> String {
+            let data = try Data(contentsOf: URL(fileURLWithPath: input + ".json"))
+            let truth = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let clip = try #require(truth["clip"] as? [String: Any])
+            let (w, h) = (try #require(clip["width"] as? Int), try #require(clip["height"] as? Int))
+            let rows = try #require(truth["frames"] as? [[String: Any]])
+            var xs: [Double] = []
+            var lines = ["# cropzoom reframe path \(w)x\(h)", "time,x,y,width,height"]
+            for (i, row) in rows.enumerated() {
+                let face = try #require(row["face"] as? [Double])
+                xs.append(min(max(face[0] + face[2] / 2 - ww / 2, 0), Double(w) - ww))
+                let window = xs[max(0, i - frames + 1)...i]
+                let x = window.reduce(0, +) / Double(window.count)
+                lines.append("\(try #require(row["t"] as? Double)),\(x),0,\(ww),\(h)")
+            }
+            return lines.joined(separator: "\n") + "\n"
+        }
+
+        static func value(_ m: [String: Any], _ key: String) throws -> Double {
+            try #require(m[key] as? Double, "\(key) in \(m)")
+        }
+
+        @Test(
+            "the subject inside in ≥ 95 % of frames, mean IoU ≥ 0.90, jitter < 0.3 px/frame²; frames, times, audio kept",
+            arguments: ["main", "distractor", "two", "motion"])
+        func meetsTheBar(_ scene: String) throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4", scene: scene)
+            let out = scratch.file("out.mkv").path
+            let run = try CLI.cropzoom(
+                [input, "-o", out, "--codec", "ffv1", "--aspect", "9:16", "--follow", "auto", "--quiet"], timeout: 600)
+            try #require(run.status == 0, "\(run)")
+            #expect(try Oracle.videoFramePTS(out).count == 300)
+            try StabilizeTests.sameTimes(out, input)
+            #expect(
+                try Oracle.packets(out, streamIndex: 1).map(\.hash) == Oracle.packets(input, streamIndex: 1).map(\.hash),
+                "audio packets")
+            let v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
+            #expect(v.width == 404 && v.height == 720, "\(v)")
+            let m = try Self.measure(out, input)
+            let (inside, iou, jitter) = (try Self.value(m, "inside"), try Self.value(m, "iou"), try Self.value(m, "jitter_px"))
+            print("reframe \(scene): inside \(inside), IoU \(iou), jitter \(jitter) px/f², \(m)")
+            #expect(inside >= 0.95, "\(m)")
+            #expect(iou >= 0.90, "\(m)")
+            #expect(jitter < 0.3, "\(m)")
+        }
+
+        @Test("twice as smooth as the moving-average crop of the true subject, with a higher IoU; 1:1 meets the bar too")
+        func smootherThanAMovingAverage() throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4")
+            let csv = scratch.file("average.csv").path
+            try Self.truthPath(input, width: 404, average: 15).write(toFile: csv, atomically: true, encoding: .utf8)
+            let average = scratch.file("average.mkv").path
+            var run = try CLI.cropzoom([
+                input, "-o", average, "--codec", "ffv1", "--aspect", "9:16", "--follow", "faces", "--path-in", csv,
+                "--quiet",
+            ])
+            try #require(run.status == 0, "\(run)")
+            let ours = scratch.file("ours.mkv").path
+            run = try CLI.cropzoom([
+                input, "-o", ours, "--codec", "ffv1", "--aspect", "9:16", "--follow", "auto", "--quiet",
+            ])
+            try #require(run.status == 0, "\(run)")
+            let (a, o) = (try Self.measure(average, input), try Self.measure(ours, input))
+            print("moving average: \(a); cropzoom: \(o)")
+            #expect(try Self.value(o, "jitter_px") <= Self.value(a, "jitter_px") / 2, "\(o) vs \(a)")
+            #expect(try Self.value(o, "iou") > Self.value(a, "iou"), "\(o) vs \(a)")
+            let square = scratch.file("square.mkv").path
+            run = try CLI.cropzoom([
+                input, "-o", square, "--codec", "ffv1", "--aspect", "1:1", "--follow", "faces", "--quiet",
+            ])
+            try #require(run.status == 0, "\(run)")
+            let s = try Self.measure(square, input, aspect: "1:1")
+            #expect(
+                try Self.value(s, "inside") >= 0.95 && Self.value(s, "iou") >= 0.90 && Self.value(s, "jitter_px") < 0.3,
+                "1:1: \(s)")
+        }
+
+        @Test(
+            "--path-out writes the window per frame; --path-in renders it again; rows deleted: straight lines between "
+                + "those left; bad paths: one line, exit 2, nothing written")
+        func pathOutAndIn() throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4", ["--seconds", "3", "--no-audio"])
+            let csv = scratch.file("path.csv").path
+            let (a, b) = (scratch.file("a.mkv").path, scratch.file("b.mkv").path)
+            let options = ["--codec", "ffv1", "--aspect", "9:16", "--follow", "faces", "--quiet"]
+            var run = try CLI.cropzoom([input, "-o", a, "--path-out", csv] + options)
+            try #require(run.status == 0, "\(run)")
+            let text = try String(contentsOfFile: csv, encoding: .utf8)
+            let lines = text.split(separator: "\n").map(String.init)
+            #expect(lines.first == "# cropzoom reframe path 1280x720", "\(lines.prefix(2))")
+            #expect(lines.count == 2 + 90 && lines[1].hasPrefix("frame,time,x,y,width,height,cut,signal"))
+            run = try CLI.cropzoom([input, "-o", b, "--path-in", csv] + options)
+            try #require(run.status == 0, "\(run)")
+            #expect(try Oracle.decodedFrameHashes(a) == Oracle.decodedFrameHashes(b), "the same path renders the same")
+            // The path file is not replaced without -y.
+            run = try CLI.cropzoom([input, "-o", scratch.file("c.mkv").path, "--path-out", csv] + options)
+            #expect(run.status == 2 && run.stderr.contains(csv) && run.stderr.contains("exists"), "\(run)")
+            #expect(try String(contentsOfFile: csv, encoding: .utf8) == text)
+            // Two rows left, x 0 at 0 s and 876 at 2 s: the window moves in a straight line, 438 px a second.
+            let keys = scratch.file("keys.csv").path
+            try "# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,0,0,404,720\n2,876,0,404,720\n".write(
+                toFile: keys, atomically: true, encoding: .utf8)
+            let k = scratch.file("k.mkv").path
+            run = try CLI.cropzoom([input, "-o", k, "--path-in", keys] + options)
+            try #require(run.status == 0, "\(run)")
+            let r = try Oracle.runChecked(
+                "python3", [try Self.tool("reframe_measure.py"), k, input, "--aspect", "9:16", "--per-frame"],
+                timeout: 600)
+            let m = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let windows = try #require(m["windows"] as? [[Double]])
+            for (i, expected) in [(0, 0.0), (30, 438.0), (45, 657.0), (60, 876.0), (89, 876.0)] {
+                #expect(abs(windows[i][0] - expected) <= 1.5, "frame \(i): x \(windows[i][0]), expected \(expected)")
+            }
+            // Bad paths: one line naming the file and the reason, exit 2, no output.
+            let bad: [(String, String)] = [
+                ("time,x,y,width,height\n0,0,0,404,720\n", "no '# cropzoom reframe path WxH' line"),
+                ("# cropzoom reframe path 1280x720\ntime,x,y,width\n0,0,0,404\n", "no column 'height'"),
+                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n1,0,0,404,720\n0.5,0,0,404,720\n",
+                 "does not follow"),
+                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,900,0,404,720\n", "reaches outside"),
+                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,0,0,404,720\n1,0,0,,720\n",
+                 "no value for 'width'"),
+                ("# cropzoom reframe path 1920x1080\ntime,x,y,width,height\n0,0,0,606,1080\n", "1920x1080 picture"),
+                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,0,0,720,720\n", "not of --aspect"),
+                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n", "no frames"),
+            ]
+            for (content, reason) in bad {
+                let file = scratch.file("bad.csv").path
+                try content.write(toFile: file, atomically: true, encoding: .utf8)
+                let out = scratch.file("bad.mkv").path
+                run = try CLI.cropzoom([input, "-o", out, "--path-in", file] + options)
+                let errors = run.stderr.split(separator: "\n").filter { $0.contains("error") }
+                #expect(run.status == 2 && errors.count == 1, "\(reason): \(run)")
+                #expect(run.stderr.contains(file) && run.stderr.contains(reason), "\(reason): \(run.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: out), "\(reason): an output was left")
+            }
+        }
+
+        @Test(
+            "nothing to follow (a portrait input asked for 9:16, a still picture, --fit contain): a note, the window "
+                + "centred, every frame")
+        func nothingToFollow() throws {
+            let scratch = try Scratch()
+            let portrait = try Clip.lavfi("testsrc2=s=360x640:r=30:d=1").codec("libx264").write(
+                in: scratch, name: "portrait.mp4")
+            var out = scratch.file("p.mp4").path
+            var run = try CLI.cropzoom([portrait, "-o", out, "--aspect", "9:16", "--follow", "auto"])
+            #expect(run.status == 0 && run.stderr.contains("nothing to follow"), "\(run)")
+            var v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
+            #expect(v.width == 360 && v.height == 640, "\(v)")
+            #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(portrait))
+            // A still picture: no face, nothing moves: the window rests in the middle.
+            let still = try Clip.lavfi("testsrc2=s=640x360:r=30:d=1,trim=end_frame=1,loop=29:1").codec("libx264")
+                .write(in: scratch, name: "still.mp4")
+            out = scratch.file("s.mkv").path
+            let csv = scratch.file("s.csv").path
+            run = try CLI.cropzoom([
+                still, "-o", out, "--codec", "ffv1", "--aspect", "9:16", "--follow", "auto", "--path-out", csv,
+            ])
+            #expect(run.status == 0 && run.stderr.contains("no face and nothing moving"), "\(run)")
+            let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").dropFirst(2)
+            let xs = try rows.map { try #require(Double($0.split(separator: ",")[2])) }
+            #expect(xs.count == 30 && xs.allSatisfy { abs($0 - (640 - 202) / 2) < 0.5 }, "\(xs)")
+            #expect(try Oracle.videoFramePTS(out).count == 30)
+            // --fit contain: the whole picture in a 9:16 frame.
+            out = scratch.file("c.mp4").path
+            run = try CLI.cropzoom([still, "-o", out, "--aspect", "9:16", "--fit", "contain", "--follow", "auto"])
+            #expect(run.status == 0 && run.stderr.contains("nothing to follow"), "\(run)")
+            v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
+            #expect(v.width == 640 && v.height == 1138, "\(v)")
+        }
+
+        @Test(
+            "audio, frame count and times as a plain --aspect transcode's in every container reframing can write",
+            arguments: ["mp4", "mov", "mkv", "webm", "ts", "flv"])
+        func containers(_ ext: String) throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mkv", ["--seconds", "2", "--codec", "ffv1"])
+            let plain = scratch.file("plain.\(ext)").path
+            let followed = scratch.file("followed.\(ext)").path
+            var run = try CLI.cropzoom([input, "-o", plain, "--aspect", "9:16", "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            run = try CLI.cropzoom([input, "-o", followed, "--aspect", "9:16", "--follow", "auto", "--quiet"])
+            try #require(run.status == 0, "\(run)")
+            #expect(try Oracle.videoFramePTS(followed) == Oracle.videoFramePTS(plain), "frame times")
+            #expect(try Oracle.videoFramePTS(followed).count == 60)
+            let audio = try #require(try Oracle.streams(plain).first { $0.codecType == "audio" }).index
+            #expect(
+                try Oracle.packets(followed, streamIndex: audio).map(\.hash)
+                    == Oracle.packets(plain, streamIndex: audio).map(\.hash), "audio packets")
+            #expect(try Oracle.decodedFrameHashes(followed) != Oracle.decodedFrameHashes(plain), "the window moved")
+        }
+
+        @Test("analyze-motion --follow: the window path without rendering, JSON per frame, --path-out")
+        func analyzeMotionFollow() throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4", ["--seconds", "2", "--no-audio"])
+            let csv = scratch.file("p.csv").path
+            let run = try CLI.cropzoom([
+                "analyze-motion", input, "--aspect", "9:16", "--follow", "faces", "--json", "--path-out", csv,
+            ])
+            try #require(run.status == 0, "\(run)")
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let report = try #require(o["report"] as? [String: Any])
+            let frames = try #require(o["frames"] as? [[String: Any]])
+            #expect(frames.count == 60 && report["frames"] as? Int == 60 && report["subject_frames"] as? Int == 60)
+            let window = try #require(frames[0]["window"] as? [Double])
+            #expect(window[2] == 404 && window[3] == 720, "\(window)")
+            // The face is at 30 % of the width for the first second: the window is centred on it.
+            let face = try #require(frames[0]["subject"] as? [Double])
+            #expect(abs(window[0] + 202 - (face[0] + face[2] / 2)) < 12, "\(window) \(face)")
+            #expect(FileManager.default.fileExists(atPath: csv))
+            let text = try CLI.cropzoom(["analyze-motion", input, "--aspect", "9:16", "--follow", "faces"])
+            #expect(text.status == 0 && text.stdout.contains("60 frames; window 404x720 of the 1280x720"), "\(text)")
+            let bad = try CLI.cropzoom(["analyze-motion", input, "--aspect", "9:16"])
+            #expect(bad.status == 2 && bad.stderr.contains("--follow"), "\(bad)")
+        }
+
+        @Test("with --stabilize, --zoom, --size, a trim and 10-bit: the frames and times of the same job without it")
+        func withTheRest() throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4", ["--seconds", "3"])
+            let options = [
+                "--aspect", "9:16", "--zoom", "1.25", "--size", "270x480", "--start", "0.5", "--end", "2.5",
+                "--codec", "ffv1", "--pix-fmt", "yuv420p10le", "--stabilize", "--quiet",
+            ]
+            let plain = scratch.file("plain.mkv").path
+            let followed = scratch.file("followed.mkv").path
+            var run = try CLI.cropzoom([input, "-o", plain] + options)
+            try #require(run.status == 0, "\(run)")
+            run = try CLI.cropzoom([input, "-o", followed, "--follow", "faces"] + options)
+            try #require(run.status == 0, "\(run)")
+            #expect(
+                try Oracle.videoFramePTS(followed) == Oracle.videoFramePTS(plain)
+                    && Oracle.videoFramePTS(plain).count == 60)
+            let v = try #require(try Oracle.streams(followed).first { $0.codecType == "video" })
+            #expect(v.width == 270 && v.height == 480 && v.pixFmt == "yuv420p10le", "\(v)")
+            #expect(
+                try Oracle.packets(followed, streamIndex: 1).map(\.hash)
+                    == Oracle.packets(plain, streamIndex: 1).map(\.hash), "audio packets")
+            #expect(try Oracle.decodedFrameHashes(followed) != Oracle.decodedFrameHashes(plain), "the window moved")
+        }
+    }
+}
