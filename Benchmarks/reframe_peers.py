@@ -209,12 +209,13 @@ def main():
              f"Machine: {results['machine']['cpus']} CPUs, {results['machine']['platform']}; "
              f"{results['machine']['cropzoom']}. Made by `Benchmarks/reframe_peers.py` "
              f"(runs {a.runs}, medians; every command under nice -n 15). Outputs FFV1, 9:16 (404x720) from 1280x720.",
-             "", "Targets (issue 30): subject inside ≥ 0.95, IoU ≥ 0.90, jitter < 0.3 px/frame² and at most half the "
-             "moving average's, at least real time.", ""]
+             "", "Targets (issue 30): subject inside ≥ 0.95, IoU ≥ 0.90, jitter < 0.3 px/frame² and at most half "
+             "the moving average's, at least real time.", ""]
     for scene, r in results["scenes"].items():
         lines += [f"## {scene} ({r['frames']} frames; the per-frame cascade found a face in "
                   f"{r['faces found per frame by the baseline']})", "",
-                  "| row | inside | mean IoU | jitter px/frame² | reversals /100 frames |", "| --- | ---: | ---: | ---: | ---: |"]
+                  "| row | inside | mean IoU | jitter px/frame² | reversals /100 frames |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
         for name, m in r["rows"].items():
             lines.append(f"| {name} | {m['inside']:.3f} | {m['iou']:.3f} | {m['jitter_px']:.3f} | "
                          f"{m['reversals_per_100']:.2f} |")

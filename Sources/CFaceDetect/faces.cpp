@@ -44,7 +44,8 @@ extern "C" int cz_faces_detect(cz_faces *f, const uint8_t *plane, int width, int
         f->found.clear();
         int side = std::max(8, min_size);
         f->cascade.detectMultiScale(grey, f->found, 1.1, 3, 0, cv::Size(side, side));
-        std::sort(f->found.begin(), f->found.end(), [](const cv::Rect &a, const cv::Rect &b) { return a.area() > b.area(); });
+        std::sort(f->found.begin(), f->found.end(),
+                  [](const cv::Rect &a, const cv::Rect &b) { return a.area() > b.area(); });
         int n = std::min((int)f->found.size(), max);
         for (int i = 0; i < n; i++) {
             boxes[4 * i] = f->found[i].x;
@@ -81,7 +82,8 @@ extern "C" double cz_patch_find(const cz_patch *p, const uint8_t *plane, int wid
     try {
         int pw = p->picture.cols, ph = p->picture.rows;
         int x0 = std::max(0, (int)std::floor(x) - radius), y0 = std::max(0, (int)std::floor(y) - radius);
-        int x1 = std::min(width, (int)std::ceil(x) + radius + pw), y1 = std::min(height, (int)std::ceil(y) + radius + ph);
+        int x1 = std::min(width, (int)std::ceil(x) + radius + pw);
+        int y1 = std::min(height, (int)std::ceil(y) + radius + ph);
         if (x1 - x0 < pw || y1 - y0 < ph) return -2;
         cv::Mat grey(height, width, CV_8UC1, const_cast<uint8_t *>(plane), (size_t)stride);
         cv::Mat area = grey(cv::Rect(x0, y0, x1 - x0, y1 - y0));

@@ -214,8 +214,11 @@ public struct ReframeReport: Codable, Sendable, Equatable {
         var fastest = 0.0
         for i in s.indices.dropFirst() where !s[i].cut {
             let dt = max(1e-6, s[i].time - s[i - 1].time)
-            fastest = max(fastest, ((s[i].x - s[i - 1].x) * (s[i].x - s[i - 1].x) + (s[i].y - s[i - 1].y)
-                * (s[i].y - s[i - 1].y)).squareRoot() / dt)
+            fastest = max(
+                fastest,
+                ((s[i].x - s[i - 1].x) * (s[i].x - s[i - 1].x) + (s[i].y - s[i - 1].y)
+                    * (s[i].y - s[i - 1].y))
+                    .squareRoot() / dt)
             guard i + 1 < s.count, !s[i + 1].cut else { continue }
             let (ax, ay) = (s[i + 1].x - 2 * s[i].x + s[i - 1].x, s[i + 1].y - 2 * s[i].y + s[i - 1].y)
             d2.append(ax * ax + ay * ay)

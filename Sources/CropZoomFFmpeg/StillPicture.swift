@@ -23,7 +23,8 @@ package struct RGBPicture: Sendable {
         let key = Scaler.Key(
             srcW: frame.width, srcH: frame.height, srcFormat: frame.pixelFormat, dstW: width, dstH: height,
             dstFormat: AV_PIX_FMT_RGB24, flags: Int32(SWS_AREA), srcFullRange: frame.isFullRange, dstFullRange: true)
-        guard let scaler = try? Scaler(key), let rgb = try? Frame(width: width, height: height, format: AV_PIX_FMT_RGB24)
+        guard let scaler = try? Scaler(key),
+            let rgb = try? Frame(width: width, height: height, format: AV_PIX_FMT_RGB24)
         else { return nil }
         let planes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
         let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)

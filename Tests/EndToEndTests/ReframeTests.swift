@@ -84,19 +84,23 @@ extension RealTime {
             #expect(try Oracle.videoFramePTS(out).count == 300)
             try StabilizeTests.sameTimes(out, input)
             #expect(
-                try Oracle.packets(out, streamIndex: 1).map(\.hash) == Oracle.packets(input, streamIndex: 1).map(\.hash),
+                try Oracle.packets(out, streamIndex: 1).map(\.hash)
+                    == Oracle.packets(input, streamIndex: 1).map(\.hash),
                 "audio packets")
             let v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
             #expect(v.width == 404 && v.height == 720, "\(v)")
             let m = try Self.measure(out, input)
-            let (inside, iou, jitter) = (try Self.value(m, "inside"), try Self.value(m, "iou"), try Self.value(m, "jitter_px"))
+            let (inside, iou, jitter) = (
+                try Self.value(m, "inside"), try Self.value(m, "iou"), try Self.value(m, "jitter_px")
+            )
             print("reframe \(scene): inside \(inside), IoU \(iou), jitter \(jitter) px/f², \(m)")
             #expect(inside >= 0.95, "\(m)")
             #expect(iou >= 0.90, "\(m)")
             #expect(jitter < 0.3, "\(m)")
         }
 
-        @Test("twice as smooth as the moving-average crop of the true subject, with a higher IoU; 1:1 meets the bar too")
+        @Test(
+            "twice as smooth as the moving-average crop of the true subject, with a higher IoU; 1:1 meets the bar too")
         func smootherThanAMovingAverage() throws {
             let scratch = try Scratch()
             let input = try Self.clip(scratch, "in.mp4")
@@ -128,9 +132,7 @@ extension RealTime {
                 "1:1: \(s)")
         }
 
-        @Test(
-            "--path-out writes the window per frame; --path-in renders it again; rows deleted: straight lines between "
-                + "those left; bad paths: one line, exit 2, nothing written")
+        @Test("--path-out, --path-in renders it again, rows deleted move straight; bad paths: exit 2, nothing written")
         func pathOutAndIn() throws {
             let scratch = try Scratch()
             let input = try Self.clip(scratch, "in.mp4", ["--seconds", "3", "--no-audio"])
@@ -169,11 +171,15 @@ extension RealTime {
             let bad: [(String, String)] = [
                 ("time,x,y,width,height\n0,0,0,404,720\n", "no '# cropzoom reframe path WxH' line"),
                 ("# cropzoom reframe path 1280x720\ntime,x,y,width\n0,0,0,404\n", "no column 'height'"),
-                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n1,0,0,404,720\n0.5,0,0,404,720\n",
-                 "does not follow"),
+                (
+                    "# cropzoom reframe path 1280x720\ntime,x,y,width,height\n1,0,0,404,720\n0.5,0,0,404,720\n",
+                    "does not follow"
+                ),
                 ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,900,0,404,720\n", "reaches outside"),
-                ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,0,0,404,720\n1,0,0,,720\n",
-                 "no value for 'width'"),
+                (
+                    "# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,0,0,404,720\n1,0,0,,720\n",
+                    "no value for 'width'"
+                ),
                 ("# cropzoom reframe path 1920x1080\ntime,x,y,width,height\n0,0,0,606,1080\n", "1920x1080 picture"),
                 ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n0,0,0,720,720\n", "not of --aspect"),
                 ("# cropzoom reframe path 1280x720\ntime,x,y,width,height\n", "no frames"),
@@ -190,9 +196,7 @@ extension RealTime {
             }
         }
 
-        @Test(
-            "nothing to follow (a portrait input asked for 9:16, a still picture, --fit contain): a note, the window "
-                + "centred, every frame")
+        @Test("nothing to follow (portrait in 9:16, a still picture, --fit contain): a note, centred, every frame")
         func nothingToFollow() throws {
             let scratch = try Scratch()
             let portrait = try Clip.lavfi("testsrc2=s=360x640:r=30:d=1").codec("libx264").write(
@@ -268,6 +272,38 @@ extension RealTime {
             #expect(text.status == 0 && text.stdout.contains("60 frames; window 404x720 of the 1280x720"), "\(text)")
             let bad = try CLI.cropzoom(["analyze-motion", input, "--aspect", "9:16"])
             #expect(bad.status == 2 && bad.stderr.contains("--follow"), "\(bad)")
+        }
+
+        @Test("a batch: every clip reframed, a contact sheet per clip in the --preview folder, a path per clip")
+        func batch() throws {
+            let scratch = try Scratch()
+            let folder = scratch.file("in").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let one = try Self.clip(scratch, "in/one.mp4", ["--seconds", "1"])
+            _ = try Self.clip(scratch, "in/two.mp4", scene: "two", ["--seconds", "1"])
+            let (out, sheets, paths) = (
+                scratch.file("out").path, scratch.file("sheets").path, scratch.file("paths").path
+            )
+            let run = try CLI.cropzoom([
+                "batch", folder, "--out-dir", out, "--aspect", "9:16", "--follow", "auto", "--preview", sheets + "/",
+                "--path-out", paths + "/",
+            ])
+            #expect(run.status == 0, "\(run)")
+            for name in ["one", "two"] {
+                let sheet = try Data(contentsOf: URL(fileURLWithPath: "\(sheets)/\(name).png"))
+                #expect(sheet.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(name).png is a PNG")
+                let probe = try Oracle.streams("\(sheets)/\(name).png")
+                #expect(probe.first?.width == 3 * 8 + 480 + 152 && probe.first?.height == 8 + 6 * (270 + 8), "\(probe)")
+                let rows = try String(contentsOfFile: "\(paths)/\(name).csv", encoding: .utf8).split(separator: "\n")
+                #expect(rows.count == 2 + 30, "\(name).csv")
+            }
+            let outputs = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+            #expect(outputs.count == 2, "\(outputs)")
+            for file in outputs {
+                let v = try #require(try Oracle.streams("\(out)/\(file)").first { $0.codecType == "video" })
+                #expect(v.width == 404 && v.height == 720, "\(file): \(v)")
+                #expect(try Oracle.videoFramePTS("\(out)/\(file)") == Oracle.videoFramePTS(one), "\(file)")
+            }
         }
 
         @Test("with --stabilize, --zoom, --size, a trim and 10-bit: the frames and times of the same job without it")

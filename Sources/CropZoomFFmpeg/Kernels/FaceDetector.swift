@@ -139,8 +139,9 @@ package final class FacePatch: @unchecked Sendable {
 
     /// Where the patch is in `picture` within `radius` px of its top-left corner (x, y) (`cz_patch_find`): the new
     /// corner and the normalised correlation there; nil when the search area is off the picture.
-    package func find(_ picture: FramingPicture, x: Double, y: Double, radius: Int) -> (x: Double, y: Double, score: Double)?
-    {
+    package func find(_ picture: FramingPicture, x: Double, y: Double, radius: Int) -> (
+        x: Double, y: Double, score: Double
+    )? {
         let score = cz_patch_find(
             patch, picture.plane, Int32(picture.width), Int32(picture.height), picture.stride, x, y, Int32(radius),
             found)

@@ -210,7 +210,8 @@ final class JobRunner {
         try Reframer.check(cfg)
         let started = monotonicSeconds()
         do {
-            let outcome = try Reframer.path(cfg, steadied: nil, cancel: cancelFlag) { [onProgress] frames, time, duration in
+            let outcome = try Reframer.path(cfg, steadied: nil, cancel: cancelFlag) {
+                [onProgress] frames, time, duration in
                 var event = ProgressEvent(
                     frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
                 event.phase = .analysing

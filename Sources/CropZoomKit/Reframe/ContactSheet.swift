@@ -15,7 +15,9 @@ enum ContactSheet {
         let samples = path.samples
         guard !samples.isEmpty else { return }
         let k = min(rows, samples.count)
-        let picks = (0..<k).map { samples[k == 1 ? 0 : Int((Double($0) * Double(samples.count - 1) / Double(k - 1)).rounded())] }
+        let picks = (0..<k).map {
+            samples[k == 1 ? 0 : Int((Double($0) * Double(samples.count - 1) / Double(k - 1)).rounded())]
+        }
         let source = try InputSetup(cfg)
         let trim = try TrimWindow(cfg, input: source.input, videoIndex: source.videoIndex)
         let shift = trim.times.map { Double($0.shift[source.videoIndex]) } ?? 0
@@ -28,12 +30,16 @@ enum ContactSheet {
             st, decoder, width: decoder.context.width, height: decoder.context.height
         ).ratio.value
         // The thumbnail: the upright picture at its shown aspect, thumbWidth wide.
-        let shown = shape.display.swapsAxes
+        let shown =
+            shape.display.swapsAxes
             ? (shape.uprightWidth, shape.uprightHeight * sar) : (shape.uprightWidth * sar, shape.uprightHeight)
         let tw = thumbWidth
         let th = max(2, Int((Double(tw) * shown.1 / shown.0).rounded()))
-        let vw = max(2, Int((Double(th) * shape.window.width / shape.window.height * (shown.0 / shape.uprightWidth)
-            / (shown.1 / shape.uprightHeight)).rounded()))
+        let vw = max(
+            2,
+            Int(
+                (Double(th) * shape.window.width / shape.window.height * (shown.0 / shape.uprightWidth)
+                    / (shown.1 / shape.uprightHeight)).rounded()))
         var sheet = RGBPicture(
             width: gap * 3 + tw + vw, height: gap + k * (th + gap), fill: (24, 24, 24))
         var next = 0
@@ -65,10 +71,12 @@ enum ContactSheet {
                     sheet.pixels[o + 2] = b
                 }
             }
-            box(&sheet, x: Double(gap) + s.x * fx, y: Double(top) + s.y * fy, w: s.width * fx, h: s.height * fy,
+            box(
+                &sheet, x: Double(gap) + s.x * fx, y: Double(top) + s.y * fy, w: s.width * fx, h: s.height * fy,
                 colour: (255, 214, 0), thickness: 3)
             if let b = s.subject {
-                box(&sheet, x: Double(gap) + b.x * fx, y: Double(top) + b.y * fy, w: b.width * fx, h: b.height * fy,
+                box(
+                    &sheet, x: Double(gap) + b.x * fx, y: Double(top) + b.y * fy, w: b.width * fx, h: b.height * fy,
                     colour: (0, 220, 255), thickness: 1)
             }
             next += 1
@@ -108,7 +116,9 @@ enum ContactSheet {
     static func blit(_ p: RGBPicture, into sheet: inout RGBPicture, x: Int, y: Int) {
         for row in 0..<p.height where y + row < sheet.height {
             for col in 0..<p.width where x + col < sheet.width {
-                for c in 0..<3 { sheet.pixels[3 * ((y + row) * sheet.width + x + col) + c] = p.pixels[3 * (row * p.width + col) + c] }
+                for c in 0..<3 {
+                    sheet.pixels[3 * ((y + row) * sheet.width + x + col) + c] = p.pixels[3 * (row * p.width + col) + c]
+                }
             }
         }
     }
@@ -120,8 +130,12 @@ enum ContactSheet {
         let (x1, y1) = (min(x0 + 1, p.width - 1), min(y0 + 1, p.height - 1))
         let (fx, fy) = (cx - Double(x0), cy - Double(y0))
         func v(_ c: Int) -> UInt8 {
-            let a = Double(p.pixels[3 * (y0 * p.width + x0) + c]) * (1 - fx) + Double(p.pixels[3 * (y0 * p.width + x1) + c]) * fx
-            let b = Double(p.pixels[3 * (y1 * p.width + x0) + c]) * (1 - fx) + Double(p.pixels[3 * (y1 * p.width + x1) + c]) * fx
+            let a =
+                Double(p.pixels[3 * (y0 * p.width + x0) + c]) * (1 - fx) + Double(p.pixels[3 * (y0 * p.width + x1) + c])
+                * fx
+            let b =
+                Double(p.pixels[3 * (y1 * p.width + x0) + c]) * (1 - fx) + Double(p.pixels[3 * (y1 * p.width + x1) + c])
+                * fx
             return UInt8(min(255, max(0, (a * (1 - fy) + b * fy).rounded())))
         }
         return (v(0), v(1), v(2))

@@ -63,7 +63,9 @@ struct FramingPass {
         ).ratio.value
         let squareWidth = Double(dec.width) * aspect
         let scale = min(1, Double(FramingPass.analysisSide) / max(squareWidth, Double(dec.height)))
-        let (aw, ah) = (max(16, Int((squareWidth * scale).rounded())), max(16, Int((Double(dec.height) * scale).rounded())))
+        let (aw, ah) = (
+            max(16, Int((squareWidth * scale).rounded())), max(16, Int((Double(dec.height) * scale).rounded()))
+        )
         let detector = faces ? try FaceDetector() : nil
         let base = decoder.timeBase.seconds
         let control = RunControl()

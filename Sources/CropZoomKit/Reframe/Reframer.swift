@@ -24,9 +24,25 @@ enum Reframer {
     static let switchRatio = 1.5
     static let switchAfter = 1.0
 
+    /// Where a `--path-out` or `--preview` of this input goes: the file named, or in a folder (a name ending in `/`
+    /// or an existing folder, as a batch gives one for all its clips) the input's name with `ext`.
+    static func file(_ given: String?, for cfg: TranscodeConfiguration, ext: String) -> String? {
+        guard let given else { return nil }
+        var folder: ObjCBool = false
+        guard
+            given.hasSuffix("/")
+                || (FileManager.default.fileExists(atPath: given, isDirectory: &folder)
+                    && folder.boolValue)
+        else { return given }
+        let name = URL(fileURLWithPath: cfg.input).deletingPathExtension().lastPathComponent
+        return URL(fileURLWithPath: given, isDirectory: true).appendingPathComponent(name + "." + ext).path
+    }
+
     /// Checks what can be checked before anything is read.
     static func check(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
-        guard let r = cfg.reframe, r.follow != .center else { return }
+        guard var r = cfg.reframe, r.follow != .center else { return }
+        r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
+        r.preview = file(r.preview, for: cfg, ext: "png")
         if cfg.isLive {
             throw CropZoomError(
                 .usage, path: cfg.inputName, setting: .follow,
@@ -56,7 +72,8 @@ enum Reframer {
         }
         for (file, setting) in [(r.pathOut, Setting.pathOut), (r.preview, .preview)] {
             if let file, !cfg.overwrite, FileManager.default.fileExists(atPath: file) {
-                throw CropZoomError(.usage, path: file, setting: setting, reason: "already exists (use -y to overwrite)")
+                throw CropZoomError(
+                    .usage, path: file, setting: setting, reason: "already exists (use -y to overwrite)")
             }
         }
     }
@@ -74,7 +91,8 @@ enum Reframer {
         let dec = source.decoder.context
         let auto = cfg.geometry.orientation == .auto
         let display: Orientation = auto ? st.displayOrientation : .identity
-        let sar = auto ? SourcePicture.sampleAspect(st, source.decoder, width: dec.width, height: dec.height).ratio.value : 1
+        let sar =
+            auto ? SourcePicture.sampleAspect(st, source.decoder, width: dec.width, height: dec.height).ratio.value : 1
         let upright = display.apply(width: dec.width, height: dec.height)
         let (uw, uh) = (Double(upright.width), Double(upright.height))
         let (sx, sy) = display.swapsAxes ? (1.0, sar) : (sar, 1.0)
@@ -95,7 +113,12 @@ enum Reframer {
         _ cfg: TranscodeConfiguration, steadied: CameraPath?, cancel: CancelFlag,
         progress: ((Int, Double, Double?) -> Void)?
     ) throws(CropZoomError) -> Outcome {
-        guard let r = cfg.reframe, r.follow != .center else { return Outcome(path: nil, notices: []) }
+        guard var r = cfg.reframe, r.follow != .center else { return Outcome(path: nil, notices: []) }
+        r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
+        r.preview = file(r.preview, for: cfg, ext: "png")
+        if let folder = r.preview.map({ URL(fileURLWithPath: $0).deletingLastPathComponent().path }) {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
         let source = try InputSetup(cfg)
         let shape = frame(cfg, source: source)
         let (uw, uh) = (Int(shape.uprightWidth), Int(shape.uprightHeight))
@@ -192,11 +215,13 @@ enum Reframer {
                 // Frame t's box in the steadied picture: its corners through the correction's inverse (centred,
                 // square pixels), and the box around them.
                 let back = steadied.correction(at: t).inverse
-                let corners = [(coded.x, coded.y), (coded.x + coded.width, coded.y), (coded.x, coded.y + coded.height),
-                    (coded.x + coded.width, coded.y + coded.height)].map { x, y in
-                        let p = back.apply(x * sar - cw * sar / 2, y - ch / 2)
-                        return ((p.x + cw * sar / 2) / sar, p.y + ch / 2)
-                    }
+                let corners = [
+                    (coded.x, coded.y), (coded.x + coded.width, coded.y), (coded.x, coded.y + coded.height),
+                    (coded.x + coded.width, coded.y + coded.height),
+                ].map { x, y in
+                    let p = back.apply(x * sar - cw * sar / 2, y - ch / 2)
+                    return ((p.x + cw * sar / 2) / sar, p.y + ch / 2)
+                }
                 let (x0, x1) = (corners.map(\.0).min()!, corners.map(\.0).max()!)
                 let (y0, y1) = (corners.map(\.1).min()!, corners.map(\.1).max()!)
                 coded = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
@@ -322,7 +347,9 @@ enum Reframer {
         _ obs: [FramingPass.Observation], shot: Range<Int>, width: Int, height: Int
     ) -> [FramingPass.Face?] {
         func weight(_ f: FramingPass.Face) -> Double {
-            let (cx, cy) = (f.box.x + f.box.width / 2 - Double(width) / 2, f.box.y + f.box.height / 2 - Double(height) / 2)
+            let (cx, cy) = (
+                f.box.x + f.box.width / 2 - Double(width) / 2, f.box.y + f.box.height / 2 - Double(height) / 2
+            )
             let off = (cx * cx + cy * cy).squareRoot() / (0.5 * (Double(width * width + height * height)).squareRoot())
             return f.box.width * f.box.height * (1 - 0.6 * min(1, off))
         }
@@ -363,7 +390,9 @@ enum Reframer {
         if g.size == nil, g.zoom > 1, let shape {
             // The digital zoom keeps the frame's size (as everywhere in cropzoom).
             let z = g.zoom
-            let (w, h) = g.rotate % 180 != 0 ? (shape.window.height * z, shape.window.width * z)
+            let (w, h) =
+                g.rotate % 180 != 0
+                ? (shape.window.height * z, shape.window.width * z)
                 : (shape.window.width * z, shape.window.height * z)
             g.size = .init(width: Int(w.rounded()), height: Int(h.rounded()))
         }

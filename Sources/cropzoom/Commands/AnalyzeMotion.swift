@@ -41,7 +41,9 @@ struct AnalyzeMotion: ParsableCommand {
 
     func validate() throws {
         if cameraPath && follow != nil { throw ValidationError("--camera-path and --follow: one path at a time") }
-        if follow == nil && (aspect != nil || zoom != nil) { throw ValidationError("--aspect and --zoom need --follow") }
+        if follow == nil && (aspect != nil || zoom != nil) {
+            throw ValidationError("--aspect and --zoom need --follow")
+        }
         if !cameraPath && follow == nil && path.given {
             throw ValidationError("--path-out and --stabilize-* need --camera-path (or --path-out, --follow)")
         }
