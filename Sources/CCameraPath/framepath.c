@@ -11,6 +11,10 @@
  *
  * Each hinge max(0, u) is |u| / 2 + u / 2: an L1 term and a linear one. Solved by the same log-barrier method as the
  * camera path (campath.c), on one unknown per frame: the Newton matrix is banded (half-bandwidth 3), a step O(n).
+ *
+ * A live path (nfix > 0, a receding horizon as cz_path_solve_after): the first nfix frames are shown already and
+ * enter as constants; a bound that ties an unknown frame to a shown one becomes a steep hinge (FIX_PENALTY per px),
+ * so that the start (every unknown frame where the last shown one is) is strictly inside what stays hard.
  */
 #include "CCameraPath.h"
 
@@ -22,6 +26,7 @@ typedef struct { int k; int c[4]; double v[4]; double h, w; } fterm_t;   ///< w 
 typedef struct { int k; int c[3]; double v[3]; double u; } fineq_t;     ///< v.x[c] <= u
 
 #define FKD 3
+#define FIX_PENALTY 1e3
 
 static int fband_chol(double *A, int n) {
     const int W = FKD + 1;
@@ -103,7 +108,7 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
         if (stats) memset(stats, 0, sizeof *stats);
         return 0;
     }
-    int cap_t = 3 * n + 4 * n + 8, cap_q = 2 * n + 2 * n + 2 * n + 8;
+    int cap_t = 3 * n + 4 * n + 32, cap_q = 2 * n + 2 * n + 2 * n + 8;
     fterm_t *T = malloc((size_t)cap_t * sizeof *T);
     fineq_t *Q = malloc((size_t)cap_q * sizeof *Q);
     double *lin = calloc((size_t)n, sizeof(double));
@@ -116,71 +121,116 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
     if (!T || !Q || !lin || !A || !A0 || !dx || !g || !e || !de || !rr || !dr || !sl || !ds) { rc = -2; goto done; }
     double w[3] = {p->w1, p->w2, p->w3};
     static const double co[3][4] = {{-1, 1, 0, 0}, {1, -2, 1, 0}, {-1, 3, -3, 1}};
+    const int nf = p->nfix > 0 && p->fixed ? (p->nfix < n ? p->nfix : n) : 0;
+    const int nu = n - nf;   // unknowns: frames nf .. n-1 are x[nf + u]
+    for (int t = 0; t < nf; t++) x[t] = p->fixed[t];
+    if (nu == 0) goto done;
+    // A term w |sum v_j x_{c_j} - h| over frames c_j: shown frames folded into h; nothing left unknown: a constant.
+#define ADD_TERM(K, C, V, H, W)                                                                                    \
+    do {                                                                                                           \
+        fterm_t *q_ = &T[nt];                                                                                      \
+        q_->k = 0; q_->h = (H); q_->w = (W);                                                                       \
+        for (int j_ = 0; j_ < (K); j_++) {                                                                         \
+            if ((C)[j_] < nf) q_->h -= (V)[j_] * p->fixed[(C)[j_]];                                                \
+            else { q_->c[q_->k] = (C)[j_] - nf; q_->v[q_->k++] = (V)[j_]; }                                        \
+        }                                                                                                          \
+        if (q_->k > 0 && q_->w > 0) nt++;                                                                          \
+    } while (0)
     for (int d = 1; d <= 3; d++) {
         if (w[d - 1] <= 0) continue;
         for (int t = 0; t + d < n; t++) {
             int ok = 1;
             for (int j = 1; j <= d; j++) if (cut_at(p, t + j)) ok = 0;
             if (!ok) continue;
-            fterm_t *q = &T[nt++];
-            q->k = d + 1; q->h = 0; q->w = w[d - 1];
-            for (int j = 0; j <= d; j++) { q->c[j] = t + j; q->v[j] = co[d - 1][j]; }
+            int c[4];
+            for (int j = 0; j <= d; j++) c[j] = t + j;
+            ADD_TERM(d + 1, c, co[d - 1], 0.0, w[d - 1]);
         }
     }
     // hinges: w max(0, x - a) = w/2 |x - a| + w/2 x (+ const); w max(0, a - x) = w/2 |x - a| - w/2 x
-    for (int t = 0; t < n; t++) {
+    for (int t = nf; t < n; t++) {
+        int u = t - nf;
         double wt = p->weight ? p->weight[t] : 1;
         if (p->target && !isnan(p->target[t]) && wt > 0 && p->w_target > 0) {
             double ww = wt * p->w_target;
-            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->target[t] + p->dead_zone; T[nt++].w = ww / 2;
-            lin[t] += ww / 2;
-            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->target[t] - p->dead_zone; T[nt++].w = ww / 2;
-            lin[t] -= ww / 2;
+            T[nt].k = 1; T[nt].c[0] = u; T[nt].v[0] = 1; T[nt].h = p->target[t] + p->dead_zone; T[nt++].w = ww / 2;
+            lin[u] += ww / 2;
+            T[nt].k = 1; T[nt].c[0] = u; T[nt].v[0] = 1; T[nt].h = p->target[t] - p->dead_zone; T[nt++].w = ww / 2;
+            lin[u] -= ww / 2;
         }
         if (p->w_inside > 0 && p->inside_hi && !isnan(p->inside_hi[t])) {
-            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->inside_hi[t]; T[nt++].w = p->w_inside / 2;
-            lin[t] += p->w_inside / 2;
+            T[nt].k = 1; T[nt].c[0] = u; T[nt].v[0] = 1; T[nt].h = p->inside_hi[t]; T[nt++].w = p->w_inside / 2;
+            lin[u] += p->w_inside / 2;
         }
         if (p->w_inside > 0 && p->inside_lo && !isnan(p->inside_lo[t])) {
-            T[nt].k = 1; T[nt].c[0] = t; T[nt].v[0] = 1; T[nt].h = p->inside_lo[t]; T[nt++].w = p->w_inside / 2;
-            lin[t] -= p->w_inside / 2;
+            T[nt].k = 1; T[nt].c[0] = u; T[nt].v[0] = 1; T[nt].h = p->inside_lo[t]; T[nt++].w = p->w_inside / 2;
+            lin[u] -= p->w_inside / 2;
         }
     }
-    // the window inside the picture; the speed and acceleration bounds (not across a cut)
+    // The window inside the picture; the speed and acceleration bounds (not across a cut): hard among unknown frames,
+    // a steep hinge where a shown frame is in the row (v.x <= b: FIX_PENALTY max(0, v.x - b)).
+#define ADD_ROW(K, C, V, U)                                                                                        \
+    do {                                                                                                           \
+        int shown_ = 0;                                                                                            \
+        for (int j_ = 0; j_ < (K); j_++) if ((C)[j_] < nf) shown_ = 1;                                             \
+        if (!shown_) {                                                                                             \
+            fineq_t *r_ = &Q[nq++];                                                                                \
+            r_->k = (K); r_->u = (U);                                                                              \
+            for (int j_ = 0; j_ < (K); j_++) { r_->c[j_] = (C)[j_] - nf; r_->v[j_] = (V)[j_]; }                    \
+        } else {                                                                                                   \
+            int before_ = nt;                                                                                      \
+            ADD_TERM(K, C, V, U, FIX_PENALTY / 2);                                                                 \
+            if (nt > before_)                                                                                      \
+                for (int j_ = 0; j_ < T[before_].k; j_++) lin[T[before_].c[j_]] += FIX_PENALTY / 2 * T[before_].v[j_]; \
+        }                                                                                                          \
+    } while (0)
     for (int t = 0; t < n; t++) {
-        Q[nq].k = 1; Q[nq].c[0] = t; Q[nq].v[0] = 1; Q[nq++].u = p->hi;
-        Q[nq].k = 1; Q[nq].c[0] = t; Q[nq].v[0] = -1; Q[nq++].u = -p->lo;
-        if (p->max_speed > 0 && t + 1 < n && !cut_at(p, t + 1)) {
-            double u = p->max_speed * fdt(p, t);
-            Q[nq].k = 2; Q[nq].c[0] = t + 1; Q[nq].v[0] = 1; Q[nq].c[1] = t; Q[nq].v[1] = -1; Q[nq++].u = u;
-            Q[nq].k = 2; Q[nq].c[0] = t + 1; Q[nq].v[0] = -1; Q[nq].c[1] = t; Q[nq].v[1] = 1; Q[nq++].u = u;
+        if (t >= nf) {
+            Q[nq].k = 1; Q[nq].c[0] = t - nf; Q[nq].v[0] = 1; Q[nq++].u = p->hi;
+            Q[nq].k = 1; Q[nq].c[0] = t - nf; Q[nq].v[0] = -1; Q[nq++].u = -p->lo;
         }
-        if (p->max_accel > 0 && t >= 1 && t + 1 < n && !cut_at(p, t) && !cut_at(p, t + 1)) {
+        if (p->max_speed > 0 && t + 1 < n && !cut_at(p, t + 1) && t + 1 >= nf) {
+            double u = p->max_speed * fdt(p, t);
+            int c[2] = {t + 1, t};
+            double up[2] = {1, -1}, down[2] = {-1, 1};
+            ADD_ROW(2, c, up, u);
+            ADD_ROW(2, c, down, u);
+        }
+        if (p->max_accel > 0 && t >= 1 && t + 1 < n && !cut_at(p, t) && !cut_at(p, t + 1) && t + 1 >= nf) {
             double h = 0.5 * (fdt(p, t - 1) + fdt(p, t)), u = p->max_accel * h * h;
-            for (int sg = -1; sg <= 1; sg += 2) {
-                Q[nq].k = 3; Q[nq].c[0] = t - 1; Q[nq].c[1] = t; Q[nq].c[2] = t + 1;
-                Q[nq].v[0] = sg; Q[nq].v[1] = -2 * sg; Q[nq].v[2] = sg; Q[nq++].u = u;
-            }
+            int c[3] = {t - 1, t, t + 1};
+            double up[3] = {1, -2, 1}, down[3] = {-1, 2, -1};
+            ADD_ROW(3, c, up, u);
+            ADD_ROW(3, c, down, u);
         }
     }
-    // start: the middle of the picture's range, the same for every frame (every bound strictly inside)
-    for (int t = 0; t < n; t++) x[t] = 0.5 * (p->lo + p->hi);
+#undef ADD_ROW
+#undef ADD_TERM
+    // start: the middle of the picture's range (a live path: the last shown frame's place, just inside the range),
+    // the same for every unknown frame (every hard bound strictly inside)
+    double x0 = 0.5 * (p->lo + p->hi);
+    if (nf > 0) {
+        double eps = 1e-6 * (p->hi - p->lo);
+        x0 = fmin(p->hi - eps, fmax(p->lo + eps, p->fixed[nf - 1]));
+    }
+    double *xu = x + nf;
+    for (int u = 0; u < nu; u++) xu[u] = x0;
     double wsum = 0;
     for (int i = 0; i < nt; i++) {
         double ri = -T[i].h;
-        for (int u = 0; u < T[i].k; u++) ri += T[i].v[u] * x[T[i].c[u]];
+        for (int u = 0; u < T[i].k; u++) ri += T[i].v[u] * xu[T[i].c[u]];
         rr[i] = ri; e[i] = fabs(ri) + 1; wsum += T[i].w * e[i];
     }
     for (int j = 0; j < nq; j++) {
         sl[j] = Q[j].u;
-        for (int u = 0; u < Q[j].k; u++) sl[j] -= Q[j].v[u] * x[Q[j].c[u]];
+        for (int u = 0; u < Q[j].k; u++) sl[j] -= Q[j].v[u] * xu[Q[j].c[u]];
     }
     double mtot = 2.0 * nt + nq, tb = mtot / (wsum > 0 ? wsum : 1);
     const int W = FKD + 1;
     for (int outer = 0; outer < 60; outer++) {
         for (int it = 0; it < 80; it++) {
-            memset(A, 0, (size_t)n * W * sizeof(double));
-            memset(dx, 0, (size_t)n * sizeof(double));
+            memset(A, 0, (size_t)nu * W * sizeof(double));
+            memset(dx, 0, (size_t)nu * sizeof(double));
             for (int i = 0; i < nt; i++) {
                 double a1 = 1 / (e[i] - rr[i]), a2 = 1 / (e[i] + rr[i]);
                 double d1 = a1 * a1, d2 = a2 * a2, fe = tb * T[i].w - a1 - a2, fr = a1 - a2;
@@ -201,23 +251,23 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
                         if (q->c[v] <= q->c[u]) A[q->c[u] * W + (q->c[u] - q->c[v])] += is * is * q->v[u] * q->v[v];
                 }
             }
-            for (int i = 0; i < n; i++) dx[i] -= tb * lin[i];
-            memcpy(g, dx, (size_t)n * sizeof(double));
+            for (int i = 0; i < nu; i++) dx[i] -= tb * lin[i];
+            memcpy(g, dx, (size_t)nu * sizeof(double));
             double maxd = 0;
-            for (int i = 0; i < n; i++) { A[i * W] += 1e-12; if (A[i * W] > maxd) maxd = A[i * W]; }
-            memcpy(A0, A, (size_t)n * W * sizeof(double));
+            for (int i = 0; i < nu; i++) { A[i * W] += 1e-12; if (A[i * W] > maxd) maxd = A[i * W]; }
+            memcpy(A0, A, (size_t)nu * W * sizeof(double));
             double shift = 1e-14 * maxd;
             int tries = 0;
-            while (fband_chol(A, n)) {
+            while (fband_chol(A, nu)) {
                 if (++tries > 12) { rc = -3; goto done; }
-                memcpy(A, A0, (size_t)n * W * sizeof(double));
-                for (int i = 0; i < n; i++) A[i * W] += shift;
+                memcpy(A, A0, (size_t)nu * W * sizeof(double));
+                for (int i = 0; i < nu; i++) A[i * W] += shift;
                 shift *= 10;
             }
-            fband_solve(A, n, dx);
+            fband_solve(A, nu, dx);
             newton++;
             double lam2 = 0, amax = 1e300;
-            for (int i = 0; i < n; i++) lam2 += g[i] * dx[i];
+            for (int i = 0; i < nu; i++) lam2 += g[i] * dx[i];
             for (int i = 0; i < nt; i++) {
                 const fterm_t *q = &T[i];
                 double d = 0;
@@ -241,13 +291,13 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
             if (lam2 < 1e-9) break;
             double alpha = amax < 1 ? 0.99 * amax : 1.0;
             double f0 = 0, fl = 0;
-            for (int i = 0; i < n; i++) { f0 += tb * lin[i] * x[i]; fl += tb * lin[i] * dx[i]; }
+            for (int i = 0; i < nu; i++) { f0 += tb * lin[i] * xu[i]; fl += tb * lin[i] * dx[i]; }
             for (int i = 0; i < nt; i++) f0 += tb * T[i].w * e[i] - log(e[i] - rr[i]) - log(e[i] + rr[i]);
             for (int j = 0; j < nq; j++) f0 -= log(sl[j]);
             for (int ls = 0; ls < 60; ls++) {
                 double f1 = 0;
                 int bad = 0;
-                for (int i = 0; i < n; i++) f1 += tb * lin[i] * x[i];
+                for (int i = 0; i < nu; i++) f1 += tb * lin[i] * xu[i];
                 f1 += alpha * fl;
                 for (int i = 0; i < nt && !bad; i++) {
                     double ei = e[i] + alpha * de[i], ri = rr[i] + alpha * dr[i];
@@ -262,7 +312,7 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
                 if (!bad && ls > 40) break;
                 alpha *= 0.5;
             }
-            for (int i = 0; i < n; i++) x[i] += alpha * dx[i];
+            for (int i = 0; i < nu; i++) xu[i] += alpha * dx[i];
             for (int i = 0; i < nt; i++) { e[i] += alpha * de[i]; rr[i] += alpha * dr[i]; }
             for (int j = 0; j < nq; j++) sl[j] += alpha * ds[j];
             if (lam2 * 0.5 < 1e-7) break;
@@ -279,7 +329,7 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
         stats->iterations = newton;
         stats->windows = 1;
         stats->rows = 2 * nt + nq;
-        stats->cols = n + nt;
+        stats->cols = nu + nt;
     }
 done:
     free(T); free(Q); free(lin); free(A); free(A0); free(dx); free(g); free(e); free(de); free(rr); free(dr);

@@ -306,6 +306,76 @@ extension RealTime {
             }
         }
 
+        @Test(
+            """
+            while recording (issue 30 item 4): a face streamed in real time is followed with a look-ahead of half \
+            --max-latency, to the file's bar; every frame at its sent time, every audio byte; files refused
+            """)
+        func whileRecording() throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4")
+            let (ended, sent, out) = try StabilizeTests.recordLive(
+                input, ["--codec", "ffv1", "--aspect", "9:16", "--follow", "faces", "--max-latency", "2"],
+                scratch: scratch)
+            #expect(ended.status == 0, "\(ended)")
+            #expect(ended.stderr.contains("following the subject as it records"), "\(ended.stderr)")
+            #expect(ended.stderr.contains("a look-ahead of 1 s"), "\(ended.stderr)")
+            let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
+            #expect(done.framesDropped == 0, "\(done)")
+            let sentTimes = try Oracle.videoFramePTS(sent)
+            let got = try Oracle.videoFramePTS(out)
+            #expect(got.count == sentTimes.count && got.count == 300, "\(got.count) of \(sentTimes.count) frames")
+            for (g, s) in zip(got, sentTimes) {
+                #expect(abs((g - got[0]) - (s - sentTimes[0])) <= 0.0015, "\(g - got[0]) vs \(s - sentTimes[0])")
+            }
+            #expect(try LiveTests.adts(out) == (try LiveTests.adts(sent)), "audio")
+            let m = try Self.measure(out, input)
+            print("reframe live: \(m)")
+            #expect(try Self.value(m, "inside") >= 0.95, "\(m)")
+            #expect(try Self.value(m, "iou") >= 0.90, "\(m)")
+            #expect(try Self.value(m, "jitter_px") < 0.3, "\(m)")
+            // What a live path cannot do: refused before anything is recorded.
+            for (options, named) in [
+                (["--follow", "faces", "--path-out", scratch.file("p.csv").path], "--path-out"),
+                (["--follow", "faces", "--stabilize"], "--stabilize"),
+            ] {
+                let run = try CLI.cropzoom(
+                    ["udp://127.0.0.1:9", "-o", scratch.file("x.mkv").path, "--aspect", "9:16"] + options)
+                #expect(run.status == 2 && run.stderr.contains(named), "\(options): \(run)")
+                #expect(!FileManager.default.fileExists(atPath: scratch.file("x.mkv").path))
+            }
+        }
+
+        @Test(
+            "while recording: frames at their sent times and the audio whole in every container it can write",
+            arguments: ["mp4", "mov", "mkv", "webm", "ts", "flv"])
+        func whileRecordingContainers(_ ext: String) throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "in.mp4", ["--seconds", "1.5"])
+            let (ended, sent, out) = try StabilizeTests.recordLive(
+                input, ["--aspect", "9:16", "--follow", "auto"], scratch: scratch, name: "rec.\(ext)")
+            #expect(ended.status == 0, "\(ended)")
+            let done = try #require(LiveTests.done(ended.stderr), "\(ended.stderr)")
+            #expect(done.framesDropped == 0, "\(done)")
+            let sentTimes = try Oracle.videoFramePTS(sent)
+            let got = try Oracle.videoFramePTS(out)
+            #expect(got.count == sentTimes.count && got.count == 45, "\(got.count) of \(sentTimes.count) frames")
+            for (g, s) in zip(got, sentTimes) {
+                #expect(abs((g - got[0]) - (s - sentTimes[0])) <= 0.0015, "\(g - got[0]) vs \(s - sentTimes[0])")
+            }
+            let v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
+            #expect(v.width == 404 && v.height == 720, "\(v)")
+            let audio = try #require(try Oracle.streams(out).first { $0.codecType == "audio" }, "no audio")
+            if ext == "webm" {
+                // WebM holds no AAC: re-encoded (Opus), the sound spans what was sent, without a gap.
+                let a = try DesktopCaptureTests.span(out, stream: audio.index)
+                let b = try DesktopCaptureTests.span(sent, stream: 1)
+                #expect(abs((a.end - a.first) - (b.end - b.first)) < 0.05 && a.largestGap < 0.002, "\(a) vs \(b)")
+            } else {
+                #expect(try LiveTests.adts(out) == (try LiveTests.adts(sent)), "audio")
+            }
+        }
+
         @Test("with --stabilize, --zoom, --size, a trim and 10-bit: the frames and times of the same job without it")
         func withTheRest() throws {
             let scratch = try Scratch()

@@ -165,12 +165,15 @@ typedef struct {
     double w_target, w_inside;    ///< 1 and 50 by default, per px and frame
     double max_speed;             ///< px per s, 0: none
     double max_accel;             ///< px per s^2, 0: none
+    int nfix;                     ///< frames [0, nfix) are already shown (a live path): x_t = fixed[t], not unknowns;
+                                  ///< the bounds that tie them to the unknown frames are kept as steep penalties
+    const double *fixed;          ///< nfix entries (NULL when nfix = 0)
 } cz_frame_problem;
 
 /// Fills `p` with the defaults (weights; no arrays, no bounds).
 void cz_frame_defaults(cz_frame_problem *p);
 
-/// Solves for x (n entries). Returns 0, or < 0 as cz_path_solve (-1 bad arguments, -2 no memory, -3 the solver
+/// Solves for x (n entries; with nfix, x[0..nfix) are set to fixed). Returns 0, or < 0 as cz_path_solve (-1 bad arguments, -2 no memory, -3 the solver
 /// failed). stats (may be NULL): objective (cz_frame_cost of x), iterations, rows, cols.
 int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats);
 

@@ -199,10 +199,28 @@ public struct GeometryPlan: Sendable, Equatable {
         /// The upright picture's size, and how coded pixels become upright ones.
         public var uprightWidth: Double, uprightHeight: Double
         public var display: Orientation
+        /// `--follow` of a live source: the windows as the live reframer fixes them (in place of ``crop``).
+        public var live: LiveWindowPath? = nil
+
+        public init(
+            zoom: Track, center: Track, crop: Track? = nil, uprightWidth: Double, uprightHeight: Double,
+            display: Orientation, live: LiveWindowPath? = nil
+        ) {
+            self.zoom = zoom
+            self.center = center
+            self.crop = crop
+            self.uprightWidth = uprightWidth
+            self.uprightHeight = uprightHeight
+            self.display = display
+            self.live = live
+        }
 
         /// The window at media time `t` (seconds), in coded pixels: `upright / zoom(t)` centred
         /// on `center(t)`, kept inside the picture.
         public func window(at t: Double) -> Rect {
+            if let live {
+                return display.inverse.apply(live.window(at: t), width: uprightWidth, height: uprightHeight)
+            }
             let z = max(GeometryPlan.minimumZoom, zoom.value(0, at: t))
             let c = (center.value(0, at: t), center.value(1, at: t))
             if let crop {

@@ -19,6 +19,10 @@ package enum FramePathSolver {
         /// px per second and per second², 0: none.
         package var maxSpeed: Double
         package var maxAcceleration: Double
+        /// A live path: the first frames' positions, already shown (not unknowns).
+        package var fixed: [Double] = []
+        /// The third differences' weight (nil: the camera path's, 100).
+        package var jerkWeight: Double? = nil
 
         package init(
             lo: Double, hi: Double, target: [Double], weight: [Double], insideLo: [Double], insideHi: [Double],
@@ -38,13 +42,14 @@ package enum FramePathSolver {
         }
     }
 
-    /// The path (`cz_frame_solve`), a position per frame; nil when the solver failed.
+    /// The path (`cz_frame_solve`), a position per frame (the shown ones as given); nil when the solver failed.
     package static func solve(_ q: Problem) -> [Double]? {
         let n = q.target.count
         guard n > 0, [q.weight, q.insideLo, q.insideHi, q.durations].allSatisfy({ $0.count == n }), q.cut.count == n
         else { return nil }
         var out = [Double](repeating: 0, count: n)
         let cuts = q.cut.map { $0 ? UInt8(1) : 0 }
+        let fixed = q.fixed.isEmpty ? [0] : q.fixed
         let rc = q.target.withUnsafeBufferPointer { target in
             q.weight.withUnsafeBufferPointer { weight in
                 q.insideLo.withUnsafeBufferPointer { lo in
@@ -52,21 +57,26 @@ package enum FramePathSolver {
                         cuts.withUnsafeBufferPointer { cut in
                             q.durations.withUnsafeBufferPointer { dur in
                                 out.withUnsafeMutableBufferPointer { x in
-                                    var p = cz_frame_problem()
-                                    cz_frame_defaults(&p)
-                                    p.n = Int32(n)
-                                    p.lo = q.lo
-                                    p.hi = q.hi
-                                    p.target = target.baseAddress
-                                    p.weight = weight.baseAddress
-                                    p.inside_lo = lo.baseAddress
-                                    p.inside_hi = hi.baseAddress
-                                    p.cut = cut.baseAddress
-                                    p.duration = dur.baseAddress
-                                    p.dead_zone = q.deadZone
-                                    p.max_speed = q.maxSpeed
-                                    p.max_accel = q.maxAcceleration
-                                    return cz_frame_solve(&p, x.baseAddress, nil)
+                                    fixed.withUnsafeBufferPointer { shown in
+                                        var p = cz_frame_problem()
+                                        cz_frame_defaults(&p)
+                                        p.n = Int32(n)
+                                        p.lo = q.lo
+                                        p.hi = q.hi
+                                        p.target = target.baseAddress
+                                        p.weight = weight.baseAddress
+                                        p.inside_lo = lo.baseAddress
+                                        p.inside_hi = hi.baseAddress
+                                        p.cut = cut.baseAddress
+                                        p.duration = dur.baseAddress
+                                        p.dead_zone = q.deadZone
+                                        p.max_speed = q.maxSpeed
+                                        p.max_accel = q.maxAcceleration
+                                        p.nfix = Int32(min(q.fixed.count, n))
+                                        if let w3 = q.jerkWeight { p.w3 = w3 }
+                                        p.fixed = shown.baseAddress
+                                        return cz_frame_solve(&p, x.baseAddress, nil)
+                                    }
                                 }
                             }
                         }

@@ -66,7 +66,7 @@ final class JobRunner {
         let reframes = cfg.reframe.map { $0.follow != .center } == true
         // With --stabilize too, the steadied picture is what the window moves over: its path first.
         var steadied: Stabilizer.Outcome? = nil
-        if reframes {
+        if reframes && !cfg.isLive {
             let analysing = { [onProgress] (frames: Int, time: Double, duration: Double?) in
                 var event = ProgressEvent(
                     frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
@@ -88,6 +88,23 @@ final class JobRunner {
         let phase: ProgressEvent.Phase? = (cfg.stabilize == nil && !reframes) || job.live != nil ? nil : .rendering
         var stabilizing: [String] = []
         var liveStabilizer: LiveStabilizer? = nil
+        var liveReframer: LiveReframer? = nil
+        if reframes, let live = job.live, let shape = job.reframeShape {
+            // A live source: the window's path is made as the frames arrive (a causal path with a look-ahead).
+            if shape.uprightWidth - shape.window.width < 1 && shape.uprightHeight - shape.window.height < 1 {
+                onNotice(
+                    "\(cfg.inputName): the window is the whole picture: there is nothing to follow (\(setting: .follow))"
+                )
+            } else {
+                let times = job.times
+                let reframer = try LiveReframer(
+                    cfg, shape: shape, pixelAspect: job.pixelAspect, framesPerSecond: live.framesPerSecond,
+                    mediaSeconds: { times.mediaTime($0.presentationTime) })
+                job.follow(reframer.path)
+                liveReframer = reframer
+                onNotice("\(cfg.inputName): \(reframer.notice)")
+            }
+        }
         if cfg.stabilize != nil, let live = job.live {
             // A live source: no analysis pass; the path is made as the frames arrive (a causal path).
             let times = job.times
@@ -139,7 +156,8 @@ final class JobRunner {
             // A live source has threads of its own: its reader must never wait for the other stages.
             let times = job.times
             counts = try LiveEngine(
-                stages: stages, workers: threads.workers, live: live, stops: stops, stabilizer: liveStabilizer,
+                stages: stages, workers: threads.workers, live: live, stops: stops,
+                stabilizer: liveStabilizer ?? liveReframer,
                 mediaSeconds: { times.mediaTime($0.presentationTime) }
             ).run(progress: report)
         } else if threads.workers == 0 {

@@ -53,15 +53,16 @@ final class LiveEngine: @unchecked Sendable {
         var packet: Packet
     }
 
-    /// With `--stabilize`: decoded frames waiting for the stabiliser, which hands them on to `liveQueue`.
-    private let stabilizer: LiveStabilizer?
+    /// With `--stabilize` or `--follow`: decoded frames waiting for the delay line (the live stabiliser or reframer),
+    /// which hands them on to `liveQueue`.
+    private let stabilizer: (any LiveDelayLine)?
     private let stabilizerQueue: BoundedQueue<LiveFrame>?
 
     /// `mediaSeconds`: a decoded frame's time on the source's clock (the policy measures ages on it). `stabilizer`:
     /// `--stabilize`'s, run between the decoder and the workers.
     init(
         stages: any StageFactory, workers: Int, live: LivePolicy, stops: RunStops,
-        stabilizer: LiveStabilizer? = nil, mediaSeconds: @escaping @Sendable (Frame) -> Double
+        stabilizer: (any LiveDelayLine)? = nil, mediaSeconds: @escaping @Sendable (Frame) -> Double
     ) throws(CropZoomError) {
         let w = max(1, workers)
         // Room for seconds of packets, so that the reader never waits (packet shells are small).
@@ -212,9 +213,9 @@ final class LiveEngine: @unchecked Sendable {
             next: { [self] () throws(CropZoomError) in try nextWork() },
             muxStart: { live.protectCurrentThread() })
         if let stabilizer, let stabilizerQueue {
-            // --stabilize: frames wait here for their look-ahead, then go on to the workers' leaky queue.
+            // --stabilize, --follow: frames wait here for their look-ahead, then go on to the workers' leaky queue.
             loops.append(
-                EngineThreads.Loop(name: "stabilize") { [self] () throws(CropZoomError) in
+                EngineThreads.Loop(name: stabilizer.loopName) { [self] () throws(CropZoomError) in
                     defer { liveQueue.close() }
                     try stabilizer.run(
                         next: { (deadline: Double?) throws(CropZoomError) in try stabilizerQueue.pop(until: deadline) },

@@ -44,10 +44,21 @@ enum Reframer {
         r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
         r.preview = file(r.preview, for: cfg, ext: "png")
         if cfg.isLive {
-            throw CropZoomError(
-                .usage, path: cfg.inputName, setting: .follow,
-                reason: "\(setting: .follow) is for files in this version (a live source's causal path is not built "
-                    + "yet): record, then reframe the file")
+            // A causal path, made as the frames arrive (LiveReframer): no file of the whole path, no sheet.
+            let files: [(String?, Setting)] = [(r.pathIn, .pathIn), (r.pathOut, .pathOut), (r.preview, .preview)]
+            if let (_, setting) = files.first(where: { $0.0 != nil }) {
+                throw CropZoomError(
+                    .usage, path: cfg.inputName, setting: setting,
+                    reason: "a live recording's window path is made as it records: \(setting: .pathIn), "
+                        + "\(setting: .pathOut) and \(setting: .preview) are for files (record, then reframe the file)")
+            }
+            if cfg.stabilize != nil {
+                throw CropZoomError(
+                    .usage, path: cfg.inputName, setting: .follow,
+                    reason: "a live source is steadied or reframed as it records, not both at once in this version: "
+                        + "drop \(setting: .stabilize) or \(setting: .follow)")
+            }
+            return
         }
         if cfg.input == "-" && r.pathIn == nil && r.path == nil {
             throw CropZoomError(
@@ -116,7 +127,9 @@ enum Reframer {
         guard var r = cfg.reframe, r.follow != .center else { return Outcome(path: nil, notices: []) }
         r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
         r.preview = file(r.preview, for: cfg, ext: "png")
-        if let folder = r.preview.map({ URL(fileURLWithPath: $0).deletingLastPathComponent().path }) {
+        // A folder named for the files (a batch's) is made.
+        for file in [r.pathOut, r.preview].compactMap({ $0 }) {
+            let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
         let source = try InputSetup(cfg)
@@ -346,40 +359,8 @@ enum Reframer {
     static func dominantFace(
         _ obs: [FramingPass.Observation], shot: Range<Int>, width: Int, height: Int
     ) -> [FramingPass.Face?] {
-        func weight(_ f: FramingPass.Face) -> Double {
-            let (cx, cy) = (
-                f.box.x + f.box.width / 2 - Double(width) / 2, f.box.y + f.box.height / 2 - Double(height) / 2
-            )
-            let off = (cx * cx + cy * cy).squareRoot() / (0.5 * (Double(width * width + height * height)).squareRoot())
-            return f.box.width * f.box.height * (1 - 0.6 * min(1, off))
-        }
-        var chosen: [FramingPass.Face?] = []
-        var current: Int? = nil
-        var rival: (id: Int, since: Double)? = nil
-        for i in shot {
-            let faces = obs[i].faces
-            let t = obs[i].time
-            let best = faces.max { weight($0) < weight($1) }
-            if let id = current, let mine = faces.first(where: { $0.id == id }) {
-                if let best, best.id != id, weight(best) > switchRatio * weight(mine) {
-                    if let r = rival, r.id == best.id {
-                        if t - r.since >= switchAfter {
-                            current = best.id
-                            rival = nil
-                        }
-                    } else {
-                        rival = (best.id, t)
-                    }
-                } else {
-                    rival = nil
-                }
-            } else {
-                current = best?.id
-                rival = nil
-            }
-            chosen.append(current.flatMap { id in faces.first { $0.id == id } })
-        }
-        return chosen
+        var chooser = FaceChooser(width: width, height: height)
+        return shot.map { chooser.choose(obs[$0].faces, at: obs[$0].time) }
     }
 
     /// `cfg` rendering `path`: the windows as the geometry's keyframes (its zoom in their size; the output keeps the
@@ -405,5 +386,55 @@ enum Reframer {
             g.crop?.y = Int(first.y.rounded())
         }
         cfg.geometry = g
+    }
+}
+
+/// The face the camera follows, frame by frame (causal: a file's analysis and a live source use it alike): the
+/// largest and most central one, kept while it lasts; another takes over only when it outweighs it by
+/// ``Reframer/switchRatio`` for ``Reframer/switchAfter`` seconds, or when the followed one is gone.
+struct FaceChooser {
+    let width: Int, height: Int
+    private var current: Int? = nil
+    private var rival: (id: Int, since: Double)? = nil
+
+    init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// Area, less for a face far from the middle (down to 0.4 of it at a corner).
+    func weight(_ f: FramingPass.Face) -> Double {
+        let (cx, cy) = (f.box.x + f.box.width / 2 - Double(width) / 2, f.box.y + f.box.height / 2 - Double(height) / 2)
+        let off = (cx * cx + cy * cy).squareRoot() / (0.5 * (Double(width * width + height * height)).squareRoot())
+        return f.box.width * f.box.height * (1 - 0.6 * min(1, off))
+    }
+
+    /// The followed face among `faces` (seen at media time `t`), nil: none.
+    mutating func choose(_ faces: [FramingPass.Face], at t: Double) -> FramingPass.Face? {
+        let best = faces.max { weight($0) < weight($1) }
+        if let id = current, let mine = faces.first(where: { $0.id == id }) {
+            if let best, best.id != id, weight(best) > Reframer.switchRatio * weight(mine) {
+                if let r = rival, r.id == best.id {
+                    if t - r.since >= Reframer.switchAfter {
+                        current = best.id
+                        rival = nil
+                    }
+                } else {
+                    rival = (best.id, t)
+                }
+            } else {
+                rival = nil
+            }
+        } else {
+            current = best?.id
+            rival = nil
+        }
+        return current.flatMap { id in faces.first { $0.id == id } }
+    }
+
+    /// Forgets the followed face (a cut).
+    mutating func reset() {
+        current = nil
+        rival = nil
     }
 }

@@ -45,6 +45,8 @@ final class Job: @unchecked Sendable {
     let cuts: Double?
     /// `--audio-input`: the sound device, read on a thread of its own (nil without one).
     let sound: Sound?
+    /// `--follow`: the upright picture and the window (nil without it).
+    let reframeShape: Reframer.Frame?
     private let log: NoticeLog
 
     /// The sound device of a live recording: its demuxer, its streams' routes and its times' policy (the device's
@@ -98,6 +100,7 @@ final class Job: @unchecked Sendable {
         demuxer = source.demuxer
         decoder = source.decoder
         videoIndex = source.videoIndex
+        reframeShape = cfg.reframe.map { _ in Reframer.frame(cfg, source: source) }
         let target = try OutputSetup(cfg, atomic: atomic)
         target.output.watch = watches?.output
         // HLS cuts its files at keyframes: one is forced every --segment seconds (2 s, FFmpeg's hls_time).
@@ -187,6 +190,18 @@ final class Job: @unchecked Sendable {
             plan.warp ?? GeometryPlan.Warp(codedWidth: decoder.context.width, codedHeight: decoder.context.height)
         warp.liveStabilization = path
         plan.warp = warp
+    }
+
+    /// `--follow` of a live source: each frame read through the window the live reframer fixed for it.
+    func follow(_ path: LiveWindowPath) {
+        guard let shape = reframeShape else { return }
+        var animation =
+            plan.animation
+            ?? GeometryPlan.Animation(
+                zoom: Track(constant: [1]), center: Track(constant: [0.5, 0.5]), uprightWidth: shape.uprightWidth,
+                uprightHeight: shape.uprightHeight, display: shape.display)
+        animation.live = path
+        plan.animation = animation
     }
 
     /// A transformer for one worker (each owns its scalers and scratch frames).

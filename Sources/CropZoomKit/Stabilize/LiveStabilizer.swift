@@ -8,6 +8,22 @@ struct LiveFrame {
     var at: Double
 }
 
+/// A stage between a live source's decoder and the transform workers that holds each frame until its look-ahead has
+/// arrived, then fixes what the render needs for it (the live stabiliser's correction, the live reframer's window)
+/// and hands it on. The live engine runs ``run(next:release:)`` on a thread of its own.
+protocol LiveDelayLine: AnyObject, Sendable {
+    /// Frames the delay line holds at most.
+    var capacity: Int { get }
+    /// The engine's name for its thread.
+    var loopName: String { get }
+    /// Takes frames from `next` (which waits at most until the deadline it is given), hands each on to `release`; at
+    /// the end (`next` says so) the frames still waiting are handed on.
+    func run(
+        next: (_ deadline: Double?) throws(CropZoomError) -> BoundedQueue<LiveFrame>.Popped,
+        release: (LiveFrame) throws(CropZoomError) -> Void
+    ) throws(CropZoomError)
+}
+
 /// `--stabilize` of a live source (issue 29 item 3): a causal camera path with a bounded look-ahead, like a phone's
 /// electronic stabilisation. It sits between the decoder and the transform workers on a thread of its own:
 ///
@@ -27,7 +43,8 @@ struct LiveFrame {
 ///
 /// `@unchecked Sendable`: made on the job's thread, then used by the stabiliser's thread alone (``run(next:release:)``);
 /// ``unmeasured`` is read by the job's thread once the engine has joined that thread.
-final class LiveStabilizer: @unchecked Sendable {
+final class LiveStabilizer: LiveDelayLine, @unchecked Sendable {
+    let loopName = "stabilize"
     /// The corrections, as they are fixed (read by the transform's warp).
     let path: LiveCameraPath
     /// Seconds a frame waits for the frames after it.

@@ -127,8 +127,12 @@ struct BatchSettingsOptions: ParsableArguments {
 
     func validate() throws {
         if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }
-        if stabilization.pathIn != nil || stabilization.pathOut != nil {
-            throw ValidationError("--path-in and --path-out name one clip's path: give them per clip in a job file")
+        // A folder (a name ending in /) takes one window path per clip with --follow; a file names one clip's.
+        let folder = stabilization.pathOut?.hasSuffix("/") == true && geometry.follow != nil
+        if stabilization.pathIn != nil || (stabilization.pathOut != nil && !folder) {
+            throw ValidationError(
+                "--path-in and --path-out name one clip's path: give them per clip in a job file (or, with --follow, "
+                    + "--path-out FOLDER/ for one path per clip)")
         }
     }
 
