@@ -173,8 +173,9 @@ typedef struct {
 /// Fills `p` with the defaults (weights; no arrays, no bounds).
 void cz_frame_defaults(cz_frame_problem *p);
 
-/// Solves for x (n entries; with nfix, x[0..nfix) are set to fixed). Returns 0, or < 0 as cz_path_solve (-1 bad arguments, -2 no memory, -3 the solver
-/// failed). stats (may be NULL): objective (cz_frame_cost of x), iterations, rows, cols.
+/// Solves for x (n entries; with nfix, x[0..nfix) are set to fixed). Returns 0, or < 0 as cz_path_solve (-1 bad
+/// arguments, -2 no memory, -3 the solver failed). stats (may be NULL): objective (cz_frame_cost of x), iterations,
+/// rows, cols. Allocates its arrays per call (a live path's window is a few dozen frames).
 int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats);
 
 /// The objective of a path x under p.
