@@ -213,7 +213,8 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .follow:
             return "Move the \(setting: .aspect) window with the subject, frame by frame, as a camera operator would: "
                 + "auto (faces where there are some, else what moves), faces, motion, or center (fixed). The path "
-                + "holds still while the subject stays near the middle, pans smoothly and jumps only at cuts."
+                + "holds still while the subject stays near the middle, pans smoothly and jumps only at cuts. A live "
+                + "source is followed as it records, with a look-ahead of half \(setting: .maxLatency)."
         case .preview:
             return "Write a contact sheet (PNG): six frames with the \(setting: .follow) window drawn, beside what the "
                 + "output shows there; implies \(setting: .follow) auto."
