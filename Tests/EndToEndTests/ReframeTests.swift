@@ -99,6 +99,24 @@ extension RealTime {
             #expect(jitter < 0.3, "\(m)")
         }
 
+        @Test("a phone clip coded sideways with a display matrix: faces found upright, the upright window follows them")
+        func displayMatrix() throws {
+            let scratch = try Scratch()
+            let input = try Self.clip(scratch, "rot.mp4", ["--display-rotation", "-90"])
+            #expect(try Oracle.streams(input).first { $0.codecType == "video" }?.width == 720, "coded sideways")
+            let out = scratch.file("out.mkv").path
+            let run = try CLI.cropzoom(
+                [input, "-o", out, "--codec", "ffv1", "--aspect", "9:16", "--follow", "faces"], timeout: 600)
+            try #require(run.status == 0, "\(run)")
+            #expect(run.stderr.contains("followed faces"), "\(run.stderr)")
+            let v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
+            #expect(v.width == 404 && v.height == 720, "\(v)")
+            let m = try Self.measure(out, input)
+            print("reframe display matrix: \(m)")
+            #expect(try Self.value(m, "inside") >= 0.95 && Self.value(m, "iou") >= 0.90, "\(m)")
+            #expect(try Self.value(m, "jitter_px") < 0.3, "\(m)")
+        }
+
         @Test(
             "twice as smooth as the moving-average crop of the true subject, with a higher IoU; 1:1 meets the bar too")
         func smootherThanAMovingAverage() throws {

@@ -26,6 +26,11 @@ inside. Frames are composed in numpy and piped to the ffmpeg CLI as rgb24 (H.264
 
 Usage: reframe.py OUT.mp4 [--size 1280x720] [--fps 30] [--seconds 10] [--face-width 200] [--aspects 9:16,1:1]
        [--background SRC] [--face PNG] [--codec h264|ffv1] [--no-audio] [--scene main|distractor|two|motion]
+       [--display-rotation -90|90|180]
+
+--display-rotation codes the frames turned the other way and sets the MP4/MOV track's display matrix (as a phone
+does; FFmpeg 5.1 has no -display_rotation, so shake.py's tkhd patch): players, and the sidecar, see the upright
+frames.
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 import numpy as np
@@ -93,6 +98,7 @@ def main():
     ap.add_argument("--codec", choices=["h264", "ffv1"], default="h264")
     ap.add_argument("--no-audio", action="store_true")
     ap.add_argument("--scene", choices=["main", "distractor", "two", "motion"], default="main")
+    ap.add_argument("--display-rotation", type=int, choices=[0, -90, 90, 180], default=0)
     a = ap.parse_args()
     W, H = map(int, a.size.split("x"))
     src = a.background or shake.default_picture()
@@ -144,15 +150,23 @@ def main():
             img[oy:oy + sh, ox:ox + sw] = second
             others.append([ox, oy, sw, sh])
         img[by:by + fh, bx:bx + fw] = subject
-        frames.append(np.clip(img + 0.5, 0, 255).astype(np.uint8))
+        frame = np.clip(img + 0.5, 0, 255).astype(np.uint8)
+        if a.display_rotation == -90:      # shown turned clockwise: coded turned counter-clockwise
+            frame = np.rot90(frame, 1)
+        elif a.display_rotation == 90:
+            frame = np.rot90(frame, -1)
+        elif a.display_rotation == 180:
+            frame = frame[::-1, ::-1]
+        frames.append(np.ascontiguousarray(frame))
         box = [bx, by, fw, fh]
         records.append({"i": i, "t": round(t, 6), "face": box, "others": others, "cut": cut and not was_cut,
                         "ideal": {s: ideal_window(W, H, box, r) for s, r in aspects}})
         was_cut = cut
     ext = os.path.splitext(a.out)[1].lower()
     with tempfile.TemporaryDirectory() as tmp:
+        cw_, ch_ = (H, W) if a.display_rotation in (-90, 90) else (W, H)
         cmd = ["nice", "-n", "15", "ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
-               "-s", f"{W}x{H}", "-framerate", str(a.fps), "-i", "-"]
+               "-s", f"{cw_}x{ch_}", "-framerate", str(a.fps), "-i", "-"]
         if not a.no_audio:
             cmd += ["-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=48000:duration={n / a.fps:.6f}"]
         cmd += ["-map", "0:v"] + ([] if a.no_audio else ["-map", "1:a"]) + ["-vf", "format=yuv420p"]
@@ -167,6 +181,10 @@ def main():
         proc.stdin.close()
         if proc.wait() != 0:
             sys.exit(f"reframe.py: ffmpeg failed: {' '.join(cmd)}")
+        if a.display_rotation:
+            if ext not in (".mp4", ".mov"):
+                sys.exit("reframe.py: --display-rotation needs an .mp4/.mov output (the tkhd matrix is patched)")
+            shake.patch_rotation(tmp_out, a.display_rotation, cw_, ch_)
         os.replace(tmp_out, a.out)
     sidecar = {"clip": {"width": W, "height": H, "fps": a.fps, "frames": n, "scene": a.scene,
                         "background": os.path.basename(src),

@@ -22,10 +22,16 @@ import numpy as np
 
 
 def grey_frames(path):
-    """(n, h, w) float32 luma of every frame, as decoded (every frame as it is: no rate conversion)."""
-    probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height",
-                            "-of", "csv=p=0", path], check=True, capture_output=True, text=True).stdout.split(",")
-    w, h = int(probe[0]), int(probe[1])
+    """(n, h, w) float32 luma of every frame, as decoded and shown (upright; every frame as it is: no rate
+    conversion)."""
+    probe = json.loads(subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+         "stream=width,height:stream_side_data=rotation", "-of", "json", path],
+        check=True, capture_output=True, text=True).stdout)["streams"][0]
+    w, h = int(probe["width"]), int(probe["height"])
+    # ffmpeg turns the frames upright (the display matrix): a quarter turn swaps the sides.
+    if any(abs(int(sd.get("rotation", 0))) == 90 for sd in probe.get("side_data_list", [])):
+        w, h = h, w
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f",
                           "rawvideo", "-pix_fmt", "gray", "-"], check=True, capture_output=True).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w).astype(np.float32)

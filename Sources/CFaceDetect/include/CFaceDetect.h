@@ -46,6 +46,12 @@ int cz_patch_set(cz_patch *p, const uint8_t *plane, int width, int height, int s
 double cz_patch_find(const cz_patch *p, const uint8_t *plane, int width, int height, int stride, double x, double y,
                      int radius, double out[2]);
 
+/// Turns an 8-bit plane upright (a display matrix's quarter turns and mirrors): (a, b, c, d) maps a coded pixel's
+/// centred coordinates (x, y) to upright ones (a x + b y, c x + d y), each entry 0 or +-1. `dst` is sh x sw when the
+/// map swaps the axes (a = 0), else sw x sh. Returns 0, or -1 for a matrix that is not such a map.
+int cz_plane_orient(const uint8_t *src, int sw, int sh, int sstride, int a, int b, int c, int d, uint8_t *dst,
+                    int dstride);
+
 /// What changed between two grey planes of one size (the previous frame's and this one's), for cuts and for the
 /// region that moves (`--follow motion`).
 typedef struct {

@@ -4,22 +4,34 @@ import CropZoomCore
 import Foundation
 
 /// The picture `--follow` analyses: a frame's luma as 8-bit grey, area-averaged (`sws_scale`) to a small size of
-/// square pixels. Owns its plane (an `AVFrame`) and its scaler, made once and reused for every frame.
+/// square pixels and turned upright (`cz_plane_orient`: faces are found standing). Owns its planes (`AVFrame`s) and
+/// its scaler, made once and reused for every frame.
 ///
 /// `@unchecked Sendable`: prepared by one thread, then read by one other; the pass hands it over through its queue.
 package final class FramingPicture: @unchecked Sendable {
+    /// The upright picture's size.
     package let width: Int, height: Int
     /// The frame's media time, set by the pass.
     package var time = 0.0
     private let grey: Frame
+    private let upright: Frame?
+    private let orientation: Orientation
     private var scaler: Scaler?
     private let planes = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
-    package init(width: Int, height: Int) throws(CropZoomError) {
-        self.width = width
-        self.height = height
-        do { grey = try Frame(width: width, height: height, format: AV_PIX_FMT_GRAY8) } catch {
+    /// `codedWidth` x `codedHeight`: the analysis size in the coded picture's orientation; `orientation`: how the
+    /// picture is turned upright (a display matrix).
+    package init(codedWidth: Int, codedHeight: Int, orientation: Orientation = .identity) throws(CropZoomError) {
+        let turned = orientation.apply(width: codedWidth, height: codedHeight)
+        width = turned.width
+        height = turned.height
+        self.orientation = orientation
+        do {
+            grey = try Frame(width: codedWidth, height: codedHeight, format: AV_PIX_FMT_GRAY8)
+            upright =
+                orientation.isIdentity ? nil : try Frame(width: width, height: height, format: AV_PIX_FMT_GRAY8)
+        } catch {
             planes.deallocate()
             strides.deallocate()
             throw error
@@ -34,8 +46,8 @@ package final class FramingPicture: @unchecked Sendable {
     /// Scales `picture`'s luma into the plane (`sws_scale`, area averaging). False when swscale cannot read it.
     package func prepare(from picture: Frame) -> Bool {
         let key = Scaler.Key(
-            srcW: picture.width, srcH: picture.height, srcFormat: picture.pixelFormat, dstW: width, dstH: height,
-            dstFormat: AV_PIX_FMT_GRAY8, flags: Int32(SWS_AREA), srcFullRange: picture.isFullRange,
+            srcW: picture.width, srcH: picture.height, srcFormat: picture.pixelFormat, dstW: grey.width,
+            dstH: grey.height, dstFormat: AV_PIX_FMT_GRAY8, flags: Int32(SWS_AREA), srcFullRange: picture.isFullRange,
             dstFullRange: true)
         if scaler?.key != key { scaler = try? Scaler(key) }
         guard let scaler else { return false }
@@ -44,11 +56,20 @@ package final class FramingPicture: @unchecked Sendable {
             strides[i] = picture.pointer.pointee.linesizePlane(i)
         }
         scaler.scale(src: planes, srcStride: strides, into: grey)
+        if let upright, let src = grey.pointer.pointee.dataPlane(0), let dst = upright.pointer.pointee.dataPlane(0) {
+            let o = orientation
+            guard
+                cz_plane_orient(
+                    src, Int32(grey.width), Int32(grey.height), grey.pointer.pointee.linesizePlane(0), Int32(o.a),
+                    Int32(o.b), Int32(o.c), Int32(o.d), dst, upright.pointer.pointee.linesizePlane(0)) == 0
+            else { return false }
+        }
         return true
     }
 
-    fileprivate var plane: UnsafePointer<UInt8> { UnsafePointer(grey.pointer.pointee.dataPlane(0)!) }
-    fileprivate var stride: Int32 { grey.pointer.pointee.linesizePlane(0) }
+    private var shown: Frame { upright ?? grey }
+    fileprivate var plane: UnsafePointer<UInt8> { UnsafePointer(shown.pointer.pointee.dataPlane(0)!) }
+    fileprivate var stride: Int32 { shown.pointer.pointee.linesizePlane(0) }
 }
 
 /// Owns one `cz_faces` (`cz_faces_new` / `cz_faces_free`): OpenCV's face cascade, loaded once.

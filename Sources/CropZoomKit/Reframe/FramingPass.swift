@@ -31,7 +31,7 @@ struct FramingPass {
 
     struct Result {
         var observations: [Observation]
-        /// The analysis picture's size; the coded picture's, and its pixels' aspect.
+        /// The analysis picture's size (upright); the coded picture's, and its pixels' aspect.
         var analysisWidth: Int, analysisHeight: Int
         var codedWidth: Int, codedHeight: Int
         var pixelAspect: Double
@@ -52,6 +52,8 @@ struct FramingPass {
     let cancel: CancelFlag
     /// Faces are looked for (follow auto or faces).
     let faces: Bool
+    /// How the coded picture is turned upright: the analysis is of the upright picture (faces stand).
+    var orientation: Orientation = .identity
 
     func run(progress: ((Int, Double) -> Void)?) throws(CropZoomError) -> Result {
         let cfg = configuration
@@ -70,9 +72,11 @@ struct FramingPass {
         let base = decoder.timeBase.seconds
         let control = RunControl()
         let queued = 4
+        let display = orientation
         let pool = try ShellPool(capacity: queued + 3, control: control) { () throws(CropZoomError) in
-            try FramingPicture(width: aw, height: ah)
+            try FramingPicture(codedWidth: aw, codedHeight: ah, orientation: display)
         }
+        let upright = display.apply(width: aw, height: ah)
         let queue = BoundedQueue<FramingPicture>(capacity: queued, control: control)
         let input = source.input
         let videoIndex = source.videoIndex
@@ -124,7 +128,7 @@ struct FramingPass {
         reader.start()
 
         var observations: [Observation] = []
-        var tracker = FaceTracker(width: aw, height: ah)
+        var tracker = FaceTracker(width: upright.width, height: upright.height)
         var previous: FramingPicture? = nil
         var lastDetection = -Double.infinity
         var lastReport = monotonicSeconds()
@@ -149,7 +153,7 @@ struct FramingPass {
                     if cut || picture.time - lastDetection >= FramingPass.detectEvery - 1e-6 || observations.isEmpty {
                         lastDetection = picture.time
                         detections += 1
-                        let found = detector.detect(picture, minSize: max(12, ah / 18))
+                        let found = detector.detect(picture, minSize: max(12, min(aw, ah) / 18))
                         try tracker.detected(found, in: picture, time: picture.time)
                     }
                     seen = tracker.faces
@@ -168,7 +172,8 @@ struct FramingPass {
         if let error = control.firstError { throw error }
         progress?(observations.count, observations.last?.time ?? 0)
         return Result(
-            observations: observations, analysisWidth: aw, analysisHeight: ah, codedWidth: dec.width,
+            observations: observations, analysisWidth: upright.width, analysisHeight: upright.height,
+            codedWidth: dec.width,
             codedHeight: dec.height, pixelAspect: aspect, detections: detections)
     }
 

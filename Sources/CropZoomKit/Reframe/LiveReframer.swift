@@ -71,11 +71,11 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
         let squareWidth = codedWidth * pixelAspect
         let scale = min(1, Double(FramingPass.analysisSide) / max(squareWidth, codedHeight))
         let (aw, ah) = (max(16, Int((squareWidth * scale).rounded())), max(16, Int((codedHeight * scale).rounded())))
-        previous = try FramingPicture(width: aw, height: ah)
-        current = try FramingPicture(width: aw, height: ah)
+        previous = try FramingPicture(codedWidth: aw, codedHeight: ah, orientation: shape.display)
+        current = try FramingPicture(codedWidth: aw, codedHeight: ah, orientation: shape.display)
         detector = follow == .motion ? nil : try FaceDetector()
-        tracker = FaceTracker(width: aw, height: ah)
-        chooser = FaceChooser(width: aw, height: ah)
+        tracker = FaceTracker(width: current.width, height: current.height)
+        chooser = FaceChooser(width: current.width, height: current.height)
         path = LiveWindowPath(
             width: shape.window.width, height: shape.window.height,
             restX: (shape.uprightWidth - shape.window.width) / 2, restY: (shape.uprightHeight - shape.window.height) / 2
@@ -148,7 +148,8 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
             if seen.cut || t - lastDetection >= FramingPass.detectEvery - 1e-6 {
                 lastDetection = t
                 try? tracker.detected(
-                    detector.detect(current, minSize: max(12, current.height / 18)), in: current, time: t)
+                    detector.detect(current, minSize: max(12, min(current.width, current.height) / 18)), in: current,
+                    time: t)
             }
             if let face = chooser.choose(tracker.faces, at: t) {
                 subject = upright(face.box)
@@ -183,12 +184,10 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
         window.append(seen)
     }
 
-    /// Analysis px → coded px → upright px.
+    /// Analysis px (upright) → upright px.
     private func upright(_ r: Rect) -> Rect {
-        let (sx, sy) = (codedWidth / Double(current.width), codedHeight / Double(current.height))
-        return shape.display.apply(
-            Rect(x: r.x * sx, y: r.y * sy, width: r.width * sx, height: r.height * sy), width: codedWidth,
-            height: codedHeight)
+        let (sx, sy) = (shape.uprightWidth / Double(current.width), shape.uprightHeight / Double(current.height))
+        return Rect(x: r.x * sx, y: r.y * sy, width: r.width * sx, height: r.height * sy)
     }
 
     /// Fixes the oldest held frame's window: the path over the shown frames (fixed) and the held ones, solved per

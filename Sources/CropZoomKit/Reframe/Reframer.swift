@@ -180,7 +180,8 @@ enum Reframer {
         let shift = trim.times.map { Double($0.shift[source.videoIndex]) } ?? 0
         let pass = FramingPass(
             configuration: cfg, source: source, timeOffset: shift * source.decoder.timeBase.seconds + trim.startTime,
-            end: cfg.end.map { $0 - (cfg.start ?? 0) }, cancel: cancel, faces: r.follow != .motion)
+            end: cfg.end.map { $0 - (cfg.start ?? 0) }, cancel: cancel, faces: r.follow != .motion,
+            orientation: shape.display)
         let duration = trim.duration
         let result = try pass.run(progress: progress.map { report in { report($0, $1, duration) } })
         var outcome = plan(result, shape: shape, follow: r.follow, name: name, steadied: steadied)
@@ -215,31 +216,29 @@ enum Reframer {
         let obs = result.observations
         let n = obs.count
         guard n > 0 else { return Outcome(path: nil, notices: ["\(name): no frames: nothing to follow"]) }
-        // Analysis px → coded px → upright px.
-        let (sx, sy) = (
-            Double(result.codedWidth) / Double(result.analysisWidth),
-            Double(result.codedHeight) / Double(result.analysisHeight)
+        // Analysis px (upright) → upright px; under a steadied picture, through the frame's correction (coded,
+        // centred, square pixels).
+        let (fx, fy) = (
+            shape.uprightWidth / Double(result.analysisWidth), shape.uprightHeight / Double(result.analysisHeight)
         )
         let (cw, ch) = (Double(result.codedWidth), Double(result.codedHeight))
         let sar = result.pixelAspect
         func upright(_ r: Rect, at t: Double) -> Rect {
-            var coded = Rect(x: r.x * sx, y: r.y * sy, width: r.width * sx, height: r.height * sy)
-            if let steadied {
-                // Frame t's box in the steadied picture: its corners through the correction's inverse (centred,
-                // square pixels), and the box around them.
-                let back = steadied.correction(at: t).inverse
-                let corners = [
-                    (coded.x, coded.y), (coded.x + coded.width, coded.y), (coded.x, coded.y + coded.height),
-                    (coded.x + coded.width, coded.y + coded.height),
-                ].map { x, y in
-                    let p = back.apply(x * sar - cw * sar / 2, y - ch / 2)
-                    return ((p.x + cw * sar / 2) / sar, p.y + ch / 2)
-                }
-                let (x0, x1) = (corners.map(\.0).min()!, corners.map(\.0).max()!)
-                let (y0, y1) = (corners.map(\.1).min()!, corners.map(\.1).max()!)
-                coded = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+            let box = Rect(x: r.x * fx, y: r.y * fy, width: r.width * fx, height: r.height * fy)
+            guard let steadied else { return box }
+            let coded = shape.display.inverse.apply(box, width: shape.uprightWidth, height: shape.uprightHeight)
+            // Frame t's box in the steadied picture: its corners through the correction's inverse, the box around.
+            let back = steadied.correction(at: t).inverse
+            let corners = [
+                (coded.x, coded.y), (coded.x + coded.width, coded.y), (coded.x, coded.y + coded.height),
+                (coded.x + coded.width, coded.y + coded.height),
+            ].map { x, y in
+                let p = back.apply(x * sar - cw * sar / 2, y - ch / 2)
+                return ((p.x + cw * sar / 2) / sar, p.y + ch / 2)
             }
-            return shape.display.apply(coded, width: cw, height: ch)
+            let (x0, x1) = (corners.map(\.0).min()!, corners.map(\.0).max()!)
+            let (y0, y1) = (corners.map(\.1).min()!, corners.map(\.1).max()!)
+            return shape.display.apply(Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0), width: cw, height: ch)
         }
         // Shots.
         var shots: [Range<Int>] = []
