@@ -10,7 +10,7 @@ enum ContactSheet {
     static let gap = 8
 
     static func write(
-        _ cfg: TranscodeConfiguration, path: ReframePath, shape: Reframer.Frame, to file: String, cancel: CancelFlag
+        _ cfg: TranscodeConfiguration, path: ReframePath, shape: Reframer.Shape, to file: String, cancel: CancelFlag
     ) throws(CropZoomError) {
         let samples = path.samples
         guard !samples.isEmpty else { return }
@@ -44,7 +44,7 @@ enum ContactSheet {
             width: gap * 3 + tw + vw, height: gap + k * (th + gap), fill: (24, 24, 24))
         var next = 0
         let packet = try Packet()
-        func take(_ frame: CropZoomFFmpeg.Frame) throws(CropZoomError) {
+        func take(_ frame: Frame) throws(CropZoomError) {
             guard next < k else { return }
             let t = Double(frame.presentationTime) * base - offset
             guard t >= picks[next].time - 1e-6 else { return }

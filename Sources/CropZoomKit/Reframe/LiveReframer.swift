@@ -39,7 +39,7 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
         var shown: (Double, Double) = (0, 0)
     }
 
-    private let shape: Reframer.Frame
+    private let shape: Reframer.Shape
     private let follow: Reframing.Follow
     private let detector: FaceDetector?
     private var tracker: FaceTracker
@@ -58,7 +58,7 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
     private(set) var frames = 0
 
     init(
-        _ cfg: TranscodeConfiguration, shape: Reframer.Frame, pixelAspect: Double, framesPerSecond: Double,
+        _ cfg: TranscodeConfiguration, shape: Reframer.Shape, pixelAspect: Double, framesPerSecond: Double,
         mediaSeconds: @escaping @Sendable (Frame) -> Double
     ) throws(CropZoomError) {
         self.shape = shape

@@ -11,7 +11,7 @@ enum Reframer {
         var path: ReframePath?
         var notices: [String]
         /// The picture and window the path is for (nil: nothing was read).
-        var shape: Frame? = nil
+        var shape: Shape? = nil
     }
 
     /// How a camera operator moves: the most the window travels in a second, and its speed changes in a second, as
@@ -90,14 +90,14 @@ enum Reframer {
     }
 
     /// The upright picture and the window `cfg` asks for.
-    struct Frame {
+    struct Shape {
         var uprightWidth: Double, uprightHeight: Double
         var window: (width: Double, height: Double)
         var display: Orientation
         var codedWidth: Int, codedHeight: Int
     }
 
-    static func frame(_ cfg: TranscodeConfiguration, source: InputSetup) -> Frame {
+    static func frame(_ cfg: TranscodeConfiguration, source: InputSetup) -> Shape {
         let st = source.input.stream(source.videoIndex)
         let dec = source.decoder.context
         let auto = cfg.geometry.orientation == .auto
@@ -111,7 +111,7 @@ enum Reframer {
         let a = cfg.geometry.rotate % 180 != 0 ? 1 / shown : shown
         let w = GeometryPlan.aspectWindow(a, width: uw, height: uh, sx: sx, sy: sy)
         let z = max(1, cfg.geometry.zoom)
-        return Frame(
+        return Shape(
             uprightWidth: uw, uprightHeight: uh, window: (Double(w.width) / z, Double(w.height) / z), display: display,
             codedWidth: dec.width, codedHeight: dec.height)
     }
@@ -211,7 +211,7 @@ enum Reframer {
 
     /// The subject per frame and the window's path around it.
     static func plan(
-        _ result: FramingPass.Result, shape: Frame, follow: Reframing.Follow, name: String, steadied: CameraPath? = nil
+        _ result: FramingPass.Result, shape: Shape, follow: Reframing.Follow, name: String, steadied: CameraPath? = nil
     ) -> Outcome {
         let obs = result.observations
         let n = obs.count
@@ -347,7 +347,7 @@ enum Reframer {
     }
 
     /// A moving region worth following: not a speck, not most of the picture (the camera moved).
-    private static func isSubjectSized(_ r: Rect, _ shape: Frame) -> Bool {
+    private static func isSubjectSized(_ r: Rect, _ shape: Shape) -> Bool {
         let share = r.width * r.height / (shape.uprightWidth * shape.uprightHeight)
         return share > 0.001 && share < 0.5
     }
@@ -364,7 +364,7 @@ enum Reframer {
 
     /// `cfg` rendering `path`: the windows as the geometry's keyframes (its zoom in their size; the output keeps the
     /// size the whole `--aspect` window would have, unless `--size` says otherwise).
-    static func apply(_ path: ReframePath, to cfg: inout TranscodeConfiguration, shape: Frame?) {
+    static func apply(_ path: ReframePath, to cfg: inout TranscodeConfiguration, shape: Shape?) {
         guard let first = path.samples.first else { return }
         var g = cfg.geometry
         if g.size == nil, g.zoom > 1, let shape {

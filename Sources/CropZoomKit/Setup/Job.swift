@@ -46,7 +46,7 @@ final class Job: @unchecked Sendable {
     /// `--audio-input`: the sound device, read on a thread of its own (nil without one).
     let sound: Sound?
     /// `--follow`: the upright picture and the window (nil without it).
-    let reframeShape: Reframer.Frame?
+    let reframeShape: Reframer.Shape?
     private let log: NoticeLog
 
     /// The sound device of a live recording: its demuxer, its streams' routes and its times' policy (the device's
