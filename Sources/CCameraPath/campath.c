@@ -1,5 +1,6 @@
 // CCameraPath: the L1-optimal camera path (see include/CCameraPath.h for the formulation and conventions).
 #include "CCameraPath.h"
+#include "band.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -346,7 +347,7 @@ static int ipm_var(const cz_path_problem *p, const setup_t *s, int t0, int nfix,
 
 /// Banded Cholesky in place (lower band of half-bandwidth kd, A[i*(kd+1)+d] = A(i, i-d)); returns 0, or -1 if not
 /// positive.
-static int band_chol(double *A, int n, int kd) {
+int cz_band_chol(double *A, int n, int kd) {
     const int W = kd + 1;
     for (int i = 0; i < n; i++) {
         int j0 = i - kd < 0 ? 0 : i - kd;
@@ -364,7 +365,7 @@ static int band_chol(double *A, int n, int kd) {
     return 0;
 }
 
-static void band_solve(const double *A, int n, double *x, int kd) {
+void cz_band_solve(const double *A, int n, double *x, int kd) {
     const int W = kd + 1;
     for (int i = 0; i < n; i++) {
         double sum = x[i];
@@ -599,13 +600,13 @@ static int ipm_range(const cz_path_problem *p, const setup_t *s, int t0, int t1,
             for (int i = 0; i < nv; i++) if (A[i * (kd + 1)] > maxd) maxd = A[i * (kd + 1)];
             double shift = 1e-14 * maxd;
             int tries = 0;
-            while (band_chol(A, nv, kd)) {
+            while (cz_band_chol(A, nv, kd)) {
                 if (++tries > 12) { rc = -3; goto done; }
                 memcpy(A, A0, (size_t)nv * (kd + 1) * sizeof(double));
                 for (int i = 0; i < nv; i++) A[i * (kd + 1)] += shift;
                 shift *= 10;
             }
-            band_solve(A, nv, dx, kd);
+            cz_band_solve(A, nv, dx, kd);
             newton++;
             // slack directions
             double lam2 = 0;

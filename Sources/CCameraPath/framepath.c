@@ -17,6 +17,7 @@
  * so that the start (every unknown frame where the last shown one is) is strictly inside what stays hard.
  */
 #include "CCameraPath.h"
+#include "band.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,38 +28,6 @@ typedef struct { int k; int c[3]; double v[3]; double u; } fineq_t;     ///< v.x
 
 #define FKD 3
 #define FIX_PENALTY 1e3
-
-static int fband_chol(double *A, int n) {
-    const int W = FKD + 1;
-    for (int i = 0; i < n; i++) {
-        int j0 = i - FKD < 0 ? 0 : i - FKD;
-        for (int j = j0; j <= i; j++) {
-            double sum = A[i * W + (i - j)];
-            int k0 = i - FKD > j - FKD ? i - FKD : j - FKD;
-            if (k0 < 0) k0 = 0;
-            for (int k = k0; k < j; k++) sum -= A[i * W + (i - k)] * A[j * W + (j - k)];
-            if (j == i) {
-                if (!(sum > 0)) return -1;
-                A[i * W] = sqrt(sum);
-            } else A[i * W + (i - j)] = sum / A[j * W];
-        }
-    }
-    return 0;
-}
-
-static void fband_solve(const double *A, int n, double *x) {
-    const int W = FKD + 1;
-    for (int i = 0; i < n; i++) {
-        double sum = x[i];
-        for (int k = (i - FKD < 0 ? 0 : i - FKD); k < i; k++) sum -= A[i * W + (i - k)] * x[k];
-        x[i] = sum / A[i * W];
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        double sum = x[i];
-        for (int k = i + 1; k <= (i + FKD < n - 1 ? i + FKD : n - 1); k++) sum -= A[k * W + (k - i)] * x[k];
-        x[i] = sum / A[i * W];
-    }
-}
 
 void cz_frame_defaults(cz_frame_problem *p) {
     memset(p, 0, sizeof *p);
@@ -258,13 +227,13 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
             memcpy(A0, A, (size_t)nu * W * sizeof(double));
             double shift = 1e-14 * maxd;
             int tries = 0;
-            while (fband_chol(A, nu)) {
+            while (cz_band_chol(A, nu, FKD)) {
                 if (++tries > 12) { rc = -3; goto done; }
                 memcpy(A, A0, (size_t)nu * W * sizeof(double));
                 for (int i = 0; i < nu; i++) A[i * W] += shift;
                 shift *= 10;
             }
-            fband_solve(A, nu, dx);
+            cz_band_solve(A, nu, dx, FKD);
             newton++;
             double lam2 = 0, amax = 1e300;
             for (int i = 0; i < nu; i++) lam2 += g[i] * dx[i];

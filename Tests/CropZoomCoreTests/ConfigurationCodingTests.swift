@@ -23,6 +23,7 @@ struct ConfigurationCodingTests {
         g.zoomTrack = Track(keys: [.init(time: 0, value: [1]), .init(time: 4, value: [1.65])], ease: .smooth)
         g.centerTrack = Track(keys: [.init(time: 0, value: [0.5, 0.5]), .init(time: 2, value: [0.6, 0.4])])
         g.cropTrack = Track(constant: [640, 360, .nan, .nan])
+        g.aspect = .init(width: 9, height: 16)
         g.angle = Track(constant: [7.5])
         g.transform = Track(constant: [1, 0, 0, 1, -10, 0])
         c.geometry = g
@@ -89,6 +90,19 @@ struct ConfigurationCodingTests {
                     correction: Similarity(x: 3, y: 1, degrees: -0.2, scale: 0.96)),
             ])
         c.stabilize = s
+        var r = Reframing(follow: .faces)
+        r.pathIn = "window.csv"
+        r.pathOut = "chosen.csv"
+        r.preview = "sheet.png"
+        r.path = ReframePath(
+            width: 1280, height: 720,
+            samples: [
+                .init(
+                    time: 0, x: 10, y: 0, width: 404, height: 720,
+                    subject: Rect(x: 100, y: 200, width: 120, height: 120)),
+                .init(time: 0.04, x: 12.5, y: 0, width: 404, height: 720, cut: true, signal: "track"),
+            ])
+        c.reframe = r
         return c
     }
 

@@ -95,28 +95,13 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
         next: (_ deadline: Double?) throws(CropZoomError) -> BoundedQueue<LiveFrame>.Popped,
         release: (LiveFrame) throws(CropZoomError) -> Void
     ) throws(CropZoomError) {
-        var held: [LiveFrame] = []
-        held.reserveCapacity(capacity)
-        func handOn() throws(CropZoomError) {
-            guard !held.isEmpty else { return }
-            fixNext()
-            try release(held.removeFirst())
-        }
-        while true {
-            switch try next(held.first.map { $0.at + lookahead }) {
-            case .element(let item):
-                if held.count >= capacity { try handOn() }
-                look(at: item.frame)
-                held.append(item)
-            case .timedOut:
-                break
-            case .ended:
-                while !held.isEmpty { try handOn() }
-                return
-            }
-            let now = monotonicSeconds()
-            while let oldest = held.first, oldest.at + lookahead <= now { try handOn() }
-        }
+        let capacity = self.capacity
+        try delayLine(
+            lookahead: lookahead, full: { $0 >= capacity }, next: next, release: release, arrive: { look(at: $0) },
+            fix: { () throws(CropZoomError) -> Bool in
+                fixNext()
+                return true
+            })
     }
 
     /// The frame's subject, into the window.

@@ -24,6 +24,42 @@ protocol LiveDelayLine: AnyObject, Sendable {
     ) throws(CropZoomError)
 }
 
+extension LiveDelayLine {
+    /// The delay line's loop: takes frames from `next` (waiting at most until the oldest held frame is `lookahead`
+    /// seconds old), gives each to `arrive` as it comes, and hands the oldest on (`fix`, then `release`) once it is
+    /// that old or the line is `full`; at the end the frames still held are fixed and handed on. `fix` returns false
+    /// when it could not fix the oldest (it stays).
+    func delayLine(
+        lookahead: Double, full: (Int) -> Bool,
+        next: (_ deadline: Double?) throws(CropZoomError) -> BoundedQueue<LiveFrame>.Popped,
+        release: (LiveFrame) throws(CropZoomError) -> Void,
+        arrive: (Frame) -> Void, fix: () throws(CropZoomError) -> Bool
+    ) throws(CropZoomError) {
+        // Oldest first (at most `capacity` frames: removing the first moves a few dozen values).
+        var held: [LiveFrame] = []
+        held.reserveCapacity(capacity)
+        func handOn() throws(CropZoomError) {
+            guard !held.isEmpty, try fix() else { return }
+            try release(held.removeFirst())
+        }
+        while true {
+            switch try next(held.first.map { $0.at + lookahead }) {
+            case .element(let item):
+                if full(held.count) { try handOn() }
+                arrive(item.frame)
+                held.append(item)
+            case .timedOut:
+                break
+            case .ended:
+                while !held.isEmpty { try handOn() }
+                return
+            }
+            let now = monotonicSeconds()
+            while let oldest = held.first, oldest.at + lookahead <= now { try handOn() }
+        }
+    }
+}
+
 /// `--stabilize` of a live source (issue 29 item 3): a causal camera path with a bounded look-ahead, like a phone's
 /// electronic stabilisation. It sits between the decoder and the transform workers on a thread of its own:
 ///
@@ -113,29 +149,14 @@ final class LiveStabilizer: LiveDelayLine, @unchecked Sendable {
         next: (_ deadline: Double?) throws(CropZoomError) -> BoundedQueue<LiveFrame>.Popped,
         release: (LiveFrame) throws(CropZoomError) -> Void
     ) throws(CropZoomError) {
-        // The delay line, oldest first (at most `capacity` frames: removing the first moves a few dozen values).
-        var held: [LiveFrame] = []
-        held.reserveCapacity(capacity)
-        func handOn() throws(CropZoomError) {
-            guard !held.isEmpty, let fixed = try solver.fixNext() else { return }
-            path.record(time: fixed.time, correction: scaled(fixed.correction))
-            try release(held.removeFirst())
-        }
-        while true {
-            switch try next(held.first.map { $0.at + lookahead }) {
-            case .element(let item):
-                if solver.isFull { try handOn() }
-                measure(item.frame)
-                held.append(item)
-            case .timedOut:
-                break
-            case .ended:
-                while !held.isEmpty { try handOn() }
-                return
-            }
-            let now = monotonicSeconds()
-            while let oldest = held.first, oldest.at + lookahead <= now { try handOn() }
-        }
+        try delayLine(
+            lookahead: lookahead, full: { [solver] _ in solver.isFull }, next: next, release: release,
+            arrive: { measure($0) },
+            fix: { () throws(CropZoomError) -> Bool in
+                guard let fixed = try solver.fixNext() else { return false }
+                path.record(time: fixed.time, correction: scaled(fixed.correction))
+                return true
+            })
     }
 
     /// The frame's motion from the one before it, into the solver's window.

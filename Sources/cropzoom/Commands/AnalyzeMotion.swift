@@ -75,31 +75,7 @@ struct AnalyzeMotion: ParsableCommand {
             c.overwrite = path.overwrite
             return c
         }
-        let job = TranscodeJob(configuration: config, naming: \.flag)
-        let outcome = PathOutcome()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let printing = Task {
-                for await event in job.events {
-                    if case .notice(let text) = event { Stderr.write("cropzoom: note: \(text)\n") }
-                }
-            }
-            do throws(CropZoomError) {
-                outcome.result = .success(try await job.cameraPath())
-            } catch {
-                outcome.result = .failure(error)
-            }
-            await printing.value
-            done.signal()
-        }
-        done.wait()
-        let found: CameraPath?
-        switch outcome.result! {
-        case .success(let p): found = p
-        case .failure(let error):
-            Stderr.write("cropzoom: error: \(error.description(naming: \.flag))\n")
-            throw ExitCode(error.exitCode)
-        }
+        let found = try Self.analyse(config) { job async throws(CropZoomError) in try await job.cameraPath() }
         guard let found else {
             if json { print("{\"camera_path\":null}") } else { print("\(input): no camera path") }
             return
@@ -128,31 +104,7 @@ extension AnalyzeMotion {
             c.overwrite = path.overwrite
             return c
         }
-        let job = TranscodeJob(configuration: config, naming: \.flag)
-        let outcome = ReframeOutcome()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let printing = Task {
-                for await event in job.events {
-                    if case .notice(let text) = event { Stderr.write("cropzoom: note: \(text)\n") }
-                }
-            }
-            do throws(CropZoomError) {
-                outcome.result = .success(try await job.reframePath())
-            } catch {
-                outcome.result = .failure(error)
-            }
-            await printing.value
-            done.signal()
-        }
-        done.wait()
-        let found: ReframePath?
-        switch outcome.result! {
-        case .success(let p): found = p
-        case .failure(let error):
-            Stderr.write("cropzoom: error: \(error.description(naming: \.flag))\n")
-            throw ExitCode(error.exitCode)
-        }
+        let found = try Self.analyse(config) { job async throws(CropZoomError) in try await job.reframePath() }
         guard let found else {
             if json { print("{\"reframe_path\":null}") } else { print("\(input): no window path") }
             return
@@ -195,13 +147,6 @@ private struct ReframeJSON: Encodable {
                 subject: s.subject.map { [$0.x, $0.y, $0.width, $0.height] })
         }
     }
-}
-
-/// The result of the reframing analysis run on a task, read by the thread that waited for it.
-///
-/// `@unchecked Sendable`: written once by the task before it signals, read after the wait.
-private final class ReframeOutcome: @unchecked Sendable {
-    var result: Result<ReframePath?, CropZoomError>?
 }
 
 /// `--camera-path`'s options: the stabiliser's refinements and where the path goes.
@@ -259,6 +204,40 @@ private struct CameraPathJSON: Encodable {
 /// The result of the analysis run on a task, read by the thread that waited for it.
 ///
 /// `@unchecked Sendable`: written once by the task before it signals, read after the wait.
-private final class PathOutcome: @unchecked Sendable {
-    var result: Result<CameraPath?, CropZoomError>?
+private final class PathOutcome<Value: Sendable>: @unchecked Sendable {
+    var result: Result<Value, CropZoomError>?
+}
+
+extension AnalyzeMotion {
+    /// Runs `analysis` (a `TranscodeJob`'s analysis alone) for `config` on a task, its notices to stderr as they come,
+    /// and waits for it: its result, or its error written as one line and thrown as the exit code.
+    fileprivate static func analyse<Value: Sendable>(
+        _ config: TranscodeConfiguration,
+        _ analysis: @escaping @Sendable (TranscodeJob) async throws(CropZoomError) -> Value
+    ) throws -> Value {
+        let job = TranscodeJob(configuration: config, naming: \.flag)
+        let outcome = PathOutcome<Value>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let printing = Task {
+                for await event in job.events {
+                    if case .notice(let text) = event { Stderr.write("cropzoom: note: \(text)\n") }
+                }
+            }
+            do throws(CropZoomError) {
+                outcome.result = .success(try await analysis(job))
+            } catch {
+                outcome.result = .failure(error)
+            }
+            await printing.value
+            done.signal()
+        }
+        done.wait()
+        switch outcome.result! {
+        case .success(let value): return value
+        case .failure(let error):
+            Stderr.write("cropzoom: error: \(error.description(naming: \.flag))\n")
+            throw ExitCode(error.exitCode)
+        }
+    }
 }
