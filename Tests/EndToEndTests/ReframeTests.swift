@@ -117,6 +117,42 @@ extension RealTime {
             #expect(try Self.value(m, "jitter_px") < 0.3, "\(m)")
         }
 
+        @Test("a variable frame rate: every frame at its own time, the path a row per frame time, the window moving")
+        func variableFrameRate() throws {
+            let scratch = try Scratch()
+            let cfr = try Self.clip(scratch, "cfr.mp4", ["--seconds", "8"])
+            // Every fifth frame dropped, the others keeping their times: 1/30 s and 2/30 s between frames.
+            let input = scratch.file("vfr.mp4").path
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-i", cfr, "-vf", "select='not(eq(mod(n\\,5)\\,2))'", "-fps_mode", "passthrough",
+                    "-c:v", "libx264", "-preset", "veryfast", "-crf", "16", "-c:a", "copy", input,
+                ])
+            let times = try Oracle.videoFramePTS(input)
+            let steps = Set(zip(times, times.dropFirst()).map { (($1 - $0) * 30).rounded() })
+            #expect(times.count == 192 && steps == [1, 2], "a VFR input: \(times.count) frames, steps \(steps)")
+            let out = scratch.file("out.mkv").path
+            let csv = scratch.file("path.csv").path
+            let run = try CLI.cropzoom([
+                input, "-o", out, "--codec", "ffv1", "--aspect", "9:16", "--follow", "faces", "--path-out", csv,
+            ])
+            try #require(run.status == 0, "\(run)")
+            let got = try Oracle.videoFramePTS(out)
+            #expect(got.count == times.count, "\(got.count) frames of \(times.count)")
+            for (g, t) in zip(got, times) { #expect(abs(g - t) <= 0.0005, "frame at \(g) s, input's at \(t) s") }
+            let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").dropFirst(2).map {
+                $0.split(separator: ",", omittingEmptySubsequences: false)
+            }
+            #expect(rows.count == times.count)
+            for (row, t) in zip(rows, times) {
+                #expect(abs((Double(row[1]) ?? -1) - (t - times[0])) < 1e-6, "path row at \(row[1]), frame at \(t)")
+            }
+            // The face drifts (1.5–3.5 s) and moves fast (4.5–5.1 s) to the right: the window follows it.
+            let x = rows.map { Double($0[2]) ?? 0 }
+            #expect(x.max()! - x.first! > 400, "the window moved from \(x.first!) to at most \(x.max()!)")
+        }
+
         @Test(
             "twice as smooth as the moving-average crop of the true subject, with a higher IoU; 1:1 meets the bar too")
         func smootherThanAMovingAverage() throws {
