@@ -90,7 +90,8 @@ struct BenchOptionTests {
         "keep-start-time": "",  // a flag: no value
         "deinterlace": "off", "profile": "high", "level": "4.1", "tune": "film", "gop": "48", "tag": "avc3",
         "encoder-option": "aq-mode=2", "audio-codec": "opus", "audio-bitrate": "96k", "audio-channels": "stereo",
-        "audio-stream": "eng", "streams": "video,audio:eng",
+        "audio-stream": "eng", "streams": "video,audio:eng", "aspect": "9:16", "follow": "faces",
+        "preview": "/clips/sheet.png",
     ]
 
     @Test(
