@@ -94,9 +94,9 @@ public final class TranscodeJob: @unchecked Sendable {
         }
     }
 
-    /// `--follow`'s analysis alone: the window path the render would follow (``Reframing``; `auto` when the
-    /// configuration asks for none), without rendering; nil when there is nothing to follow (a notice event says
-    /// why). A `--path-out` is written. Edit it and render it with ``Reframing/path``:
+    /// `--follow`'s analysis alone: the window path the render would follow (``/CropZoomCore/Reframing``; `auto`
+    /// when the configuration asks for none), without rendering; nil when there is nothing to follow (a notice event
+    /// says why). A `--path-out` is written. Edit it and render it with ``/CropZoomCore/Reframing/path``:
     ///
     /// ```swift
     /// var config = TranscodeConfiguration(input: "talk.mp4", output: "portrait.mp4")
