@@ -123,6 +123,7 @@ struct SettingsTests {
             ([.end: "4", .duration: "2"], .duration, "end and duration both say where to stop"),
             ([.start: "5", .end: "4"], .end, "end 4 is not after start 5"),
             ([.threads: "1", .workers: "2"], .workers, "workers needs more than one thread: threads 1 runs"),
+            ([.follow: "center", .pathOut: "p.csv"], .pathOut, "follow center keeps the window still: there is no"),
         ]
         for (values, setting, text) in pairs {
             #expect(throws: CropZoomError.self) { try Settings(values).configuration(input: "i", output: "o") }
@@ -159,6 +160,19 @@ struct SettingsTests {
         #expect(file.clips[0].configuration.stabilize?.pathIn == "/in/p.csv")
         #expect(file.clips[0].configuration.stabilize?.pathOut == "/jobs/out/p.csv")
         #expect(file.clips[1].configuration.stabilize?.pathOut == "/abs/q.csv")
+        // --follow's files and its contact sheet alike (a sheet of the still window with follow center).
+        let reframed = try Self.job(
+            "clips:\n  - {input: a.mp4, output: o.mkv, aspect: '9:16', path_out: w.csv, preview: sheets/a.png}\n"
+                + "  - {input: b.mp4, output: p.mkv, aspect: '9:16', follow: center, preview: b.png}\n")
+        #expect(reframed.clips[0].configuration.reframe?.pathOut == "/jobs/w.csv")
+        #expect(reframed.clips[0].configuration.reframe?.preview == "/jobs/sheets/a.png")
+        #expect(
+            reframed.clips[1].configuration.reframe
+                == {
+                    var r = Reframing(follow: .center)
+                    r.preview = "/jobs/b.png"
+                    return r
+                }())
     }
 
     @Test(

@@ -227,6 +227,47 @@ struct JobFileTests {
         #expect(try Self.size(scratch.file("out/phone-wide.mkv").path) == "1280,2276")
     }
 
+    @Test("aspect, follow, preview and path_out in a job file: the clip reframed as the same flags do it")
+    func reframedClip() throws {
+        let scratch = try Scratch()
+        let input = try RealTime.ReframeTests.clip(scratch, "one.mp4", ["--seconds", "1"])
+        let job = scratch.file("job.yaml")
+        try """
+        clips:
+          - input: one.mp4
+            output: out/one.mkv
+            codec: ffv1
+            aspect: "9:16"
+            follow: faces
+            preview: out/one.png
+            path_out: out/one.csv
+        """.write(to: job, atomically: true, encoding: .utf8)
+        let run = try CLI.cropzoom(["run", job.path, "--progress", "none"])
+        #expect(run.status == 0, "\(run)")
+        let flags = scratch.file("flags.mkv").path
+        let same = try CLI.cropzoom([
+            input, "-o", flags, "--codec", "ffv1", "--aspect", "9:16", "--follow", "faces", "--quiet",
+        ])
+        try #require(same.status == 0, "\(same)")
+        let output = scratch.file("out/one.mkv").path
+        #expect(try Self.size(output) == "404,720")
+        #expect(try Oracle.decodedFrameHashes(output) == Oracle.decodedFrameHashes(flags), "as the flags render it")
+        #expect(try RealTime.ReframeTests.sheetSize(scratch.file("out/one.png").path).count == 2)
+        let rows = try String(contentsOf: scratch.file("out/one.csv"), encoding: .utf8).split(separator: "\n")
+        #expect(rows.first == "# cropzoom reframe path 1280x720" && rows.count == 2 + 30, "\(rows)")
+        // A value follow does not know: one line naming the clip and the field, nothing started.
+        try """
+        clips:
+          - input: one.mp4
+            output: out/two.mkv
+            aspect: "9:16"
+            follow: everything
+        """.write(to: job, atomically: true, encoding: .utf8)
+        let bad = try CLI.cropzoom(["run", job.path])
+        #expect(bad.status == 2 && bad.errorLines.count == 1 && bad.stderr.contains("follow"), "\(bad)")
+        #expect(!Files.exists(scratch.file("out/two.mkv")))
+    }
+
     @Test("values transcode refuses stop the job before any clip runs (exit 2, clip and field named), and --dry-run")
     func refusedBeforeTheFirstClip() throws {
         let scratch = try Scratch()

@@ -394,3 +394,66 @@ struct LibraryStabilizeTests {
         #expect(await notices.value.contains { $0.contains("1 frame") && $0.contains("not stabilised") })
     }
 }
+
+@Suite("Library API: reframing")
+struct LibraryReframeTests {
+    @Test(
+        """
+        reframePath() returns the window path without writing the output, with progress in the analysing phase; a job \
+        with that path, edited, renders what --path-in renders; a portrait input gives nil and a notice
+        """)
+    func reframePathThenRender() async throws {
+        let scratch = try Scratch()
+        let input = try RealTime.ReframeTests.clip(scratch, "in.mp4", ["--seconds", "1", "--no-audio"])
+        var config = TranscodeConfiguration(input: input, output: scratch.file("lib.mkv").path)
+        config.codec = "ffv1"
+        config.geometry.aspect = GeometryRequest.Aspect(width: 9, height: 16)
+        config.reframe = Reframing(follow: .faces)
+        let analysis = TranscodeJob(configuration: config)
+        let phases = Task { () -> [ProgressEvent.Phase?] in
+            var seen: [ProgressEvent.Phase?] = []
+            for await case .progress(let p) in analysis.events { seen.append(p.phase) }
+            return seen
+        }
+        var path = try #require(try await analysis.reframePath())
+        let seen = await phases.value
+        #expect(!seen.isEmpty && seen.allSatisfy { $0 == .analysing }, "\(seen)")
+        #expect(!Files.exists(scratch.file("lib.mkv")), "the analysis writes no output")
+        #expect(path.samples.count == 30 && path.width == 1280 && path.height == 720)
+        #expect(
+            path.samples.allSatisfy { $0.width == 404 && $0.height == 720 && ["face", "track"].contains($0.signal) },
+            "\(path)")
+        await #expect(throws: CropZoomError.self) { _ = try await analysis.run() }  // a job runs once
+        // Edited (the first half second at the left edge), rendered from the value and from the same path as a file.
+        for i in path.samples.indices where path.samples[i].time < 0.5 { path.samples[i].x = 0 }
+        config.reframe?.path = path
+        _ = try await TranscodeJob(configuration: config).run()
+        let csv = scratch.file("p.csv").path
+        try path.csv().write(toFile: csv, atomically: true, encoding: .utf8)
+        let viaFile = scratch.file("file.mkv").path
+        let run = try CLI.cropzoom([
+            input, "-o", viaFile, "--codec", "ffv1", "--aspect", "9:16", "--follow", "faces", "--path-in", csv,
+            "--quiet",
+        ])
+        try #require(run.status == 0, "\(run)")
+        #expect(try Oracle.decodedFrameHashes(config.output) == Oracle.decodedFrameHashes(viaFile))
+        // The edit shows: the first frame is the left edge of the input (its crop at x = 0).
+        let left = scratch.file("left.mkv").path
+        let crop = try CLI.cropzoom([input, "-o", left, "--codec", "ffv1", "--crop", "404:720:0:0", "--quiet"])
+        try #require(crop.status == 0, "\(crop)")
+        #expect(try Oracle.decodedFrameHashes(left).first == Oracle.decodedFrameHashes(viaFile).first)
+        // Nothing to follow: nil, and the notice says why.
+        let tall = try Clip.lavfi("testsrc2=s=360x640:r=30:d=1").codec("libx264").write(in: scratch, name: "tall.mp4")
+        var portrait = TranscodeConfiguration(input: tall, output: "unused.mp4")
+        portrait.geometry.aspect = GeometryRequest.Aspect(width: 9, height: 16)
+        portrait.reframe = Reframing()
+        let job = TranscodeJob(configuration: portrait)
+        let notices = Task { () -> [String] in
+            var n: [String] = []
+            for await case .notice(let text) in job.events { n.append(text) }
+            return n
+        }
+        #expect(try await job.reframePath() == nil)
+        #expect(await notices.value.contains { $0.contains("nothing to follow") }, "notice")
+    }
+}

@@ -67,6 +67,13 @@ extension RealTime {
             return lines.joined(separator: "\n") + "\n"
         }
 
+        /// A contact sheet's width and height, from ffprobe (which reads it as a PNG).
+        static func sheetSize(_ file: String) throws -> [Int] {
+            let v = try #require(try Oracle.streams(file).first, "\(file) is a picture")
+            #expect(v.codecName == "png", "\(file)")
+            return [v.width ?? 0, v.height ?? 0]
+        }
+
         static func value(_ m: [String: Any], _ key: String) throws -> Double {
             try #require(m[key] as? Double, "\(key) in \(m)")
         }
@@ -256,10 +263,15 @@ extension RealTime {
             let portrait = try Clip.lavfi("testsrc2=s=360x640:r=30:d=1").codec("libx264").write(
                 in: scratch, name: "portrait.mp4")
             var out = scratch.file("p.mp4").path
-            var run = try CLI.cropzoom([portrait, "-o", out, "--aspect", "9:16", "--follow", "auto"])
+            // The contact sheet is written all the same: the whole picture is the window, and the output's view.
+            let sheet = scratch.file("p.png").path
+            var run = try CLI.cropzoom([
+                portrait, "-o", out, "--aspect", "9:16", "--follow", "auto", "--preview", sheet,
+            ])
             #expect(run.status == 0 && run.stderr.contains("nothing to follow"), "\(run)")
             var v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
             #expect(v.width == 360 && v.height == 640, "\(v)")
+            #expect(try Self.sheetSize(sheet) == [3 * 8 + 480 + 480, 8 + 6 * (853 + 8)])
             #expect(try Oracle.videoFramePTS(out) == Oracle.videoFramePTS(portrait))
             // A still picture: no face, nothing moves: the window rests in the middle.
             let still = try Clip.lavfi("testsrc2=s=640x360:r=30:d=1,trim=end_frame=1,loop=29:1").codec("libx264")
@@ -276,10 +288,20 @@ extension RealTime {
             #expect(try Oracle.videoFramePTS(out).count == 30)
             // --fit contain: the whole picture in a 9:16 frame.
             out = scratch.file("c.mp4").path
-            run = try CLI.cropzoom([still, "-o", out, "--aspect", "9:16", "--fit", "contain", "--follow", "auto"])
+            let contained = scratch.file("c.png").path
+            run = try CLI.cropzoom([
+                still, "-o", out, "--aspect", "9:16", "--fit", "contain", "--follow", "auto", "--preview", contained,
+            ])
             #expect(run.status == 0 && run.stderr.contains("nothing to follow"), "\(run)")
             v = try #require(try Oracle.streams(out).first { $0.codecType == "video" })
             #expect(v.width == 640 && v.height == 1138, "\(v)")
+            #expect(try Self.sheetSize(contained) == [3 * 8 + 480 + 480, 8 + 6 * (270 + 8)])
+            // --follow center: the still window (a 9:16 slice in the middle) drawn on six frames.
+            let centred = scratch.file("m.png").path
+            out = scratch.file("m.mp4").path
+            run = try CLI.cropzoom([still, "-o", out, "--aspect", "9:16", "--follow", "center", "--preview", centred])
+            #expect(run.status == 0 && run.stderr.contains("preview written to"), "\(run)")
+            #expect(try Self.sheetSize(centred) == [3 * 8 + 480 + 152, 8 + 6 * (270 + 8)])
         }
 
         @Test(

@@ -170,7 +170,8 @@ struct SlurmTests {
                 _ = try? Self.slurm("scancel --signal=TERM \(job)_1", conf: conf)
             })
         let job = try #require(signalled, "never saw shard 1 writing: \(run)")
-        #expect(run.status == 0 && run.stdout.contains("2 files: 2 ok"), "\(run)")
+        // (The truth sidecars beside the clips are skipped: not media files.)
+        #expect(run.status == 0 && run.stdout.contains("4 files: 2 ok, 0 failed, 2 skipped"), "\(run)")
         // Slurm ran shard 1 twice: the first run exited 75 (jobcomp.log), the second finished.
         let log = try String(
             contentsOf: out.appendingPathComponent("cropzoom-batch/logs/shard-1.log"), encoding: .utf8)
@@ -213,7 +214,8 @@ struct SlurmTests {
     func killedShardIsResubmitted() throws {
         let scratch = try Scratch()
         let (run, inputs, out) = try Self.killingShard2(scratch, retries: 1, conf: try Self.cluster())
-        #expect(run.status == 0 && run.stdout.contains("2 files: 2 ok"), "\(run)")
+        // (The truth sidecars beside the clips are skipped: not media files.)
+        #expect(run.status == 0 && run.stdout.contains("4 files: 2 ok, 0 failed, 2 skipped"), "\(run)")
         #expect(run.stderr.contains("shard 2 did not finish: resubmitted as job"), "\(run)")
         let jobs = Self.jobs(out)
         #expect(jobs.count == 2, "\(jobs)")
@@ -241,9 +243,10 @@ struct SlurmTests {
     func interruptCancelsTheJobs() throws {
         let conf = try Self.cluster()
         let scratch = try Scratch()
-        // Long shards (600 frames): `batch status` takes seconds on a loaded machine, and 150-frame shards had
-        // finished by the time it returned and the signal went (a CI run).
-        let (_, out, args) = try Self.longBatch(scratch, loops: 4)
+        // Long shards (1800 frames, about a minute each): `batch status` takes seconds on a loaded machine (12.8 s
+        // in one CI run, while the desktop-capture suite ran), and 150- then 600-frame shards had finished by the
+        // time it returned and the signal went. The signal ends them, so the length costs nothing.
+        let (_, out, args) = try Self.longBatch(scratch, loops: 12)
         var status: CLIResult? = nil
         let run = try CLI.run(
             try CLI.binary(), args, signal: (SIGINT, 0),
@@ -263,6 +266,37 @@ struct SlurmTests {
         let queue = try Self.slurm("squeue -h -j \(Self.jobs(out).joined(separator: ","))", conf: conf)
         #expect(queue.stdout.isEmpty, "\(queue)")
         #expect(Self.leftovers(under: scratch.url).isEmpty && !Files.exists(out.appendingPathComponent("p-zoom.mp4")))
+    }
+
+    @Test("--aspect 9:16 --follow auto on shards: each clip reframed, its contact sheet and path in the folders")
+    func reframedOnShards() throws {
+        let conf = try Self.cluster()
+        let scratch = try Scratch()
+        _ = try scratch.folder("in")
+        let one = try RealTime.ReframeTests.clip(scratch, "in/one.mp4", ["--seconds", "1"])
+        _ = try RealTime.ReframeTests.clip(scratch, "in/two.mp4", scene: "two", ["--seconds", "1"])
+        let (out, sheets, paths) = (scratch.file("out"), scratch.file("sheets").path, scratch.file("paths").path)
+        let run = try Self.cropzoom(
+            [
+                "batch", "submit", scratch.file("in").path, "--out-dir", out.path, "--shards", "2", "--aspect", "9:16",
+                "--follow", "auto", "--preview", sheets + "/", "--path-out", paths + "/", "--preset", "ultrafast",
+                "--progress", "lines",
+            ], conf: conf)
+        // (The truth sidecars beside the clips are skipped: not media files.)
+        #expect(run.status == 0 && run.stdout.contains("4 files: 2 ok, 0 failed, 2 skipped"), "\(run)")
+        for name in ["one", "two"] {
+            let output = out.appendingPathComponent("\(name)-zoom.mp4").path
+            let v = try #require(try Oracle.streams(output).first { $0.codecType == "video" })
+            #expect(v.width == 404 && v.height == 720, "\(name): \(v)")
+            #expect(try Oracle.videoFramePTS(output) == Oracle.videoFramePTS(one), "\(name)")
+            let sheet = try Data(contentsOf: URL(fileURLWithPath: "\(sheets)/\(name).png"))
+            #expect(sheet.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(name).png is a PNG")
+            let rows = try String(contentsOfFile: "\(paths)/\(name).csv", encoding: .utf8).split(separator: "\n")
+            #expect(rows.first == "# cropzoom reframe path 1280x720" && rows.count == 2 + 30, "\(name).csv")
+        }
+        // Each shard wrote its own clip's files, once.
+        #expect(try Self.okLines(out).values.sorted() == [1, 1])
+        #expect(Self.leftovers(under: scratch.url).isEmpty, "\(Self.leftovers(under: scratch.url))")
     }
 
     @Test(

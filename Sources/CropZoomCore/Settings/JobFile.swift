@@ -105,8 +105,8 @@ public struct JobFile: Sendable {
                 overwrite = b
             }
             var settings = defaults.merging(clipSettings)
-            // A camera path file, like the clip's own files, is relative to the job file's folder.
-            for setting in [Setting.pathIn, .pathOut] {
+            // A path file or a contact sheet, like the clip's own files, is relative to the job file's folder.
+            for setting in [Setting.pathIn, .pathOut, .preview] {
                 if let p = settings[setting], !p.isEmpty { settings[setting] = resolve(p) }
             }
             var clip = Clip(

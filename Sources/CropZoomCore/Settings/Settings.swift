@@ -157,10 +157,11 @@ public struct Settings: Sendable, Equatable {
         r.pathIn = values[.pathIn]
         r.pathOut = values[.pathOut]
         r.preview = values[.preview]
-        if follow == .center && (r.pathIn != nil || r.pathOut != nil || r.preview != nil) {
+        // (A --preview of the still window is drawn: a batch is checked at a glance whatever it follows.)
+        if follow == .center && (r.pathIn != nil || r.pathOut != nil) {
             throw Settings.refuse(
-                r.pathIn != nil ? .pathIn : r.pathOut != nil ? .pathOut : .preview,
-                "\(setting: .follow) center keeps the window still: there is no path to read, write or preview")
+                r.pathIn != nil ? .pathIn : .pathOut,
+                "\(setting: .follow) center keeps the window still: there is no path to read or write")
         }
         return r
     }

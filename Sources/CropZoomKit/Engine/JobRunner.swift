@@ -66,7 +66,8 @@ final class JobRunner {
         let reframes = cfg.reframe.map { $0.follow != .center } == true
         // With --stabilize too, the steadied picture is what the window moves over: its path first.
         var steadied: Stabilizer.Outcome? = nil
-        if reframes && !cfg.isLive {
+        // (A still window is drawn in a --preview too: the pass then reads only the frames of the sheet.)
+        if (reframes || cfg.reframe?.preview != nil) && !cfg.isLive {
             let analysing = { [onProgress] (frames: Int, time: Double, duration: Double?) in
                 var event = ProgressEvent(
                     frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)

@@ -40,7 +40,7 @@ enum Reframer {
 
     /// Checks what can be checked before anything is read.
     static func check(_ cfg: TranscodeConfiguration) throws(CropZoomError) {
-        guard var r = cfg.reframe, r.follow != .center else { return }
+        guard var r = cfg.reframe, r.follow != .center || r.preview != nil else { return }
         r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
         r.preview = file(r.preview, for: cfg, ext: "png")
         if cfg.isLive {
@@ -124,7 +124,9 @@ enum Reframer {
         _ cfg: TranscodeConfiguration, steadied: CameraPath?, cancel: CancelFlag,
         progress: ((Int, Double, Double?) -> Void)?
     ) throws(CropZoomError) -> Outcome {
-        guard var r = cfg.reframe, r.follow != .center else { return Outcome(path: nil, notices: []) }
+        guard var r = cfg.reframe, r.follow != .center || r.preview != nil else {
+            return Outcome(path: nil, notices: [])
+        }
         r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
         r.preview = file(r.preview, for: cfg, ext: "png")
         // A folder named for the files (a batch's) is made.
@@ -135,6 +137,10 @@ enum Reframer {
         let source = try InputSetup(cfg)
         let shape = frame(cfg, source: source)
         let (uw, uh) = (Int(shape.uprightWidth), Int(shape.uprightHeight))
+        if r.follow == .center {
+            let notices = try stillPreview(cfg, source: source, shape: shape, whole: false, to: r.preview, cancel)
+            return Outcome(path: nil, notices: notices)
+        }
         var read: ReframePath? = r.path
         if read == nil, let file = r.pathIn { read = try Reframer.read(file) }
         if let given = read {
@@ -159,22 +165,24 @@ enum Reframer {
         }
         let name = cfg.inputName
         if cfg.geometry.fit == .contain && cfg.geometry.aspect != nil {
+            let sheet = try stillPreview(cfg, source: source, shape: shape, whole: true, to: r.preview, cancel)
             return Outcome(
                 path: nil,
                 notices: [
                     "\(name): \(setting: .fit) contain shows the whole picture in the \(setting: .aspect) frame: "
                         + "there is nothing to follow (\(setting: .follow))"
-                ])
+                ] + sheet)
         }
         let roomX = shape.uprightWidth - shape.window.width
         let roomY = shape.uprightHeight - shape.window.height
         if roomX < 1 && roomY < 1 {
+            let sheet = try stillPreview(cfg, source: source, shape: shape, whole: false, to: r.preview, cancel)
             return Outcome(
                 path: nil,
                 notices: [
                     "\(name): the window is the whole \(uw)x\(uh) picture: there is nothing to follow "
                         + "(\(setting: .follow)); it stays centred"
-                ])
+                ] + sheet)
         }
         let trim = try TrimWindow(cfg, input: source.input, videoIndex: source.videoIndex)
         let shift = trim.times.map { Double($0.shift[source.videoIndex]) } ?? 0
@@ -195,6 +203,29 @@ enum Reframer {
             outcome.notices.append("\(name): preview written to \(sheet)")
         }
         return outcome
+    }
+
+    /// `--preview` when nothing moves the window (`--follow center`, a window the size of the picture, `--fit
+    /// contain`): six frames spread over the clip with the still window drawn, at `--center` (`whole`: the whole
+    /// picture, which the output shows between bars). The notice, or none without a `--preview`.
+    static func stillPreview(
+        _ cfg: TranscodeConfiguration, source: InputSetup, shape: Shape, whole: Bool, to sheet: String?,
+        _ cancel: CancelFlag
+    ) throws(CropZoomError) -> [String] {
+        guard let sheet else { return [] }
+        var shape = shape
+        if whole { shape.window = (shape.uprightWidth, shape.uprightHeight) }
+        let (ww, wh) = shape.window
+        let x = min(max(cfg.geometry.center.x * shape.uprightWidth - ww / 2, 0), shape.uprightWidth - ww)
+        let y = min(max(cfg.geometry.center.y * shape.uprightHeight - wh / 2, 0), shape.uprightHeight - wh)
+        let duration = try TrimWindow(cfg, input: source.input, videoIndex: source.videoIndex).duration ?? 0
+        let n = ContactSheet.rows
+        let samples = (0..<n).map {
+            ReframePath.Sample(time: duration * Double($0) / Double(n), x: x, y: y, width: ww, height: wh)
+        }
+        let path = ReframePath(width: Int(shape.uprightWidth), height: Int(shape.uprightHeight), samples: samples)
+        try ContactSheet.write(cfg, path: path, shape: shape, to: sheet, cancel: cancel)
+        return ["\(cfg.inputName): preview written to \(sheet)"]
     }
 
     static func read(_ file: String) throws(CropZoomError) -> ReframePath {
