@@ -68,26 +68,75 @@ double cz_frame_cost(const cz_frame_problem *p, const double *x) {
     return cost;
 }
 
+struct cz_frame_work {
+    int cap;
+    fterm_t *T;
+    fineq_t *Q;
+    double *lin, *A, *A0, *dx, *g, *e, *de, *rr, *dr, *sl, *ds;
+};
+
+static int terms_for(int n) { return 3 * n + 4 * n + 32; }
+static int bounds_for(int n) { return 2 * n + 2 * n + 2 * n + 8; }
+
+cz_frame_work *cz_frame_work_new(int n) {
+    if (n < 1) return NULL;
+    cz_frame_work *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    size_t ct = (size_t)terms_for(n), cq = (size_t)bounds_for(n), d = sizeof(double);
+    w->cap = n;
+    w->T = malloc(ct * sizeof *w->T);
+    w->Q = malloc(cq * sizeof *w->Q);
+    w->lin = malloc((size_t)n * d);
+    w->A = malloc((size_t)n * (FKD + 1) * d);
+    w->A0 = malloc((size_t)n * (FKD + 1) * d);
+    w->dx = malloc((size_t)n * d);
+    w->g = malloc((size_t)n * d);
+    w->e = malloc(ct * d);
+    w->de = malloc(ct * d);
+    w->rr = malloc(ct * d);
+    w->dr = malloc(ct * d);
+    w->sl = malloc(cq * d);
+    w->ds = malloc(cq * d);
+    if (!w->T || !w->Q || !w->lin || !w->A || !w->A0 || !w->dx || !w->g || !w->e || !w->de || !w->rr || !w->dr
+        || !w->sl || !w->ds) {
+        cz_frame_work_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void cz_frame_work_free(cz_frame_work *w) {
+    if (!w) return;
+    free(w->T); free(w->Q); free(w->lin); free(w->A); free(w->A0); free(w->dx); free(w->g); free(w->e); free(w->de);
+    free(w->rr); free(w->dr); free(w->sl); free(w->ds);
+    free(w);
+}
+
 int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
+    if (!p || p->n < 1) return -1;
+    cz_frame_work *w = cz_frame_work_new(p->n);
+    if (!w) return -2;
+    int rc = cz_frame_solve_in(p, x, stats, w);
+    cz_frame_work_free(w);
+    return rc;
+}
+
+int cz_frame_solve_in(const cz_frame_problem *p, double *x, cz_path_stats *stats, cz_frame_work *work) {
     if (!p || !x || p->n < 1 || !(p->hi >= p->lo) || p->w1 < 0 || p->w2 < 0 || p->w3 < 0 || p->dead_zone < 0)
         return -1;
+    if (!work || work->cap < p->n) return -1;
     int n = p->n;
     if (p->hi - p->lo < 1e-9) {
         for (int t = 0; t < n; t++) x[t] = p->lo;
         if (stats) memset(stats, 0, sizeof *stats);
         return 0;
     }
-    int cap_t = 3 * n + 4 * n + 32, cap_q = 2 * n + 2 * n + 2 * n + 8;
-    fterm_t *T = malloc((size_t)cap_t * sizeof *T);
-    fineq_t *Q = malloc((size_t)cap_q * sizeof *Q);
-    double *lin = calloc((size_t)n, sizeof(double));
-    double *A = malloc((size_t)n * (FKD + 1) * sizeof(double)), *A0 = malloc((size_t)n * (FKD + 1) * sizeof(double));
-    double *dx = malloc((size_t)n * sizeof(double)), *g = malloc((size_t)n * sizeof(double));
-    double *e = malloc((size_t)cap_t * sizeof(double)), *de = malloc((size_t)cap_t * sizeof(double));
-    double *rr = malloc((size_t)cap_t * sizeof(double)), *dr = malloc((size_t)cap_t * sizeof(double));
-    double *sl = malloc((size_t)cap_q * sizeof(double)), *ds = malloc((size_t)cap_q * sizeof(double));
+    fterm_t *T = work->T;
+    fineq_t *Q = work->Q;
+    double *lin = work->lin, *A = work->A, *A0 = work->A0, *dx = work->dx, *g = work->g;
+    double *e = work->e, *de = work->de, *rr = work->rr, *dr = work->dr, *sl = work->sl, *ds = work->ds;
+    memset(lin, 0, (size_t)n * sizeof(double));
     int rc = 0, nt = 0, nq = 0, newton = 0;
-    if (!T || !Q || !lin || !A || !A0 || !dx || !g || !e || !de || !rr || !dr || !sl || !ds) { rc = -2; goto done; }
     double w[3] = {p->w1, p->w2, p->w3};
     static const double co[3][4] = {{-1, 1, 0, 0}, {1, -2, 1, 0}, {-1, 3, -3, 1}};
     const int nf = p->nfix > 0 && p->fixed ? (p->nfix < n ? p->nfix : n) : 0;
@@ -301,7 +350,5 @@ int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
         stats->cols = nu + nt;
     }
 done:
-    free(T); free(Q); free(lin); free(A); free(A0); free(dx); free(g); free(e); free(de); free(rr); free(dr);
-    free(sl); free(ds);
     return rc;
 }

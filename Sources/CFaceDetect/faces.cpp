@@ -113,42 +113,59 @@ extern "C" double cz_patch_find(const cz_patch *p, const uint8_t *plane, int wid
     }
 }
 
-extern "C" int cz_frame_compare(const uint8_t *previous, const uint8_t *current, int width, int height, int stride,
-                                double threshold, cz_change *out) {
-    if (!previous || !current || !out || width < 8 || height < 8 || stride < width) return -1;
+struct cz_compare {
+    // Reused from frame to frame (cv::Mat::create keeps memory of the same size and type).
+    cv::Mat sa, sb, d, ha, hb, diff, mask, labels, stats, centroids, kernel;
+};
+
+extern "C" cz_compare *cz_compare_new(void) {
+    try {
+        cz_compare *c = new (std::nothrow) cz_compare();
+        if (c) c->kernel = cv::getStructuringElement(cv::MORPH_RECT, cv::Size(9, 9));
+        return c;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" void cz_compare_free(cz_compare *c) { delete c; }
+
+extern "C" int cz_frame_compare(cz_compare *c, const uint8_t *previous, const uint8_t *current, int width,
+                                int height, int stride, double threshold, int region, cz_change *out) {
+    if (!c || !previous || !current || !out || width < 8 || height < 8 || stride < width) return -1;
     try {
         cv::Mat a(height, width, CV_8UC1, const_cast<uint8_t *>(previous), (size_t)stride);
         cv::Mat b(height, width, CV_8UC1, const_cast<uint8_t *>(current), (size_t)stride);
-        cv::Mat sa, sb;
-        cv::resize(a, sa, cv::Size(32, 18), 0, 0, cv::INTER_AREA);
-        cv::resize(b, sb, cv::Size(32, 18), 0, 0, cv::INTER_AREA);
-        cv::Mat d;
-        cv::absdiff(sa, sb, d);
-        out->block_change = cv::mean(d)[0];
+        cv::resize(a, c->sa, cv::Size(32, 18), 0, 0, cv::INTER_AREA);
+        cv::resize(b, c->sb, cv::Size(32, 18), 0, 0, cv::INTER_AREA);
+        cv::absdiff(c->sa, c->sb, c->d);
+        out->block_change = cv::mean(c->d)[0];
         int channels[] = {0}, bins[] = {32};
         float range[] = {0, 256};
         const float *ranges[] = {range};
-        cv::Mat ha, hb;
-        cv::calcHist(&a, 1, channels, cv::Mat(), ha, 1, bins, ranges);
-        cv::calcHist(&b, 1, channels, cv::Mat(), hb, 1, bins, ranges);
-        out->histogram = cv::compareHist(ha, hb, cv::HISTCMP_BHATTACHARYYA);
-        cv::Mat diff, mask;
-        cv::absdiff(a, b, diff);
-        cv::blur(diff, diff, cv::Size(5, 5));
-        cv::threshold(diff, mask, threshold, 255, cv::THRESH_BINARY);
-        cv::morphologyEx(mask, mask, cv::MORPH_CLOSE, cv::getStructuringElement(cv::MORPH_RECT, cv::Size(9, 9)));
-        out->moved = cv::countNonZero(mask) / (double)(width * height);
+        cv::calcHist(&a, 1, channels, cv::noArray(), c->ha, 1, bins, ranges);
+        cv::calcHist(&b, 1, channels, cv::noArray(), c->hb, 1, bins, ranges);
+        out->histogram = cv::compareHist(c->ha, c->hb, cv::HISTCMP_BHATTACHARYYA);
+        cv::absdiff(a, b, c->diff);
+        cv::blur(c->diff, c->diff, cv::Size(5, 5));
+        cv::threshold(c->diff, c->mask, threshold, 255, cv::THRESH_BINARY);
+        out->moved = cv::countNonZero(c->mask) / (double)(width * height);
         out->box[0] = out->box[1] = out->box[2] = out->box[3] = 0;
-        cv::Mat labels, stats, centroids;
-        int n = cv::connectedComponentsWithStats(mask, labels, stats, centroids, 8, CV_32S);
+        if (!region) return 0;
+        cv::morphologyEx(c->mask, c->mask, cv::MORPH_CLOSE, c->kernel);
+        int n = cv::connectedComponentsWithStats(c->mask, c->labels, c->stats, c->centroids, 8, CV_32S);
         int best = 0, area = 0;
-        for (int i = 1; i < n; i++)
-            if (stats.at<int>(i, cv::CC_STAT_AREA) > area) { area = stats.at<int>(i, cv::CC_STAT_AREA); best = i; }
+        for (int i = 1; i < n; i++) {
+            if (c->stats.at<int>(i, cv::CC_STAT_AREA) > area) {
+                area = c->stats.at<int>(i, cv::CC_STAT_AREA);
+                best = i;
+            }
+        }
         if (best > 0) {
-            out->box[0] = stats.at<int>(best, cv::CC_STAT_LEFT);
-            out->box[1] = stats.at<int>(best, cv::CC_STAT_TOP);
-            out->box[2] = stats.at<int>(best, cv::CC_STAT_WIDTH);
-            out->box[3] = stats.at<int>(best, cv::CC_STAT_HEIGHT);
+            out->box[0] = c->stats.at<int>(best, cv::CC_STAT_LEFT);
+            out->box[1] = c->stats.at<int>(best, cv::CC_STAT_TOP);
+            out->box[2] = c->stats.at<int>(best, cv::CC_STAT_WIDTH);
+            out->box[3] = c->stats.at<int>(best, cv::CC_STAT_HEIGHT);
         }
         return 0;
     } catch (...) {

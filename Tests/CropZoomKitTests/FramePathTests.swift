@@ -67,4 +67,50 @@ struct FramePathTests {
         let pan = try #require(FramePathSolver.solve(Self.problem(120) { $0 < 60 ? 250 : 1000 }))
         #expect(pan[60] - pan[59] < 64.1, "a pan, at most the speed bound a frame: \(pan[60] - pan[59])")
     }
+
+    @Test(
+        """
+        a live path in a workspace (its memory taken once): the same windows as a solve of its own, frame after \
+        frame as the horizon recedes; a problem larger than the workspace is refused
+        """)
+    func workspaceMatchesASolveOfItsOwn() throws {
+        let full = Self.problem(120) { i in i < 40 ? 400 : i < 60 ? 400 + 15 * Double(i - 40) : 700 }
+        let solver = try #require(FramePathSolver.Workspace(capacity: 34))
+        var shown: [Double] = []
+        for t in 0..<90 {
+            // Frames t-3 ..< t+30: three shown (fixed), the frame to fix, then the look-ahead.
+            let from = max(0, t - 3)
+            let range = from..<min(120, t + 31)
+            var q = full
+            q.target = Array(full.target[range])
+            q.weight = Array(full.weight[range])
+            q.insideLo = Array(full.insideLo[range])
+            q.insideHi = Array(full.insideHi[range])
+            q.cut = Array(full.cut[range])
+            q.durations = Array(full.durations[range])
+            q.fixed = Array(shown[from..<t])
+            q.jerkWeight = 10
+            let own = try #require(FramePathSolver.solve(q))
+            for (k, i) in range.enumerated() {
+                solver.target[k] = full.target[i]
+                solver.insideLo[k] = full.insideLo[i]
+                solver.insideHi[k] = full.insideHi[i]
+                solver.durations[k] = full.durations[i]
+                solver.cut[k] = full.cut[i] ? 1 : 0
+                solver.fixed[k] = i < t ? shown[i] : 0
+            }
+            let solved = solver.solve(
+                count: range.count, fixed: t - from, lo: full.lo, hi: full.hi, deadZone: full.deadZone,
+                maxSpeed: full.maxSpeed, maxAcceleration: full.maxAcceleration, jerkWeight: 10)
+            try #require(solved, "frame \(t)")
+            #expect(abs(solver.solution[t - from] - own[t - from]) < 1e-9, "frame \(t)")
+            shown.append(own[t - from])
+        }
+        // The window followed the move (it is not a path of zeros).
+        #expect(shown[0] < 250 && shown[89] > 400, "\(shown[0]) → \(shown[89])")
+        let tooMany = 35
+        #expect(
+            !solver.solve(
+                count: tooMany, fixed: 0, lo: 0, hi: 876, deadZone: 8, maxSpeed: 1920, maxAcceleration: 512))
+    }
 }

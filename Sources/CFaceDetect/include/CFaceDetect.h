@@ -61,10 +61,18 @@ typedef struct {
     double box[4];         ///< x, y, w, h of the largest region that moved (plane px); w = 0: none
 } cz_change;
 
-/// Compares `previous` and `current` (width x height, stride bytes a row); returns 0, or -1 on an error.
-/// `threshold`: the grey levels a pixel's blurred difference must exceed to count as moved.
-int cz_frame_compare(const uint8_t *previous, const uint8_t *current, int width, int height, int stride,
-                     double threshold, cz_change *out);
+/// The comparison's working pictures, kept from frame to frame (nothing allocated per frame once sizes settle).
+typedef struct cz_compare cz_compare;
+
+/// A comparison context; NULL when out of memory. Free with cz_compare_free.
+cz_compare *cz_compare_new(void);
+void cz_compare_free(cz_compare *c);
+
+/// Compares `previous` and `current` (width x height, stride bytes a row) in `c`; returns 0, or -1 on an error.
+/// `threshold`: the grey levels a pixel's blurred difference must exceed to count as moved. `region` 0: the
+/// largest region that moved is not looked for (box stays 0: `--follow faces` needs only cuts).
+int cz_frame_compare(cz_compare *c, const uint8_t *previous, const uint8_t *current, int width, int height,
+                     int stride, double threshold, int region, cz_change *out);
 
 #ifdef __cplusplus
 }

@@ -182,18 +182,44 @@ package struct PictureChange: Sendable {
     /// The largest region that moved (picture px), nil: none.
     package var region: Rect?
 
-    /// Compares `previous` with `current` (same size); nil when they cannot be compared.
-    package init?(_ previous: FramingPicture, _ current: FramingPicture, threshold: Double) {
+    package init(blockChange: Double, histogram: Double, moved: Double, region: Rect?) {
+        self.blockChange = blockChange
+        self.histogram = histogram
+        self.moved = moved
+        self.region = region
+    }
+}
+
+/// Compares successive analysis pictures (`cz_frame_compare`) in working pictures of its own, kept from frame to
+/// frame (`cz_compare_new` once, `cz_compare_free` in deinit).
+///
+/// `@unchecked Sendable`: used by one thread at a time (the analysis pass's, or the live reframer's).
+package final class PictureComparer: @unchecked Sendable {
+    private let context: OpaquePointer
+
+    package init() throws(CropZoomError) {
+        guard let c = cz_compare_new() else {
+            throw CropZoomError(.processing, what: "comparing frames", reason: "out of memory")
+        }
+        context = c
+    }
+
+    deinit { cz_compare_free(context) }
+
+    /// Compares `previous` with `current` (same size); nil when they cannot be compared. `region`: look for the
+    /// largest region that moved (else ``PictureChange/region`` is nil and only the cut's figures are measured).
+    package func compare(
+        _ previous: FramingPicture, _ current: FramingPicture, threshold: Double, region: Bool = true
+    ) -> PictureChange? {
         guard previous.width == current.width, previous.height == current.height else { return nil }
         var c = cz_change()
         guard
             cz_frame_compare(
-                previous.plane, current.plane, Int32(current.width), Int32(current.height), current.stride, threshold,
-                &c) == 0
+                context, previous.plane, current.plane, Int32(current.width), Int32(current.height), current.stride,
+                threshold, region ? 1 : 0, &c) == 0
         else { return nil }
-        blockChange = c.block_change
-        histogram = c.histogram
-        moved = c.moved
-        region = c.box.2 > 0 ? Rect(x: c.box.0, y: c.box.1, width: c.box.2, height: c.box.3) : nil
+        return PictureChange(
+            blockChange: c.block_change, histogram: c.histogram, moved: c.moved,
+            region: c.box.2 > 0 ? Rect(x: c.box.0, y: c.box.1, width: c.box.2, height: c.box.3) : nil)
     }
 }

@@ -87,3 +87,79 @@ package enum FramePathSolver {
         return rc == 0 ? out : nil
     }
 }
+
+extension FramePathSolver {
+    /// A live path's solver: one problem per frame over the same few dozen frames, in memory taken once
+    /// (`cz_frame_work_new`; `cz_frame_solve_in` per call, which allocates nothing). The caller fills the per-frame
+    /// arrays in place, the first `count` entries, then calls ``solve(count:fixed:lo:hi:deadZone:maxSpeed:maxAcceleration:jerkWeight:)``.
+    package final class Workspace {
+        package let capacity: Int
+        /// Per frame, as ``Problem``'s arrays (the first `count` entries are read).
+        package let target: UnsafeMutableBufferPointer<Double>
+        package let insideLo: UnsafeMutableBufferPointer<Double>
+        package let insideHi: UnsafeMutableBufferPointer<Double>
+        package let durations: UnsafeMutableBufferPointer<Double>
+        /// The shown frames' positions (the first `fixed` entries).
+        package let fixed: UnsafeMutableBufferPointer<Double>
+        /// 1 where a cut comes before the frame.
+        package let cut: UnsafeMutableBufferPointer<UInt8>
+        /// The solved positions.
+        package let solution: UnsafeMutableBufferPointer<Double>
+        private let weight: UnsafeMutableBufferPointer<Double>
+        private let work: OpaquePointer
+
+        /// Memory for problems of up to `capacity` frames (`cz_frame_work_new`); nil when out of memory.
+        package init?(capacity: Int) {
+            guard capacity > 0, let work = cz_frame_work_new(Int32(capacity)) else { return nil }
+            self.capacity = capacity
+            self.work = work
+            func doubles(_ value: Double) -> UnsafeMutableBufferPointer<Double> {
+                let b = UnsafeMutableBufferPointer<Double>.allocate(capacity: capacity)
+                b.initialize(repeating: value)
+                return b
+            }
+            target = doubles(.nan)
+            insideLo = doubles(.nan)
+            insideHi = doubles(.nan)
+            durations = doubles(1.0 / 30)
+            fixed = doubles(0)
+            solution = doubles(0)
+            weight = doubles(1)
+            cut = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+            cut.initialize(repeating: 0)
+        }
+
+        deinit {
+            cz_frame_work_free(work)
+            for b in [target, insideLo, insideHi, durations, fixed, solution, weight] { b.deallocate() }
+            cut.deallocate()
+        }
+
+        /// Solves the first `count` frames, the first `fixed` of them shown (`cz_frame_solve_in`); the positions are
+        /// in ``solution``. False when the solver failed (or `count` is out of range).
+        package func solve(
+            count: Int, fixed nfix: Int, lo: Double, hi: Double, deadZone: Double, maxSpeed: Double,
+            maxAcceleration: Double, jerkWeight: Double? = nil
+        ) -> Bool {
+            guard count > 0 && count <= capacity else { return false }
+            var p = cz_frame_problem()
+            cz_frame_defaults(&p)
+            p.n = Int32(count)
+            p.lo = lo
+            p.hi = hi
+            p.target = UnsafePointer(target.baseAddress)
+            p.weight = UnsafePointer(weight.baseAddress)
+            p.inside_lo = UnsafePointer(insideLo.baseAddress)
+            p.inside_hi = UnsafePointer(insideHi.baseAddress)
+            p.cut = UnsafePointer(cut.baseAddress)
+            p.duration = UnsafePointer(durations.baseAddress)
+            p.dead_zone = deadZone
+            p.max_speed = maxSpeed
+            p.max_accel = maxAcceleration
+            p.nfix = Int32(max(0, min(nfix, count)))
+            p.fixed = UnsafePointer(fixed.baseAddress)
+            if let w3 = jerkWeight { p.w3 = w3 }
+            return cz_frame_solve_in(&p, solution.baseAddress, nil, work) == 0
+        }
+    }
+}

@@ -52,6 +52,8 @@ struct FramingPass {
     let cancel: CancelFlag
     /// Faces are looked for (follow auto or faces).
     let faces: Bool
+    /// The region that moves is looked for (follow auto or motion; cuts are found either way).
+    var motion: Bool = true
     /// How the coded picture is turned upright: the analysis is of the upright picture (faces stand).
     var orientation: Orientation = .identity
 
@@ -128,6 +130,7 @@ struct FramingPass {
         reader.start()
 
         var observations: [Observation] = []
+        let comparer = try PictureComparer()
         var tracker = FaceTracker(width: upright.width, height: upright.height)
         var previous: FramingPicture? = nil
         var lastDetection = -Double.infinity
@@ -142,7 +145,7 @@ struct FramingPass {
                 if cancel.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
                 var cut = false
                 var motion: Rect? = nil
-                if let previous, let change = PictureChange(previous, picture, threshold: 12) {
+                if let previous, let change = comparer.compare(previous, picture, threshold: 12, region: self.motion) {
                     cut = FramingPass.isCut(change)
                     if !cut && change.moved > 0.002 { motion = change.region }
                 }
@@ -207,6 +210,12 @@ struct FaceTracker {
 
     var faces: [FramingPass.Face] { tracked.map { FramingPass.Face(id: $0.id, box: $0.box, detected: $0.detectedNow) } }
 
+    /// ``faces`` into `list` (emptied, its memory kept: a live source's per-frame use).
+    func faces(into list: inout [FramingPass.Face]) {
+        list.removeAll(keepingCapacity: true)
+        for t in tracked { list.append(FramingPass.Face(id: t.id, box: t.box, detected: t.detectedNow)) }
+    }
+
     mutating func reset() {
         spare += tracked.map(\.patch)
         tracked.removeAll()
@@ -215,8 +224,10 @@ struct FaceTracker {
     /// Moves each face to where its picture is in `picture` (within half its size); a face whose picture is no
     /// longer there (correlation under 0.4) or that was not detected for too long is let go.
     mutating func follow(_ picture: FramingPicture, time: Double) {
-        var kept: [Tracked] = []
-        for var t in tracked {
+        // Kept faces move to the front in place (nothing allocated per frame).
+        var kept = 0
+        for i in tracked.indices {
+            var t = tracked[i]
             t.detectedNow = false
             let radius = max(6, Int(max(t.box.width, t.box.height) / 2))
             if time - t.lastDetected <= FramingPass.keepUndetected,
@@ -224,12 +235,13 @@ struct FaceTracker {
             {
                 t.box.x = found.x
                 t.box.y = found.y
-                kept.append(t)
+                tracked[kept] = t
+                kept += 1
             } else {
                 spare.append(t.patch)
             }
         }
-        tracked = kept
+        tracked.removeLast(tracked.count - kept)
     }
 
     /// Meets the detections of this frame with the faces followed: a detection overlapping one (IoU ≥ 0.3) renews

@@ -52,6 +52,11 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
     private let mediaSeconds: @Sendable (Frame) -> Double
     /// The last three shown frames, then the held ones (oldest first).
     private var window: [Seen] = []
+    /// The path's solver, its memory sized for the window (the held frames and the three shown).
+    private let solver: FramePathSolver.Workspace
+    private let comparer: PictureComparer
+    /// The faces followed this frame (kept: nothing allocated per frame).
+    private var faces: [FramingPass.Face] = []
     private var shownCount = 0
     /// Frames with a subject, for the end's notice.
     private(set) var subjectFrames = 0
@@ -82,6 +87,14 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
         )
         self.mediaSeconds = mediaSeconds
         window.reserveCapacity(capacity + 4)
+        guard let solver = FramePathSolver.Workspace(capacity: capacity + 4) else {
+            throw CropZoomError(
+                .processing, what: "following the subject", path: cfg.inputName,
+                reason: "no memory for the window path's solver")
+        }
+        self.solver = solver
+        comparer = try PictureComparer()
+        faces.reserveCapacity(8)
     }
 
     /// What the reframer says when the recording starts.
@@ -117,7 +130,7 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
             return
         }
         var motion: Rect? = nil
-        if hasPrevious, let change = PictureChange(previous, current, threshold: 12) {
+        if hasPrevious, let change = comparer.compare(previous, current, threshold: 12, region: follow != .faces) {
             seen.cut = FramingPass.isCut(change)
             if !seen.cut && change.moved > 0.002 { motion = change.region }
         }
@@ -136,7 +149,8 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
                     detector.detect(current, minSize: max(12, min(current.width, current.height) / 18)), in: current,
                     time: t)
             }
-            if let face = chooser.choose(tracker.faces, at: t) {
+            tracker.faces(into: &faces)
+            if let face = chooser.choose(faces, at: t) {
                 subject = upright(face.box)
                 isFace = true
             }
@@ -176,28 +190,34 @@ final class LiveReframer: LiveDelayLine, @unchecked Sendable {
     }
 
     /// Fixes the oldest held frame's window: the path over the shown frames (fixed) and the held ones, solved per
-    /// axis; recorded, and the window slides.
+    /// axis in the solver's own memory (``FramePathSolver/Workspace``: nothing is allocated per frame); recorded, and
+    /// the window slides.
     private func fixNext() {
         let shown = shownCount
         guard window.count > shown else { return }
         let (ww, wh) = shape.window
-        let n = window.count
-        var durations = (0..<n).map { i in i + 1 < n ? max(1e-4, window[i + 1].time - window[i].time) : 0 }
-        durations[n - 1] = n > 1 ? durations[n - 2] : 1 / 30
-        let cut = window.map(\.cut)
+        let n = min(window.count, solver.capacity)
+        for i in 0..<n {
+            solver.durations[i] = i + 1 < n ? max(1e-4, window[i + 1].time - window[i].time) : 0
+            solver.cut[i] = window[i].cut ? 1 : 0
+        }
+        solver.durations[n - 1] = n > 1 ? solver.durations[n - 2] : 1 / 30
         func axis(_ k: Int, room: Double, side: Double, size: Double) -> Double {
             guard room >= 1 else { return 0 }
             func comp(_ p: (Double, Double)) -> Double { k == 0 ? p.0 : p.1 }
-            var problem = FramePathSolver.Problem(
-                lo: 0, hi: room, target: window.map { comp($0.target) }, weight: [Double](repeating: 1, count: n),
-                insideLo: window.map { comp($0.insideLo) }, insideHi: window.map { comp($0.insideHi) },
-                cut: cut, durations: durations, deadZone: Reframer.deadZone * size,
-                maxSpeed: Reframer.maxSpeed * side, maxAcceleration: Reframer.maxAcceleration * side)
-            problem.fixed = window.prefix(shown).map { comp($0.shown) }
-            problem.jerkWeight = LiveReframer.jerkWeight
-            if let x = FramePathSolver.solve(problem) { return x[shown] }
+            for i in 0..<n {
+                solver.target[i] = comp(window[i].target)
+                solver.insideLo[i] = comp(window[i].insideLo)
+                solver.insideHi[i] = comp(window[i].insideHi)
+                solver.fixed[i] = i < shown ? comp(window[i].shown) : 0
+            }
+            let solved = solver.solve(
+                count: n, fixed: shown, lo: 0, hi: room, deadZone: Reframer.deadZone * size,
+                maxSpeed: Reframer.maxSpeed * side, maxAcceleration: Reframer.maxAcceleration * side,
+                jerkWeight: LiveReframer.jerkWeight)
+            if solved { return solver.solution[shown] }
             // The solver failed (it should not): hold the last shown window.
-            return shown > 0 ? (k == 0 ? window[shown - 1].shown.0 : window[shown - 1].shown.1) : room / 2
+            return shown > 0 ? comp(window[shown - 1].shown) : room / 2
         }
         let x = axis(0, room: shape.uprightWidth - ww, side: shape.uprightWidth, size: ww)
         let y = axis(1, room: shape.uprightHeight - wh, side: shape.uprightHeight, size: wh)

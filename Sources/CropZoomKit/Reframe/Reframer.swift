@@ -189,7 +189,7 @@ enum Reframer {
         let pass = FramingPass(
             configuration: cfg, source: source, timeOffset: shift * source.decoder.timeBase.seconds + trim.startTime,
             end: cfg.end.map { $0 - (cfg.start ?? 0) }, cancel: cancel, faces: r.follow != .motion,
-            orientation: shape.display)
+            motion: r.follow != .faces, orientation: shape.display)
         let duration = trim.duration
         let result = try pass.run(progress: progress.map { report in { report($0, $1, duration) } })
         var outcome = plan(result, shape: shape, follow: r.follow, name: name, steadied: steadied)
