@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .executable(name: "cropzoom", targets: ["cropzoom"]),
         .library(name: "CropZoomKit", targets: ["CropZoomKit"]),
+        // `--follow`'s faces and frame comparison over OpenCV, a plugin beside the executable (CFaceLoader opens it
+        // when a job reframes): linked in, OpenCV cost every process 9 MiB at start (Benchmarks/results/issue30-ab.md).
+        .library(name: "CropZoomFaces", type: .dynamic, targets: ["CFaceDetect"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -73,6 +76,7 @@ let package = Package(
         .target(
             name: "CFaceDetect",
             cxxSettings: [
+                .headerSearchPath("../CFaceLoader/include"),
                 .unsafeFlags(["-I/usr/include/opencv4"]),
                 .unsafeFlags(["-O2"], .when(configuration: .debug)),
             ],
@@ -82,6 +86,8 @@ let package = Package(
                 .linkedLibrary("opencv_core"),
             ]
         ),
+        // CFaceLoader: the door to the CropZoomFaces plugin (dlopen on first use; the types of CFaceDetect's API).
+        .target(name: "CFaceLoader", linkerSettings: [.linkedLibrary("dl")]),
         // The pure core: geometry and keyframe tracks, the settings (table, parsers, job files) and
         // the configuration, reports and errors, the thread plan, the engine's queues and scheduling
         // vocabulary. No C target of ours and no FFmpeg: its tests run without them.
@@ -101,7 +107,7 @@ let package = Package(
             name: "CropZoomFFmpeg",
             dependencies: [
                 "CropZoomCore", "CropZoomSystem", "CFFmpeg", "CCropZoomSystem", "CPlaneKernels", "CCameraPath",
-                "CFaceDetect",
+                "CFaceLoader",
             ]
         ),
         // CropZoomKit: the library — set-up, the stage types, the timestamp and live policies, the engines, the public

@@ -28,6 +28,8 @@ Writes Benchmarks/results/reframe-peers.{md,json}, reframe-path.svg (the window'
 reframe-sheet.png (cropzoom's --preview of the two-faces clip); clips and outputs in Benchmarks/work/reframe/.
 
 Usage: /usr/bin/python3 Benchmarks/reframe_peers.py --cropzoom .build/release/cropzoom [--runs 3] [--speed]
+(build both products first: swift build -c release --product cropzoom; swift build -c release --product
+CropZoomFaces, the face plugin --follow opens beside the binary)
        [--scenes main,distractor,two,motion] [--only-speed]
 """
 import argparse, json, os, platform, statistics, subprocess, sys, time

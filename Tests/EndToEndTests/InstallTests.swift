@@ -20,7 +20,8 @@ struct InstallTests {
             "CROPZOOM_INSTALL_BINARY=\(try CLI.binary()) bash \(root.path)/scripts/install.sh \(prefix)")
         #expect(run.status == 0 && run.stdout.contains("installed cropzoom"), "\(run)")
         for file in [
-            "bin/cropzoom", "share/cropzoom/samples/bench-720p.mp4", "share/man/man1/cropzoom.1",
+            "bin/cropzoom", "lib/cropzoom/libCropZoomFaces.so", "share/cropzoom/samples/bench-720p.mp4",
+            "share/man/man1/cropzoom.1",
             "share/bash-completion/completions/cropzoom", "share/zsh/site-functions/_cropzoom",
             "share/fish/vendor_completions.d/cropzoom.fish",
         ] {
@@ -32,6 +33,12 @@ struct InstallTests {
         let bench = try CLI.bash(
             "cd \(elsewhere.path) && \(prefix)/bin/cropzoom bench --threads 1 --frames 10 --repeat 1 --format json")
         #expect(bench.status == 0 && bench.stdout.contains("bench-720p.mp4"), "\(bench)")
+        // --follow opens the face plugin from the prefix (no build folder beside the installed binary).
+        let follow = try CLI.bash(
+            "cd \(elsewhere.path) && \(prefix)/bin/cropzoom \(try Files.sample("std-h264-aac.mp4").path) -o f.mp4 "
+                + "--aspect 9:16 --follow auto")
+        #expect(follow.status == 0 && follow.stderr.contains("std-h264-aac.mp4: "), "\(follow)")
+        #expect(!follow.stderr.contains("face plugin"), "\(follow)")
         let page = try CLI.bash("MANWIDTH=100 man -l -P cat \(prefix)/share/man/man1/cropzoom.1")
         #expect(page.status == 0, "\(page)")
         for text in ["CROPZOOM(1)", "cropzoom transcode", "--zoom", "cropzoom recover", "EXIT STATUS"] {

@@ -5,6 +5,7 @@
 // (Tests/tools/reframe_measure.py: subject inside, IoU with the ideal window, jitter outside cuts, reversals); and
 // frames, times and audio exactly those of a plain transcode. One of the real-time suites: its measuring is heavy.
 
+import CropZoomKit
 import Foundation
 import Testing
 
@@ -323,6 +324,34 @@ extension RealTime {
                 try Oracle.packets(followed, streamIndex: audio).map(\.hash)
                     == Oracle.packets(plain, streamIndex: audio).map(\.hash), "audio packets")
             #expect(try Oracle.decodedFrameHashes(followed) != Oracle.decodedFrameHashes(plain), "the window moved")
+        }
+
+        @Test(
+            """
+            OpenCV is a plugin: cropzoom does not link it, libCropZoomFaces.so does; without the plugin a plain job \
+            runs and a reframing one stops at once (exit 1, one line naming the input and why, nothing written)
+            """)
+        func facePlugin() throws {
+            let binary = try CLI.binary()
+            let plugin = URL(fileURLWithPath: binary).deletingLastPathComponent()
+                .appendingPathComponent("libCropZoomFaces.so").path
+            let linked = try Oracle.runChecked("ldd", [binary]).stdout
+            #expect(!linked.contains("opencv") && linked.contains("libavcodec"), "cropzoom links: \(linked)")
+            #expect(try Oracle.runChecked("ldd", [plugin]).stdout.contains("libopencv_objdetect"))
+            let scratch = try Scratch()
+            let input = try Files.sample("std-h264-aac.mp4").path
+            let missing = ChildProcess.environment(setting: "CROPZOOM_FACES_LIBRARY", to: "/nonexistent/faces.so")
+            let plain = try CLI.run(
+                binary, [input, "-o", scratch.file("plain.mp4").path, "--aspect", "9:16"], environment: missing)
+            #expect(plain.status == 0, "\(plain)")
+            let out = scratch.file("followed.mp4")
+            let run = try CLI.run(
+                binary, [input, "-o", out.path, "--aspect", "9:16", "--follow", "auto"], environment: missing)
+            #expect(run.status == 1 && run.errorLines.count == 1, "\(run)")
+            #expect(
+                run.stderr.contains("std-h264-aac.mp4") && run.stderr.contains("face plugin cannot be opened")
+                    && run.stderr.contains("/nonexistent/faces.so"), "\(run.stderr)")
+            #expect(!Files.exists(out) && Files.names(in: scratch.url) == ["plain.mp4"])
         }
 
         @Test("analyze-motion --follow: the window path without rendering, JSON per frame, --path-out")

@@ -2,7 +2,8 @@
  * CFaceDetect: the faces `cropzoom --follow` looks for (issue 30), and the tracker that keeps them between detections.
  * The only target that includes or links OpenCV (4.6, Debian's libopencv-objdetect-dev; the cascade files from
  * opencv-data): C functions over plain 8-bit grey planes, no FFmpeg, no Swift type. OpenCV's exceptions stop here
- * (every function catches them and returns an error value).
+ * (every function catches them and returns an error value). Built as a plugin (the `CropZoomFaces` product,
+ * libCropZoomFaces.so), which cropzoom opens only when it reframes (CFaceLoader): no other job loads OpenCV.
  *
  * Detector: a Viola-Jones cascade (`cv::CascadeClassifier::detectMultiScale`); the choice among the cascades Debian
  * ships is measured in Benchmarks/results/face-detectors.md (Haar frontal alt2: 98 of 100 LFW faces, no false
@@ -12,14 +13,11 @@
 #ifndef CFACEDETECT_H
 #define CFACEDETECT_H
 
-#include <stdint.h>
+#include "CFaceLoader.h"   // the types (cropzoom reaches these functions through CFaceLoader's czl_NAME)
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/// A loaded cascade and its scratch.
-typedef struct cz_faces cz_faces;
 
 /// Loads the cascade file at `path`; NULL when it cannot be read or is not a cascade.
 cz_faces *cz_faces_new(const char *path);
@@ -30,9 +28,6 @@ void cz_faces_free(cz_faces *f);
 /// looked for, px.
 int cz_faces_detect(cz_faces *f, const uint8_t *plane, int width, int height, int stride, int min_size, int *boxes,
                     int max);
-
-/// One tracked patch: the picture inside a box at its last detection.
-typedef struct cz_patch cz_patch;
 
 cz_patch *cz_patch_new(void);
 void cz_patch_free(cz_patch *p);
@@ -45,24 +40,6 @@ int cz_patch_set(cz_patch *p, const uint8_t *plane, int width, int height, int s
 /// normalised correlation there (-1 to 1), or -2 when the patch is unset or the search area is off the plane.
 double cz_patch_find(const cz_patch *p, const uint8_t *plane, int width, int height, int stride, double x, double y,
                      int radius, double out[2]);
-
-/// Turns an 8-bit plane upright (a display matrix's quarter turns and mirrors): (a, b, c, d) maps a coded pixel's
-/// centred coordinates (x, y) to upright ones (a x + b y, c x + d y), each entry 0 or +-1. `dst` is sh x sw when the
-/// map swaps the axes (a = 0), else sw x sh. Returns 0, or -1 for a matrix that is not such a map.
-int cz_plane_orient(const uint8_t *src, int sw, int sh, int sstride, int a, int b, int c, int d, uint8_t *dst,
-                    int dstride);
-
-/// What changed between two grey planes of one size (the previous frame's and this one's), for cuts and for the
-/// region that moves (`--follow motion`).
-typedef struct {
-    double block_change;   ///< mean absolute difference of the planes' 32 x 18 block means (0-255): a cut is large
-    double histogram;      ///< Bhattacharyya distance of their 32-bin histograms (0 same, 1 disjoint)
-    double moved;          ///< share of the picture whose difference (blurred) exceeds the threshold
-    double box[4];         ///< x, y, w, h of the largest region that moved (plane px); w = 0: none
-} cz_change;
-
-/// The comparison's working pictures, kept from frame to frame (nothing allocated per frame once sizes settle).
-typedef struct cz_compare cz_compare;
 
 /// A comparison context; NULL when out of memory. Free with cz_compare_free.
 cz_compare *cz_compare_new(void);

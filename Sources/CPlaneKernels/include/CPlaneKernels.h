@@ -268,4 +268,10 @@ void cz_motion_free(cz_motion *m);
 int cz_motion_estimate(cz_motion *ctx, const cz_motion_frame *prev, const cz_motion_frame *cur, double out[4],
                        cz_motion_stats *stats);
 
+/// Turns an 8-bit plane upright (a display matrix's quarter turns and mirrors): (a, b, c, d) maps a coded pixel's
+/// centred coordinates (x, y) to upright ones (a x + b y, c x + d y), each entry 0 or +-1. `dst` is sh x sw when the
+/// map swaps the axes (a = 0), else sw x sh. Returns 0, or -1 for a matrix that is not such a map.
+int cz_plane_orient(const uint8_t *src, int sw, int sh, int sstride, int a, int b, int c, int d, uint8_t *dst,
+                    int dstride);
+
 #endif

@@ -1,5 +1,6 @@
 import CFFmpeg
-import CFaceDetect
+import CFaceLoader
+import CPlaneKernels
 import CropZoomCore
 import Foundation
 
@@ -87,14 +88,19 @@ package final class FaceDetector: @unchecked Sendable {
         "/usr/share/opencv/haarcascades/haarcascade_frontalface_alt2.xml",
     ]
 
-    /// Loads the first cascade that exists (`CROPZOOM_FACE_CASCADE` names another) with `cz_faces_new`.
+    /// Loads the first cascade that exists (`CROPZOOM_FACE_CASCADE` names another) with `cz_faces_new` (through
+    /// the plugin, ``FacePlugin``).
     package init() throws(CropZoomError) {
+        do throws(CropZoomError) { try FacePlugin.check(what: "finding faces") } catch {
+            boxes.deallocate()
+            throw error
+        }
         var candidates = FaceDetector.cascades
         if let own = ProcessInfo.processInfo.environment["CROPZOOM_FACE_CASCADE"], !own.isEmpty {
             candidates = [own]
         }
         guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }),
-            let f = cz_faces_new(path)
+            let f = czl_faces_new(path)
         else {
             boxes.deallocate()
             throw CropZoomError(
@@ -106,13 +112,13 @@ package final class FaceDetector: @unchecked Sendable {
     }
 
     deinit {
-        cz_faces_free(faces)
+        czl_faces_free(faces)
         boxes.deallocate()
     }
 
     /// The faces in `picture` (its pixels), biggest first (`cz_faces_detect`); none smaller than `minSize` px.
     package func detect(_ picture: FramingPicture, minSize: Int) -> [Rect] {
-        let n = cz_faces_detect(
+        let n = czl_faces_detect(
             faces, picture.plane, Int32(picture.width), Int32(picture.height), picture.stride, Int32(minSize), boxes,
             Int32(FaceDetector.most))
         guard n > 0 else { return [] }
@@ -133,7 +139,7 @@ package final class FacePatch: @unchecked Sendable {
     private let found = UnsafeMutablePointer<Double>.allocate(capacity: 2)
 
     package init() throws(CropZoomError) {
-        guard let p = cz_patch_new() else {
+        guard let p = czl_patch_new() else {
             found.deallocate()
             throw CropZoomError(.processing, what: "tracking faces", reason: "out of memory")
         }
@@ -141,7 +147,7 @@ package final class FacePatch: @unchecked Sendable {
     }
 
     deinit {
-        cz_patch_free(patch)
+        czl_patch_free(patch)
         found.deallocate()
     }
 
@@ -153,7 +159,7 @@ package final class FacePatch: @unchecked Sendable {
         )
         return withUnsafePointer(to: &b) {
             $0.withMemoryRebound(to: Int32.self, capacity: 4) {
-                cz_patch_set(patch, picture.plane, Int32(picture.width), Int32(picture.height), picture.stride, $0)
+                czl_patch_set(patch, picture.plane, Int32(picture.width), Int32(picture.height), picture.stride, $0)
             }
         } == 0
     }
@@ -163,7 +169,7 @@ package final class FacePatch: @unchecked Sendable {
     package func find(_ picture: FramingPicture, x: Double, y: Double, radius: Int) -> (
         x: Double, y: Double, score: Double
     )? {
-        let score = cz_patch_find(
+        let score = czl_patch_find(
             patch, picture.plane, Int32(picture.width), Int32(picture.height), picture.stride, x, y, Int32(radius),
             found)
         guard score > -1.5 else { return nil }
@@ -198,13 +204,14 @@ package final class PictureComparer: @unchecked Sendable {
     private let context: OpaquePointer
 
     package init() throws(CropZoomError) {
-        guard let c = cz_compare_new() else {
+        try FacePlugin.check(what: "comparing frames")
+        guard let c = czl_compare_new() else {
             throw CropZoomError(.processing, what: "comparing frames", reason: "out of memory")
         }
         context = c
     }
 
-    deinit { cz_compare_free(context) }
+    deinit { czl_compare_free(context) }
 
     /// Compares `previous` with `current` (same size); nil when they cannot be compared. `region`: look for the
     /// largest region that moved (else ``PictureChange/region`` is nil and only the cut's figures are measured).
@@ -214,12 +221,25 @@ package final class PictureComparer: @unchecked Sendable {
         guard previous.width == current.width, previous.height == current.height else { return nil }
         var c = cz_change()
         guard
-            cz_frame_compare(
+            czl_frame_compare(
                 context, previous.plane, current.plane, Int32(current.width), Int32(current.height), current.stride,
                 threshold, region ? 1 : 0, &c) == 0
         else { return nil }
         return PictureChange(
             blockChange: c.block_change, histogram: c.histogram, moved: c.moved,
             region: c.box.2 > 0 ? Rect(x: c.box.0, y: c.box.1, width: c.box.2, height: c.box.3) : nil)
+    }
+}
+
+/// The plugin the face detector, tracker and frame comparison live in (libCropZoomFaces.so, the `CropZoomFaces`
+/// product, beside the executable; `CROPZOOM_FACES_LIBRARY` names another), opened on first use (`czl_error`).
+package enum FacePlugin {
+    /// Throws, naming why, when the plugin cannot be opened.
+    package static func check(what: String) throws(CropZoomError) {
+        guard let why = czl_error() else { return }
+        throw CropZoomError(
+            .processing, what: what, setting: .follow,
+            reason: "the face plugin cannot be opened: \(String(cString: why)) (it is built with "
+                + "`swift build --product CropZoomFaces` and installed beside cropzoom)")
     }
 }

@@ -42,49 +42,28 @@ package enum FramePathSolver {
         }
     }
 
-    /// The path (`cz_frame_solve`), a position per frame (the shown ones as given); nil when the solver failed.
+    /// The path (`cz_frame_solve_in` in a ``Workspace`` of the problem's size), a position per frame (the shown ones
+    /// as given); nil when the solver failed.
     package static func solve(_ q: Problem) -> [Double]? {
         let n = q.target.count
-        guard n > 0, [q.weight, q.insideLo, q.insideHi, q.durations].allSatisfy({ $0.count == n }), q.cut.count == n
+        guard n > 0, [q.weight, q.insideLo, q.insideHi, q.durations].allSatisfy({ $0.count == n }), q.cut.count == n,
+            let w = Workspace(capacity: n)
         else { return nil }
-        var out = [Double](repeating: 0, count: n)
-        let cuts = q.cut.map { $0 ? UInt8(1) : 0 }
-        let fixed = q.fixed.isEmpty ? [0] : q.fixed
-        let rc = q.target.withUnsafeBufferPointer { target in
-            q.weight.withUnsafeBufferPointer { weight in
-                q.insideLo.withUnsafeBufferPointer { lo in
-                    q.insideHi.withUnsafeBufferPointer { hi in
-                        cuts.withUnsafeBufferPointer { cut in
-                            q.durations.withUnsafeBufferPointer { dur in
-                                out.withUnsafeMutableBufferPointer { x in
-                                    fixed.withUnsafeBufferPointer { shown in
-                                        var p = cz_frame_problem()
-                                        cz_frame_defaults(&p)
-                                        p.n = Int32(n)
-                                        p.lo = q.lo
-                                        p.hi = q.hi
-                                        p.target = target.baseAddress
-                                        p.weight = weight.baseAddress
-                                        p.inside_lo = lo.baseAddress
-                                        p.inside_hi = hi.baseAddress
-                                        p.cut = cut.baseAddress
-                                        p.duration = dur.baseAddress
-                                        p.dead_zone = q.deadZone
-                                        p.max_speed = q.maxSpeed
-                                        p.max_accel = q.maxAcceleration
-                                        p.nfix = Int32(min(q.fixed.count, n))
-                                        if let w3 = q.jerkWeight { p.w3 = w3 }
-                                        p.fixed = shown.baseAddress
-                                        return cz_frame_solve(&p, x.baseAddress, nil)
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        for i in 0..<n {
+            w.target[i] = q.target[i]
+            w.weight[i] = q.weight[i]
+            w.insideLo[i] = q.insideLo[i]
+            w.insideHi[i] = q.insideHi[i]
+            w.durations[i] = q.durations[i]
+            w.cut[i] = q.cut[i] ? 1 : 0
+            w.fixed[i] = i < q.fixed.count ? q.fixed[i] : 0
         }
-        return rc == 0 ? out : nil
+        guard
+            w.solve(
+                count: n, fixed: q.fixed.count, lo: q.lo, hi: q.hi, deadZone: q.deadZone, maxSpeed: q.maxSpeed,
+                maxAcceleration: q.maxAcceleration, jerkWeight: q.jerkWeight)
+        else { return nil }
+        return Array(w.solution[0..<n])
     }
 }
 
@@ -103,9 +82,10 @@ extension FramePathSolver {
         package let fixed: UnsafeMutableBufferPointer<Double>
         /// 1 where a cut comes before the frame.
         package let cut: UnsafeMutableBufferPointer<UInt8>
+        /// The target's weight per frame (1 unless set).
+        package let weight: UnsafeMutableBufferPointer<Double>
         /// The solved positions.
         package let solution: UnsafeMutableBufferPointer<Double>
-        private let weight: UnsafeMutableBufferPointer<Double>
         private let work: OpaquePointer
 
         /// Memory for problems of up to `capacity` frames (`cz_frame_work_new`); nil when out of memory.

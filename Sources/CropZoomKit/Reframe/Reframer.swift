@@ -43,6 +43,14 @@ enum Reframer {
         guard var r = cfg.reframe, r.follow != .center || r.preview != nil else { return }
         r.pathOut = file(r.pathOut, for: cfg, ext: "csv")
         r.preview = file(r.preview, for: cfg, ext: "png")
+        // The analysis is in the face plugin (OpenCV): one that cannot be opened stops the job before it starts.
+        if r.follow != .center && r.path == nil && r.pathIn == nil {
+            do throws(CropZoomError) { try FacePlugin.check(what: "following the subject") } catch {
+                var e = error
+                e.path = cfg.inputName
+                throw e
+            }
+        }
         if cfg.isLive {
             // A causal path, made as the frames arrive (LiveReframer): no file of the whole path, no sheet.
             let files: [(String?, Setting)] = [(r.pathIn, .pathIn), (r.pathOut, .pathOut), (r.preview, .preview)]
