@@ -68,12 +68,7 @@ final class JobRunner {
         var steadied: Stabilizer.Outcome? = nil
         // (A still window is drawn in a --preview too: the pass then reads only the frames of the sheet.)
         if (reframes || cfg.reframe?.preview != nil) && !cfg.isLive {
-            let analysing = { [onProgress] (frames: Int, time: Double, duration: Double?) in
-                var event = ProgressEvent(
-                    frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
-                event.phase = .analysing
-                onProgress?(event)
-            }
+            let analysing = analysisProgress(since: started)
             if cfg.stabilize != nil && !cfg.isLive {
                 steadied = try Stabilizer.path(cfg, cancel: cancelFlag) { analysing($0, $1, nil) }
             }
@@ -120,12 +115,9 @@ final class JobRunner {
             if let steadied {
                 outcome = steadied
             } else {
-                outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
-                    var event = ProgressEvent(
-                        frames: frames, time: time, duration: job.duration, elapsed: monotonicSeconds() - started)
-                    event.phase = .analysing
-                    onProgress?(event)
-                }
+                let analysing = analysisProgress(since: started)
+                let duration = job.duration
+                outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { analysing($0, $1, duration) }
             }
             outcome.notices.forEach(onNotice)
             stabilizing = outcome.notices
@@ -204,18 +196,9 @@ final class JobRunner {
                     + "there is no clip to analyse beforehand")
         }
         try Stabilizer.check(cfg)
-        let started = monotonicSeconds()
-        do {
-            let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { [onProgress] frames, time in
-                var event = ProgressEvent(frames: frames, time: time, elapsed: monotonicSeconds() - started)
-                event.phase = .analysing
-                onProgress?(event)
-            }
-            outcome.notices.forEach(onNotice)
-            return outcome.path
-        } catch {
-            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
-            throw error
+        return try analyse(cfg) { (progress) throws(CropZoomError) in
+            let outcome = try Stabilizer.path(cfg, cancel: cancelFlag) { progress($0, $1, nil) }
+            return (outcome.path, outcome.notices)
         }
     }
 
@@ -227,20 +210,36 @@ final class JobRunner {
         cfg.reframe?.path = nil
         FFmpegLog.install(verbose: cfg.verbose)
         try Reframer.check(cfg)
-        let started = monotonicSeconds()
+        return try analyse(cfg) { (progress) throws(CropZoomError) in
+            let outcome = try Reframer.path(cfg, steadied: nil, cancel: cancelFlag, progress: progress)
+            return (outcome.path, outcome.notices)
+        }
+    }
+
+    /// An analysis alone (``cameraPath()``, ``reframePath()``): `pass` reports progress (frames, media seconds, the
+    /// duration when known) as events of the analysing phase; its notices become notice events; a cancelled pass
+    /// says so.
+    private func analyse<Path>(
+        _ cfg: TranscodeConfiguration,
+        _ pass: (_ progress: @escaping (Int, Double, Double?) -> Void) throws(CropZoomError) -> (Path?, [String])
+    ) throws(CropZoomError) -> Path? {
         do {
-            let outcome = try Reframer.path(cfg, steadied: nil, cancel: cancelFlag) {
-                [onProgress] frames, time, duration in
-                var event = ProgressEvent(
-                    frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
-                event.phase = .analysing
-                onProgress?(event)
-            }
-            outcome.notices.forEach(onNotice)
-            return outcome.path
+            let (path, notices) = try pass(analysisProgress(since: monotonicSeconds()))
+            notices.forEach(onNotice)
+            return path
         } catch {
             if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
             throw error
+        }
+    }
+
+    /// Progress events of the analysing phase (frames, media seconds, the duration when known), timed from `started`.
+    private func analysisProgress(since started: Double) -> (Int, Double, Double?) -> Void {
+        { [onProgress] frames, time, duration in
+            var event = ProgressEvent(
+                frames: frames, time: time, duration: duration, elapsed: monotonicSeconds() - started)
+            event.phase = .analysing
+            onProgress?(event)
         }
     }
 

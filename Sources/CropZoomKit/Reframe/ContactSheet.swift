@@ -81,17 +81,9 @@ enum ContactSheet {
             }
             next += 1
         }
-        reading: while next < k {
-            if cancel.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
-            switch try source.input.read(into: packet) {
-            case .again: continue
-            case .endOfStream: break reading
-            case .value: break
-            }
-            defer { packet.unref() }
-            if packet.streamIndex == source.videoIndex { try decoder.decode(packet, take) }
-        }
-        if next < k { try decoder.decode(nil, take) }
+        try InputSetup.decodeVideo(
+            source.input, decoder, videoIndex: source.videoIndex, packet: packet, cancel: cancel, name: cfg.inputName,
+            enough: { next >= k }, take)
         try AtomicFile.write(try sheet.png(), to: file)
     }
 

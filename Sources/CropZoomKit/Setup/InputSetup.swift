@@ -131,3 +131,25 @@ extension SourcePicture {
         return (r, nil)
     }
 }
+
+extension InputSetup {
+    /// The analysis passes' read loop (reframing, stabilising, the contact sheet): the video stream's packets decoded
+    /// into `take` until the input ends (then the decoder is drained) or `enough()` says so; a set `cancel` stops it
+    /// with `.cancelled`, naming `name`. `packet` is the caller's, reused.
+    static func decodeVideo(
+        _ input: InputFormat, _ decoder: VideoDecoder, videoIndex: Int, packet: Packet, cancel: CancelFlag,
+        name: String, enough: () -> Bool, _ take: (Frame) throws(CropZoomError) -> Void
+    ) throws(CropZoomError) {
+        reading: while !enough() {
+            if cancel.isSet { throw CropZoomError(.cancelled, path: name, reason: "cancelled") }
+            switch try input.read(into: packet) {
+            case .again: continue
+            case .endOfStream: break reading
+            case .value: break
+            }
+            defer { packet.unref() }
+            if packet.streamIndex == videoIndex { try decoder.decode(packet, take) }
+        }
+        if !enough() { try decoder.decode(nil, take) }
+    }
+}

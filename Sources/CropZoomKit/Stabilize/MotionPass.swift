@@ -107,17 +107,9 @@ struct MotionPass {
                     previous = slot
                     index += 1
                 }
-                reading: while !past {
-                    if cancel.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
-                    switch try input.read(into: packet) {
-                    case .again: continue
-                    case .endOfStream: break reading
-                    case .value: break
-                    }
-                    defer { packet.unref() }
-                    if packet.streamIndex == videoIndex { try decoder.decode(packet, take) }
-                }
-                if !past { try decoder.decode(nil, take) }
+                try InputSetup.decodeVideo(
+                    input, decoder, videoIndex: videoIndex, packet: packet, cancel: cancel, name: cfg.inputName,
+                    enough: { past }, take)
             } catch {
                 control.fail(error)
             }
