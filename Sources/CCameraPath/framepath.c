@@ -112,16 +112,7 @@ void cz_frame_work_free(cz_frame_work *w) {
     free(w);
 }
 
-int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats) {
-    if (!p || p->n < 1) return -1;
-    cz_frame_work *w = cz_frame_work_new(p->n);
-    if (!w) return -2;
-    int rc = cz_frame_solve_in(p, x, stats, w);
-    cz_frame_work_free(w);
-    return rc;
-}
-
-int cz_frame_solve_in(const cz_frame_problem *p, double *x, cz_path_stats *stats, cz_frame_work *work) {
+int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats, cz_frame_work *work) {
     if (!p || !x || p->n < 1 || !(p->hi >= p->lo) || p->w1 < 0 || p->w2 < 0 || p->w3 < 0 || p->dead_zone < 0)
         return -1;
     if (!work || work->cap < p->n) return -1;

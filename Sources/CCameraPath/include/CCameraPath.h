@@ -173,11 +173,6 @@ typedef struct {
 /// Fills `p` with the defaults (weights; no arrays, no bounds).
 void cz_frame_defaults(cz_frame_problem *p);
 
-/// Solves for x (n entries; with nfix, x[0..nfix) are set to fixed). Returns 0, or < 0 as cz_path_solve (-1 bad
-/// arguments, -2 no memory, -3 the solver failed). stats (may be NULL): objective (cz_frame_cost of x), iterations,
-/// rows, cols. Allocates its arrays for the call (cz_frame_solve_in reuses a workspace's).
-int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats);
-
 /// The solver's memory for problems of up to n frames (a live path solves one per frame: nothing is allocated then).
 typedef struct cz_frame_work cz_frame_work;
 
@@ -185,8 +180,10 @@ typedef struct cz_frame_work cz_frame_work;
 cz_frame_work *cz_frame_work_new(int n);
 void cz_frame_work_free(cz_frame_work *w);
 
-/// cz_frame_solve in `work`'s memory (-1 also when p->n exceeds its size); allocates nothing.
-int cz_frame_solve_in(const cz_frame_problem *p, double *x, cz_path_stats *stats, cz_frame_work *work);
+/// Solves for x (n entries; with nfix, x[0..nfix) are set to fixed) in `work`'s memory, allocating nothing. Returns
+/// 0, or < 0 as cz_path_solve (-1 bad arguments, or p->n beyond the workspace's size; -3 the solver failed). stats
+/// (may be NULL): objective (cz_frame_cost of x), iterations, rows, cols.
+int cz_frame_solve(const cz_frame_problem *p, double *x, cz_path_stats *stats, cz_frame_work *work);
 
 /// The objective of a path x under p.
 double cz_frame_cost(const cz_frame_problem *p, const double *x);

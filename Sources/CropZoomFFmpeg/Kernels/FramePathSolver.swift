@@ -42,7 +42,7 @@ package enum FramePathSolver {
         }
     }
 
-    /// The path (`cz_frame_solve_in` in a ``Workspace`` of the problem's size), a position per frame (the shown ones
+    /// The path (`cz_frame_solve` in a ``Workspace`` of the problem's size), a position per frame (the shown ones
     /// as given); nil when the solver failed.
     package static func solve(_ q: Problem) -> [Double]? {
         let n = q.target.count
@@ -69,7 +69,7 @@ package enum FramePathSolver {
 
 extension FramePathSolver {
     /// A live path's solver: one problem per frame over the same few dozen frames, in memory taken once
-    /// (`cz_frame_work_new`; `cz_frame_solve_in` per call, which allocates nothing). The caller fills the per-frame
+    /// (`cz_frame_work_new`; `cz_frame_solve` per call, which allocates nothing). The caller fills the per-frame
     /// arrays in place, the first `count` entries, then calls ``solve(count:fixed:lo:hi:deadZone:maxSpeed:maxAcceleration:jerkWeight:)``.
     package final class Workspace {
         package let capacity: Int
@@ -115,7 +115,7 @@ extension FramePathSolver {
             cut.deallocate()
         }
 
-        /// Solves the first `count` frames, the first `fixed` of them shown (`cz_frame_solve_in`); the positions are
+        /// Solves the first `count` frames, the first `fixed` of them shown (`cz_frame_solve`); the positions are
         /// in ``solution``. False when the solver failed (or `count` is out of range).
         package func solve(
             count: Int, fixed nfix: Int, lo: Double, hi: Double, deadZone: Double, maxSpeed: Double,
@@ -139,7 +139,7 @@ extension FramePathSolver {
             p.nfix = Int32(max(0, min(nfix, count)))
             p.fixed = UnsafePointer(fixed.baseAddress)
             if let w3 = jerkWeight { p.w3 = w3 }
-            return cz_frame_solve_in(&p, solution.baseAddress, nil, work) == 0
+            return cz_frame_solve(&p, solution.baseAddress, nil, work) == 0
         }
     }
 }

@@ -200,7 +200,11 @@ struct FaceTracker {
         self.height = height
     }
 
-    var faces: [FramingPass.Face] { tracked.map { FramingPass.Face(id: $0.id, box: $0.box, detected: $0.detectedNow) } }
+    var faces: [FramingPass.Face] {
+        var list: [FramingPass.Face] = []
+        faces(into: &list)
+        return list
+    }
 
     /// ``faces`` into `list` (emptied, its memory kept: a live source's per-frame use).
     func faces(into list: inout [FramingPass.Face]) {
