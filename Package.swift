@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "cropzoom", "CropZoomKit", "CropZoomSystem", "ZoomFromCSV", "CropZoomFuzz",
+                "cropzoom", "CropZoomKit", "CropZoomSystem", "CropZoomFFmpeg", "ZoomFromCSV", "CropZoomFuzz",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

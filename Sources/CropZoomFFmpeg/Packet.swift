@@ -60,6 +60,14 @@ package final class Packet: @unchecked Sendable {
     /// `av_packet_move_ref`: takes `other`'s payload, leaving it empty.
     package func take(_ other: Packet) { av_packet_move_ref(pointer, other.pointer) }
 
+    /// Makes the packet hold a copy of `bytes` (`av_new_packet`, which zeroes the padding after them); the packet
+    /// must be empty.
+    package func fill(_ bytes: some Collection<UInt8>) throws(CropZoomError) {
+        try check(av_new_packet(pointer, Int32(bytes.count)), "allocating a packet")
+        let buffer = UnsafeMutableBufferPointer(start: pointer.pointee.data, count: bytes.count)
+        _ = buffer.initialize(from: bytes)
+    }
+
     /// `av_packet_rescale_ts`.
     package func rescale(from: TimeBase, to: TimeBase) { av_packet_rescale_ts(pointer, from.rational, to.rational) }
 }

@@ -22,7 +22,7 @@ struct CropZoom: ParsableCommand {
         version: "cropzoom \(version)\n" + LibraryVersions.description,
         subcommands: [
             Transcode.self, Batch.self, RunJobFile.self, ReportCommand.self, ProbeCommand.self, Bench.self,
-            AnalyzeMotion.self, Recover.self,
+            AnalyzeMotion.self, Repair.self, Recover.self,
         ],
         defaultSubcommand: Transcode.self)
 

@@ -113,6 +113,8 @@ enum Oracle {
         var flags: String
         /// `MD5:<hex>` of the packet payload.
         var hash: String
+        /// Where the packet is in the file (nil when the demuxer does not say).
+        var pos: Int? = nil
 
         var isKeyframe: Bool { flags.contains("K") }
     }
@@ -260,7 +262,7 @@ enum Oracle {
     static func packets(_ path: String, streamIndex: Int) throws -> [PacketInfo] {
         let args = [
             "-v", "error", "-select_streams", "\(streamIndex)", "-show_data_hash", "MD5",
-            "-show_entries", "packet=pts,pts_time,dts_time,duration_time,size,flags,data_hash",
+            "-show_entries", "packet=pts,pts_time,dts_time,duration_time,size,flags,data_hash,pos",
             "-of", "json", path,
         ]
         let report: PacketsReport = try decode(try runChecked("ffprobe", args).stdout, from: args)
@@ -272,7 +274,8 @@ enum Oracle {
                 durationTime: seconds(raw.duration_time),
                 size: raw.size.flatMap { Int($0) } ?? 0,
                 flags: raw.flags ?? "",
-                hash: raw.data_hash ?? "")
+                hash: raw.data_hash ?? "",
+                pos: raw.pos.flatMap { Int($0) })
         }
     }
 
@@ -451,6 +454,7 @@ enum Oracle {
             var size: String?
             var flags: String?
             var data_hash: String?
+            var pos: String?
         }
         var packets: [Packet]?
     }

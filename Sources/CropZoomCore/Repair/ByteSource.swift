@@ -1,0 +1,57 @@
+/// Random access to a file's bytes: what `cropzoom repair` reads a broken recording through, since no demuxer opens
+/// a file without its index. `CropZoomSystem.FileBytes` reads a file (`pread`); tests read an array.
+package protocol ByteSource: AnyObject {
+    /// The file's length in bytes.
+    var size: Int64 { get }
+    /// Up to `count` bytes from `offset` (fewer only at the end of the file).
+    func read(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8]
+}
+
+/// Bytes held in memory as a ``ByteSource`` (a reference's `moov`, the tests' made-up files).
+package final class MemoryBytes: ByteSource {
+    package let bytes: [UInt8]
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package var size: Int64 { Int64(bytes.count) }
+    package func read(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
+        guard offset < size, count > 0 else { return [] }
+        let start = Int(offset)
+        return Array(bytes[start..<min(bytes.count, start + count)])
+    }
+}
+
+/// A sliding window over a ``ByteSource``: the walk through a broken file reads small pieces (NAL lengths, slice
+/// headers, a few kilobytes for an audio frame) at increasing offsets, served from one buffer refilled as it moves on,
+/// so memory is bounded by the window whatever the file's size.
+package final class ByteWindow {
+    package let source: ByteSource
+    /// Bytes read at a time.
+    package let capacity: Int
+    private var base: Int64 = 0
+    private var buffer: [UInt8] = []
+
+    package init(_ source: ByteSource, capacity: Int = 16 << 20) {
+        self.source = source
+        self.capacity = capacity
+    }
+
+    package var size: Int64 { source.size }
+
+    /// Up to `count` bytes at `offset` (fewer at the end of the file), copied out of the window.
+    package func bytes(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
+        guard offset >= 0, offset < size, count > 0 else { return [] }
+        let wanted = min(Int64(count), size - offset)
+        if offset < base || offset + wanted > base + Int64(buffer.count) {
+            base = offset
+            buffer = try source.read(at: offset, count: max(capacity, count))
+        }
+        let start = Int(offset - base)
+        return Array(buffer[start..<start + Int(min(wanted, Int64(buffer.count - start)))])
+    }
+
+    /// The big-endian unsigned number of `width` bytes (1…8) at `offset`; nil past the end of the file.
+    package func number(at offset: Int64, width: Int) throws(CropZoomError) -> UInt64? {
+        let b = try bytes(at: offset, count: width)
+        guard b.count == width else { return nil }
+        return b.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

@@ -1,0 +1,208 @@
+/// The H.264 syntax `cropzoom repair` reads to tell a video sample from other bytes (ITU-T H.264, 7.3): the sequence
+/// and picture parameter sets a slice header needs, and the slice header's first fields.
+package enum H264Syntax {
+    /// A sequence parameter set (7.3.2.1.1): the fields slice headers depend on.
+    package struct SPS: Equatable, Sendable {
+        package var id: UInt32
+        package var profile: UInt8
+        package var chromaFormat: UInt32 = 1
+        package var separateColourPlane = false
+        package var log2MaxFrameNum: Int
+        package var pocType: UInt32
+        package var log2MaxPocLsb: Int = 0
+        package var deltaPicOrderAlwaysZero = false
+        package var frameMbsOnly: Bool
+        package var widthInMbs: Int
+        package var heightInMapUnits: Int
+        package var maxFrameNum: UInt32 { UInt32(1) << UInt32(log2MaxFrameNum) }
+    }
+
+    /// A picture parameter set's first fields (7.3.2.2).
+    package struct PPS: Equatable, Sendable {
+        package var id: UInt32
+        package var spsID: UInt32
+        package var bottomFieldPicOrderInFramePresent: Bool
+    }
+
+    /// A slice header's first fields (7.3.3), up to the picture order count.
+    package struct SliceHeader: Equatable, Sendable {
+        package var nalType: UInt8
+        package var nalRefIdc: UInt8
+        package var firstMbInSlice: UInt32
+        package var sliceType: UInt32
+        package var ppsID: UInt32
+        package var frameNum: UInt32
+        package var fieldPic = false
+        package var bottomField = false
+        package var idrPicID: UInt32? = nil
+        package var pocLsb: UInt32? = nil
+        package var isIDR: Bool { nalType == 5 }
+        package var isReference: Bool { nalRefIdc != 0 }
+
+        /// Whether this slice starts a new picture after `previous` (7.4.1.2.4, the fields read here).
+        package func startsNewPicture(after previous: SliceHeader) -> Bool {
+            firstMbInSlice == 0 || frameNum != previous.frameNum || ppsID != previous.ppsID
+                || fieldPic != previous.fieldPic || bottomField != previous.bottomField
+                || (nalRefIdc == 0) != (previous.nalRefIdc == 0) || isIDR != previous.isIDR
+                || idrPicID != previous.idrPicID || pocLsb != previous.pocLsb
+        }
+    }
+
+    /// Whether a picture's `frameNum` may follow a reference picture's `previous` (7.4.3, without gaps): the same
+    /// (a non-reference picture, a second field) or the next, modulo `maxFrameNum`.
+    package static func frameNum(_ frameNum: UInt32, follows previous: UInt32, maxFrameNum: UInt32) -> Bool {
+        frameNum == previous || frameNum == (previous + 1) % maxFrameNum
+    }
+
+    /// The NAL unit type of a NAL's first byte.
+    package static func nalType(_ header: UInt8) -> UInt8 { header & 0x1F }
+
+    /// Parses an SPS NAL unit (with its header byte).
+    package static func sps(_ nal: some Collection<UInt8>) -> SPS? {
+        var r = BitReader(BitReader.rbsp(nal.dropFirst(), limit: 512))
+        do throws(BitstreamEnd) {
+            let profile = UInt8(try r.bits(8))
+            try r.skip(16)
+            let id = try r.ue()
+            guard id < 32 else { return nil }
+            var chromaFormat: UInt32 = 1
+            var separate = false
+            if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
+                chromaFormat = try r.ue()
+                guard chromaFormat <= 3 else { return nil }
+                if chromaFormat == 3 { separate = try r.flag() }
+                _ = try r.ue()
+                _ = try r.ue()
+                try r.skip(1)
+                if try r.flag() {
+                    for i in 0..<(chromaFormat == 3 ? 12 : 8) where try r.flag() {
+                        try skipScalingList(&r, size: i < 6 ? 16 : 64)
+                    }
+                }
+            }
+            let log2MaxFrameNum = Int(try r.ue()) + 4
+            guard log2MaxFrameNum <= 16 else { return nil }
+            let pocType = try r.ue()
+            guard pocType <= 2 else { return nil }
+            var log2MaxPocLsb = 0
+            var alwaysZero = false
+            if pocType == 0 {
+                log2MaxPocLsb = Int(try r.ue()) + 4
+                guard log2MaxPocLsb <= 16 else { return nil }
+            } else if pocType == 1 {
+                alwaysZero = try r.flag()
+                _ = try r.se()
+                _ = try r.se()
+                let cycle = try r.ue()
+                guard cycle < 256 else { return nil }
+                for _ in 0..<cycle { _ = try r.se() }
+            }
+            _ = try r.ue()
+            try r.skip(1)
+            let width = Int(try r.ue()) + 1
+            let height = Int(try r.ue()) + 1
+            let frameMbsOnly = try r.flag()
+            return SPS(
+                id: id, profile: profile, chromaFormat: chromaFormat, separateColourPlane: separate,
+                log2MaxFrameNum: log2MaxFrameNum, pocType: pocType, log2MaxPocLsb: log2MaxPocLsb,
+                deltaPicOrderAlwaysZero: alwaysZero, frameMbsOnly: frameMbsOnly, widthInMbs: width,
+                heightInMapUnits: height)
+        } catch {
+            return nil
+        }
+    }
+
+    private static func skipScalingList(_ r: inout BitReader, size: Int) throws(BitstreamEnd) {
+        var last: Int32 = 8
+        var next: Int32 = 8
+        for _ in 0..<size {
+            if next != 0 { next = (last + (try r.se()) + 256) % 256 }
+            last = next == 0 ? last : next
+        }
+    }
+
+    /// Parses a PPS NAL unit (with its header byte).
+    package static func pps(_ nal: some Collection<UInt8>) -> PPS? {
+        var r = BitReader(BitReader.rbsp(nal.dropFirst(), limit: 64))
+        do throws(BitstreamEnd) {
+            let id = try r.ue()
+            let spsID = try r.ue()
+            guard id < 256, spsID < 32 else { return nil }
+            try r.skip(1)
+            return PPS(id: id, spsID: spsID, bottomFieldPicOrderInFramePresent: try r.flag())
+        } catch {
+            return nil
+        }
+    }
+
+    /// Parses a coded slice's header (NAL types 1 and 5, with the header byte) with the parameter sets it names;
+    /// nil when it cannot be one (an unknown PPS, a slice type out of range, bits running out).
+    package static func sliceHeader(
+        _ nal: some Collection<UInt8>, sps: [UInt32: SPS], pps: [UInt32: PPS]
+    ) -> SliceHeader? {
+        guard let header = nal.first else { return nil }
+        let type = nalType(header)
+        guard type == 1 || type == 5 else { return nil }
+        var r = BitReader(BitReader.rbsp(nal.dropFirst(), limit: 48))
+        do throws(BitstreamEnd) {
+            let firstMb = try r.ue()
+            let sliceType = try r.ue()
+            guard sliceType <= 9 else { return nil }
+            let ppsID = try r.ue()
+            guard let p = pps[ppsID], let s = sps[p.spsID] else { return nil }
+            guard firstMb < UInt32(s.widthInMbs * s.heightInMapUnits * (s.frameMbsOnly ? 1 : 2)) else { return nil }
+            if s.separateColourPlane { try r.skip(2) }
+            var h = SliceHeader(
+                nalType: type, nalRefIdc: header >> 5 & 3, firstMbInSlice: firstMb, sliceType: sliceType,
+                ppsID: ppsID, frameNum: try r.bits(s.log2MaxFrameNum))
+            if !s.frameMbsOnly {
+                h.fieldPic = try r.flag()
+                if h.fieldPic { h.bottomField = try r.flag() }
+            }
+            if type == 5 {
+                h.idrPicID = try r.ue()
+                // An IDR picture is an I or SI picture with frame_num 0 (7.4.3).
+                guard h.frameNum == 0, [2, 4, 7, 9].contains(sliceType) else { return nil }
+            }
+            if s.pocType == 0 { h.pocLsb = try r.bits(s.log2MaxPocLsb) }
+            return h
+        } catch {
+            return nil
+        }
+    }
+
+    /// An `avcC` box's payload (AVCDecoderConfigurationRecord, ISO/IEC 14496-15 5.3.3.1): the NAL length size and
+    /// the parameter sets.
+    package struct DecoderConfiguration: Sendable {
+        package var nalLengthSize: Int
+        package var sps: [UInt32: SPS] = [:]
+        package var pps: [UInt32: PPS] = [:]
+
+        package init?(avcC p: ArraySlice<UInt8>) {
+            guard p.count >= 7, p[p.startIndex] == 1 else { return nil }
+            nalLengthSize = Int(p[p.startIndex + 4] & 3) + 1
+            guard nalLengthSize != 3 else { return nil }
+            var i = p.startIndex + 5
+            let spsCount = Int(p[i] & 0x1F)
+            i += 1
+            for _ in 0..<spsCount {
+                guard p.endIndex - i >= 2 else { return nil }
+                let n = Int(ISOBoxes.Reader.u16(p, i))
+                guard p.endIndex - i - 2 >= n else { return nil }
+                if let s = H264Syntax.sps(p[(i + 2)..<(i + 2 + n)]) { sps[s.id] = s }
+                i += 2 + n
+            }
+            guard i < p.endIndex else { return nil }
+            let ppsCount = Int(p[i])
+            i += 1
+            for _ in 0..<ppsCount {
+                guard p.endIndex - i >= 2 else { return nil }
+                let n = Int(ISOBoxes.Reader.u16(p, i))
+                guard p.endIndex - i - 2 >= n else { return nil }
+                if let q = H264Syntax.pps(p[(i + 2)..<(i + 2 + n)]) { pps[q.id] = q }
+                i += 2 + n
+            }
+            guard !sps.isEmpty, !pps.isEmpty else { return nil }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/// A sample found in a broken file's media data.
+package struct RecoveredSample: Equatable, Sendable {
+    /// The reference's track it belongs to.
+    package var track: Int
+    package var offset: Int64
+    package var size: Int
+    package var isKey: Bool
+}
+
+/// Bytes of the media data the walk did not take as samples.
+public struct RepairGap: Codable, Equatable, Sendable {
+    /// Where they start in the broken file, and how many.
+    public var offset: Int64
+    public var bytes: Int64
+    /// `unrecognised` (no track's sample starts there: the walk stopped), `cut` (a sample the end of the file went
+    /// through).
+    public var reason: String
+
+    package init(offset: Int64, bytes: Int64, reason: String) {
+        self.offset = offset
+        self.bytes = bytes
+        self.reason = reason
+    }
+}
+
+/// Walks a broken file's media data from its start, sample by sample (docs/design/repair.md, "The walker"): at each
+/// offset a video track's recogniser is asked first (its checks are strict and cheap), then each audio track's frame
+/// probe; the sample found is handed on and the walk moves past it. Video pictures before the first keyframe are
+/// skipped (nothing could decode them). The walk ends at the end of the media data, at a sample the file's end cuts,
+/// or where nothing is recognised (reported as a gap; resynchronising past damage is a later step).
+package final class MediaWalker {
+    private let window: ByteWindow
+    private let model: ReferenceModel
+    private var video: [Int: H264Recogniser] = [:]
+    private let audio: [Int: AudioFrameProbe]
+    private let start: Int64
+    private let end: Int64
+
+    /// What the walk found, besides the samples it handed on.
+    package struct Outcome: Sendable {
+        package var samples: [Int: Int] = [:]
+        package var keyframes: [Int: Int] = [:]
+        package var gaps: [RepairGap] = []
+        /// Video pictures skipped because no keyframe came before them.
+        package var skippedBeforeKeyframe = 0
+        /// Where the walk stopped.
+        package var endedAt: Int64 = 0
+    }
+
+    /// `audio`: a frame probe for each audio track the walk should find (by the reference's track index); `start`
+    /// and `end`: the media data's bounds in the broken file.
+    package init(window: ByteWindow, model: ReferenceModel, audio: [Int: AudioFrameProbe], start: Int64, end: Int64) {
+        self.window = window
+        self.model = model
+        self.audio = audio
+        self.start = start
+        self.end = end
+        for (i, t) in model.tracks.enumerated() {
+            if case .h264(let config) = t.kind { video[i] = H264Recogniser(config, largestSample: t.largestSample) }
+        }
+    }
+
+    /// The tracks the walk looks for (the others are reported as not recovered).
+    package var walkedTracks: [Int] { (Array(video.keys) + Array(audio.keys)).sorted() }
+
+    /// Walks the media data, handing each sample to `emit` in file order; `progress` is told the offset reached now
+    /// and then.
+    package func walk(
+        progress: (Int64) -> Void, emit: (RecoveredSample) throws(CropZoomError) -> Void
+    ) throws(CropZoomError) -> Outcome {
+        var outcome = Outcome()
+        var keyed: Set<Int> = []
+        var offset = start
+        var reported = start
+        let videoTracks = video.keys.sorted()
+        let audioTracks = audio.keys.sorted()
+        walking: while offset < end {
+            if offset - reported >= 8 << 20 {
+                progress(offset)
+                reported = offset
+            }
+            var cutVideo: Int?
+            for i in videoTracks {
+                guard var recogniser = video[i] else { continue }
+                let found = try recogniser.recognise(at: offset, in: window, end: end)
+                switch found.answer {
+                case .sample(let size, let key):
+                    guard let slice = found.slice, recogniser.takes(slice) else { continue }
+                    if key { keyed.insert(i) }
+                    let started = keyed.contains(i)
+                    recogniser.accept(found)
+                    video[i] = recogniser
+                    if started {
+                        try emit(RecoveredSample(track: i, offset: offset, size: size, isKey: key))
+                        outcome.samples[i, default: 0] += 1
+                        if key { outcome.keyframes[i, default: 0] += 1 }
+                    } else {
+                        outcome.skippedBeforeKeyframe += 1
+                    }
+                    offset += Int64(size)
+                    continue walking
+                case .cut(let bytes):
+                    // Only if no other track's sample starts here (an audio frame can look like the start of one).
+                    guard let slice = found.slice, recogniser.takes(slice) else { continue }
+                    cutVideo = cutVideo ?? bytes
+                case .none:
+                    continue
+                }
+            }
+            for i in audioTracks {
+                guard let probe = audio[i] else { continue }
+                let bytes = try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame), end - offset)))
+                if let length = probe.frameLength(bytes) {
+                    try emit(RecoveredSample(track: i, offset: offset, size: length, isKey: true))
+                    outcome.samples[i, default: 0] += 1
+                    offset += Int64(length)
+                    continue walking
+                }
+            }
+            if let cutVideo {
+                outcome.gaps.append(RepairGap(offset: offset, bytes: Int64(cutVideo), reason: "cut"))
+                offset = end
+                break
+            }
+            // Nothing starts here. Within an audio frame of the end, a frame the cut went through.
+            let longest = audio.values.map(\.longestFrame).max() ?? 0
+            let reason = end - offset < Int64(longest) && end == window.size ? "cut" : "unrecognised"
+            outcome.gaps.append(RepairGap(offset: offset, bytes: end - offset, reason: reason))
+            break
+        }
+        outcome.endedAt = offset
+        progress(offset)
+        return outcome
+    }
+}

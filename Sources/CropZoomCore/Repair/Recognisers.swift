@@ -1,0 +1,144 @@
+/// What the bytes at an offset of a broken file's media data are, for one track.
+package enum Recognised: Equatable, Sendable {
+    /// A whole sample of `size` bytes; `key`: a decoder can start there.
+    case sample(size: Int, key: Bool)
+    /// A sample that starts here but runs past the end of the file (the cut one): `bytes` are left.
+    case cut(bytes: Int)
+    /// Not this track's sample.
+    case none
+}
+
+/// Finds an audio frame's length by decoding (`CropZoomFFmpeg.AACFrameProbe`: FFmpeg's decoder opened with the
+/// reference's configuration).
+package protocol AudioFrameProbe: AnyObject {
+    /// The most bytes one frame can take (the window handed to ``frameLength(_:)``).
+    var longestFrame: Int { get }
+    /// The length of the frame `bytes` start with, when one whole frame of the reference's format does; nil when
+    /// none does.
+    func frameLength(_ bytes: [UInt8]) -> Int?
+}
+
+/// Recognises H.264 samples as MP4 stores them (length-prefixed NAL units, ISO/IEC 14496-15): a chain of NAL units
+/// whose lengths fit, whose headers are allowed, whose first coded slice starts a picture with a parameter set the
+/// reference (or the stream itself) defined, ending where the next access unit starts (H.264 7.4.1.2.3-4). A sample
+/// is accepted only where frame_num continues the previous picture's (7.4.3), or at an IDR picture: audio or
+/// metadata bytes that happen to look like a NAL chain do not continue a picture sequence.
+package struct H264Recogniser: Sendable {
+    package let lengthSize: Int
+    package private(set) var sps: [UInt32: H264Syntax.SPS]
+    package private(set) var pps: [UInt32: H264Syntax.PPS]
+    /// A sample larger than this is not taken (8 times the reference's largest, at least 4 MiB).
+    package let largestSample: Int
+    /// The frame_num of the last reference picture accepted (nil before the first IDR).
+    package private(set) var previousReferenceFrameNum: UInt32?
+
+    package init(_ config: H264Syntax.DecoderConfiguration, largestSample: Int) {
+        lengthSize = config.nalLengthSize
+        sps = config.sps
+        pps = config.pps
+        self.largestSample = max(4 << 20, 8 * largestSample)
+    }
+
+    /// What ``recognise(at:in:end:)`` found: the answer, the sample's first slice, and the parameter sets as they
+    /// stand after the sample (the reference's, and any the sample carries).
+    package struct Found: Sendable {
+        package var answer: Recognised
+        package var slice: H264Syntax.SliceHeader?
+        package var sps: [UInt32: H264Syntax.SPS] = [:]
+        package var pps: [UInt32: H264Syntax.PPS] = [:]
+    }
+
+    /// Reads the sample that may start at `offset` in `window`, up to `end` (where the media data ends). Does not
+    /// change the state: ``accept(_:)`` does, once the walk takes the sample.
+    package func recognise(at offset: Int64, in window: ByteWindow, end: Int64) throws(CropZoomError) -> Found {
+        let none = Found(answer: .none)
+        var position = offset
+        var first: H264Syntax.SliceHeader?
+        var inBand: (sps: [UInt32: H264Syntax.SPS], pps: [UInt32: H264Syntax.PPS]) = (sps, pps)
+        var nalCount = 0
+        while position < end {
+            guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
+            else { break }
+            let header = try window.bytes(at: position + Int64(lengthSize), count: 1).first
+            guard length > 0, let header, header & 0x80 == 0 else {
+                if first == nil { return none }
+                break
+            }
+            let type = H264Syntax.nalType(header)
+            let nalEnd = position + Int64(lengthSize) + Int64(length)
+            let peek = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 64))
+            var ends = false
+            switch type {
+            case 1, 5:
+                guard let slice = H264Syntax.sliceHeader(peek, sps: inBand.sps, pps: inBand.pps) else {
+                    if first == nil { return none }
+                    ends = true
+                    break
+                }
+                if let first {
+                    if slice.startsNewPicture(after: first) { ends = true }
+                } else {
+                    guard slice.firstMbInSlice == 0 else { return none }
+                    first = slice
+                }
+            case 6, 7, 8, 9, 13, 14, 15, 16, 17, 18:
+                // After a coded slice these start the next access unit; an AUD only opens one.
+                if first != nil {
+                    ends = true
+                } else if type == 9 && nalCount > 0 {
+                    return none
+                } else if type == 7 || type == 8 {
+                    let nal = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 4096))
+                    if type == 7, let s = H264Syntax.sps(nal) { inBand.sps[s.id] = s }
+                    if type == 8, let p = H264Syntax.pps(nal) { inBand.pps[p.id] = p }
+                }
+            case 10, 11, 12, 19:
+                if first == nil && type != 12 && type != 19 { return none }
+            default:
+                if first == nil { return none }
+                ends = true
+            }
+            if ends { break }
+            if nalEnd - offset > Int64(largestSample) {
+                if first == nil { return none }
+                break
+            }
+            if nalEnd > end {
+                // This NAL unit runs past the end: the sample is the one the cut went through.
+                let cut = first != nil || type == 1 || type == 5
+                return cut ? Found(answer: .cut(bytes: Int(end - offset)), slice: first) : none
+            }
+            position = nalEnd
+            nalCount += 1
+        }
+        guard let first else { return none }
+        return Found(
+            answer: .sample(size: Int(position - offset), key: first.isIDR), slice: first, sps: inBand.sps,
+            pps: inBand.pps)
+    }
+
+    /// Whether a picture whose first slice is `slice` continues the pictures accepted so far: an IDR picture always
+    /// does; another needs a previous reference picture whose frame_num it equals or follows.
+    package func continues(_ slice: H264Syntax.SliceHeader) -> Bool {
+        if slice.isIDR { return true }
+        guard let previous = previousReferenceFrameNum, let p = pps[slice.ppsID], let s = sps[p.spsID] else {
+            return false
+        }
+        return H264Syntax.frameNum(slice.frameNum, follows: previous, maxFrameNum: s.maxFrameNum)
+    }
+
+    /// Whether the walk takes a picture whose first slice is `slice`: any before the first picture (one before the
+    /// first keyframe is then skipped), else one that ``continues(_:)`` the stream.
+    package func takes(_ slice: H264Syntax.SliceHeader) -> Bool {
+        previousReferenceFrameNum == nil || continues(slice)
+    }
+
+    /// Takes the sample `found` as the stream's latest picture, and the parameter sets it carried (a camera that
+    /// repeats them before each keyframe).
+    package mutating func accept(_ found: Found) {
+        guard let slice = found.slice else { return }
+        if slice.isReference { previousReferenceFrameNum = slice.frameNum }
+        sps = found.sps
+        pps = found.pps
+    }
+}

@@ -1,0 +1,138 @@
+/// What a healthy recording from the same camera and settings teaches about a broken one (docs/design/repair.md):
+/// its tracks' kinds, time scales, durations, sizes and starts, and where its media data begins. Read from its boxes
+/// (``ISOBoxes``); the codec parameters the output needs come from FFmpeg's reading of the same file.
+package struct ReferenceModel: Sendable {
+    /// One track of the reference, in `moov` order (FFmpeg's stream order for MP4/MOV).
+    package struct Track: Sendable {
+        package enum Kind: Sendable {
+            case h264(H264Syntax.DecoderConfiguration)
+            case aac
+            /// A track the walk does not recognise yet (its sample entry's type).
+            case other(String)
+        }
+        package var kind: Kind
+        package var handler: String
+        package var sampleEntry: String
+        /// Units per second of the track's times.
+        package var timescale: UInt32
+        /// The most common sample duration (a frame's, an audio frame's samples).
+        package var sampleDuration: UInt32
+        /// Whether every sample has that duration.
+        package var constantDuration: Bool
+        /// Whether samples are shown in another order than decoded (`ctts` with offsets that differ: B-frames).
+        package var reordered: Bool
+        /// The first sample's decode time on the reference's timeline (track units): where the writer put the track
+        /// against the others — negative by an audio track's priming or a B-frame delay cut by the edit list, positive
+        /// by an empty edit.
+        package var firstDecodeTime: Int64
+        /// The largest sample, and the largest sync (key) sample.
+        package var largestSample: Int
+        package var largestKeySample: Int
+        package var sampleCount: Int
+
+        package var isVideo: Bool { handler == "vide" }
+        package var isAudio: Bool { handler == "soun" }
+    }
+
+    package var tracks: [Track]
+    /// The top-level boxes before the media data (their types), e.g. `ftyp free` or `ftyp wide`.
+    package var leadingBoxes: [String]
+    /// Whether the reference's index (`moov`) comes after its media data (as every non-fragmented writer's does
+    /// unless it moves it afterwards).
+    package var indexAtEnd: Bool
+    /// Bytes between the start of the `mdat` payload and the first sample.
+    package var mediaLeadIn: Int64
+
+    /// Reads the reference at `window` (a whole, healthy file); the reason it cannot serve otherwise.
+    package static func read(_ window: ByteWindow) throws(CropZoomError) -> Result<ReferenceModel, ReferenceProblem> {
+        let boxes = try ISOBoxes.topLevel(window)
+        guard let first = boxes.first, ISOBoxes.isLeadingType(first.type) else { return .failure(.notISOMedia) }
+        guard let moov = boxes.first(where: { $0.type == "moov" }) else { return .failure(.noIndex) }
+        let end = moov.end(in: window.size)
+        guard end <= window.size, end - moov.payloadOffset < 512 << 20 else { return .failure(.noIndex) }
+        let payload = try window.bytes(at: moov.payloadOffset, count: Int(end - moov.payloadOffset))
+        let movie = MovieTables(moov: payload[...])
+        if movie.isFragmented { return .failure(.fragmented) }
+        guard !movie.tracks.isEmpty, movie.tracks.contains(where: { $0.sampleCount > 0 }) else {
+            return .failure(.noSamples)
+        }
+        guard let mdat = boxes.first(where: { $0.type == "mdat" }) else { return .failure(.noSamples) }
+        var tracks: [Track] = []
+        var firstSample = Int64.max
+        for t in movie.tracks {
+            let offsets = t.sampleOffsets()
+            if let o = offsets.min() { firstSample = min(firstSample, o) }
+            if let last = offsets.last, let size = t.sampleSizes.last, last + Int64(size) > window.size {
+                return .failure(.samplesPastEnd)
+            }
+            tracks.append(Self.track(t, movieTimescale: movie.timescale))
+        }
+        let leading = boxes.prefix { $0.type != "mdat" }.map(\.type)
+        return .success(
+            ReferenceModel(
+                tracks: tracks, leadingBoxes: leading, indexAtEnd: moov.offset > mdat.offset,
+                mediaLeadIn: firstSample == .max ? 0 : max(0, firstSample - mdat.payloadOffset)))
+    }
+
+    private static func track(_ t: TrackTables, movieTimescale: UInt32) -> Track {
+        let kind: Track.Kind
+        switch t.sampleEntry {
+        case "avc1", "avc3":
+            // The visual sample entry's fixed fields (78 bytes) come before its boxes.
+            if let avcC = ISOBoxes.Box(type: t.sampleEntry, payload: t.sampleEntryPayload).child("avcC", skip: 78),
+                let config = H264Syntax.DecoderConfiguration(avcC: avcC.payload)
+            {
+                kind = .h264(config)
+            } else {
+                kind = .other(t.sampleEntry)
+            }
+        case "mp4a": kind = .aac
+        default: kind = .other(t.sampleEntry)
+        }
+        var counts: [UInt32: UInt64] = [:]
+        for run in t.timeToSample { counts[run.delta, default: 0] += UInt64(run.count) }
+        let duration = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 0
+        let offsets = Set(t.compositionOffsets.map(\.offset))
+        let keys = t.syncSamples.map(Set.init)
+        var largestKey = 0
+        for (i, size) in t.sampleSizes.enumerated() where keys?.contains(UInt32(i + 1)) ?? true {
+            largestKey = max(largestKey, Int(size))
+        }
+        // The edit list: empty edits delay the track (movie time scale); the first real edit's media time is where
+        // its presentation starts (priming, a B-frame delay).
+        var delay: Int64 = 0
+        var mediaStart: Int64 = 0
+        for edit in t.edits {
+            if edit.mediaTime == -1 {
+                if movieTimescale > 0 {
+                    delay += Int64(edit.segmentDuration) * Int64(t.timescale) / Int64(movieTimescale)
+                }
+            } else {
+                mediaStart = edit.mediaTime
+                break
+            }
+        }
+        return Track(
+            kind: kind, handler: t.handler, sampleEntry: t.sampleEntry, timescale: t.timescale,
+            sampleDuration: duration,
+            constantDuration: counts.count <= 1 || (t.timeToSample.count == 2 && t.timeToSample[1].count == 1),
+            reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
+            largestSample: Int(t.sampleSizes.max() ?? 0), largestKeySample: largestKey, sampleCount: t.sampleCount)
+    }
+}
+
+/// Why a file cannot serve as a reference.
+package enum ReferenceProblem: Error, Equatable {
+    case notISOMedia, noIndex, fragmented, noSamples, samplesPastEnd
+
+    package var reason: String {
+        switch self {
+        case .notISOMedia: return "not an MP4/MOV/3GP file"
+        case .noIndex: return "has no index (moov): the reference must be a complete recording"
+        case .fragmented:
+            return "is a fragmented MP4: the reference must be a complete, regular recording from the same camera"
+        case .noSamples: return "holds no media samples"
+        case .samplesPastEnd: return "is itself cut short (its index points past its end): use a complete recording"
+        }
+    }
+}

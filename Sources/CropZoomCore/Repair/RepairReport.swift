@@ -1,0 +1,89 @@
+import Foundation
+
+/// What `cropzoom repair` recovered (the summary line, the `done` event's `repair` member, and the library's result).
+public struct RepairReport: Codable, Equatable, Sendable {
+    /// One track of the reference and what was found of it.
+    public struct Track: Codable, Equatable, Sendable {
+        public var index: Int
+        /// `video`, `audio`, `data`.
+        public var type: String
+        /// FFmpeg's codec name (`h264`, `aac`) or the sample entry's type.
+        public var codec: String
+        public var samples: Int
+        public var keyframes: Int
+        /// How long the recovered samples last.
+        public var seconds: Double
+        /// Whether the walk looked for it (a track of a kind it does not recognise yet is not recovered).
+        public var recovered: Bool
+
+        package init(
+            index: Int, type: String, codec: String, samples: Int, keyframes: Int, seconds: Double, recovered: Bool
+        ) {
+            self.index = index
+            self.type = type
+            self.codec = codec
+            self.samples = samples
+            self.keyframes = keyframes
+            self.seconds = seconds
+            self.recovered = recovered
+        }
+    }
+
+    public var input: String
+    public var reference: String
+    public var output: String
+    public var tracks: [Track]
+    /// Bytes of the media data not taken as samples, and where.
+    public var gaps: [RepairGap]
+    /// Video pictures skipped because no keyframe came before them.
+    public var skippedBeforeKeyframe: Int
+    /// The media data's size in the broken file, and how much of it the samples recovered cover.
+    public var mediaBytes: Int64
+    public var recoveredBytes: Int64
+    /// Seconds from the first video frame to the first audio frame (negative: the sound starts first), as written;
+    /// nil without both.
+    public var audioStartOffset: Double?
+    public var seconds: Double
+
+    package init(
+        input: String, reference: String, output: String, tracks: [Track], gaps: [RepairGap],
+        skippedBeforeKeyframe: Int, mediaBytes: Int64, recoveredBytes: Int64, audioStartOffset: Double?,
+        seconds: Double
+    ) {
+        self.input = input
+        self.reference = reference
+        self.output = output
+        self.tracks = tracks
+        self.gaps = gaps
+        self.skippedBeforeKeyframe = skippedBeforeKeyframe
+        self.mediaBytes = mediaBytes
+        self.recoveredBytes = recoveredBytes
+        self.audioStartOffset = audioStartOffset
+        self.seconds = seconds
+    }
+
+    /// One line: what was recovered and what was not.
+    public var line: String {
+        var parts: [String] = []
+        for t in tracks where t.recovered {
+            let noun = t.type == "video" ? "video frames" : t.type == "audio" ? "audio frames" : "samples"
+            parts.append(String(format: "%d %@ (%.2f s)", t.samples, noun, t.seconds))
+        }
+        let notWalked = tracks.filter { !$0.recovered }.map { "\($0.type) (\($0.codec))" }
+        if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
+        for gap in gaps {
+            let what = gap.reason == "cut" ? "cut mid-sample at the end" : "unrecognised bytes from there on"
+            parts.append(String(format: "%@ (%@ at %@)", what, Self.bytes(gap.bytes), Self.bytes(gap.offset)))
+        }
+        if skippedBeforeKeyframe > 0 { parts.append("\(skippedBeforeKeyframe) frames before the first keyframe") }
+        return "repaired \(input) → \(output): " + parts.joined(separator: ", ")
+    }
+
+    package static func bytes(_ n: Int64) -> String {
+        n < 10_000
+            ? "\(n) bytes"
+            : n < 10_000_000
+                ? String(format: "%.1f kB", Double(n) / 1e3)
+                : String(format: "%.1f MB", Double(n) / 1e6)
+    }
+}

@@ -1,0 +1,88 @@
+import CFFmpeg
+import CropZoomCore
+
+/// Writes packets that come from somewhere other than a demuxer — `cropzoom repair`'s samples, read from a broken
+/// file — into a regular MP4/MOV whose streams are a reference file's: codec parameters, time bases, dispositions,
+/// display matrices and stream tags as the reference has them; the container's tags too, except those that describe
+/// the reference recording itself (its date, its place). The index goes at the end (one write pass; a multi-gigabyte
+/// `+faststart` would be a second full copy).
+package final class Remux {
+    private let output: OutputFormat
+    private let packet: Packet
+    private let bases: [TimeBase]
+    private var started = false
+    private let options: [String: String]
+
+    /// Tags of the reference's container that describe that recording, not the one repaired.
+    package static let recordingTags = [
+        "creation_time", "location", "location-eng", "com.apple.quicktime.location.ISO6709",
+        "com.apple.quicktime.creationdate", "com.apple.quicktime.content.identifier", "date",
+    ]
+
+    /// The output at `target` (the file written; `displayPath` names it in messages and picks the container) with
+    /// one stream for each of `streams` of `reference`, in that order (`avformat_new_stream`,
+    /// `avcodec_parameters_copy`, `av_stream_new_side_data` for the display matrix).
+    package init(reference: InputFormat, streams: [Int], target: String, displayPath: String) throws(CropZoomError) {
+        output = try OutputFormat(path: target, displayPath: displayPath, formatName: nil)
+        output.copyMetadata(from: reference, except: Self.recordingTags + Muxer.inputContainerTags)
+        var bases: [TimeBase] = []
+        for i in streams {
+            let from = reference.stream(i)
+            let to = try output.addStream()
+            try check(
+                avcodec_parameters_copy(to.parameters, from.parameters), "copying a stream", path: displayPath)
+            to.parameters.pointee.codec_tag = 0
+            to.pointer.pointee.time_base = from.pointer.pointee.time_base
+            to.pointer.pointee.disposition = from.pointer.pointee.disposition
+            to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
+            av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
+            av_dict_set(&to.pointer.pointee.metadata, "creation_time", nil, 0)
+            var size = 0
+            if let data = av_stream_get_side_data(from.pointer, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36,
+                let copy = av_stream_new_side_data(to.pointer, AV_PKT_DATA_DISPLAYMATRIX, size)
+            {
+                copy.update(from: data, count: size)
+            }
+            bases.append(from.timeBase)
+        }
+        self.bases = bases
+        packet = try Packet()
+        let vendor = Muxer.keepVendorMetadata(output)
+        var options = ["movie_timescale": String(Muxer.movieTimescale(bases))]
+        if vendor { options["movflags"] = "+use_metadata_tags" }
+        self.options = options
+    }
+
+    /// The time base of output stream `index` as given (the reference's; the muxer may choose another).
+    package func timeBase(_ index: Int) -> TimeBase { bases[index] }
+
+    /// Writes one sample of output stream `stream`: `bytes`, its times in the reference stream's time base, and
+    /// whether a decoder can start there (`av_interleaved_write_frame`, after the header on the first call).
+    package func write(
+        stream: Int, bytes: [UInt8], pts: Int64, dts: Int64, duration: Int64, key: Bool
+    ) throws(CropZoomError) {
+        if !started {
+            try output.writeHeader(options: options)
+            started = true
+        }
+        packet.unref()
+        try packet.fill(bytes)
+        packet.streamIndex = stream
+        packet.pts = pts
+        packet.dts = dts
+        packet.duration = duration
+        packet.isKeyframe = key
+        packet.pointer.pointee.pos = -1
+        packet.rescale(from: bases[stream], to: output.stream(stream).timeBase)
+        try output.write(packet)
+    }
+
+    /// Writes the index and closes the file (`av_write_trailer`).
+    package func finish() throws(CropZoomError) {
+        if !started {
+            try output.writeHeader(options: options)
+            started = true
+        }
+        try output.finish()
+    }
+}

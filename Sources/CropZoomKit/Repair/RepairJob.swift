@@ -1,0 +1,167 @@
+import CropZoomFFmpeg
+import CropZoomSystem
+import Foundation
+
+/// What to repair, from what, into what (`cropzoom repair BROKEN --reference GOOD -o FIXED`).
+public struct RepairConfiguration: Sendable, Equatable {
+    /// The recording whose writer never wrote its index (`moov`): an MP4/MOV/3GP with its media data only.
+    public var input: String
+    /// A complete recording from the same camera and settings: its tracks, codec parameters, sample durations and
+    /// layout are what the broken file's bytes are read with.
+    public var reference: String
+    /// The repaired file (a remux: the samples are copied byte for byte), written atomically as every output.
+    public var output: String
+    /// Replace an existing output (`-y`).
+    public var overwrite = false
+
+    public init(input: String, reference: String, output: String) {
+        self.input = input
+        self.reference = reference
+        self.output = output
+    }
+}
+
+/// What a running ``RepairJob`` reports.
+public enum RepairEvent: Sendable {
+    /// Now and then: how far the walk through the broken file's media data is, and the samples found so far.
+    case progress(fraction: Double, bytes: Int64, samples: Int)
+    /// The last event of a repair that succeeded: what ``RepairJob/run()`` returns.
+    case done(RepairReport)
+    /// The last event of a repair that failed or was cancelled.
+    case failed(CropZoomError)
+}
+
+/// Brings back a recording whose writer crashed before writing its index (docs/repair.md): the broken file's media
+/// data is walked sample by sample with what a reference recording teaches, and the samples found are remuxed, byte
+/// for byte, into a playable file with every frame at its time and the sound where the writer put it.
+///
+/// ```swift
+/// let job = RepairJob(configuration: RepairConfiguration(
+///     input: "crashed.mp4", reference: "good.mp4", output: "fixed.mp4"))
+/// let report = try await job.run()   // throws CropZoomError: exit code 2 or 3 as the command's
+/// print(report.line)
+/// ```
+///
+/// Exit codes as the command gives them (``/CropZoomCore/CropZoomError/exitCode``): 2 when the reference cannot
+/// serve or the input is not broken, 3 when the input is not an MP4/MOV/3GP or nothing could be recovered. The work
+/// runs on a thread of its own; ``cancel()`` or cancelling the awaiting task stops it, leaving nothing behind.
+///
+/// `@unchecked Sendable`: `cancelled` and `started` are behind `lock`; the rest is set in `init` and read only.
+public final class RepairJob: @unchecked Sendable {
+    public let configuration: RepairConfiguration
+    /// Progress while the job runs; finishes when it ends.
+    public let events: AsyncStream<RepairEvent>
+    private let continuation: AsyncStream<RepairEvent>.Continuation
+    private let lock = NSLock()
+    private var cancelled = false
+    private var started = false
+    /// Notices (a stale temporary removed) as the job goes.
+    private let notice: @Sendable (String) -> Void
+
+    public init(configuration: RepairConfiguration, notice: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.notice = notice
+        (events, continuation) = AsyncStream.makeStream(of: RepairEvent.self, bufferingPolicy: .bufferingNewest(64))
+    }
+
+    /// Stops the repair from any thread: nothing is left at the output path, and ``run()`` throws `.cancelled`.
+    public func cancel() { lock.withLock { cancelled = true } }
+
+    private var isCancelled: Bool { lock.withLock { cancelled } }
+
+    /// Repairs (on a thread of its own) and returns the report.
+    public func run() async throws(CropZoomError) -> RepairReport {
+        let again = lock.withLock {
+            defer { started = true }
+            return started
+        }
+        if again {
+            throw CropZoomError(.usage, path: configuration.output, reason: "a RepairJob runs once; make a new one")
+        }
+        let continuation = self.continuation
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<RepairReport, Error>) in
+                    let thread = Thread { [self] in
+                        defer { continuation.finish() }
+                        do throws(CropZoomError) {
+                            let report = try repair()
+                            continuation.yield(.done(report))
+                            done.resume(returning: report)
+                        } catch {
+                            continuation.yield(.failed(error))
+                            done.resume(throwing: error)
+                        }
+                    }
+                    thread.name = "cropzoom repair"
+                    thread.start()
+                }
+            } onCancel: { [self] in
+                cancel()
+            }
+        } catch let e as CropZoomError {
+            throw e
+        } catch {
+            throw CropZoomError(.processing, path: configuration.output, reason: "\(error)")
+        }
+    }
+
+    /// The repair itself, on the calling thread.
+    func repair() throws(CropZoomError) -> RepairReport {
+        let started = Date()
+        let cfg = configuration
+        let setup = try RepairSetup(cfg)
+        let atomic = try AtomicOutput(
+            target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
+            notice: notice)
+        let remux = try Remux(
+            reference: setup.referenceInput, streams: setup.walker.walkedTracks, target: atomic.writePath,
+            displayPath: cfg.output)
+        let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
+        var timing = RecoveredTiming(model: setup.model)
+        var firstTimes: [Int: Double] = [:]
+        var found = 0
+        var recoveredBytes: Int64 = 0
+        let span = Double(max(1, setup.mediaEnd - setup.mediaStart))
+        let outcome = try setup.walker.walk(
+            progress: { [continuation] offset in
+                continuation.yield(
+                    .progress(
+                        fraction: Double(offset - setup.mediaStart) / span, bytes: offset - setup.mediaStart,
+                        samples: found))
+            },
+            emit: { (sample) throws(CropZoomError) in
+                if isCancelled { throw CropZoomError(.cancelled, path: cfg.output, reason: "cancelled") }
+                let signal = ProcessSignal.pending
+                if signal != 0 {
+                    throw CropZoomError(.interrupted(signal: signal), path: cfg.output, reason: "interrupted")
+                }
+                let bytes = try setup.window.bytes(at: sample.offset, count: sample.size)
+                guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
+                    throw CropZoomError(
+                        .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
+                }
+                let t = timing.times(forNextOf: sample.track)
+                if firstTimes[sample.track] == nil {
+                    firstTimes[sample.track] = Double(t.pts) / Double(setup.model.tracks[sample.track].timescale)
+                }
+                try remux.write(
+                    stream: stream, bytes: bytes, pts: t.pts, dts: t.dts, duration: t.duration, key: sample.isKey)
+                found += 1
+                recoveredBytes += Int64(sample.size)
+            })
+        let report = setup.report(
+            outcome, timing: timing, firstTimes: firstTimes, recoveredBytes: recoveredBytes,
+            seconds: Date().timeIntervalSince(started))
+        guard report.tracks.contains(where: { $0.recovered && ($0.type == "video" ? $0.keyframes : $0.samples) > 0 })
+        else {
+            throw CropZoomError(
+                .inputUnreadable, what: "repairing", path: cfg.input,
+                reason: "no sample of the reference's tracks found in its \(RepairReport.bytes(report.mediaBytes)) "
+                    + "of media data: is \(cfg.reference) from the same camera and settings?")
+        }
+        try remux.finish()
+        try atomic.commit()
+        return report
+    }
+}

@@ -1,0 +1,112 @@
+import CropZoomFFmpeg
+import CropZoomSystem
+import Foundation
+
+/// A repair's set-up (docs/design/repair.md, "Triage"): the broken file's top-level boxes say whether there is
+/// something to repair and where its media data lies; the reference is read twice — its boxes (``ReferenceModel``)
+/// and FFmpeg's view of its streams (the codec parameters the output is written with) — and checked; the walker is
+/// wired to a frame probe for each AAC track. Each refusal is one line naming the file and the reason.
+struct RepairSetup {
+    let window: ByteWindow
+    let model: ReferenceModel
+    let referenceInput: InputFormat
+    let walker: MediaWalker
+    let mediaStart: Int64
+    let mediaEnd: Int64
+    private let configuration: RepairConfiguration
+
+    init(_ cfg: RepairConfiguration) throws(CropZoomError) {
+        configuration = cfg
+        let reading = "reading the recording to repair"
+        let broken = try FileBytes(path: cfg.input, what: reading)
+        window = ByteWindow(broken)
+        let boxes = try ISOBoxes.topLevel(window)
+        guard let first = boxes.first, ISOBoxes.isLeadingType(first.type) else {
+            throw CropZoomError(
+                .inputUnreadable, what: reading, path: cfg.input,
+                reason: broken.size == 0 ? "the file is empty" : "not an MP4/MOV/3GP file (no box structure)")
+        }
+        if let moov = boxes.first(where: { $0.type == "moov" }), moov.end(in: window.size) <= window.size {
+            throw CropZoomError(
+                .usage, what: reading, path: cfg.input,
+                reason: "not broken: it has its index (moov), so it plays as it is; nothing to repair")
+        }
+        guard let mdat = boxes.first(where: { $0.type == "mdat" }) else {
+            throw CropZoomError(
+                .inputUnreadable, what: reading, path: cfg.input,
+                reason: "no media data (mdat): the writer stopped before writing any sample")
+        }
+        // Size 0 (to the end), or a size past the end (the writer never came back to set it), or a size that ends
+        // where the file ends: the media data runs to the end of the file.
+        mediaStart = mdat.payloadOffset
+        mediaEnd = min(mdat.end(in: window.size), window.size)
+
+        let referencing = "reading the reference"
+        let reference = try FileBytes(path: cfg.reference, what: referencing)
+        switch try ReferenceModel.read(ByteWindow(reference, capacity: 1 << 20)) {
+        case .success(let m): model = m
+        case .failure(let problem):
+            throw CropZoomError(.usage, what: referencing, path: cfg.reference, reason: problem.reason)
+        }
+        do {
+            referenceInput = try InputFormat(path: cfg.reference)
+        } catch {
+            throw CropZoomError(.usage, what: referencing, path: cfg.reference, reason: error.reason)
+        }
+        guard referenceInput.streamCount == model.tracks.count else {
+            throw CropZoomError(
+                .usage, what: referencing, path: cfg.reference,
+                reason: "FFmpeg reads \(referenceInput.streamCount) streams, its index \(model.tracks.count) tracks")
+        }
+        if let t = model.tracks.first(where: { $0.isVideo && $0.reordered }) {
+            throw CropZoomError(
+                .usage, what: referencing, path: cfg.reference,
+                reason: "its \(t.sampleEntry) video has B-frames (composition offsets), which this version of repair "
+                    + "does not recover yet")
+        }
+        var probes: [Int: AudioFrameProbe] = [:]
+        for (i, t) in model.tracks.enumerated() where t.isAudio {
+            if case .aac = t.kind {
+                probes[i] = try AACFrameProbe(
+                    reference: referenceInput, stream: i, frameSamples: Int(t.sampleDuration))
+            }
+        }
+        walker = MediaWalker(window: window, model: model, audio: probes, start: mediaStart, end: mediaEnd)
+        guard !walker.walkedTracks.isEmpty else {
+            let kinds = model.tracks.map(\.sampleEntry).joined(separator: ", ")
+            throw CropZoomError(
+                .usage, what: referencing, path: cfg.reference,
+                reason: "none of its tracks (\(kinds)) is one repair recognises yet (H.264 video, AAC sound)")
+        }
+    }
+
+    /// The report of a walk that found `outcome`.
+    func report(
+        _ outcome: MediaWalker.Outcome, timing: RecoveredTiming, firstTimes: [Int: Double], recoveredBytes: Int64,
+        seconds: Double
+    ) -> RepairReport {
+        let walked = Set(walker.walkedTracks)
+        let ends = timing.ends
+        let tracks = model.tracks.enumerated().map { i, t -> RepairReport.Track in
+            let stream = referenceInput.stream(i)
+            let type = t.isVideo ? "video" : t.isAudio ? "audio" : "data"
+            let duration = ends[i].map { end -> Double in
+                let start = firstTimes[i] ?? 0
+                return Double(end) / Double(max(1, t.timescale)) - start
+            }
+            return RepairReport.Track(
+                index: i, type: type, codec: stream.codecName == "none" ? t.sampleEntry : stream.codecName,
+                samples: outcome.samples[i] ?? 0, keyframes: outcome.keyframes[i] ?? 0,
+                seconds: duration ?? 0, recovered: walked.contains(i))
+        }
+        let video = model.tracks.indices.first { model.tracks[$0].isVideo && firstTimes[$0] != nil }
+        let audio = model.tracks.indices.first { model.tracks[$0].isAudio && firstTimes[$0] != nil }
+        var offset: Double?
+        if let video, let audio, let v = firstTimes[video], let a = firstTimes[audio] { offset = a - v }
+        return RepairReport(
+            input: configuration.input, reference: configuration.reference, output: configuration.output,
+            tracks: tracks, gaps: outcome.gaps, skippedBeforeKeyframe: outcome.skippedBeforeKeyframe,
+            mediaBytes: mediaEnd - mediaStart, recoveredBytes: recoveredBytes, audioStartOffset: offset,
+            seconds: seconds)
+    }
+}

@@ -1,0 +1,50 @@
+import CropZoomCore
+import Foundation
+
+/// A file's bytes for ``ByteSource`` readers (`cropzoom repair` walking a broken recording): opened read-only
+/// (`open`, `O_CLOEXEC`), read at offsets (`pread`), the kernel told the reads go forward (`posix_fadvise`
+/// sequential); closed in `deinit`.
+package final class FileBytes: ByteSource {
+    private let descriptor: Int32
+    package let size: Int64
+    /// The path as the user named it (for messages).
+    package let path: String
+
+    /// Opens `path`; a file that cannot be opened or is not a regular file throws (`what` says what it was for).
+    package init(path: String, what: String) throws(CropZoomError) {
+        self.path = path
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            throw CropZoomError(.inputUnreadable, what: what, path: path, reason: String(cString: strerror(errno)))
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw CropZoomError(.inputUnreadable, what: what, path: path, reason: "not a regular file")
+        }
+        descriptor = fd
+        size = Int64(info.st_size)
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+    }
+
+    deinit { close(descriptor) }
+
+    package func read(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
+        let wanted = Int(max(0, min(Int64(count), size - offset)))
+        guard wanted > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: wanted)
+        var done = 0
+        while done < wanted {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress! + done, wanted - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                if n == 0 { break }
+                throw CropZoomError(.processing, what: "reading", path: path, reason: String(cString: strerror(errno)))
+            }
+            done += n
+        }
+        return done == wanted ? bytes : Array(bytes.prefix(done))
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import CropZoomKit
+import Foundation
+
+/// `cropzoom repair BROKEN -o FIXED --reference GOOD`: brings back a recording whose writer never wrote its index.
+struct Repair: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Bring back an MP4/MOV recording whose writer crashed before writing its index (moov).",
+        discussion:
+            "The broken file's media data is read sample by sample with what a complete recording from the same "
+            + "camera and settings (--reference) teaches, and the samples are copied byte for byte into FIXED with "
+            + "their times (docs/repair.md). Exit codes: 0 something playable was recovered (a line says what, and "
+            + "what was not), 1 failed while writing, 2 bad usage, a reference that cannot serve, or an input that is "
+            + "not broken, 3 the input is not an MP4/MOV/3GP or nothing could be recovered.")
+
+    @Argument(help: "The recording to repair.")
+    var input: String
+
+    @Option(name: [.short, .customLong("output")], help: "The repaired file (MP4/MOV).")
+    var output: String
+
+    @Option(help: "A complete recording from the same camera and settings.")
+    var reference: String
+
+    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Replace an existing output.")
+    var overwrite = false
+
+    @Flag(help: "Print the report as JSON on stdout (stable snake_case field names).")
+    var json = false
+
+    func run() throws {
+        var config = RepairConfiguration(input: input, reference: reference, output: output)
+        config.overwrite = overwrite
+        ProcessSignals.install()
+        let job = RepairJob(configuration: config) { Stderr.write("cropzoom: \($0)\n") }
+        let outcome = RepairOutcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do throws(CropZoomError) {
+                outcome.result = .success(try await job.run())
+            } catch {
+                outcome.result = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        switch outcome.result! {
+        case .success(let report):
+            Stderr.write("cropzoom: \(report.line)\n")
+            if json { print(try snakeCaseJSON(report), terminator: "") }
+        case .failure(let error):
+            Stderr.write("cropzoom: error: \(error.message)\n")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+/// The result of the repair, read by the thread that waited for it.
+///
+/// `@unchecked Sendable`: written once by the task before it signals, read after the wait.
+private final class RepairOutcome: @unchecked Sendable {
+    var result: Result<RepairReport, CropZoomError>?
+}

@@ -1,0 +1,101 @@
+// The pure parts of `cropzoom repair` (issue 31): the bit reader and RBSP, box headers and sample tables, the H.264
+// rules the walk relies on. The end-to-end tests (RepairTests) run them on real recordings.
+
+import CropZoomCore
+import Testing
+
+@Suite("Repair: boxes and bitstreams")
+struct RepairSyntaxTests {
+    @Test("Exp-Golomb codes: ue(v) 1, 010, 011, 00100 are 0, 1, 2, 3; se(v) maps 1, 2, 3, 4 to 1, -1, 2, -2")
+    func expGolomb() throws {
+        // 1 010 011 00100 | 010 011 00100 00101 (se: 1, -1, 2, -2), padded with ones.
+        var r = BitReader([0b1010_0110, 0b0100_0100, 0b1100_1000, 0b0101_1111])
+        #expect(try r.ue() == 0)
+        #expect(try r.ue() == 1)
+        #expect(try r.ue() == 2)
+        #expect(try r.ue() == 3)
+        #expect(try r.se() == 1)
+        #expect(try r.se() == -1)
+        #expect(try r.se() == 2)
+        #expect(try r.se() == -2)
+        #expect(r.bitsLeft == 4)
+        #expect(throws: BitstreamEnd.self) { try r.bits(5) }
+    }
+
+    @Test("RBSP: an emulation-prevention byte (00 00 03) is removed, other bytes kept, the limit honoured")
+    func rbsp() {
+        #expect(BitReader.rbsp([0x67, 0, 0, 3, 1, 0, 3, 0, 0, 3]) == [0x67, 0, 0, 1, 0, 3, 0, 0])
+        #expect(BitReader.rbsp([1, 2, 3, 4, 5], limit: 3) == [1, 2, 3])
+    }
+
+    @Test("frame_num continuity: the same or the next (wrapping at MaxFrameNum), nothing else")
+    func frameNumContinuity() {
+        #expect(H264Syntax.frameNum(3, follows: 3, maxFrameNum: 16))
+        #expect(H264Syntax.frameNum(4, follows: 3, maxFrameNum: 16))
+        #expect(H264Syntax.frameNum(0, follows: 15, maxFrameNum: 16))
+        #expect(!H264Syntax.frameNum(5, follows: 3, maxFrameNum: 16))
+        #expect(!H264Syntax.frameNum(2, follows: 3, maxFrameNum: 16))
+        #expect(!H264Syntax.frameNum(16, follows: 15, maxFrameNum: 16))
+    }
+
+    /// A box of `type` around `payload` (32-bit size, or 64-bit when `wide`).
+    static func box(_ type: String, _ payload: [UInt8], wide: Bool = false) -> [UInt8] {
+        let size = payload.count + (wide ? 16 : 8)
+        let type = Array(type.utf8)
+        if wide { return [0, 0, 0, 1] + type + be(UInt64(size), 8) + payload }
+        return be(UInt64(size), 4) + type + payload
+    }
+
+    static func be(_ v: UInt64, _ width: Int) -> [UInt8] { (0..<width).reversed().map { UInt8(v >> (8 * $0) & 0xFF) } }
+
+    @Test(
+        """
+        top-level boxes: 32- and 64-bit sizes; the walk stops at a box that runs past the end (a cut mdat) and at a \
+        size-0 box (to the end); bytes that are no box end it
+        """)
+    func topLevel() throws {
+        let file =
+            Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0]) + Self.box("free", [])
+            + Self.box("mdat", [UInt8](repeating: 7, count: 20), wide: true) + Self.box("moov", [1, 2, 3])
+        var boxes = try ISOBoxes.topLevel(ByteWindow(MemoryBytes(file)))
+        #expect(boxes.map(\.type) == ["ftyp", "free", "mdat", "moov"])
+        #expect(boxes[2].headerSize == 16 && boxes[2].declaredSize == 36 && boxes[2].payloadOffset == 40)
+        // Cut inside the mdat: it is the last box, ending past the file.
+        let cut = Array(file.prefix(40))
+        boxes = try ISOBoxes.topLevel(ByteWindow(MemoryBytes(cut)))
+        #expect(boxes.map(\.type) == ["ftyp", "free", "mdat"] && boxes[2].end(in: 40) == 60)
+        // Size 0: to the end of the file.
+        var zero = file
+        zero.replaceSubrange(16..<20, with: [0, 0, 0, 0])
+        boxes = try ISOBoxes.topLevel(ByteWindow(MemoryBytes(zero)))
+        #expect(boxes.map(\.type) == ["ftyp", "free"] && boxes[1].declaredSize == nil)
+        #expect(boxes[1].end(in: Int64(zero.count)) == Int64(zero.count))
+        // A size below a header's: not a box.
+        #expect(try ISOBoxes.topLevel(ByteWindow(MemoryBytes([0, 0, 0, 5] + Array("ftyp".utf8)))).isEmpty)
+    }
+
+    @Test("sample tables: offsets from stsc runs over stco chunks and stsz sizes; durations from stts; elst")
+    func sampleTables() throws {
+        func full(_ body: [UInt8]) -> [UInt8] { [0, 0, 0, 0] + body }
+        let u32 = { (v: UInt32) in Self.be(UInt64(v), 4) }
+        // 5 samples: chunks at 100 (2 samples, then a run of 1 sample per chunk from chunk 2) at 200 and 300 and 400.
+        let stbl = Self.box(
+            "stbl",
+            Self.box("stsd", full(u32(1) + Self.box("avc1", [])))
+                + Self.box("stts", full(u32(2) + u32(4) + u32(512) + u32(1) + u32(256)))
+                + Self.box("stsz", full(u32(0) + u32(5) + u32(10) + u32(20) + u32(30) + u32(40) + u32(50)))
+                + Self.box("stsc", full(u32(2) + u32(1) + u32(2) + u32(1) + u32(2) + u32(1) + u32(1)))
+                + Self.box("stco", full(u32(4) + u32(100) + u32(200) + u32(300) + u32(400))))
+        let mdhd = Self.box("mdhd", full([UInt8](repeating: 0, count: 8) + u32(15360) + u32(2304) + [0, 0, 0, 0]))
+        let hdlr = Self.box("hdlr", full(u32(0) + Array("vide".utf8) + [UInt8](repeating: 0, count: 13)))
+        let elst = Self.box("elst", full(u32(1) + u32(1000) + u32(1024) + [0, 1, 0, 0]))
+        let trak = Self.box(
+            "trak", Self.box("edts", elst) + Self.box("mdia", mdhd + hdlr + Self.box("minf", stbl)))
+        let movie = MovieTables(moov: trak[...])
+        let t = try #require(movie.tracks.first)
+        #expect(t.handler == "vide" && t.timescale == 15360 && t.sampleEntry == "avc1")
+        #expect(t.sampleOffsets() == [100, 110, 200, 300, 400])
+        #expect(t.sampleDurations() == [512, 512, 512, 512, 256])
+        #expect(t.edits.count == 1 && t.edits[0].mediaTime == 1024 && t.edits[0].segmentDuration == 1000)
+    }
+}

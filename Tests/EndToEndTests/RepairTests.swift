@@ -1,0 +1,223 @@
+// `cropzoom repair` (issue 31, first slice: H.264 + AAC MP4 without B-frames): a recording cut before its index is
+// brought back from a reference made by the same command with other content; scored against the complete original
+// by Tests/tools/repair_score.py (packets with identical bytes, in order, at their original times; a clean decode).
+
+import CropZoomFFmpeg
+import CropZoomKit
+import Foundation
+import Testing
+
+@Suite("Repair")
+struct RepairTests {
+    /// An H.264 + AAC MP4 as a camera set to `-bf 0` writes it: `content` (a lavfi video source), `tone` Hz, `seconds`
+    /// long, `more` options for the encoders.
+    /// `channels`: the sound's (0: none).
+    static func recording(
+        _ path: URL, content: String, tone: Int, seconds: Double, more: [String] = ["-bf", "0"], channels: Int = 2
+    ) throws {
+        let sound = channels > 0 ? ["-c:a", "aac", "-b:a", "\(64 * channels)k", "-ac", "\(channels)"] : ["-an"]
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=640x360:rate=30", "-f", "lavfi", "-i",
+                "sine=frequency=\(tone):sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
+                "veryfast", "-pix_fmt", "yuv420p",
+            ] + more + sound + [path.path])
+    }
+
+    /// The original's bytes up to the end of its `mdat` (its index, after it, is gone), and further cut to `keep`
+    /// bytes when given; `zeroSize`: the mdat's size field set to 0, as a writer leaves it until it finishes.
+    static func cutBeforeIndex(_ original: URL, to broken: URL, keep: Int? = nil, zeroSize: Bool = false) throws {
+        var bytes = [UInt8](try Data(contentsOf: original))
+        let boxes = try Contract.topLevelBoxes(original)
+        let mdat = try #require(boxes.first { $0.type == "mdat" })
+        #expect(boxes.last?.type == "moov", "the index is not last: \(boxes.map(\.type))")
+        bytes = Array(bytes.prefix(Int(mdat.offset + mdat.size)))
+        if let keep { bytes = Array(bytes.prefix(keep)) }
+        if zeroSize { bytes.replaceSubrange(Int(mdat.offset)..<Int(mdat.offset) + 4, with: [0, 0, 0, 0]) }
+        try Data(bytes).write(to: broken)
+    }
+
+    /// Tests/tools/repair_score.py's figures for each stream of the original, and the decode's complaints.
+    static func score(original: URL, broken: URL, repaired: URL) throws -> (streams: [[String: Any]], decode: String) {
+        let json = try AnimatedZoomTests.tool("repair_score.py", [original.path, broken.path, repaired.path])
+        let streams = try #require(json["streams"] as? [[String: Any]])
+        return (streams, json["decode_errors"] as? String ?? "?")
+    }
+
+    @Test(
+        """
+        an H.264 MP4 cut just before its index (the mdat's size as written, and 0 as a crashed writer leaves it), with \
+        stereo AAC, mono AAC (whose frames can start like a NAL length) and no sound (frame after frame): every \
+        packet back with identical bytes, in order, at its original time (the sound's priming as the writer put it), \
+        a clean decode, exit 0 and one line saying what was recovered
+        """, arguments: [2, 1, 0])
+    func cutBeforeIndex(channels: Int) throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 6, channels: channels)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, channels: channels)
+        let counts = try (0..<(channels > 0 ? 2 : 1)).map { try Oracle.packets(original.path, streamIndex: $0).count }
+        #expect(counts.first == 180)
+        for zero in [false, true] {
+            let broken = scratch.file("broken-\(zero).mp4")
+            let fixed = scratch.file("fixed-\(zero).mp4")
+            try Self.cutBeforeIndex(original, to: broken, zeroSize: zero)
+            // FFmpeg refuses the broken file, and cropzoom's transcode names the way out.
+            let refused = try CLI.cropzoom([broken.path, "-o", scratch.file("t.mp4").path])
+            #expect(refused.status == 3 && refused.stderr.contains("cropzoom repair"), "\(refused)")
+            let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path])
+            #expect(run.status == 0, "\(run)")
+            let sound = channels > 0 ? ", \(counts[1]) audio frames" : "\n"
+            #expect(
+                run.stderr.contains("repaired \(broken.path) → \(fixed.path): 180 video frames (6.00 s)\(sound)"),
+                "\(run.stderr)")
+            let (streams, decode) = try Self.score(original: original, broken: broken, repaired: fixed)
+            for s in streams {
+                #expect(s["whole"] as? Int == s["recovered"] as? Int, "\(s)")
+                #expect(s["foreign"] as? Int == 0, "\(s)")
+                #expect(s["pts_error"] as? Double == 0, "\(s)")
+                let first = s["first_pts"] as? [Double]
+                #expect(first?.count == 2 && first?[0] == first?[1], "\(s)")
+            }
+            #expect(streams.map { $0["whole"] as? Int } == counts, "\(streams)")
+            #expect(decode.isEmpty, "\(decode)")
+        }
+        #expect(Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(Files.names(in: scratch.url))")
+    }
+
+    @Test(
+        """
+        cut in the middle of the media (inside a video frame, and inside an audio frame): every sample before the cut \
+        back, the cut one reported with its bytes, exit 0
+        """)
+    func cutMidSample() throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 4)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
+        // A packet in the middle of each stream: the file cut 10 bytes into it.
+        for stream in [0, 1] {
+            let packets = try Oracle.packets(original.path, streamIndex: stream)
+            let middle = packets[packets.count / 2]
+            let pos = try #require(middle.pos)
+            let broken = scratch.file("broken-\(stream).mp4")
+            let fixed = scratch.file("fixed-\(stream).mp4")
+            try Self.cutBeforeIndex(original, to: broken, keep: pos + 10)
+            let run = try CLI.cropzoom([
+                "repair", broken.path, "--reference", reference.path, "-o", fixed.path, "--json",
+            ])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr.contains("cut mid-sample at the end (10 bytes at "), "\(run.stderr)")
+            let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            let gaps = report?["gaps"] as? [[String: Any]]
+            #expect(gaps?.count == 1, "\(run.stdout)")
+            #expect(gaps?.first?["offset"] as? Int == pos && gaps?.first?["bytes"] as? Int == 10, "\(run.stdout)")
+            #expect(gaps?.first?["reason"] as? String == "cut", "\(run.stdout)")
+            let (streams, decode) = try Self.score(original: original, broken: broken, repaired: fixed)
+            for s in streams {
+                #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            }
+            // The cut packet itself is not whole in the broken file: every whole one is back, and not more.
+            #expect(streams[stream]["whole"] as? Int == packets.count / 2, "\(streams)")
+            #expect(decode.isEmpty, "\(decode)")
+        }
+    }
+
+    @Test(
+        """
+        bad input: not an MP4 (exit 3), a file with its index (exit 2, not broken), a reference that is itself cut \
+        (exit 2), a reference with B-frames (exit 2, not yet), media data with nothing recognisable (exit 3): one line \
+        naming the file and the reason, nothing left behind
+        """)
+    func badInput() throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
+        let broken = scratch.file("broken.mp4")
+        try Self.cutBeforeIndex(original, to: broken)
+        let text = scratch.file("notes.txt")
+        try Data("not a recording\n".utf8).write(to: text)
+        let bframes = scratch.file("bframes.mp4")
+        try Self.recording(bframes, content: "testsrc", tone: 880, seconds: 2, more: ["-bf", "3"])
+        let noise = scratch.file("noise.mp4")
+        var bytes: [UInt8] = [0, 0, 0, 24] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
+        var rng = SystemRandomNumberGenerator()
+        bytes += [0, 0, 0, 0] + Array("mdat".utf8) + (0..<100_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        try Data(bytes).write(to: noise)
+        let out = scratch.file("out.mp4")
+        let cases: [(input: URL, reference: URL, status: Int32, says: String)] = [
+            (text, reference, 3, "\(text.path): reading the recording to repair: not an MP4/MOV/3GP file"),
+            (original, reference, 2, "\(original.path): reading the recording to repair: not broken: it has its index"),
+            (broken, broken, 2, "\(broken.path): reading the reference: has no index (moov)"),
+            (broken, bframes, 2, "\(bframes.path): reading the reference: its avc1 video has B-frames"),
+            (noise, reference, 3, "\(noise.path): repairing: no sample of the reference's tracks found"),
+        ]
+        for c in cases {
+            let run = try CLI.cropzoom(["repair", c.input.path, "--reference", c.reference.path, "-o", out.path])
+            #expect(run.status == c.status, "\(run)")
+            let lines = run.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix("cropzoom: error: \(c.says)"), "\(run.stderr)")
+            #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(run)")
+        }
+        // Without a reference: a usage error naming the option.
+        let bare = try CLI.cropzoom(["repair", broken.path, "-o", out.path])
+        #expect(bare.status == 2 && bare.stderr.contains("--reference"), "\(bare)")
+        // An existing output stays unless -y.
+        try Data("keep".utf8).write(to: out)
+        let kept = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", out.path])
+        #expect(kept.status == 2 && (try? String(contentsOf: out, encoding: .utf8)) == "keep", "\(kept)")
+    }
+
+    @Test(
+        """
+        the AAC frame probe finds each frame's length by decoding (the shortest packet that decodes), on the FFmpeg \
+        in use: every packet of a recording, from its place in the file, at its own size
+        """)
+    func aacProbe() throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
+        let input = try InputFormat(path: original.path)
+        let probe = try AACFrameProbe(reference: input, stream: 1, frameSamples: 1024)
+        let file = try Data(contentsOf: original)
+        let packets = try Oracle.packets(original.path, streamIndex: 1)
+        #expect(packets.count > 90)
+        for p in packets {
+            let pos = try #require(p.pos)
+            let window = [UInt8](file[pos..<min(file.count, pos + probe.longestFrame)])
+            #expect(probe.frameLength(window) == p.size, "packet at \(pos)")
+        }
+        // Video bytes are not taken for sound.
+        let video = try #require(try Oracle.packets(original.path, streamIndex: 0).first?.pos)
+        #expect(probe.frameLength([UInt8](file[video..<video + probe.longestFrame])) == nil)
+    }
+
+    @Test("the library: RepairJob returns the report (tracks, samples, the sound's start against the picture's)")
+    func library() async throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
+        let broken = scratch.file("broken.mp4")
+        try Self.cutBeforeIndex(original, to: broken)
+        let job = RepairJob(
+            configuration: RepairConfiguration(
+                input: broken.path, reference: reference.path, output: scratch.file("fixed.mp4").path))
+        let report = try await job.run()
+        let counts = [
+            try Oracle.packets(original.path, streamIndex: 0).count,
+            try Oracle.packets(original.path, streamIndex: 1).count,
+        ]
+        #expect(report.tracks.map(\.samples) == counts, "\(report)")
+        #expect(report.tracks.map(\.keyframes).first == 1, "\(report)")
+        // ffmpeg's AAC priming (1024 samples at 48 kHz) puts the first audio frame 21.3 ms before the picture.
+        #expect(abs((report.audioStartOffset ?? 0) + 1024.0 / 48000) < 1e-9, "\(report)")
+        #expect(report.gaps.isEmpty && report.recoveredBytes == report.mediaBytes, "\(report)")
+    }
+}
