@@ -164,6 +164,10 @@ struct RepairTests {
             #expect(lines.count == 1 && lines[0].hasPrefix("cropzoom: error: \(c.says)"), "\(run.stderr)")
             #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(run)")
         }
+        // The reference is never the output, even with -y.
+        let over = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", reference.path, "-y"])
+        #expect(over.status == 2 && over.stderr.contains("the output is the reference recording"), "\(over)")
+        #expect(try Oracle.packets(reference.path, streamIndex: 0).count == 60, "the reference was replaced")
         // Without a reference: a usage error naming the option.
         let bare = try CLI.cropzoom(["repair", broken.path, "-o", out.path])
         #expect(bare.status == 2 && bare.stderr.contains("--reference"), "\(bare)")

@@ -111,6 +111,14 @@ public final class RepairJob: @unchecked Sendable {
         let started = Date()
         let cfg = configuration
         let setup = try RepairSetup(cfg)
+        let same = { (a: String, b: String) in
+            URL(fileURLWithPath: a).resolvingSymlinksInPath().path
+                == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
+        }
+        if same(cfg.output, cfg.reference) {
+            throw CropZoomError(
+                .usage, path: cfg.output, reason: "the output is the reference recording; choose another name")
+        }
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
