@@ -146,28 +146,12 @@ public final class TranscodeJob: @unchecked Sendable {
         named name: String, finishing: Bool, _ body: @escaping @Sendable () throws(CropZoomError) -> T
     ) async throws(CropZoomError) -> T {
         let continuation = self.continuation
-        do {
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, Error>) in
-                    let thread = Thread {
-                        defer { if finishing { continuation.finish() } }
-                        do throws(CropZoomError) {
-                            done.resume(returning: try body())
-                        } catch {
-                            if finishing { continuation.yield(.failed(error)) }
-                            done.resume(throwing: error)
-                        }
-                    }
-                    thread.name = name
-                    thread.start()
-                }
-            } onCancel: { [self] in
-                cancel()
-            }
-        } catch let e as CropZoomError {
-            throw e
-        } catch {
-            throw CropZoomError(.processing, path: configuration.output, reason: "\(error)")
-        }
+        return try await JobThread.run(
+            named: name, path: configuration.output, cancel: { [self] in cancel() },
+            ended: { outcome in
+                guard finishing else { return }
+                if case .failure(let error) = outcome { continuation.yield(.failed(error)) }
+                continuation.finish()
+            }, body)
     }
 }

@@ -38,6 +38,17 @@ struct RepairTests {
         try Data(bytes).write(to: broken)
     }
 
+    /// A 2 s original, a reference (other pictures, another tone) and the original cut before its index.
+    static func brokenRecording(in scratch: Scratch) throws -> (original: URL, reference: URL, broken: URL) {
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
+        let broken = scratch.file("broken.mp4")
+        try Self.cutBeforeIndex(original, to: broken)
+        return (original, reference, broken)
+    }
+
     /// Tests/tools/repair_score.py's figures for each stream of the original, and the decode's complaints.
     static func score(original: URL, broken: URL, repaired: URL) throws -> (streams: [[String: Any]], decode: String) {
         let json = try AnimatedZoomTests.tool("repair_score.py", [original.path, broken.path, repaired.path])
@@ -134,12 +145,7 @@ struct RepairTests {
         """)
     func badInput() throws {
         let scratch = try Scratch()
-        let original = scratch.file("original.mp4")
-        let reference = scratch.file("reference.mp4")
-        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
-        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
-        let broken = scratch.file("broken.mp4")
-        try Self.cutBeforeIndex(original, to: broken)
+        let (original, reference, broken) = try Self.brokenRecording(in: scratch)
         let text = scratch.file("notes.txt")
         try Data("not a recording\n".utf8).write(to: text)
         let bframes = scratch.file("bframes.mp4")
@@ -204,12 +210,7 @@ struct RepairTests {
     @Test("the library: RepairJob returns the report (tracks, samples, the sound's start against the picture's)")
     func library() async throws {
         let scratch = try Scratch()
-        let original = scratch.file("original.mp4")
-        let reference = scratch.file("reference.mp4")
-        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
-        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
-        let broken = scratch.file("broken.mp4")
-        try Self.cutBeforeIndex(original, to: broken)
+        let (original, reference, broken) = try Self.brokenRecording(in: scratch)
         let job = RepairJob(
             configuration: RepairConfiguration(
                 input: broken.path, reference: reference.path, output: scratch.file("fixed.mp4").path))

@@ -183,25 +183,28 @@ package enum H264Syntax {
             nalLengthSize = Int(p[p.startIndex + 4] & 3) + 1
             guard nalLengthSize != 3 else { return nil }
             var i = p.startIndex + 5
+            // Each set: a 16-bit length, then the NAL unit; `take` parses one.
+            func sets(count: Int, _ take: (ArraySlice<UInt8>) -> Void) -> Bool {
+                for _ in 0..<count {
+                    guard p.endIndex - i >= 2 else { return false }
+                    let n = Int(ISOBoxes.Reader.u16(p, i))
+                    guard p.endIndex - i - 2 >= n else { return false }
+                    take(p[(i + 2)..<(i + 2 + n)])
+                    i += 2 + n
+                }
+                return true
+            }
+            var sps: [UInt32: SPS] = [:]
+            var pps: [UInt32: PPS] = [:]
             let spsCount = Int(p[i] & 0x1F)
             i += 1
-            for _ in 0..<spsCount {
-                guard p.endIndex - i >= 2 else { return nil }
-                let n = Int(ISOBoxes.Reader.u16(p, i))
-                guard p.endIndex - i - 2 >= n else { return nil }
-                if let s = H264Syntax.sps(p[(i + 2)..<(i + 2 + n)]) { sps[s.id] = s }
-                i += 2 + n
-            }
+            guard sets(count: spsCount, { if let s = H264Syntax.sps($0) { sps[s.id] = s } }) else { return nil }
             guard i < p.endIndex else { return nil }
             let ppsCount = Int(p[i])
             i += 1
-            for _ in 0..<ppsCount {
-                guard p.endIndex - i >= 2 else { return nil }
-                let n = Int(ISOBoxes.Reader.u16(p, i))
-                guard p.endIndex - i - 2 >= n else { return nil }
-                if let q = H264Syntax.pps(p[(i + 2)..<(i + 2 + n)]) { pps[q.id] = q }
-                i += 2 + n
-            }
+            guard sets(count: ppsCount, { if let q = H264Syntax.pps($0) { pps[q.id] = q } }) else { return nil }
+            self.sps = sps
+            self.pps = pps
             guard !sps.isEmpty, !pps.isEmpty else { return nil }
         }
     }

@@ -79,31 +79,16 @@ public final class RepairJob: @unchecked Sendable {
             throw CropZoomError(.usage, path: configuration.output, reason: "a RepairJob runs once; make a new one")
         }
         let continuation = self.continuation
-        do {
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (done: CheckedContinuation<RepairReport, Error>) in
-                    let thread = Thread { [self] in
-                        defer { continuation.finish() }
-                        do throws(CropZoomError) {
-                            let report = try repair()
-                            continuation.yield(.done(report))
-                            done.resume(returning: report)
-                        } catch {
-                            continuation.yield(.failed(error))
-                            done.resume(throwing: error)
-                        }
-                    }
-                    thread.name = "cropzoom repair"
-                    thread.start()
+        return try await JobThread.run(
+            named: "cropzoom repair", path: configuration.output, cancel: { [self] in cancel() },
+            ended: { outcome in
+                switch outcome {
+                case .success(let report): continuation.yield(.done(report))
+                case .failure(let error): continuation.yield(.failed(error))
                 }
-            } onCancel: { [self] in
-                cancel()
+                continuation.finish()
             }
-        } catch let e as CropZoomError {
-            throw e
-        } catch {
-            throw CropZoomError(.processing, path: configuration.output, reason: "\(error)")
-        }
+        ) { [self] () throws(CropZoomError) in try repair() }
     }
 
     /// The repair itself, on the calling thread.

@@ -17,14 +17,7 @@ package enum FinishedMP4 {
         var bases: [TimeBase] = []
         for i in 0..<input.streamCount {
             let from = input.stream(i)
-            let to = try output.addStream()
-            try check(
-                avcodec_parameters_copy(to.parameters, from.parameters), "copying a stream", path: displayPath)
-            to.parameters.pointee.codec_tag = 0
-            to.pointer.pointee.time_base = from.pointer.pointee.time_base
-            to.pointer.pointee.disposition = from.pointer.pointee.disposition
-            to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
-            av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
+            _ = try Remux.copyStream(from, into: output, displayPath: displayPath)
             bases.append(from.timeBase)
         }
         let vendor = Muxer.keepVendorMetadata(output)

@@ -28,14 +28,7 @@ package final class Remux {
         var bases: [TimeBase] = []
         for i in streams {
             let from = reference.stream(i)
-            let to = try output.addStream()
-            try check(
-                avcodec_parameters_copy(to.parameters, from.parameters), "copying a stream", path: displayPath)
-            to.parameters.pointee.codec_tag = 0
-            to.pointer.pointee.time_base = from.pointer.pointee.time_base
-            to.pointer.pointee.disposition = from.pointer.pointee.disposition
-            to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
-            av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
+            let to = try Self.copyStream(from, into: output, displayPath: displayPath)
             av_dict_set(&to.pointer.pointee.metadata, "creation_time", nil, 0)
             var size = 0
             if let data = av_stream_get_side_data(from.pointer, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36,
@@ -51,6 +44,21 @@ package final class Remux {
         var options = ["movie_timescale": String(Muxer.movieTimescale(bases))]
         if vendor { options["movflags"] = "+use_metadata_tags" }
         self.options = options
+    }
+
+    /// A new stream of `output` as `from` is: codec parameters (`avcodec_parameters_copy`, the tag left to the
+    /// muxer), time base, disposition, frame rate and tags (`av_dict_copy`).
+    static func copyStream(_ from: StreamRef, into output: OutputFormat, displayPath: String) throws(CropZoomError)
+        -> StreamRef
+    {
+        let to = try output.addStream()
+        try check(avcodec_parameters_copy(to.parameters, from.parameters), "copying a stream", path: displayPath)
+        to.parameters.pointee.codec_tag = 0
+        to.pointer.pointee.time_base = from.pointer.pointee.time_base
+        to.pointer.pointee.disposition = from.pointer.pointee.disposition
+        to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
+        av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
+        return to
     }
 
     /// The time base of output stream `index` as given (the reference's; the muxer may choose another).
