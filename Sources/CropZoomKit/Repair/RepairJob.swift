@@ -87,8 +87,7 @@ public final class RepairJob: @unchecked Sendable {
                 case .failure(let error): continuation.yield(.failed(error))
                 }
                 continuation.finish()
-            }
-        ) { [self] () throws(CropZoomError) in try repair() }
+            }, { [self] () throws(CropZoomError) in try repair() })
     }
 
     /// The repair itself, on the calling thread.
