@@ -54,6 +54,38 @@ package enum H264Syntax {
         frameNum == previous || frameNum == (previous + 1) % maxFrameNum
     }
 
+    /// Picture order counts of type 0 (8.2.1.1): the most significant part is carried from the previous reference
+    /// picture's and follows the least significant bits as they wrap; an IDR picture starts again at 0. (A memory
+    /// management operation 5 is not read: such a stream's order restarts where the count jumps back.)
+    package struct PictureOrder: Sendable {
+        private var previousMsb: Int64 = 0
+        private var previousLsb: Int64 = 0
+
+        package init() {}
+
+        /// The order count of the picture whose first slice is `slice` (its SPS's `log2MaxPocLsb`), updating the
+        /// state when it is a reference picture.
+        package mutating func count(_ slice: SliceHeader, log2MaxPocLsb: Int) -> Int64 {
+            let maxLsb = Int64(1) << Int64(log2MaxPocLsb)
+            if slice.isIDR {
+                previousMsb = 0
+                previousLsb = 0
+            }
+            let lsb = Int64(slice.pocLsb ?? 0)
+            var msb = previousMsb
+            if lsb < previousLsb && previousLsb - lsb >= maxLsb / 2 {
+                msb += maxLsb
+            } else if lsb > previousLsb && lsb - previousLsb > maxLsb / 2 {
+                msb -= maxLsb
+            }
+            if slice.isReference {
+                previousMsb = msb
+                previousLsb = lsb
+            }
+            return msb + lsb
+        }
+    }
+
     /// The NAL unit type of a NAL's first byte.
     package static func nalType(_ header: UInt8) -> UInt8 { header & 0x1F }
 

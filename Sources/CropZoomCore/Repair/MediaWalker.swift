@@ -5,6 +5,11 @@ package struct RecoveredSample: Equatable, Sendable {
     package var offset: Int64
     package var size: Int
     package var isKey: Bool
+    /// A video picture's order count (H.264 picture order count), where pictures may be shown in another order than
+    /// decoded; counts restart at each keyframe that starts a new sequence (``startsSequence``).
+    package var pictureOrder: Int64? = nil
+    /// An IDR picture: the pictures from here on are shown after every picture before it.
+    package var startsSequence = false
 }
 
 /// Bytes of the media data the walk did not take as samples.
@@ -88,10 +93,13 @@ package final class MediaWalker {
                     guard let slice = found.slice, recogniser.takes(slice) else { continue }
                     if key { keyed.insert(i) }
                     let started = keyed.contains(i)
-                    recogniser.accept(found)
+                    let order = recogniser.accept(found)
                     video[i] = recogniser
                     if started {
-                        try emit(RecoveredSample(track: i, offset: offset, size: size, isKey: key))
+                        try emit(
+                            RecoveredSample(
+                                track: i, offset: offset, size: size, isKey: key, pictureOrder: order,
+                                startsSequence: slice.isIDR))
                         outcome.samples[i, default: 0] += 1
                         if key { outcome.keyframes[i, default: 0] += 1 }
                     } else {

@@ -31,6 +31,7 @@ package struct H264Recogniser: Sendable {
     package let largestSample: Int
     /// The frame_num of the last reference picture accepted (nil before the first IDR).
     package private(set) var previousReferenceFrameNum: UInt32?
+    private var order = H264Syntax.PictureOrder()
 
     package init(_ config: H264Syntax.DecoderConfiguration, largestSample: Int) {
         lengthSize = config.nalLengthSize
@@ -134,11 +135,16 @@ package struct H264Recogniser: Sendable {
     }
 
     /// Takes the sample `found` as the stream's latest picture, and the parameter sets it carried (a camera that
-    /// repeats them before each keyframe).
-    package mutating func accept(_ found: Found) {
-        guard let slice = found.slice else { return }
+    /// repeats them before each keyframe). Returns the picture's order count where its SPS says pictures may be
+    /// shown in another order than decoded (type 0); nil where they are shown as decoded (types 1 and 2: type 1's
+    /// counts are not computed, ``ReferenceModel`` refuses a reordered stream that uses them).
+    @discardableResult
+    package mutating func accept(_ found: Found) -> Int64? {
+        guard let slice = found.slice else { return nil }
         if slice.isReference { previousReferenceFrameNum = slice.frameNum }
         sps = found.sps
         pps = found.pps
+        guard let p = pps[slice.ppsID], let s = sps[p.spsID], s.pocType == 0 else { return nil }
+        return order.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
     }
 }

@@ -1,23 +1,105 @@
+/// A recovered sample with its times, in its track's time scale.
+package struct TimedSample: Equatable, Sendable {
+    package var sample: RecoveredSample
+    package var pts: Int64
+    package var dts: Int64
+    package var duration: Int64
+}
+
 /// The one place recovered samples get their times (the repair's counterpart of a container's timestamps; from the
-/// packets on, the remux writes them as they are). Each track starts where the reference's writer started it — its
-/// edit list's delay and media start (``ReferenceModel/Track/firstDecodeTime``: an AAC track's priming, an empty
-/// edit) — so the tracks line up as that writer lines up every recording; each sample lasts the reference's sample
-/// duration (a video frame's, an audio frame's samples). Times are in the track's time scale.
+/// packets on, the remux writes them as they are).
+///
+/// - Each track starts where the reference's writer started it — its edit list's delay and media start
+///   (``ReferenceModel/Track/firstDecodeTime``: an AAC track's priming, a B-frame delay, an empty edit) — so the
+///   tracks line up as that writer lines up every recording; each sample lasts the reference's sample duration (a
+///   video frame's, an audio frame's samples): `dts = start + n × duration`.
+/// - A picture is shown at its place in display order: within a sequence (an IDR picture and what follows up to the
+///   next) its rank among the sequence's picture order counts, after every picture of the sequences before:
+///   `pts = first shown + (shown before + rank) × duration`, where the first picture shows
+///   ``ReferenceModel/Track/firstCompositionOffset`` after its decode time. So every frame is at its original time
+///   and the composition offsets (`ctts`) follow, whatever the B-frame pattern — where untrunc tiles the
+///   reference's pattern or drops it.
+/// - A picture's rank is known once every picture that may show before it has been read: pictures are held back
+///   ``reorderWindow`` pictures (the most H.264 reorders is 16) or to the end of their sequence, so times come out
+///   in decode order with that lag; audio samples come out at once.
 package struct RecoveredTiming: Sendable {
-    private var next: [Int: Int64] = [:]
+    /// Pictures held back before their rank is settled.
+    package static let reorderWindow = 17
+
     private let model: ReferenceModel
+    private var nextDecode: [Int: Int64] = [:]
+    private var video: [Int: Sequence] = [:]
+
+    /// One video track's pictures of the current sequence.
+    private struct Sequence: Sendable {
+        /// Pictures shown before this sequence.
+        var shownBefore: Int64 = 0
+        /// The order counts of the sequence's pictures read so far, ascending.
+        var counts: [Int64] = []
+        /// Pictures read and not yet given their times, in decode order, with their decode times.
+        var held: [(sample: RecoveredSample, dts: Int64)] = []
+    }
 
     package init(model: ReferenceModel) { self.model = model }
 
-    /// The presentation and decode time and the duration of the next sample of `track`, in file order.
-    package mutating func times(forNextOf track: Int) -> (pts: Int64, dts: Int64, duration: Int64) {
-        let t = model.tracks[track]
-        let dts = next[track] ?? t.firstDecodeTime
+    /// Takes the next sample of its track, in file order; returns the samples whose times are now settled (this
+    /// one, or pictures held back before it).
+    package mutating func take(_ sample: RecoveredSample) -> [TimedSample] {
+        let t = model.tracks[sample.track]
         let duration = Int64(t.sampleDuration)
-        next[track] = dts + duration
-        return (dts, dts, duration)
+        let dts = nextDecode[sample.track] ?? t.firstDecodeTime
+        nextDecode[sample.track] = dts + duration
+        guard let order = sample.pictureOrder else {
+            return [TimedSample(sample: sample, pts: dts + t.firstCompositionOffset, dts: dts, duration: duration)]
+        }
+        var out: [TimedSample] = []
+        var s = video[sample.track] ?? Sequence()
+        if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
+            out += settle(&s, all: true, track: sample.track)
+            s.shownBefore += Int64(s.counts.count)
+            s.counts = []
+        }
+        s.counts.insert(order, at: Self.lowerBound(s.counts, order))
+        s.held.append((sample, dts))
+        if s.held.count > Self.reorderWindow { out += settle(&s, all: false, track: sample.track) }
+        video[sample.track] = s
+        return out
     }
 
-    /// Where each track's recovered samples end (track time scale), for the tracks that had any.
-    package var ends: [Int: Int64] { next }
+    /// The pictures still held back, with their times (at the end of the walk).
+    package mutating func finish() -> [TimedSample] {
+        var out: [TimedSample] = []
+        for track in video.keys.sorted() {
+            guard var s = video[track] else { continue }
+            out += settle(&s, all: true, track: track)
+            video[track] = s
+        }
+        return out
+    }
+
+    /// Gives the held pictures their times: all of them, or the oldest one.
+    private func settle(_ s: inout Sequence, all: Bool, track: Int) -> [TimedSample] {
+        let t = model.tracks[track]
+        let duration = Int64(t.sampleDuration)
+        let firstShown = t.firstDecodeTime + t.firstCompositionOffset
+        let count = all ? s.held.count : 1
+        let settled = s.held.prefix(count).map { held -> TimedSample in
+            let rank = Int64(Self.lowerBound(s.counts, held.sample.pictureOrder ?? 0))
+            let pts = firstShown + (s.shownBefore + rank) * duration
+            return TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration)
+        }
+        s.held.removeFirst(count)
+        return settled
+    }
+
+    /// The index of the first element of `sorted` not less than `value`.
+    private static func lowerBound(_ sorted: [Int64], _ value: Int64) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
 }

@@ -25,6 +25,8 @@ package struct ReferenceModel: Sendable {
         /// against the others — negative by an audio track's priming or a B-frame delay cut by the edit list, positive
         /// by an empty edit.
         package var firstDecodeTime: Int64
+        /// The first sample's composition offset (`ctts`): the first picture shows this long after it is decoded.
+        package var firstCompositionOffset: Int64
         /// The largest sample, and the largest sync (key) sample.
         package var largestSample: Int
         package var largestKeySample: Int
@@ -117,6 +119,7 @@ package struct ReferenceModel: Sendable {
             sampleDuration: duration,
             constantDuration: counts.count <= 1 || (t.timeToSample.count == 2 && t.timeToSample[1].count == 1),
             reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
+            firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
             largestSample: Int(t.sampleSizes.max() ?? 0), largestKeySample: largestKey, sampleCount: t.sampleCount)
     }
 }

@@ -111,10 +111,27 @@ public final class RepairJob: @unchecked Sendable {
             displayPath: cfg.output)
         let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
         var timing = RecoveredTiming(model: setup.model)
-        var firstTimes: [Int: Double] = [:]
+        var spans: [Int: (first: Double, end: Double)] = [:]
         var found = 0
         var recoveredBytes: Int64 = 0
         let span = Double(max(1, setup.mediaEnd - setup.mediaStart))
+        func write(_ timed: [TimedSample]) throws(CropZoomError) {
+            for t in timed {
+                let sample = t.sample
+                let bytes = try setup.window.bytes(at: sample.offset, count: sample.size)
+                guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
+                    throw CropZoomError(
+                        .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
+                }
+                let scale = Double(setup.model.tracks[sample.track].timescale)
+                let (start, end) = (Double(t.pts) / scale, Double(t.pts + t.duration) / scale)
+                let span = spans[sample.track] ?? (start, end)
+                spans[sample.track] = (min(span.first, start), max(span.end, end))
+                try remux.write(
+                    stream: stream, bytes: bytes, pts: t.pts, dts: t.dts, duration: t.duration, key: sample.isKey)
+                recoveredBytes += Int64(sample.size)
+            }
+        }
         let outcome = try setup.walker.walk(
             progress: { [continuation] offset in
                 continuation.yield(
@@ -128,22 +145,12 @@ public final class RepairJob: @unchecked Sendable {
                 if signal != 0 {
                     throw CropZoomError(.interrupted(signal: signal), path: cfg.output, reason: "interrupted")
                 }
-                let bytes = try setup.window.bytes(at: sample.offset, count: sample.size)
-                guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
-                    throw CropZoomError(
-                        .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
-                }
-                let t = timing.times(forNextOf: sample.track)
-                if firstTimes[sample.track] == nil {
-                    firstTimes[sample.track] = Double(t.pts) / Double(setup.model.tracks[sample.track].timescale)
-                }
-                try remux.write(
-                    stream: stream, bytes: bytes, pts: t.pts, dts: t.dts, duration: t.duration, key: sample.isKey)
+                try write(timing.take(sample))
                 found += 1
-                recoveredBytes += Int64(sample.size)
             })
+        try write(timing.finish())
         let report = setup.report(
-            outcome, timing: timing, firstTimes: firstTimes, recoveredBytes: recoveredBytes,
+            outcome, spans: spans, recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))
         guard report.tracks.contains(where: { $0.recovered && ($0.type == "video" ? $0.keyframes : $0.samples) > 0 })
         else {

@@ -58,11 +58,15 @@ struct RepairSetup {
                 .usage, what: referencing, path: cfg.reference,
                 reason: "FFmpeg reads \(referenceInput.streamCount) streams, its index \(model.tracks.count) tracks")
         }
-        if let t = model.tracks.first(where: { $0.isVideo && $0.reordered }) {
-            throw CropZoomError(
-                .usage, what: referencing, path: cfg.reference,
-                reason: "its \(t.sampleEntry) video has B-frames (composition offsets), which this version of repair "
-                    + "does not recover yet")
+        // Reordered pictures get their times from their picture order counts, read for type 0 (type 2 is never
+        // reordered); type 1 is not read yet.
+        for t in model.tracks where t.isVideo && t.reordered {
+            guard case .h264(let config) = t.kind, config.sps.values.allSatisfy({ $0.pocType != 1 }) else {
+                throw CropZoomError(
+                    .usage, what: referencing, path: cfg.reference,
+                    reason: "its \(t.sampleEntry) video has B-frames with picture order counts of type 1, which this "
+                        + "version of repair does not read yet")
+            }
         }
         var probes: [Int: AudioFrameProbe] = [:]
         for (i, t) in model.tracks.enumerated() where t.isAudio {
@@ -80,29 +84,27 @@ struct RepairSetup {
         }
     }
 
-    /// The report of a walk that found `outcome`.
+    /// The report of a walk that found `outcome`; `spans`: each track's first and last presentation time written
+    /// (seconds).
     func report(
-        _ outcome: MediaWalker.Outcome, timing: RecoveredTiming, firstTimes: [Int: Double], recoveredBytes: Int64,
+        _ outcome: MediaWalker.Outcome, spans: [Int: (first: Double, end: Double)], recoveredBytes: Int64,
         seconds: Double
     ) -> RepairReport {
         let walked = Set(walker.walkedTracks)
-        let ends = timing.ends
         let tracks = model.tracks.enumerated().map { i, t -> RepairReport.Track in
             let stream = referenceInput.stream(i)
             let type = t.isVideo ? "video" : t.isAudio ? "audio" : "data"
-            let duration = ends[i].map { end -> Double in
-                let start = firstTimes[i] ?? 0
-                return Double(end) / Double(max(1, t.timescale)) - start
-            }
+            // What plays: from the first time shown (an AAC track's priming before 0 is not) to the end.
+            let playing = spans[i].map { $0.end - max(0, $0.first) } ?? 0
             return RepairReport.Track(
                 index: i, type: type, codec: stream.codecName == "none" ? t.sampleEntry : stream.codecName,
-                samples: outcome.samples[i] ?? 0, keyframes: outcome.keyframes[i] ?? 0,
-                seconds: duration ?? 0, recovered: walked.contains(i))
+                samples: outcome.samples[i] ?? 0, keyframes: outcome.keyframes[i] ?? 0, seconds: playing,
+                recovered: walked.contains(i))
         }
-        let video = model.tracks.indices.first { model.tracks[$0].isVideo && firstTimes[$0] != nil }
-        let audio = model.tracks.indices.first { model.tracks[$0].isAudio && firstTimes[$0] != nil }
+        let video = model.tracks.indices.first { model.tracks[$0].isVideo && spans[$0] != nil }
+        let audio = model.tracks.indices.first { model.tracks[$0].isAudio && spans[$0] != nil }
         var offset: Double?
-        if let video, let audio, let v = firstTimes[video], let a = firstTimes[audio] { offset = a - v }
+        if let video, let audio, let v = spans[video]?.first, let a = spans[audio]?.first { offset = a - v }
         return RepairReport(
             input: configuration.input, reference: configuration.reference, output: configuration.output,
             tracks: tracks, gaps: outcome.gaps, skippedBeforeKeyframe: outcome.skippedBeforeKeyframe,
