@@ -60,7 +60,8 @@ struct RepairTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var channels: Int
         var video: [String]
-        var testDescription: String { "\(channels) channels, \(video.joined(separator: " "))" }
+        var ext = "mp4"
+        var testDescription: String { "\(channels) channels, \(video.joined(separator: " ")), \(ext)" }
         static let all = [
             Case(channels: 2, video: ["-bf", "0"]), Case(channels: 1, video: ["-bf", "0"]),
             Case(channels: 0, video: ["-bf", "0"]),
@@ -68,6 +69,9 @@ struct RepairTests {
             Case(channels: 2, video: ["-bf", "3", "-x264-params", "b-adapt=2"]),
             // B-pyramid and an IDR every 40 frames: several sequences of picture order counts.
             Case(channels: 2, video: ["-bf", "3", "-x264-params", "b-pyramid=normal:keyint=40"]),
+            // One-second chunks (runs of about 30 frames, then 47 audio frames), and QuickTime's container.
+            Case(channels: 2, video: ["-bf", "3", "-chunk_duration", "1000000"]),
+            Case(channels: 2, video: ["-bf", "3"], ext: "mov"),
         ]
     }
 
@@ -82,15 +86,15 @@ struct RepairTests {
     func cutBeforeIndex(_ c: Case) throws {
         let channels = c.channels
         let scratch = try Scratch()
-        let original = scratch.file("original.mp4")
-        let reference = scratch.file("reference.mp4")
+        let original = scratch.file("original.\(c.ext)")
+        let reference = scratch.file("reference.\(c.ext)")
         try Self.recording(original, content: "testsrc2", tone: 440, seconds: 6, more: c.video, channels: channels)
         try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, more: c.video, channels: channels)
         let counts = try (0..<(channels > 0 ? 2 : 1)).map { try Oracle.packets(original.path, streamIndex: $0).count }
         #expect(counts.first == 180)
         for zero in [false, true] {
-            let broken = scratch.file("broken-\(zero).mp4")
-            let fixed = scratch.file("fixed-\(zero).mp4")
+            let broken = scratch.file("broken-\(zero).\(c.ext)")
+            let fixed = scratch.file("fixed-\(zero).\(c.ext)")
             try Self.cutBeforeIndex(original, to: broken, zeroSize: zero)
             // FFmpeg refuses the broken file, and cropzoom's transcode names the way out.
             let refused = try CLI.cropzoom([broken.path, "-o", scratch.file("t.mp4").path])
@@ -152,6 +156,53 @@ struct RepairTests {
             #expect(streams[stream]["whole"] as? Int == packets.count / 2, "\(streams)")
             #expect(decode.isEmpty, "\(decode)")
         }
+    }
+
+    @Test(
+        """
+        cropzoom's own transcode killed with SIGKILL mid-write (its temporary copied aside: ftyp, mdat of size 0, no \
+        index, the last sample cut) is repaired from a short transcode with the same options: every whole packet of \
+        the same transcode run to its end comes back, at its time, decoding clean
+        """)
+    func ownCrashedTranscode() throws {
+        let scratch = try Scratch()
+        let source = scratch.file("source.mp4")
+        let other = scratch.file("other.mp4")
+        try Self.recording(source, content: "testsrc2", tone: 440, seconds: 12, more: ["-bf", "3"])
+        try Self.recording(other, content: "testsrc", tone: 880, seconds: 2, more: ["-bf", "3"])
+        let options = ["--zoom", "1.5", "--preset", "veryfast", "--quiet"]
+        let reference = scratch.file("reference.mp4")
+        let made = try CLI.cropzoom([other.path, "-o", reference.path] + options)
+        #expect(made.status == 0, "\(made)")
+        // Killed once its temporary holds 400 kB, copied aside first (the next run would clear it away).
+        let crashed = scratch.file("crashed.mp4")
+        let out = scratch.file("out.mp4")
+        let killed = try CLI.cropzoom(
+            [source.path, "-o", out.path] + options, sending: SIGKILL,
+            once: {
+                guard let name = Files.names(in: scratch.url).first(where: { $0.hasPrefix(".out.mp4.cropzoom-tmp-") }),
+                    let size = try? FileManager.default.attributesOfItem(
+                        atPath: scratch.file(name).path)[.size] as? Int, size > 400_000
+                else { return false }
+                try? FileManager.default.removeItem(at: crashed)
+                try? FileManager.default.copyItem(at: scratch.file(name), to: crashed)
+                return true
+            })
+        #expect(killed.killedBySignal && killed.status == SIGKILL, "\(killed)")
+        let boxes = try Contract.topLevelBoxes(crashed).map(\.type)
+        #expect(!boxes.contains("moov"), "\(boxes)")
+        // The same transcode to its end: the truth (x264 is deterministic for the same options and threads).
+        let finished = try CLI.cropzoom([source.path, "-o", out.path, "-y"] + options)
+        #expect(finished.status == 0, "\(finished)")
+        let fixed = scratch.file("fixed.mp4")
+        let run = try CLI.cropzoom(["repair", crashed.path, "--reference", reference.path, "-o", fixed.path])
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try Self.score(original: out, broken: crashed, repaired: fixed)
+        for s in streams {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 20, "\(s)")
+            #expect(s["foreign"] as? Int == 0 && s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(decode.isEmpty, "\(decode)")
     }
 
     @Test(
