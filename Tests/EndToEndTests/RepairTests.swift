@@ -195,8 +195,19 @@ struct RepairTests {
         let finished = try CLI.cropzoom([source.path, "-o", out.path, "-y"] + options)
         #expect(finished.status == 0, "\(finished)")
         let fixed = scratch.file("fixed.mp4")
-        let run = try CLI.cropzoom(["repair", crashed.path, "--reference", reference.path, "-o", fixed.path])
+        let run = try CLI.cropzoom([
+            "repair", crashed.path, "--reference", reference.path, "-o", fixed.path, "--progress", "json",
+        ])
         #expect(run.status == 0, "\(run)")
+        // --progress json: progress events by the share of the media data walked, then done with the report.
+        let events = run.stderr.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let progress = events.filter { $0["event"] as? String == "progress" }
+        #expect(progress.last?["percent"] as? Double == 100, "\(run.stderr)")
+        let done = events.last?["repair"] as? [String: Any]
+        #expect(events.last?["event"] as? String == "done", "\(run.stderr)")
+        #expect((done?["tracks"] as? [[String: Any]])?.count == 2, "\(run.stderr)")
         let (streams, decode) = try Self.score(original: out, broken: crashed, repaired: fixed)
         for s in streams {
             #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 20, "\(s)")

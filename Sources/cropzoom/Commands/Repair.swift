@@ -29,6 +29,32 @@ struct Repair: ParsableCommand {
     @Flag(help: "Print the report as JSON on stdout (stable snake_case field names).")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "How progress is shown: json (NDJSON events on stderr: progress, then done with the report or error), "
+                + "or none (the summary line only).", valueName: "json|none"))
+    var progress: ProgressStyle = .none
+
+    enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
+        case json, none
+    }
+
+    /// One NDJSON event of `--progress json`.
+    struct Event: Encodable {
+        var event: String
+        var percent: Double? = nil
+        var bytes: Int64? = nil
+        var samples: Int? = nil
+        var repair: RepairReport? = nil
+        var message: String? = nil
+        var exitCode: Int32? = nil
+    }
+
+    private func emit(_ e: Event) {
+        guard progress == .json, let line = try? snakeCaseJSON(e, pretty: false) else { return }
+        Stderr.write(line)
+    }
+
     func run() throws {
         var config = RepairConfiguration(input: input, reference: reference, output: output)
         config.overwrite = overwrite
@@ -36,20 +62,32 @@ struct Repair: ParsableCommand {
         let job = RepairJob(configuration: config) { Stderr.write("cropzoom: \($0)\n") }
         let outcome = RepairOutcome()
         let done = DispatchSemaphore(value: 0)
+        let showing = progress == .json
         Task {
+            let printing = Task {
+                for await case .progress(let fraction, let bytes, let samples) in job.events where showing {
+                    emit(
+                        Event(
+                            event: "progress", percent: (fraction * 1000).rounded() / 10, bytes: bytes, samples: samples
+                        ))
+                }
+            }
             do throws(CropZoomError) {
                 outcome.result = .success(try await job.run())
             } catch {
                 outcome.result = .failure(error)
             }
+            await printing.value
             done.signal()
         }
         done.wait()
         switch outcome.result! {
         case .success(let report):
+            emit(Event(event: "done", repair: report))
             Stderr.write("cropzoom: \(report.line)\n")
             if json { print(try snakeCaseJSON(report), terminator: "") }
         case .failure(let error):
+            emit(Event(event: "error", message: error.message, exitCode: error.exitCode))
             Stderr.write("cropzoom: error: \(error.message)\n")
             throw ExitCode(error.exitCode)
         }
