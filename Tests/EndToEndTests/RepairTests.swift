@@ -13,15 +13,16 @@ struct RepairTests {
     /// long, `more` options for the encoders.
     /// `channels`: the sound's (0: none).
     static func recording(
-        _ path: URL, content: String, tone: Int, seconds: Double, more: [String] = ["-bf", "0"], channels: Int = 2
+        _ path: URL, content: String, tone: Int, seconds: Double, more: [String] = ["-bf", "0"], channels: Int = 2,
+        size: String = "640x360", pixelFormat: String = "yuv420p"
     ) throws {
         let sound = channels > 0 ? ["-c:a", "aac", "-b:a", "\(64 * channels)k", "-ac", "\(channels)"] : ["-an"]
         _ = try Oracle.runChecked(
             "ffmpeg",
             [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=640x360:rate=30", "-f", "lavfi", "-i",
+                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=\(size):rate=30", "-f", "lavfi", "-i",
                 "sine=frequency=\(tone):sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
-                "veryfast", "-pix_fmt", "yuv420p",
+                "veryfast", "-pix_fmt", pixelFormat,
             ] + more + sound + [path.path])
     }
 
@@ -219,14 +220,20 @@ struct RepairTests {
     @Test(
         """
         bad input: not an MP4 (exit 3), a file with its index (exit 2, not broken), a reference that is itself cut \
-        (exit 2), media data with nothing recognisable (exit 3): one line naming the file and the reason, nothing left \
-        behind; the output is never the reference, nor an existing file without -y
+        (exit 2), media data with nothing recognisable (exit 3), a reference of another resolution or profile (exit 2, \
+        named): one line naming the file and the reason, nothing left behind; the output is never the reference, nor \
+        an existing file without -y
         """)
     func badInput() throws {
         let scratch = try Scratch()
         let (original, reference, broken) = try Self.brokenRecording(in: scratch)
         let text = scratch.file("notes.txt")
         try Data("not a recording\n".utf8).write(to: text)
+        // References from other settings: another resolution; 4:4:4 chroma (x264 then writes High 4:4:4).
+        let wide = scratch.file("wide.mp4")
+        try Self.recording(wide, content: "testsrc", tone: 880, seconds: 1, size: "1280x720")
+        let rgb = scratch.file("rgb.mp4")
+        try Self.recording(rgb, content: "testsrc", tone: 880, seconds: 1, pixelFormat: "yuv444p")
         let noise = scratch.file("noise.mp4")
         var bytes: [UInt8] = [0, 0, 0, 24] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
         var rng = SystemRandomNumberGenerator()
@@ -238,6 +245,16 @@ struct RepairTests {
             (original, reference, 2, "\(original.path): reading the recording to repair: not broken: it has its index"),
             (broken, broken, 2, "\(broken.path): reading the reference: has no index (moov)"),
             (noise, reference, 3, "\(noise.path): repairing: no sample of the reference's tracks found"),
+            (
+                broken, wide, 2,
+                "\(broken.path): repairing: 12 of its first 12 pictures do not decode with the reference's parameters "
+                    + "(1280x720 h264 High)"
+            ),
+            (
+                broken, rgb, 2,
+                "\(broken.path): repairing: 12 of its first 12 pictures do not decode with the reference's parameters "
+                    + "(640x360 h264 High 4:4:4 Predictive)"
+            ),
         ]
         for c in cases {
             let run = try CLI.cropzoom(["repair", c.input.path, "--reference", c.reference.path, "-o", out.path])

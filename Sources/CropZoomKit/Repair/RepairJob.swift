@@ -90,8 +90,12 @@ public final class RepairJob: @unchecked Sendable {
             }, { [self] () throws(CropZoomError) in try repair() })
     }
 
+    /// Recovered pictures decoded with the reference's parameters before the rest is trusted.
+    static let checkedPictures = 12
+
     /// The repair itself, on the calling thread.
     func repair() throws(CropZoomError) -> RepairReport {
+        FFmpegLog.silence()
         let started = Date()
         let cfg = configuration
         let setup = try RepairSetup(cfg)
@@ -111,6 +115,24 @@ public final class RepairJob: @unchecked Sendable {
             displayPath: cfg.output)
         let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
         var timing = RecoveredTiming(model: setup.model)
+        // The first pictures decoded with the reference's parameters: a reference from other settings is named
+        // before anything is kept.
+        let checked = setup.model.tracks.indices.first {
+            setup.walker.walkedTracks.contains($0) && setup.model.tracks[$0].isVideo
+        }
+        let check = try checked.map { i throws(CropZoomError) in
+            try RecoveredPictureCheck(reference: setup.referenceInput, stream: i)
+        }
+        func verify() throws(CropZoomError) {
+            guard let check, check.sent > 0 else { return }
+            let bad = try check.finish()
+            if bad > 0 {
+                throw CropZoomError(
+                    .usage, what: "repairing", path: cfg.input,
+                    reason: "\(bad) of its first \(check.sent) pictures do not decode with the reference's parameters "
+                        + "(\(check.described)): is \(cfg.reference) from the same camera with the same settings?")
+            }
+        }
         var spans: [Int: (first: Double, end: Double)] = [:]
         var found = 0
         var recoveredBytes: Int64 = 0
@@ -122,6 +144,10 @@ public final class RepairJob: @unchecked Sendable {
                 guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
                     throw CropZoomError(
                         .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
+                }
+                if let check, sample.track == checked, check.sent < RepairJob.checkedPictures {
+                    try check.add(bytes, pts: t.pts, dts: t.dts, key: sample.isKey)
+                    if check.sent == RepairJob.checkedPictures { try verify() }
                 }
                 let scale = Double(setup.model.tracks[sample.track].timescale)
                 let (start, end) = (Double(t.pts) / scale, Double(t.pts + t.duration) / scale)
@@ -149,6 +175,7 @@ public final class RepairJob: @unchecked Sendable {
                 found += 1
             })
         try write(timing.finish())
+        if let check, check.sent < RepairJob.checkedPictures { try verify() }
         let report = setup.report(
             outcome, spans: spans, recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))

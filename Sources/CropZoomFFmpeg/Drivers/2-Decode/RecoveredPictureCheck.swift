@@ -1,0 +1,43 @@
+import CFFmpeg
+import CropZoomCore
+
+/// Decodes the first pictures a repair recovered with the reference's codec parameters (its SPS and PPS): a reference
+/// from other settings — another resolution, profile or chroma format — gives parameter sets the recovered slices do
+/// not fit, and the decoder refuses or conceals them. Owns a ``VideoDecoder`` for the reference's stream (one thread)
+/// and one packet.
+package final class RecoveredPictureCheck {
+    private let decoder: VideoDecoder
+    private let packet: Packet
+    /// Pictures sent, and pictures that came out whole.
+    package private(set) var sent = 0
+    package private(set) var decoded = 0
+    /// The reference's picture, as FFmpeg describes it ("1280x720 h264 High").
+    package let described: String
+
+    package init(reference: InputFormat, stream: Int) throws(CropZoomError) {
+        decoder = try VideoDecoder(input: reference, streamIndex: stream)
+        try decoder.open(threads: 1)
+        packet = try Packet()
+        let st = reference.stream(stream)
+        let profile = avcodec_profile_name(st.parameters.pointee.codec_id, st.parameters.pointee.profile)
+        let codec = st.codecName + (profile.map { " " + String(cString: $0) } ?? "")
+        described = "\(st.parameters.pointee.width)x\(st.parameters.pointee.height) \(codec)"
+    }
+
+    /// Decodes one recovered sample (decode order; `pts`: its presentation time).
+    package func add(_ bytes: [UInt8], pts: Int64, dts: Int64, key: Bool) throws(CropZoomError) {
+        packet.unref()
+        try packet.fill(bytes)
+        packet.pts = pts
+        packet.dts = dts
+        packet.isKeyframe = key
+        sent += 1
+        try decoder.decode(packet) { _ throws(CropZoomError) in decoded += 1 }
+    }
+
+    /// Drains the decoder; the pictures that could not be decoded whole (refused, concealed or flagged).
+    package func finish() throws(CropZoomError) -> Int {
+        try decoder.decode(nil) { _ throws(CropZoomError) in decoded += 1 }
+        return decoder.corruptPackets + max(0, sent - decoded - decoder.corruptPackets)
+    }
+}
