@@ -87,6 +87,8 @@ package struct StreamRef: @unchecked Sendable {
     /// Audio: samples per second and channels (0: unknown, as in an MPEG-TS stream not yet seen).
     package var sampleRate: Int { Int(parameters.pointee.sample_rate) }
     package var channelCount: Int { Int(parameters.pointee.ch_layout.nb_channels) }
+    /// An uncompressed sound sample frame's bytes, all channels (`av_get_bits_per_sample`); 0 for other codecs.
+    package var sampleFrameBytes: Int { Int(av_get_bits_per_sample(parameters.pointee.codec_id)) / 8 * channelCount }
     /// Samples the decoder drops at the start (Opus's pre-skip), at the codec's rate.
     package var initialPadding: Int64 { Int64(parameters.pointee.initial_padding) }
     /// The demuxer reads none of its packets (`AVDISCARD_ALL`).

@@ -14,14 +14,19 @@ struct RepairTests {
     /// `channels`: the sound's (0: none).
     static func recording(
         _ path: URL, content: String, tone: Int, seconds: Double, more: [String] = ["-bf", "0"], channels: Int = 2,
-        size: String = "640x360", pixelFormat: String = "yuv420p"
+        size: String = "640x360", pixelFormat: String = "yuv420p", sound source: String? = nil
     ) throws {
-        let sound = channels > 0 ? ["-c:a", "aac", "-b:a", "\(64 * channels)k", "-ac", "\(channels)"] : ["-an"]
+        let sound =
+            channels == 0
+            ? ["-an"]
+            : more.contains("-c:a")
+                ? ["-ac", "\(channels)"]
+                : ["-c:a", "aac", "-b:a", "\(64 * channels)k", "-ac", "\(channels)"]
         _ = try Oracle.runChecked(
             "ffmpeg",
             [
                 "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=\(size):rate=30", "-f", "lavfi", "-i",
-                "sine=frequency=\(tone):sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
+                source ?? "sine=frequency=\(tone):sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
                 "veryfast", "-pix_fmt", pixelFormat,
             ] + more + sound + [path.path])
     }
@@ -62,7 +67,10 @@ struct RepairTests {
         var channels: Int
         var video: [String]
         var ext = "mp4"
-        var testDescription: String { "\(channels) channels, \(video.joined(separator: " ")), \(ext)" }
+        var sound: String? = nil
+        var testDescription: String {
+            "\(channels) channels, \(video.joined(separator: " ")), \(ext)" + (sound.map { ", \($0)" } ?? "")
+        }
         static let all = [
             Case(channels: 2, video: ["-bf", "0"]), Case(channels: 1, video: ["-bf", "0"]),
             Case(channels: 0, video: ["-bf", "0"]),
@@ -73,6 +81,15 @@ struct RepairTests {
             // One-second chunks (runs of about 30 frames, then 47 audio frames), and QuickTime's container.
             Case(channels: 2, video: ["-bf", "3", "-chunk_duration", "1000000"]),
             Case(channels: 2, video: ["-bf", "3"], ext: "mov"),
+            // Uncompressed sound in a MOV, as many cameras write it (little- and big-endian: sowt, twos): untrunc
+            // stopped at 46 % of such a file.
+            Case(channels: 2, video: ["-bf", "3", "-c:a", "pcm_s16le"], ext: "mov"),
+            Case(channels: 1, video: ["-bf", "0", "-c:a", "pcm_s16be"], ext: "mov"),
+            // Loud white noise: PCM bytes that look like the start of a picture at some 4-byte step (seen with this
+            // seed), which the reference's chunk granularity (4096 bytes) steps over.
+            Case(
+                channels: 2, video: ["-bf", "3", "-c:a", "pcm_s16le"], ext: "mov",
+                sound: "anoisesrc=color=white:sample_rate=48000:amplitude=0.5:seed=2"),
         ]
     }
 
@@ -80,7 +97,8 @@ struct RepairTests {
         """
         an H.264 MP4 cut just before its index (the mdat's size as written, and 0 as a crashed writer leaves it), with \
         stereo AAC, mono AAC (whose frames can start like a NAL length) and no sound (frame after frame), without and \
-        with B-frames (adaptive, pyramid, several IDR sequences): every packet back with identical bytes, in order, \
+        with B-frames (adaptive, pyramid, several IDR sequences), one-second chunks, MOV with PCM sound (a tone, \
+        loud noise; sowt and twos): every packet back with identical bytes, in order, \
         at its original time (B-frames in display order, the sound's priming as the writer put it), a clean decode, \
         exit 0 and one line saying what was recovered
         """, arguments: Case.all)
@@ -89,7 +107,8 @@ struct RepairTests {
         let scratch = try Scratch()
         let original = scratch.file("original.\(c.ext)")
         let reference = scratch.file("reference.\(c.ext)")
-        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 6, more: c.video, channels: channels)
+        try Self.recording(
+            original, content: "testsrc2", tone: 440, seconds: 6, more: c.video, channels: channels, sound: c.sound)
         try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, more: c.video, channels: channels)
         let counts = try (0..<(channels > 0 ? 2 : 1)).map { try Oracle.packets(original.path, streamIndex: $0).count }
         #expect(counts.first == 180)
@@ -102,7 +121,8 @@ struct RepairTests {
             #expect(refused.status == 3 && refused.stderr.contains("cropzoom repair"), "\(refused)")
             let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path])
             #expect(run.status == 0, "\(run)")
-            let sound = channels > 0 ? ", \(counts[1]) audio frames" : "\n"
+            let pcm = c.video.contains("-c:a")
+            let sound = channels == 0 ? "\n" : pcm ? ", \(6 * 48000) audio samples" : ", \(counts[1]) audio frames"
             #expect(
                 run.stderr.contains("repaired \(broken.path) → \(fixed.path): 180 video frames (6.00 s)\(sound)"),
                 "\(run.stderr)")

@@ -10,6 +10,8 @@ package struct RecoveredSample: Equatable, Sendable {
     package var pictureOrder: Int64? = nil
     /// An IDR picture: the pictures from here on are shown after every picture before it.
     package var startsSequence = false
+    /// How many of the track's stored samples this stands for (a run of uncompressed sound: its sample frames).
+    package var count = 1
 }
 
 /// Bytes of the media data the walk did not take as samples.
@@ -38,6 +40,8 @@ package final class MediaWalker {
     private let model: ReferenceModel
     private var video: [Int: H264Recogniser] = [:]
     private let audio: [Int: AudioFrameProbe]
+    /// Uncompressed sound tracks: the bytes of one sample frame (all channels), by track.
+    private let pcm: [Int: Int]
     private let start: Int64
     private let end: Int64
 
@@ -54,10 +58,15 @@ package final class MediaWalker {
 
     /// `audio`: a frame probe for each audio track the walk should find (by the reference's track index); `start`
     /// and `end`: the media data's bounds in the broken file.
-    package init(window: ByteWindow, model: ReferenceModel, audio: [Int: AudioFrameProbe], start: Int64, end: Int64) {
+    /// `pcm`: for each uncompressed sound track, the bytes of one sample frame.
+    package init(
+        window: ByteWindow, model: ReferenceModel, audio: [Int: AudioFrameProbe], pcm: [Int: Int] = [:], start: Int64,
+        end: Int64
+    ) {
         self.window = window
         self.model = model
         self.audio = audio
+        self.pcm = pcm.filter { $0.value > 0 }
         self.start = start
         self.end = end
         for (i, t) in model.tracks.enumerated() {
@@ -66,7 +75,7 @@ package final class MediaWalker {
     }
 
     /// The tracks the walk looks for (the others are reported as not recovered).
-    package var walkedTracks: [Int] { (Array(video.keys) + Array(audio.keys)).sorted() }
+    package var walkedTracks: [Int] { (Array(video.keys) + Array(audio.keys) + Array(pcm.keys)).sorted() }
 
     /// Walks the media data, handing each sample to `emit` in file order; `progress` is told the offset reached now
     /// and then.
@@ -90,7 +99,7 @@ package final class MediaWalker {
                 let found = try recogniser.recognise(at: offset, in: window, end: end)
                 switch found.answer {
                 case .sample(let size, let key):
-                    guard let slice = found.slice, recogniser.takes(slice) else { continue }
+                    guard size > 0, let slice = found.slice, recogniser.takes(slice) else { continue }
                     if key { keyed.insert(i) }
                     let started = keyed.contains(i)
                     let order = recogniser.accept(found)
@@ -125,6 +134,20 @@ package final class MediaWalker {
                     continue walking
                 }
             }
+            // Uncompressed sound: no syntax to check; a run ends where the next picture continues the video.
+            if let (track, block) = pcm.min(by: { $0.key < $1.key }), !video.isEmpty {
+                let t = model.tracks[track]
+                // Runs in whole chunks of the reference's granularity where it is a whole number of sample frames.
+                let step = t.chunkGranularity > 0 && t.chunkGranularity % block == 0 ? t.chunkGranularity : block
+                let run = try pcmRun(at: offset, block: block, step: step, limit: 4 * t.largestChunk + step)
+                if run > 0 {
+                    try emit(
+                        RecoveredSample(track: track, offset: offset, size: run, isKey: true, count: run / block))
+                    outcome.samples[track, default: 0] += run / block
+                    offset += Int64(run)
+                    continue walking
+                }
+            }
             if let cutVideo {
                 outcome.gaps.append(RepairGap(offset: offset, bytes: Int64(cutVideo), reason: "cut"))
                 offset = end
@@ -139,5 +162,22 @@ package final class MediaWalker {
         outcome.endedAt = offset
         progress(offset)
         return outcome
+    }
+
+    /// The bytes of a run of uncompressed sound at `offset` (sample frames of `block` bytes, in steps of `step`): up to
+    /// where a picture that continues a video track starts, at most `limit` bytes; to the end of the media data (in
+    /// whole frames) when that comes first; 0 when neither is found.
+    private func pcmRun(at offset: Int64, block: Int, step: Int, limit: Int) throws(CropZoomError) -> Int {
+        var length = step
+        while length <= limit {
+            let next = offset + Int64(length)
+            if next >= end { return Int((end - offset) / Int64(block)) * block }
+            for recogniser in video.values {
+                let found = try recogniser.recognise(at: next, in: window, end: end)
+                if case .sample = found.answer, let slice = found.slice, recogniser.continues(slice) { return length }
+            }
+            length += step
+        }
+        return 0
     }
 }

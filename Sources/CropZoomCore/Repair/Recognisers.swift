@@ -69,6 +69,8 @@ package struct H264Recogniser: Sendable {
             let nalEnd = position + Int64(lengthSize) + Int64(length)
             let peek = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 64))
             var ends = false
+            // The first coded slice, once this NAL unit is taken.
+            var opening: H264Syntax.SliceHeader?
             switch type {
             case 1, 5:
                 guard let slice = H264Syntax.sliceHeader(peek, sps: inBand.sps, pps: inBand.pps) else {
@@ -80,7 +82,7 @@ package struct H264Recogniser: Sendable {
                     if slice.startsNewPicture(after: first) { ends = true }
                 } else {
                     guard slice.firstMbInSlice == 0 else { return none }
-                    first = slice
+                    opening = slice
                 }
             case 6, 7, 8, 9, 13, 14, 15, 16, 17, 18:
                 // After a coded slice these start the next access unit; an AUD only opens one.
@@ -101,18 +103,20 @@ package struct H264Recogniser: Sendable {
             }
             if ends { break }
             if nalEnd - offset > Int64(largestSample) {
-                if first == nil { return none }
+                // Larger than any sample: not this track's (the first NAL unit), or the bytes after the sample.
+                if nalCount == 0 { return none }
                 break
             }
             if nalEnd > end {
                 // This NAL unit runs past the end: the sample is the one the cut went through.
-                let cut = first != nil || type == 1 || type == 5
-                return cut ? Found(answer: .cut(bytes: Int(end - offset)), slice: first) : none
+                guard let slice = first ?? opening else { return none }
+                return Found(answer: .cut(bytes: Int(end - offset)), slice: slice)
             }
+            if let opening { first = opening }
             position = nalEnd
             nalCount += 1
         }
-        guard let first else { return none }
+        guard let first, position > offset else { return none }
         return Found(
             answer: .sample(size: Int(position - offset), key: first.isIDR), slice: first, sps: inBand.sps,
             pps: inBand.pps)

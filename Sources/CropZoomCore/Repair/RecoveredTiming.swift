@@ -46,7 +46,7 @@ package struct RecoveredTiming: Sendable {
     /// one, or pictures held back before it).
     package mutating func take(_ sample: RecoveredSample) -> [TimedSample] {
         let t = model.tracks[sample.track]
-        let duration = Int64(t.sampleDuration)
+        let duration = Int64(t.sampleDuration) * Int64(sample.count)
         let dts = nextDecode[sample.track] ?? t.firstDecodeTime
         nextDecode[sample.track] = dts + duration
         guard let order = sample.pictureOrder else {

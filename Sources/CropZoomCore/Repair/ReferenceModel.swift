@@ -7,6 +7,9 @@ package struct ReferenceModel: Sendable {
         package enum Kind: Sendable {
             case h264(H264Syntax.DecoderConfiguration)
             case aac
+            /// Uncompressed sound (`sowt`, `twos`, `lpcm`, `in24`, `in32`, `fl32`, `fl64`, `raw `): no syntax to
+            /// check; its runs are the bytes between the other tracks' samples.
+            case pcm
             /// A track the walk does not recognise yet (its sample entry's type).
             case other(String)
         }
@@ -31,6 +34,11 @@ package struct ReferenceModel: Sendable {
         package var largestSample: Int
         package var largestKeySample: Int
         package var sampleCount: Int
+        /// The most bytes a chunk of this track holds (a PCM run is looked for up to a few times that).
+        package var largestChunk: Int
+        /// The greatest common divisor of its chunks' byte sizes, the last chunk left out (a writer that stores sound
+        /// in packets of 1024 sample frames: 4096 bytes for 16-bit stereo); 0 without chunks.
+        package var chunkGranularity: Int
 
         package var isVideo: Bool { handler == "vide" }
         package var isAudio: Bool { handler == "soun" }
@@ -76,7 +84,29 @@ package struct ReferenceModel: Sendable {
                 mediaLeadIn: firstSample == .max ? 0 : max(0, firstSample - mdat.payloadOffset)))
     }
 
+    /// The bytes of `t`'s largest chunk (its samples per chunk from `stsc`, their sizes from `stsz`), and the
+    /// greatest common divisor of its chunks' sizes but the last.
+    private static func chunks(_ t: TrackTables) -> (largest: Int, granularity: Int) {
+        var sizes: [Int] = []
+        var sample = 0
+        for (i, run) in t.sampleToChunk.enumerated() {
+            let first = Int(run.firstChunk) - 1
+            let next = i + 1 < t.sampleToChunk.count ? Int(t.sampleToChunk[i + 1].firstChunk) - 1 : t.chunkOffsets.count
+            for _ in first..<max(first, next) {
+                let n = Int(run.samplesPerChunk)
+                let end = min(t.sampleSizes.count, sample + n)
+                guard sample < end else { break }
+                sizes.append(t.sampleSizes[sample..<end].reduce(0) { $0 + Int($1) })
+                sample = end
+            }
+        }
+        func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+        let granularity = sizes.dropLast().reduce(0, gcd)
+        return (sizes.max() ?? 0, granularity == 0 ? sizes.first ?? 0 : granularity)
+    }
+
     private static func track(_ t: TrackTables, movieTimescale: UInt32) -> Track {
+        let chunks = Self.chunks(t)
         let kind: Track.Kind
         switch t.sampleEntry {
         case "avc1", "avc3":
@@ -89,6 +119,7 @@ package struct ReferenceModel: Sendable {
                 kind = .other(t.sampleEntry)
             }
         case "mp4a": kind = .aac
+        case "sowt", "twos", "lpcm", "in24", "in32", "fl32", "fl64", "raw ": kind = .pcm
         default: kind = .other(t.sampleEntry)
         }
         var counts: [UInt32: UInt64] = [:]
@@ -120,7 +151,8 @@ package struct ReferenceModel: Sendable {
             constantDuration: counts.count <= 1 || (t.timeToSample.count == 2 && t.timeToSample[1].count == 1),
             reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
             firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
-            largestSample: Int(t.sampleSizes.max() ?? 0), largestKeySample: largestKey, sampleCount: t.sampleCount)
+            largestSample: Int(t.sampleSizes.max() ?? 0), largestKeySample: largestKey, sampleCount: t.sampleCount,
+            largestChunk: chunks.largest, chunkGranularity: chunks.granularity)
     }
 }
 

@@ -66,7 +66,8 @@ public struct RepairReport: Codable, Equatable, Sendable {
     public var line: String {
         var parts: [String] = []
         for t in tracks where t.recovered {
-            let noun = t.type == "video" ? "video frames" : t.type == "audio" ? "audio frames" : "samples"
+            let audio = t.codec.hasPrefix("pcm_") ? "audio samples" : "audio frames"
+            let noun = t.type == "video" ? "video frames" : t.type == "audio" ? audio : "samples"
             parts.append(String(format: "%d %@ (%.2f s)", t.samples, noun, t.seconds))
         }
         let notWalked = tracks.filter { !$0.recovered }.map { "\($0.type) (\($0.codec))" }

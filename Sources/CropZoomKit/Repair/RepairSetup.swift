@@ -75,12 +75,18 @@ struct RepairSetup {
                     reference: referenceInput, stream: i, frameSamples: Int(t.sampleDuration))
             }
         }
-        walker = MediaWalker(window: window, model: model, audio: probes, start: mediaStart, end: mediaEnd)
+        // Uncompressed sound: a sample frame's bytes from FFmpeg's view of the stream (bits per sample × channels).
+        var pcm: [Int: Int] = [:]
+        for (i, t) in model.tracks.enumerated() where t.isAudio {
+            if case .pcm = t.kind { pcm[i] = referenceInput.stream(i).sampleFrameBytes }
+        }
+        walker = MediaWalker(
+            window: window, model: model, audio: probes, pcm: pcm, start: mediaStart, end: mediaEnd)
         guard !walker.walkedTracks.isEmpty else {
             let kinds = model.tracks.map(\.sampleEntry).joined(separator: ", ")
             throw CropZoomError(
                 .usage, what: referencing, path: cfg.reference,
-                reason: "none of its tracks (\(kinds)) is one repair recognises yet (H.264 video, AAC sound)")
+                reason: "none of its tracks (\(kinds)) is one repair recognises yet (H.264 video, AAC or PCM sound)")
         }
     }
 
