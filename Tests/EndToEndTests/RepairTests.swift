@@ -68,6 +68,7 @@ struct RepairTests {
         var video: [String]
         var ext = "mp4"
         var sound: String? = nil
+        var seconds = 6
         var testDescription: String {
             "\(channels) channels, \(video.joined(separator: " ")), \(ext)" + (sound.map { ", \($0)" } ?? "")
         }
@@ -85,6 +86,16 @@ struct RepairTests {
             // stopped at 46 % of such a file.
             Case(channels: 2, video: ["-bf", "3", "-c:a", "pcm_s16le"], ext: "mov"),
             Case(channels: 1, video: ["-bf", "0", "-c:a", "pcm_s16be"], ext: "mov"),
+            // HEVC (as phones record), B-frames and an open GOP (a CRA every 40 frames, RASL pictures after it; the
+            // order counts run on through CRAs and wrap past x265's 256), with mono sound; and in a MOV with PCM.
+            Case(
+                channels: 1,
+                video: ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error:bframes=4:keyint=40"],
+                seconds: 12),
+            Case(
+                channels: 2,
+                video: ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error", "-c:a", "pcm_s16le"],
+                ext: "mov"),
             // Loud white noise: PCM bytes that look like the start of a picture at some 4-byte step (seen with this
             // seed), which the reference's chunk granularity (4096 bytes) steps over.
             Case(
@@ -95,7 +106,7 @@ struct RepairTests {
 
     @Test(
         """
-        an H.264 MP4 cut just before its index (the mdat's size as written, and 0 as a crashed writer leaves it), with \
+        an H.264 or HEVC MP4/MOV cut just before its index (the mdat's size as written, and 0 as a crashed writer leaves it), with \
         stereo AAC, mono AAC (whose frames can start like a NAL length) and no sound (frame after frame), without and \
         with B-frames (adaptive, pyramid, several IDR sequences), one-second chunks, MOV with PCM sound (a tone, \
         loud noise; sowt and twos): every packet back with identical bytes, in order, \
@@ -108,10 +119,11 @@ struct RepairTests {
         let original = scratch.file("original.\(c.ext)")
         let reference = scratch.file("reference.\(c.ext)")
         try Self.recording(
-            original, content: "testsrc2", tone: 440, seconds: 6, more: c.video, channels: channels, sound: c.sound)
+            original, content: "testsrc2", tone: 440, seconds: Double(c.seconds), more: c.video, channels: channels,
+            sound: c.sound)
         try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, more: c.video, channels: channels)
         let counts = try (0..<(channels > 0 ? 2 : 1)).map { try Oracle.packets(original.path, streamIndex: $0).count }
-        #expect(counts.first == 180)
+        #expect(counts.first == 30 * c.seconds)
         for zero in [false, true] {
             let broken = scratch.file("broken-\(zero).\(c.ext)")
             let fixed = scratch.file("fixed-\(zero).\(c.ext)")
@@ -122,9 +134,12 @@ struct RepairTests {
             let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path])
             #expect(run.status == 0, "\(run)")
             let pcm = c.video.contains("-c:a")
-            let sound = channels == 0 ? "\n" : pcm ? ", \(6 * 48000) audio samples" : ", \(counts[1]) audio frames"
+            let sound =
+                channels == 0 ? "\n" : pcm ? ", \(c.seconds * 48000) audio samples" : ", \(counts[1]) audio frames"
             #expect(
-                run.stderr.contains("repaired \(broken.path) → \(fixed.path): 180 video frames (6.00 s)\(sound)"),
+                run.stderr.contains(
+                    "repaired \(broken.path) → \(fixed.path): \(30 * c.seconds) video frames (\(c.seconds).00 s)\(sound)"
+                ),
                 "\(run.stderr)")
             let (streams, decode) = try Self.score(original: original, broken: broken, repaired: fixed)
             for s in streams {

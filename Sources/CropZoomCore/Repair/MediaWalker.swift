@@ -38,7 +38,7 @@ public struct RepairGap: Codable, Equatable, Sendable {
 package final class MediaWalker {
     private let window: ByteWindow
     private let model: ReferenceModel
-    private var video: [Int: H264Recogniser] = [:]
+    private var video: [Int: VideoRecogniser] = [:]
     private let audio: [Int: AudioFrameProbe]
     /// Uncompressed sound tracks: the bytes of one sample frame (all channels), by track.
     private let pcm: [Int: Int]
@@ -70,7 +70,11 @@ package final class MediaWalker {
         self.start = start
         self.end = end
         for (i, t) in model.tracks.enumerated() {
-            if case .h264(let config) = t.kind { video[i] = H264Recogniser(config, largestSample: t.largestSample) }
+            switch t.kind {
+            case .h264(let config): video[i] = .h264(H264Recogniser(config, largestSample: t.largestSample))
+            case .hevc(let config): video[i] = .hevc(HEVCRecogniser(config, largestSample: t.largestSample))
+            default: break
+            }
         }
     }
 
@@ -96,19 +100,19 @@ package final class MediaWalker {
             var cutVideo: Int?
             for i in videoTracks {
                 guard var recogniser = video[i] else { continue }
-                let found = try recogniser.recognise(at: offset, in: window, end: end)
-                switch found.answer {
+                let probe = try recogniser.probe(at: offset, in: window, end: end)
+                switch probe.answer {
                 case .sample(let size, let key):
-                    guard size > 0, let slice = found.slice, recogniser.takes(slice) else { continue }
+                    guard size > 0, probe.takes else { continue }
                     if key { keyed.insert(i) }
                     let started = keyed.contains(i)
-                    let order = recogniser.accept(found)
+                    let order = recogniser.accept(probe)
                     video[i] = recogniser
                     if started {
                         try emit(
                             RecoveredSample(
                                 track: i, offset: offset, size: size, isKey: key, pictureOrder: order,
-                                startsSequence: slice.isIDR))
+                                startsSequence: probe.startsSequence))
                         outcome.samples[i, default: 0] += 1
                         if key { outcome.keyframes[i, default: 0] += 1 }
                     } else {
@@ -118,7 +122,7 @@ package final class MediaWalker {
                     continue walking
                 case .cut(let bytes):
                     // Only if no other track's sample starts here (an audio frame can look like the start of one).
-                    guard let slice = found.slice, recogniser.takes(slice) else { continue }
+                    guard probe.takes else { continue }
                     cutVideo = cutVideo ?? bytes
                 case .none:
                     continue
@@ -173,8 +177,8 @@ package final class MediaWalker {
             let next = offset + Int64(length)
             if next >= end { return Int((end - offset) / Int64(block)) * block }
             for recogniser in video.values {
-                let found = try recogniser.recognise(at: next, in: window, end: end)
-                if case .sample = found.answer, let slice = found.slice, recogniser.continues(slice) { return length }
+                let probe = try recogniser.probe(at: next, in: window, end: end)
+                if case .sample = probe.answer, probe.continues { return length }
             }
             length += step
         }

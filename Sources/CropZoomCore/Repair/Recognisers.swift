@@ -152,3 +152,172 @@ package struct H264Recogniser: Sendable {
         return order.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
     }
 }
+
+/// Recognises HEVC samples as MP4 stores them (length-prefixed NAL units): a chain of NAL units whose lengths fit and
+/// whose two-byte headers are allowed (layer 0, a temporal id), whose first slice segment starts a picture
+/// (`first_slice_segment_in_pic_flag`) with a parameter set the reference defines, ending where the next access unit
+/// starts (H.265 7.4.2.4.4). HEVC has no frame_num: a picture continues the stream when its order count lies within
+/// ``orderReach`` of the previous picture's, or it is an IRAP picture.
+package struct HEVCRecogniser: Sendable {
+    package let lengthSize: Int
+    package private(set) var sps: [UInt32: HEVCSyntax.SPS]
+    package private(set) var pps: [UInt32: HEVCSyntax.PPS]
+    package let largestSample: Int
+    /// The order count of the last picture accepted (nil before the first).
+    package private(set) var previousOrder: Int64?
+    private var order = HEVCSyntax.PictureOrder()
+    /// How far a picture's order count may lie from the previous picture's (a GOP's reordering, several times over).
+    package static let orderReach: Int64 = 64
+
+    package init(_ config: HEVCSyntax.DecoderConfiguration, largestSample: Int) {
+        lengthSize = config.nalLengthSize
+        sps = config.sps
+        pps = config.pps
+        self.largestSample = max(4 << 20, 8 * largestSample)
+    }
+
+    /// What ``recognise(at:in:end:)`` found.
+    package struct Found: Sendable {
+        package var answer: Recognised
+        package var slice: HEVCSyntax.SliceHeader?
+    }
+
+    /// Reads the sample that may start at `offset`, up to `end`; does not change the state.
+    package func recognise(at offset: Int64, in window: ByteWindow, end: Int64) throws(CropZoomError) -> Found {
+        let none = Found(answer: .none)
+        var position = offset
+        var first: HEVCSyntax.SliceHeader?
+        var nalCount = 0
+        while position < end {
+            guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
+            else { break }
+            let header = try window.bytes(at: position + Int64(lengthSize), count: 2)
+            guard length >= 2, header.count == 2, header[0] & 0x80 == 0, header[1] & 7 != 0 else {
+                if first == nil { return none }
+                break
+            }
+            let type = HEVCSyntax.nalType(header[0])
+            let nalEnd = position + Int64(lengthSize) + Int64(length)
+            var ends = false
+            var opening: HEVCSyntax.SliceHeader?
+            switch type {
+            case 0...9, 16...21:
+                let peek = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 64))
+                if first != nil {
+                    if HEVCSyntax.startsPicture(peek) { ends = true }
+                } else {
+                    guard let slice = HEVCSyntax.sliceHeader(peek, sps: sps, pps: pps) else { return none }
+                    opening = slice
+                }
+            case 32, 33, 34, 35, 39, 41...44, 48...55:
+                // After a slice these start the next access unit; an access unit delimiter only opens one.
+                if first != nil {
+                    ends = true
+                } else if type == 35 && nalCount > 0 {
+                    return none
+                }
+            case 36, 37, 38, 40:
+                if first == nil && type != 38 { return none }
+            default:
+                if first == nil { return none }
+                ends = true
+            }
+            if ends { break }
+            if nalEnd - offset > Int64(largestSample) {
+                if nalCount == 0 { return none }
+                break
+            }
+            if nalEnd > end {
+                guard let slice = first ?? opening else { return none }
+                return Found(answer: .cut(bytes: Int(end - offset)), slice: slice)
+            }
+            if let opening { first = opening }
+            position = nalEnd
+            nalCount += 1
+        }
+        guard let first, position > offset else { return none }
+        return Found(answer: .sample(size: Int(position - offset), key: first.isKey), slice: first)
+    }
+
+    /// The order count `slice`'s picture would get, without taking it.
+    private func orderCount(_ slice: HEVCSyntax.SliceHeader) -> Int64? {
+        guard let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
+        var copy = order
+        return copy.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
+    }
+
+    /// Whether a picture whose first slice segment is `slice` continues the pictures accepted so far: an IRAP picture
+    /// always does; another needs an order count near the previous picture's.
+    package func continues(_ slice: HEVCSyntax.SliceHeader) -> Bool {
+        if slice.isKey { return true }
+        guard let previous = previousOrder, let count = orderCount(slice) else { return false }
+        return abs(count - previous) <= Self.orderReach
+    }
+
+    /// Whether the walk takes the picture: any before the first picture, else one that continues the stream.
+    package func takes(_ slice: HEVCSyntax.SliceHeader) -> Bool { previousOrder == nil || continues(slice) }
+
+    /// Takes the picture; returns its order count.
+    @discardableResult
+    package mutating func accept(_ found: Found) -> Int64? {
+        guard let slice = found.slice, let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
+        let count = order.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
+        previousOrder = count
+        return count
+    }
+}
+
+/// A video track's recogniser, whatever its codec: what the walk asks at an offset.
+package enum VideoRecogniser: Sendable {
+    case h264(H264Recogniser)
+    case hevc(HEVCRecogniser)
+
+    /// What starts at an offset, as the walk needs it.
+    package struct Probe: Sendable {
+        package var answer: Recognised
+        /// The walk may take it here (the stream's first picture, or one that continues it).
+        package var takes: Bool
+        /// It continues the pictures taken so far.
+        package var continues: Bool
+        /// Picture order counts start again with it (H.264 IDR; HEVC IDR, BLA).
+        package var startsSequence: Bool
+        fileprivate var found: Found
+
+        fileprivate enum Found: Sendable {
+            case h264(H264Recogniser.Found)
+            case hevc(HEVCRecogniser.Found)
+        }
+    }
+
+    package func probe(at offset: Int64, in window: ByteWindow, end: Int64) throws(CropZoomError) -> Probe {
+        switch self {
+        case .h264(let r):
+            let found = try r.recognise(at: offset, in: window, end: end)
+            let slice = found.slice
+            return Probe(
+                answer: found.answer, takes: slice.map(r.takes) ?? false, continues: slice.map(r.continues) ?? false,
+                startsSequence: slice?.isIDR ?? false, found: .h264(found))
+        case .hevc(let r):
+            let found = try r.recognise(at: offset, in: window, end: end)
+            let slice = found.slice
+            return Probe(
+                answer: found.answer, takes: slice.map(r.takes) ?? false, continues: slice.map(r.continues) ?? false,
+                startsSequence: slice?.restartsOrder ?? false, found: .hevc(found))
+        }
+    }
+
+    /// Takes the probed picture; its order count where pictures may be reordered.
+    package mutating func accept(_ probe: Probe) -> Int64? {
+        switch (self, probe.found) {
+        case (.h264(var r), .h264(let found)):
+            let order = r.accept(found)
+            self = .h264(r)
+            return order
+        case (.hevc(var r), .hevc(let found)):
+            let order = r.accept(found)
+            self = .hevc(r)
+            return order
+        default: return nil
+        }
+    }
+}

@@ -6,6 +6,7 @@ package struct ReferenceModel: Sendable {
     package struct Track: Sendable {
         package enum Kind: Sendable {
             case h264(H264Syntax.DecoderConfiguration)
+            case hevc(HEVCSyntax.DecoderConfiguration)
             case aac
             /// Uncompressed sound (`sowt`, `twos`, `lpcm`, `in24`, `in32`, `fl32`, `fl64`, `raw `): no syntax to
             /// check; its runs are the bytes between the other tracks' samples.
@@ -115,6 +116,14 @@ package struct ReferenceModel: Sendable {
                 let config = H264Syntax.DecoderConfiguration(avcC: avcC.payload)
             {
                 kind = .h264(config)
+            } else {
+                kind = .other(t.sampleEntry)
+            }
+        case "hvc1", "hev1":
+            if let hvcC = ISOBoxes.Box(type: t.sampleEntry, payload: t.sampleEntryPayload).child("hvcC", skip: 78),
+                let config = HEVCSyntax.DecoderConfiguration(hvcC: hvcC.payload)
+            {
+                kind = .hevc(config)
             } else {
                 kind = .other(t.sampleEntry)
             }

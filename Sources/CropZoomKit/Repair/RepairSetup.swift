@@ -58,10 +58,10 @@ struct RepairSetup {
                 .usage, what: referencing, path: cfg.reference,
                 reason: "FFmpeg reads \(referenceInput.streamCount) streams, its index \(model.tracks.count) tracks")
         }
-        // Reordered pictures get their times from their picture order counts, read for type 0 (type 2 is never
-        // reordered); type 1 is not read yet.
+        // Reordered pictures get their times from their picture order counts: HEVC's, H.264's of type 0 (type 2 is
+        // never reordered); type 1 is not read yet.
         for t in model.tracks where t.isVideo && t.reordered {
-            guard case .h264(let config) = t.kind, config.sps.values.allSatisfy({ $0.pocType != 1 }) else {
+            if case .h264(let config) = t.kind, config.sps.values.contains(where: { $0.pocType == 1 }) {
                 throw CropZoomError(
                     .usage, what: referencing, path: cfg.reference,
                     reason: "its \(t.sampleEntry) video has B-frames with picture order counts of type 1, which this "
@@ -86,7 +86,9 @@ struct RepairSetup {
             let kinds = model.tracks.map(\.sampleEntry).joined(separator: ", ")
             throw CropZoomError(
                 .usage, what: referencing, path: cfg.reference,
-                reason: "none of its tracks (\(kinds)) is one repair recognises yet (H.264 video, AAC or PCM sound)")
+                reason:
+                    "none of its tracks (\(kinds)) is one repair recognises yet (H.264 or HEVC video, AAC or PCM sound)"
+            )
         }
     }
 
