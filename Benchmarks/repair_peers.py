@@ -5,10 +5,11 @@ docs/design/repair.md, section 3 "Tests and measurement").
 Each case is an ORIGINAL made by ffmpeg (testsrc2 + a 440 Hz sine, 640x360 30 fps, x264 -preset veryfast,
 yuv420p, 48 kHz sound, 20 s), REFERENCEs made by the same command with other content (5 s, 1000 Hz), and
 BROKEN = ORIGINAL cut at the end of its top-level mdat box (ffmpeg writes moov after mdat, so BROKEN has no index),
-or, for case h, at 60 % of its bytes (a cut inside mdat, the last sample partial). Two kinds of reference (REFS):
-`testsrc` (the design's: other, simpler pictures, so smaller samples than the original's) and `hflip` (testsrc2
-mirrored: other bytes, samples as large as the original's). untrunc bounds a sample's size by the largest sizes it
-saw in the reference, so the kind of reference decides much of its result; both are run.
+or, for case h, at 60 % of its bytes (a cut inside mdat, the last sample partial). References (REFS): `testsrc`
+(the design's: other, simpler pictures, so smaller samples than the original's) and `hflip` (testsrc2
+mirrored: other bytes, samples as large as the original's; 5 s, and `hflip-full` as long as the original). untrunc
+bounds a sample's size by the sizes it saw in the reference, so the kind of reference decides much of its result;
+all three are run. Case j (not in the design's list) is case i without B-frames: a like-for-like speed case.
 
 The tools run alternately (cropzoom, untrunc, untrunc -s, cropzoom, ... for --rounds rounds) under
 /usr/bin/time -v (wall seconds, user+system CPU, peak RSS), and each output is scored by the project's scorer,
@@ -21,7 +22,7 @@ docs/design/repair.md, "untrunc beside the project"); this script only runs the 
 Writes Benchmarks/results/repair-peers.md and repair-peers.svg (recall per case and tool); the cases, outputs,
 logs and the raw results (results.json) go to --work (default Benchmarks/work/repair).
 
-Usage: nice -n 10 python3 Benchmarks/repair_peers.py [--rounds 3] [--cases a,b,...] [--refs testsrc,hflip]
+Usage: nice -n 10 python3 Benchmarks/repair_peers.py [--rounds 3] [--cases a,b,...] [--refs testsrc,hflip,hflip-full]
        [--cropzoom .build/release/cropzoom] [--untrunc Benchmarks/work/untrunc/untrunc] [--markdown-only]
 """
 import argparse
@@ -65,15 +66,24 @@ CASES = {
           ["-bf", "3", "-x264-params", "b-adapt=2"], AAC, [], 0.6),
     "i": ("larger, for speed: 1280x720, 120 s, H.264 -bf 3 + AAC MP4", "mp4", "1280x720", 120, ["-bf", "3"], AAC,
           [], "mdat"),
+    # not in the design's list: case i without B-frames, where untrunc walks the whole file too (a like-for-like
+    # speed case)
+    "j": ("larger, for speed, no B-frames: 1280x720, 120 s, H.264 -bf 0 + AAC MP4", "mp4", "1280x720", 120,
+          ["-bf", "0"], AAC, [], "mdat"),
 }
 REF_SECONDS = 5
-# References: (generator, extra video filter, description). "testsrc" is the design's reference (other content made by
-# the same command); "hflip" is the original's generator mirrored: other bytes, but pictures as complex as the
-# original's, so sample sizes like the original's (what a reference from the same camera and scene type gives).
+# References: (generator, extra video filter, seconds (None: the original's), description). "testsrc" is the design's
+# reference (other content made by the same command); "hflip" is the original's generator mirrored: other bytes, but
+# pictures as complex as the original's, so samples as large; "hflip-full" the same as long as the original (more
+# than one keyframe interval, like a complete recording from the same camera).
 REFS = {
-    "testsrc": ("testsrc", None, "`testsrc`, 1000 Hz, 5 s: other content, simpler pictures (smaller samples)"),
-    "hflip": ("testsrc2", "hflip", "`testsrc2` mirrored (`-vf hflip`), 1000 Hz, 5 s: other bytes, as complex as "
-              "the original"),
+    "testsrc": ("testsrc", None, REF_SECONDS,
+                "`testsrc`, 1000 Hz, 5 s: other content, simpler pictures (smaller samples than the original's)"),
+    "hflip": ("testsrc2", "hflip", REF_SECONDS,
+              "`testsrc2` mirrored (`-vf hflip`), 1000 Hz, 5 s: other bytes, pictures as complex as the original's"),
+    "hflip-full": ("testsrc2", "hflip", None,
+                   "`testsrc2` mirrored, 1000 Hz, as long as the original (20 s; 120 s for i and j): several "
+                   "keyframe intervals"),
 }
 
 
@@ -89,7 +99,8 @@ def tool_rows(cropzoom, untrunc):
 def ffmpeg_cmd(case, out, ref=None):
     """The original's command, or with ref (a REFS key) the reference's: the same options, other content."""
     title, ext, size, seconds, vopts, aopts, mux, cut = CASES[case]
-    src, vf, freq, dur = (REFS[ref][0], REFS[ref][1], 1000, REF_SECONDS) if ref else ("testsrc2", None, 440, seconds)
+    src, vf, freq, dur = (REFS[ref][0], REFS[ref][1], 1000, REFS[ref][2] or seconds) if ref else \
+        ("testsrc2", None, 440, seconds)
     return (["ffmpeg", "-v", "error", "-nostdin", "-y",
              "-f", "lavfi", "-i", f"{src}=size={size}:rate=30:duration={dur}",
              "-f", "lavfi", "-i", f"sine=frequency={freq}:sample_rate=48000:duration={dur}",
@@ -239,12 +250,12 @@ def clean(sc):
     return "error" not in sc and sc.get("decode_errors") == "" and sc.get("decode_status") == 0
 
 
-def passes(sc):
-    """≥ 99 % recall on every stream, 0 pts error, a clean decode."""
+def passes(sc, timing=True):
+    """≥ 99 % recall on every stream, 0 pts error (unless not timing), a clean decode."""
     if "error" in sc or not sc.get("streams"):
         return False
     for s in sc["streams"]:
-        if s["recall"] < 0.99 or s["pts_error"] is None or s["pts_error"] > 1e-9:
+        if s["recall"] < 0.99 or (timing and (s["pts_error"] is None or s["pts_error"] > 1e-9)):
             return False
     return clean(sc)
 
@@ -306,19 +317,23 @@ def markdown(data):
     lines.append("")
     for ref in refs:
         npass = {l: sum(1 for c in cases if passes(c["scores"][ref][l])) for l in labels}
-        lines.append(f"- reference {REFS[ref][2]}: " + "; ".join(f"{l} {npass[l]}" for l in labels))
-    big = next((c for c in cases if c["case"] == "i"), None)
-    if big:
-        lines.append("")
+        nrec = {l: sum(1 for c in cases if passes(c["scores"][ref][l], timing=False)) for l in labels}
+        lines.append(f"- reference `{ref}` ({REFS[ref][3]}): " + "; ".join(f"{l} **{npass[l]}**" for l in labels)
+                     + " (≥ 99 % and a clean decode, whatever the pts error: "
+                     + "; ".join(f"{l} {nrec[l]}" for l in labels) + ")")
+    for big in (c for c in cases if c["case"] in ("i", "j")):
+        lines += ["", f"Speed, case {big['case']} ({big['original_bytes'] / 1e6:.1f} MB), median wall (peak RSS); "
+                  "a tool's lowest stream recall in brackets, since a tool that stops early also finishes early:", ""]
         for ref in refs:
             cz = summary_of(big, ref, "cropzoom")
-            parts = [f"{l} {fmt_s(summary_of(big, ref, l)['wall'], 2)} s (cropzoom / {l} = "
-                     f"{ratio(cz['wall'], summary_of(big, ref, l)['wall'])}, RSS "
-                     f"{fmt_s(summary_of(big, ref, l)['rss'], 0)} MiB)" for l in labels[1:]]
-            lines.append(f"- speed, case i ({big['original_bytes'] / 1e6:.0f} MB), reference `{ref}`: cropzoom "
-                         f"{fmt_s(cz['wall'], 2)} s median wall (RSS {fmt_s(cz['rss'], 0)} MiB); " + "; ".join(parts))
-    if data.get("notes"):
-        lines += [""] + data["notes"]
+            parts = []
+            for l in labels:
+                s = summary_of(big, ref, l)
+                sc = big["scores"][ref][l]
+                rec = min((x["recall"] for x in sc.get("streams", [])), default=0.0) if "error" not in sc else 0.0
+                parts.append(f"{l} {fmt_s(s['wall'], 2)} s ({fmt_s(s['rss'], 0)} MiB) [{100 * rec:.1f} %]"
+                             + ("" if l == "cropzoom" else f", cropzoom / {l} = {ratio(cz['wall'], s['wall'])}"))
+            lines.append(f"- reference `{ref}`: " + "; ".join(parts))
     lines += ["", "Written by `Benchmarks/repair_peers.py` (stdlib Python + ffmpeg/ffprobe); scorer "
               "`Tests/tools/repair_score.py`. **Recall** = packets of the original lying whole in the broken file "
               "that the output holds with identical bytes in the same order (recovered/whole); **foreign** = output "
@@ -327,6 +342,8 @@ def markdown(data):
               "brackets); **clean** = `ffmpeg -v error -i OUT -map 0 -f null -` printed nothing and exited 0. "
               "**Wall**, **CPU** (user+system) and **peak RSS** from `/usr/bin/time -v`, medians over the rounds; "
               "**cz/row** = cropzoom's median / that row's (below 1: cropzoom faster or smaller).", ""]
+    if data.get("notes"):
+        lines += data["notes"] + [""]
     # --- machine
     lines += ["## Machine and versions", "",
               f"- {m['nproc']} cores (`nproc`), {m['cpu']} (`/proc/cpuinfo`), Linux {m['kernel']}; {m['date']}; "
@@ -348,7 +365,7 @@ def markdown(data):
     lines += ["## Commands", "", "Per case (files in `Benchmarks/work/repair/CASE/`): ORIGINAL, one REFERENCE per "
               "kind, and BROKEN = ORIGINAL's first bytes up to the cut in the table below (top-level boxes parsed: "
               "32-bit size, or 1 + 64-bit size).", ""]
-    lines += ["References:", ""] + [f"- `{r}`: {REFS[r][2]}" for r in refs] + ["", "```sh"]
+    lines += ["References:", ""] + [f"- `{r}`: {REFS[r][3]}" for r in refs] + ["", "```sh"]
     for c in cases:
         lines.append(f"# {c['case']}: {c['title']}")
         for name, cmd in c["commands"].items():
@@ -412,8 +429,8 @@ def svg_chart(data):
     """Bars: per case, per reference and tool, the lower of the two streams' recall (%)."""
     labels, refs, cases = data["tools"], data["refs"], data["cases"]
     colors = {"cropzoom": "#1f77b4", "untrunc": "#ff7f0e", "untrunc -s": "#2ca02c"}
-    W, top, bottom, left, panel_h = 900, 34, 34, 46, 200
-    H = top + len(refs) * (panel_h + 30) + bottom
+    W, top, bottom, left, panel_h, gap = 900, 30, 30, 46, 200, 50
+    H = top + len(refs) * (panel_h + gap) + bottom
     group = (W - left - 20) / max(1, len(cases))
     bw = group * 0.8 / len(labels)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" '
@@ -421,8 +438,8 @@ def svg_chart(data):
            f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">cropzoom repair vs untrunc: recall per case '
            '(the lower of video and audio, % of the packets lying whole in the broken file)</text>']
     for ri, ref in enumerate(refs):
-        y0 = top + ri * (panel_h + 30) + 16
-        out.append(f'<text x="{left}" y="{y0 - 4}" font-weight="bold">reference {ref}</text>')
+        y0 = top + ri * (panel_h + gap) + 30
+        out.append(f'<text x="{left}" y="{y0 - 16}" font-weight="bold">reference {ref}</text>')
         for pct in range(0, 101, 25):
             y = y0 + panel_h * (1 - pct / 100)
             out.append(f'<line x1="{left}" x2="{W - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')

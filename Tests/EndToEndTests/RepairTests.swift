@@ -157,15 +157,17 @@ struct RepairTests {
 
     @Test(
         """
-        cut in the middle of the media (inside a video frame, and inside an audio frame): every sample before the cut \
-        back, the cut one reported with its bytes, exit 0
+        cut in the middle of the media (inside a video frame, and inside an audio frame), with B-frames: every sample \
+        before the cut back at its time (the last pictures too, whose neighbours in display order lie past the cut), \
+        the cut one reported with its bytes, exit 0
         """)
     func cutMidSample() throws {
         let scratch = try Scratch()
         let original = scratch.file("original.mp4")
         let reference = scratch.file("reference.mp4")
-        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 4)
-        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
+        // With B-frames: the pictures shown just before the last whole one lie past the cut.
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 4, more: ["-bf", "3"])
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2, more: ["-bf", "3"])
         // A packet in the middle of each stream: the file cut 10 bytes into it.
         for stream in [0, 1] {
             let packets = try Oracle.packets(original.path, streamIndex: stream)
@@ -187,6 +189,8 @@ struct RepairTests {
             let (streams, decode) = try Self.score(original: original, broken: broken, repaired: fixed)
             for s in streams {
                 #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+                // Every picture at its time, the last ones before the cut too.
+                #expect(s["pts_error"] as? Double == 0, "\(s)")
             }
             // The cut packet itself is not whole in the broken file: every whole one is back, and not more.
             #expect(streams[stream]["whole"] as? Int == packets.count / 2, "\(streams)")
@@ -313,8 +317,9 @@ struct RepairTests {
 
     @Test(
         """
-        the AAC frame probe finds each frame's length by decoding (the shortest packet that decodes), on the FFmpeg \
-        in use: every packet of a recording, from its place in the file, at its own size
+        the AAC frame probe finds each frame's length by decoding — several frames in one decode (each frame's \
+        pkt_size), and the shortest packet that decodes — on the FFmpeg in use: every packet of a recording, from its \
+        place in the file, at its own size
         """)
     func aacProbe() throws {
         let scratch = try Scratch()
@@ -330,6 +335,19 @@ struct RepairTests {
             let window = [UInt8](file[pos..<min(file.count, pos + probe.longestFrame)])
             #expect(probe.frameLength(window) == p.size, "packet at \(pos)")
         }
+        // Several frames in one decode: each frame's length from what was left of the packet when it started — known
+        // for every frame the file holds another frame right after (the last one of a run needs bisection).
+        var known = 0
+        for (n, p) in packets.enumerated() {
+            let pos = try #require(p.pos)
+            let window = [UInt8](file[pos..<min(file.count, pos + 16 * probe.longestFrame)])
+            let lengths = probe.frameLengths(window)
+            let followed = n + 1 < packets.count && packets[n + 1].pos == pos + p.size
+            if followed { #expect(lengths.first == p.size, "packet at \(pos): \(lengths)") }
+            if let first = lengths.first { #expect(first == p.size, "packet at \(pos): \(lengths)") }
+            known += lengths.isEmpty ? 0 : 1
+        }
+        #expect(known > 10, "\(known) frames' lengths known from one decode")
         // Video bytes are not taken for sound.
         let video = try #require(try Oracle.packets(original.path, streamIndex: 0).first?.pos)
         #expect(probe.frameLength([UInt8](file[video..<video + probe.longestFrame])) == nil)

@@ -130,8 +130,7 @@ package final class MediaWalker {
             }
             for i in audioTracks {
                 guard let probe = audio[i] else { continue }
-                let bytes = try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame), end - offset)))
-                if let length = probe.frameLength(bytes) {
+                if let length = try audioFrame(at: offset, track: i, probe) {
                     try emit(RecoveredSample(track: i, offset: offset, size: length, isKey: true))
                     outcome.samples[i, default: 0] += 1
                     offset += Int64(length)
@@ -166,6 +165,31 @@ package final class MediaWalker {
         outcome.endedAt = offset
         progress(offset)
         return outcome
+    }
+
+    /// Frame lengths found ahead by one decode of several frames (``AudioFrameProbe/frameLengths(_:)``): where the
+    /// next frame of `track` starts and the lengths from there. Used only at that offset, after the video tracks had
+    /// their turn there (so a picture is never taken for sound).
+    private var aheadOf: [Int: (offset: Int64, lengths: ArraySlice<Int>)] = [:]
+
+    /// Frames decoded at once by ``AudioFrameProbe/frameLengths(_:)``.
+    static let framesAhead = 16
+
+    /// The length of the audio frame of `track` at `offset`, if one starts there.
+    private func audioFrame(at offset: Int64, track: Int, _ probe: AudioFrameProbe) throws(CropZoomError) -> Int? {
+        if let ahead = aheadOf[track], ahead.offset == offset, let length = ahead.lengths.first {
+            aheadOf[track] = (offset + Int64(length), ahead.lengths.dropFirst())
+            return length
+        }
+        let room = end - offset
+        let lengths = probe.frameLengths(
+            try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame * Self.framesAhead), room))))
+        if let first = lengths.first {
+            aheadOf[track] = (offset + Int64(first), lengths.dropFirst())
+            return first
+        }
+        aheadOf[track] = nil
+        return probe.frameLength(try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame), room))))
     }
 
     /// The bytes of a run of uncompressed sound at `offset` (sample frames of `block` bytes, in steps of `step`): up to

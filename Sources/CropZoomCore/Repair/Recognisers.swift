@@ -16,6 +16,9 @@ package protocol AudioFrameProbe: AnyObject {
     /// The length of the frame `bytes` start with, when one whole frame of the reference's format does; nil when
     /// none does.
     func frameLength(_ bytes: [UInt8]) -> Int?
+    /// The lengths of the consecutive frames `bytes` start with, as far as one pass tells (may be fewer than the
+    /// frames there, or none: ``frameLength(_:)`` then decides).
+    func frameLengths(_ bytes: [UInt8]) -> [Int]
 }
 
 /// Recognises H.264 samples as MP4 stores them (length-prefixed NAL units, ISO/IEC 14496-15): a chain of NAL units

@@ -71,20 +71,27 @@ package struct RecoveredTiming: Sendable {
         var out: [TimedSample] = []
         for track in video.keys.sorted() {
             guard var s = video[track] else { continue }
-            out += settle(&s, all: true, track: track)
+            out += settle(&s, all: true, track: track, atCut: true)
             video[track] = s
         }
         return out
     }
 
-    /// Gives the held pictures their times: all of them, or the oldest one.
-    private func settle(_ s: inout Sequence, all: Bool, track: Int) -> [TimedSample] {
+    /// Gives the held pictures their times: all of them, or the oldest one. `atCut`: the walk ended, maybe inside
+    /// the sequence, so pictures shown before the last ones read may be missing (they lay past the cut): a picture is
+    /// then given at least the place its order count says — its distance from the sequence's first count in steps
+    /// of the counts' common step (x264 counts in 2s, x265 in 1s) — so the pictures before the cut keep their times.
+    private func settle(_ s: inout Sequence, all: Bool, track: Int, atCut: Bool = false) -> [TimedSample] {
         let t = model.tracks[track]
         let duration = Int64(t.sampleDuration)
         let firstShown = t.firstDecodeTime + t.firstCompositionOffset
         let count = all ? s.held.count : 1
+        let lowest = s.counts.first ?? 0
+        func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
+        let step = atCut ? max(1, s.counts.reduce(0) { gcd($0, $1 - lowest) }) : 1
         let settled = s.held.prefix(count).map { held -> TimedSample in
-            let rank = Int64(Self.lowerBound(s.counts, held.sample.pictureOrder ?? 0))
+            var rank = Int64(Self.lowerBound(s.counts, held.sample.pictureOrder ?? 0))
+            if atCut, let order = held.sample.pictureOrder { rank = max(rank, (order - lowest) / step) }
             let pts = firstShown + (s.shownBefore + rank) * duration
             return TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration)
         }

@@ -33,6 +33,8 @@ package struct ReferenceModel: Sendable {
         package var firstCompositionOffset: Int64
         /// The largest sample, and the largest sync (key) sample.
         package var largestSample: Int
+        /// The smallest sample.
+        package var smallestSample: Int
         package var largestKeySample: Int
         package var sampleCount: Int
         /// The most bytes a chunk of this track holds (a PCM run is looked for up to a few times that).
@@ -160,7 +162,8 @@ package struct ReferenceModel: Sendable {
             constantDuration: counts.count <= 1 || (t.timeToSample.count == 2 && t.timeToSample[1].count == 1),
             reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
             firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
-            largestSample: Int(t.sampleSizes.max() ?? 0), largestKeySample: largestKey, sampleCount: t.sampleCount,
+            largestSample: Int(t.sampleSizes.max() ?? 0), smallestSample: Int(t.sampleSizes.min() ?? 0),
+            largestKeySample: largestKey, sampleCount: t.sampleCount,
             largestChunk: chunks.largest, chunkGranularity: chunks.granularity)
     }
 }

@@ -140,7 +140,7 @@ public final class RepairJob: @unchecked Sendable {
         func write(_ timed: [TimedSample]) throws(CropZoomError) {
             for t in timed {
                 let sample = t.sample
-                let bytes = try setup.window.bytes(at: sample.offset, count: sample.size)
+                let bytes = try setup.broken.read(at: sample.offset, count: sample.size)
                 guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
                     throw CropZoomError(
                         .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")

@@ -8,6 +8,9 @@ import Foundation
 /// wired to a frame probe for each AAC track. Each refusal is one line naming the file and the reason.
 struct RepairSetup {
     let window: ByteWindow
+    /// The broken file itself: the samples are read from it one by one (`pread`), not through the walk's window,
+    /// which has moved on past the pictures still held back for their times.
+    let broken: FileBytes
     let model: ReferenceModel
     let referenceInput: InputFormat
     let walker: MediaWalker
@@ -18,7 +21,7 @@ struct RepairSetup {
     init(_ cfg: RepairConfiguration) throws(CropZoomError) {
         configuration = cfg
         let reading = "reading the recording to repair"
-        let broken = try FileBytes(path: cfg.input, what: reading)
+        broken = try FileBytes(path: cfg.input, what: reading)
         window = ByteWindow(broken)
         let boxes = try ISOBoxes.topLevel(window)
         guard let first = boxes.first, ISOBoxes.isLeadingType(first.type) else {
@@ -72,7 +75,8 @@ struct RepairSetup {
         for (i, t) in model.tracks.enumerated() where t.isAudio {
             if case .aac = t.kind {
                 probes[i] = try AACFrameProbe(
-                    reference: referenceInput, stream: i, frameSamples: Int(t.sampleDuration))
+                    reference: referenceInput, stream: i, frameSamples: Int(t.sampleDuration),
+                    sizes: t.smallestSample...max(t.smallestSample, t.largestSample))
             }
         }
         // Uncompressed sound: a sample frame's bytes from FFmpeg's view of the stream (bits per sample × channels).
