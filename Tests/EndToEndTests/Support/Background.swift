@@ -71,7 +71,9 @@ struct BackgroundRun {
 /// library's jobs at once: a CI run starved the X server for 1.7 s (x11grab then delivered 51 frames in a burst, thinned
 /// as late) and delayed a recording's start past 6 s. What these tests check — the set-up's frames recorded, a killed
 /// recording playable — is then cropzoom's, not the load's; how a recording behaves when the machine cannot keep up
-/// is the overload tests' (LiveTests), which keep the default priority.
+/// is the overload tests' (LiveTests), which keep the default priority. LiveTests' source read ahead of real time
+/// runs this way too: it checks that such frames are not aged, not how long an encoder takes to start on a loaded
+/// machine.
 enum Foreground {
     static let prefix = ["nice", "-n", "-10"]
 }
