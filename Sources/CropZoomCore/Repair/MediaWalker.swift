@@ -52,8 +52,6 @@ package final class MediaWalker {
         package var gaps: [RepairGap] = []
         /// Video pictures skipped because no keyframe came before them.
         package var skippedBeforeKeyframe = 0
-        /// Where the walk stopped.
-        package var endedAt: Int64 = 0
     }
 
     /// `audio`: a frame probe for each audio track the walk should find (by the reference's track index); `start`
@@ -162,7 +160,6 @@ package final class MediaWalker {
             outcome.gaps.append(RepairGap(offset: offset, bytes: end - offset, reason: reason))
             break
         }
-        outcome.endedAt = offset
         progress(offset)
         return outcome
     }

@@ -21,8 +21,6 @@ package struct ReferenceModel: Sendable {
         package var timescale: UInt32
         /// The most common sample duration (a frame's, an audio frame's samples).
         package var sampleDuration: UInt32
-        /// Whether every sample has that duration.
-        package var constantDuration: Bool
         /// Whether samples are shown in another order than decoded (`ctts` with offsets that differ: B-frames).
         package var reordered: Bool
         /// The first sample's decode time on the reference's timeline (track units): where the writer put the track
@@ -31,11 +29,10 @@ package struct ReferenceModel: Sendable {
         package var firstDecodeTime: Int64
         /// The first sample's composition offset (`ctts`): the first picture shows this long after it is decoded.
         package var firstCompositionOffset: Int64
-        /// The largest sample, and the largest sync (key) sample.
+        /// The largest sample.
         package var largestSample: Int
         /// The smallest sample.
         package var smallestSample: Int
-        package var largestKeySample: Int
         package var sampleCount: Int
         /// The most bytes a chunk of this track holds (a PCM run is looked for up to a few times that).
         package var largestChunk: Int
@@ -48,13 +45,6 @@ package struct ReferenceModel: Sendable {
     }
 
     package var tracks: [Track]
-    /// The top-level boxes before the media data (their types), e.g. `ftyp free` or `ftyp wide`.
-    package var leadingBoxes: [String]
-    /// Whether the reference's index (`moov`) comes after its media data (as every non-fragmented writer's does
-    /// unless it moves it afterwards).
-    package var indexAtEnd: Bool
-    /// Bytes between the start of the `mdat` payload and the first sample.
-    package var mediaLeadIn: Int64
 
     /// Reads the reference at `window` (a whole, healthy file); the reason it cannot serve otherwise.
     package static func read(_ window: ByteWindow) throws(CropZoomError) -> Result<ReferenceModel, ReferenceProblem> {
@@ -69,22 +59,16 @@ package struct ReferenceModel: Sendable {
         guard !movie.tracks.isEmpty, movie.tracks.contains(where: { $0.sampleCount > 0 }) else {
             return .failure(.noSamples)
         }
-        guard let mdat = boxes.first(where: { $0.type == "mdat" }) else { return .failure(.noSamples) }
+        guard boxes.contains(where: { $0.type == "mdat" }) else { return .failure(.noSamples) }
         var tracks: [Track] = []
-        var firstSample = Int64.max
         for t in movie.tracks {
             let offsets = t.sampleOffsets()
-            if let o = offsets.min() { firstSample = min(firstSample, o) }
             if let last = offsets.last, let size = t.sampleSizes.last, last + Int64(size) > window.size {
                 return .failure(.samplesPastEnd)
             }
             tracks.append(Self.track(t, movieTimescale: movie.timescale))
         }
-        let leading = boxes.prefix { $0.type != "mdat" }.map(\.type)
-        return .success(
-            ReferenceModel(
-                tracks: tracks, leadingBoxes: leading, indexAtEnd: moov.offset > mdat.offset,
-                mediaLeadIn: firstSample == .max ? 0 : max(0, firstSample - mdat.payloadOffset)))
+        return .success(ReferenceModel(tracks: tracks))
     }
 
     /// The bytes of `t`'s largest chunk (its samples per chunk from `stsc`, their sizes from `stsz`), and the
@@ -137,11 +121,6 @@ package struct ReferenceModel: Sendable {
         for run in t.timeToSample { counts[run.delta, default: 0] += UInt64(run.count) }
         let duration = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 0
         let offsets = Set(t.compositionOffsets.map(\.offset))
-        let keys = t.syncSamples.map(Set.init)
-        var largestKey = 0
-        for (i, size) in t.sampleSizes.enumerated() where keys?.contains(UInt32(i + 1)) ?? true {
-            largestKey = max(largestKey, Int(size))
-        }
         // The edit list: empty edits delay the track (movie time scale); the first real edit's media time is where
         // its presentation starts (priming, a B-frame delay).
         var delay: Int64 = 0
@@ -159,11 +138,10 @@ package struct ReferenceModel: Sendable {
         return Track(
             kind: kind, handler: t.handler, sampleEntry: t.sampleEntry, timescale: t.timescale,
             sampleDuration: duration,
-            constantDuration: counts.count <= 1 || (t.timeToSample.count == 2 && t.timeToSample[1].count == 1),
             reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
             firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
             largestSample: Int(t.sampleSizes.max() ?? 0), smallestSample: Int(t.sampleSizes.min() ?? 0),
-            largestKeySample: largestKey, sampleCount: t.sampleCount,
+            sampleCount: t.sampleCount,
             largestChunk: chunks.largest, chunkGranularity: chunks.granularity)
     }
 }

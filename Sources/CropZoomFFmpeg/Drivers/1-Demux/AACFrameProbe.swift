@@ -28,8 +28,6 @@ package final class AACFrameProbe: AudioFrameProbe {
     private let channels: Int
     private let frameSamples: Int
     package let longestFrame: Int
-    /// Decodes tried, for the benchmark's accounting.
-    package private(set) var trials = 0
 
     /// The decoder for stream `index` of `reference` (an AAC stream); `frameSamples`: samples a frame holds (the
     /// reference's sample duration).
@@ -70,7 +68,6 @@ package final class AACFrameProbe: AudioFrameProbe {
 
     /// The lengths known, and whether the first frame decoded at all (if not, the decoder may be the problem).
     private func lengthsInOneDecode(_ bytes: [UInt8]) -> (lengths: [Int], decodedAny: Bool) {
-        trials += 1
         avcodec_flush_buffers(context.pointer)
         packet.unref()
         guard !bytes.isEmpty, (try? packet.fill(bytes)) != nil,
@@ -115,12 +112,8 @@ package final class AACFrameProbe: AudioFrameProbe {
     private func reopen() -> Bool {
         guard let fresh = try? Self.decoder(codec, parameters, path: path) else { return false }
         context = fresh
-        reopened += 1
         return true
     }
-
-    /// Decoders made again (``reopen()``).
-    package private(set) var reopened = 0
 
     package func frameLength(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 2 else { return nil }
@@ -151,7 +144,6 @@ package final class AACFrameProbe: AudioFrameProbe {
     /// Whether the first `length` bytes decode to one frame of the reference's format (`avcodec_flush_buffers`,
     /// `avcodec_send_packet`, `avcodec_receive_frame`).
     private func decodes(_ bytes: [UInt8], length: Int) -> Bool {
-        trials += 1
         avcodec_flush_buffers(context.pointer)
         packet.unref()
         guard (try? packet.fill(bytes.prefix(length))) != nil else { return false }
