@@ -26,6 +26,9 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
 
     public var input: String
     public var output: String
+    /// `--reference`: an input whose writer crashed before its index is repaired first with this recording from the
+    /// same camera and settings (``/CropZoomKit/RepairJob``), and the repaired samples transcoded.
+    public var reference: String? = nil
     public var geometry = GeometryRequest()
     /// `--stabilize`: the picture steadied along an L1-optimal camera path (nil: as recorded).
     public var stabilize: Stabilization? = nil
@@ -337,6 +340,8 @@ public struct TranscodeSummary: Sendable {
     /// Why the input looked cut short ("truncated: the data ends at 0.87 s of 2.00 s"), when
     /// it did: the output holds what was there. Nil for a complete input.
     public var truncated: String? = nil
+    /// `--reference`: what the repair of an input without its index recovered before the transcode (nil: no repair).
+    public var repair: RepairReport? = nil
     public var pool: PoolStatistics
     public var engine: EngineReport
     /// The window read from each decoded picture, in its coded (stored) pixels.

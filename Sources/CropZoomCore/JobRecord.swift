@@ -84,9 +84,11 @@ public enum JobRecord: Sendable, Equatable, Codable {
         public var clockRestarts: Int? = nil
         /// Live: seconds from the job's start to the capture of the first frame recorded.
         public var firstFrameAfter: Double? = nil
+        /// `--reference`: what the repair of an input without its index recovered (absent: no repair).
+        public var repair: RepairReport? = nil
 
         enum CodingKeys: String, CodingKey {
-            case output, width, height, codec, seconds, fps, speed, window, pool, truncated
+            case output, width, height, codec, seconds, fps, speed, window, pool, truncated, repair
             case pixFmt = "pix_fmt"
             case framesIn = "frames_in"
             case framesOut = "frames_out"
@@ -191,7 +193,7 @@ public enum JobRecord: Sendable, Equatable, Codable {
                 lateBy: s.framesDropped.isEmpty
                     ? nil : Dictionary(uniqueKeysWithValues: s.framesDropped.map { ($0.key.rawValue, $0.value) }),
                 liveEnd: s.liveEnd, clockRestarts: s.clockRestarts > 0 ? s.clockRestarts : nil,
-                firstFrameAfter: s.firstFrameAfter.map(round3)))
+                firstFrameAfter: s.firstFrameAfter.map(round3), repair: s.repair))
     }
 
     /// The `stats` record of a summary's engine report.

@@ -104,7 +104,8 @@ package final class InputFormat: @unchecked Sendable {
             if r == AVCode.invalidData && (memory?.looksLikeISOMedia ?? InputFormat.looksLikeISOMedia(url)) {
                 e.reason =
                     "no index (moov): the recording was not finished, or the file is damaged (`cropzoom repair FILE "
-                    + "--reference GOOD -o FIXED` brings it back from a complete recording of the same camera)"
+                    + "--reference GOOD -o FIXED`, or --reference GOOD here, brings it back from a complete recording "
+                    + "of the same camera)"
             } else if r == AVCode.invalidData {
                 e.reason = "not a media file FFmpeg can read (\(e.reason.lowercased()))"
             } else if r == AVCode.eof {

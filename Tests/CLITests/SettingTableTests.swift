@@ -16,7 +16,7 @@ struct SettingTableTests {
             .audioInput: "alsa:hw:0,0", .audioInputOption: "channels=2", .segment: "4", .framerate: "24",
             .stabilize: "", .stabilizeSmoothing: "2", .stabilizeMode: "tripod", .stabilizeCrop: "1.05",
             .stabilizeBorder: "fill", .pathIn: "/clips/path.csv", .pathOut: "/clips/chosen.csv", .aspect: "9:16",
-            .follow: "faces", .preview: "/clips/sheet.png",
+            .follow: "faces", .preview: "/clips/sheet.png", .reference: "/clips/good.mp4",
         ]
         return others[setting] ?? BenchOptionTests.samples[setting.longName]
     }

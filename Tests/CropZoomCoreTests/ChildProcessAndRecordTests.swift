@@ -39,6 +39,18 @@ struct ChildProcessAndRecordTests {
         #expect(
             JobRecord(jsonLine: progress) == .progress(.init(frames: 7, time: 0.3, elapsed: 0.1, fps: 70, speed: 3)))
         #expect(JobRecord(jsonLine: "cropzoom: error: x") == nil && JobRecord(jsonLine: #"{"event":"nope"}"#) == nil)
+        // --reference: the repair's report rides along, in snake_case.
+        var repaired = done
+        repaired.repair = RepairReport(
+            input: "in.mp4", reference: "good.mp4", output: "/o/ü.mp4",
+            tracks: [
+                .init(index: 0, type: "video", codec: "h264", samples: 60, keyframes: 1, seconds: 2, recovered: true)
+            ],
+            gaps: [RepairGap(offset: 100, bytes: 7, reason: "cut")], skippedBeforeKeyframe: 0, mediaBytes: 1000,
+            recoveredBytes: 993, audioStartOffset: -0.02, seconds: 0.1)
+        let repairLine = String(decoding: JobRecord.done(repaired).jsonLine, as: UTF8.self)
+        #expect(JobRecord(jsonLine: repairLine) == .done(repaired), "\(repairLine)")
+        #expect(repairLine.contains(#""repair":{"audio_start_offset":-0.02,"#), "\(repairLine)")
     }
 
     @Test("a child starts with an empty signal mask: SIGTERM reaches it from a thread that blocks it")

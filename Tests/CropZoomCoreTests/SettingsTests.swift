@@ -25,6 +25,7 @@ struct SettingsTests {
         .streams: "video,audio,subtitles:fra", .stabilize: "true", .stabilizeSmoothing: "2",
         .stabilizeMode: "tripod", .stabilizeCrop: "1.05", .stabilizeBorder: "fill", .pathIn: "/paths/path.csv",
         .pathOut: "/paths/chosen.csv", .aspect: "9:16", .follow: "faces", .preview: "/paths/sheet.png",
+        .reference: "/paths/good.mp4",
     ]
 
     static let plain = TranscodeConfiguration(input: "in.mov", output: "out.mkv")

@@ -30,7 +30,8 @@ public struct RepairReport: Codable, Equatable, Sendable {
     }
 
     public var input: String
-    public var reference: String
+    /// The reference recording; nil for a fragmented recording, which needs none.
+    public var reference: String?
     public var output: String
     public var tracks: [Track]
     /// Bytes of the media data not taken as samples, and where.
@@ -45,8 +46,17 @@ public struct RepairReport: Codable, Equatable, Sendable {
     public var audioStartOffset: Double?
     public var seconds: Double
 
+    /// snake_case in JSON, whichever encoder writes it (the command's, a transcode's `done` record).
+    enum CodingKeys: String, CodingKey {
+        case input, reference, output, tracks, gaps, seconds
+        case skippedBeforeKeyframe = "skipped_before_keyframe"
+        case mediaBytes = "media_bytes"
+        case recoveredBytes = "recovered_bytes"
+        case audioStartOffset = "audio_start_offset"
+    }
+
     package init(
-        input: String, reference: String, output: String, tracks: [Track], gaps: [RepairGap],
+        input: String, reference: String?, output: String, tracks: [Track], gaps: [RepairGap],
         skippedBeforeKeyframe: Int, mediaBytes: Int64, recoveredBytes: Int64, audioStartOffset: Double?,
         seconds: Double
     ) {
@@ -63,7 +73,10 @@ public struct RepairReport: Codable, Equatable, Sendable {
     }
 
     /// One line: what was recovered and what was not.
-    public var line: String {
+    public var line: String { "repaired \(input) → \(output): " + found }
+
+    /// What was recovered and what was not, without the file names.
+    public var found: String {
         var parts: [String] = []
         for t in tracks where t.recovered {
             let audio = t.codec.hasPrefix("pcm_") ? "audio samples" : "audio frames"
@@ -77,7 +90,7 @@ public struct RepairReport: Codable, Equatable, Sendable {
             parts.append(String(format: "%@ (%@ at %@)", what, Self.bytes(gap.bytes), Self.bytes(gap.offset)))
         }
         if skippedBeforeKeyframe > 0 { parts.append("\(skippedBeforeKeyframe) frames before the first keyframe") }
-        return "repaired \(input) → \(output): " + parts.joined(separator: ", ")
+        return parts.joined(separator: ", ")
     }
 
     package static func bytes(_ n: Int64) -> String {

@@ -105,8 +105,8 @@ public struct JobFile: Sendable {
                 overwrite = b
             }
             var settings = defaults.merging(clipSettings)
-            // A path file or a contact sheet, like the clip's own files, is relative to the job file's folder.
-            for setting in [Setting.pathIn, .pathOut, .preview] {
+            // A path file, a contact sheet or a reference, like the clip's own files, is relative to the job file's folder.
+            for setting in [Setting.pathIn, .pathOut, .preview, .reference] {
                 if let p = settings[setting], !p.isEmpty { settings[setting] = resolve(p) }
             }
             var clip = Clip(

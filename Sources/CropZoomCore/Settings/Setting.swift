@@ -36,7 +36,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
     case audioStream = "audio_stream"
     case streams
     // Input and output handling.
-    case strict, force
+    case strict, force, reference
     // Live sources.
     case live
     case inputFormat = "input_format"
@@ -145,7 +145,7 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
         case .maxLatency, .liveTimeout, .stabilizeSmoothing: return "SECONDS"
         case .stabilizeCrop: return "MAX"
         case .aspect: return "W:H"
-        case .pathIn, .pathOut, .preview: return "FILE"
+        case .pathIn, .pathOut, .preview, .reference: return "FILE"
         default: return nil
         }
     }
@@ -289,6 +289,9 @@ public enum Setting: String, CaseIterable, Sendable, Codable, Hashable {
                 + "named are dropped. Default: every stream the container holds."
         case .strict: return "Fail on damaged packets instead of skipping and counting them."
         case .force: return "Like -y, and replace a read-only OUTPUT too."
+        case .reference:
+            return "An input whose writer crashed before its index (moov) is repaired first with this complete "
+                + "recording from the same camera and settings (as `cropzoom repair`)."
         case .live:
             return "Treat the input as a live source (a pipe, a growing stream): the reader never waits, late video "
                 + "frames are dropped and counted, audio never; SIGINT/SIGTERM end the recording and keep it. Devices "

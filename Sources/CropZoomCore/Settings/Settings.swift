@@ -102,6 +102,10 @@ public struct Settings: Sendable, Equatable {
         }
         try audio(into: &c)
         c.strict = values[.strict] == "true"
+        c.reference = values[.reference]
+        if c.reference?.isEmpty == true {
+            throw Settings.refuse(.reference, "\(setting: .reference) takes the path of a complete recording")
+        }
         c.live = values[.live] == "true"
         c.inputFormat = values[.inputFormat]
         c.inputOptions = try options(.inputOption)

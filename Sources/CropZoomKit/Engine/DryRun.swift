@@ -10,6 +10,12 @@ extension JobRunner {
         cfg.null = true
         FFmpegLog.install(verbose: cfg.verbose)
         var notices: [String] = []
+        if let reference = cfg.reference, cfg.input != "-", case .indexless? = try? RepairSetup.triage(cfg.input) {
+            // Nothing is repaired in a plan: the reference (same camera, same settings) stands in for the input.
+            notices.append(
+                "\(cfg.inputName) has no index (moov): planned from \(reference), its \(setting: .reference)")
+            cfg.input = reference
+        }
         let job = try Job(cfg, inputBytes: inputBytes, notice: { notices.append($0) })
         let p = job.plan
         let display = p.orientation

@@ -59,6 +59,11 @@ final class JobRunner {
         let cpuStart = JobRunner.cpuSeconds()
         FFmpegLog.install(verbose: cfg.verbose)
         if cancelFlag.isSet { throw CropZoomError(.cancelled, path: cfg.inputName, reason: "cancelled") }
+        // --reference: an input without its index is repaired first, and the repaired samples transcoded.
+        let flag = cancelFlag
+        let salvaged = try SalvagedInput.prepare(cfg, notice: onNotice, cancelled: { flag.isSet })
+        defer { salvaged?.remove() }
+        if let salvaged { cfg.input = salvaged.path }
         try Stabilizer.check(cfg)
         try Reframer.check(cfg)
         // --follow: the analysis pass; the render's window then moves along its path.
@@ -176,10 +181,12 @@ final class JobRunner {
         let timing = (counts.clockNotice.map { ["\(cfg.inputName): \($0)"] } ?? []) + job.muxer.timePrecisionNotices()
         timing.forEach(onNotice)
 
-        return TranscodeSummary(
+        var summary = TranscodeSummary(
             job: job, counts: counts, notices: job.notices + reframing + stabilizing + timing,
             seconds: monotonicSeconds() - started,
             cpuSeconds: JobRunner.cpuSeconds() - cpuStart)
+        summary.repair = salvaged?.report
+        return summary
     }
 
     /// `--stabilize`'s analysis alone (``TranscodeJob/cameraPath()``): the path the render would follow, nil with a

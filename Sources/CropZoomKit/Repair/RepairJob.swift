@@ -7,14 +7,15 @@ public struct RepairConfiguration: Sendable, Equatable {
     /// The recording whose writer never wrote its index (`moov`): an MP4/MOV/3GP with its media data only.
     public var input: String
     /// A complete recording from the same camera and settings: its tracks, codec parameters, sample durations and
-    /// layout are what the broken file's bytes are read with.
-    public var reference: String
+    /// layout are what the broken file's bytes are read with. Not needed for a fragmented recording that was cut
+    /// (its index is at its start).
+    public var reference: String?
     /// The repaired file (a remux: the samples are copied byte for byte), written atomically as every output.
     public var output: String
     /// Replace an existing output (`-y`).
     public var overwrite = false
 
-    public init(input: String, reference: String, output: String) {
+    public init(input: String, reference: String?, output: String) {
         self.input = input
         self.reference = reference
         self.output = output
@@ -58,16 +59,29 @@ public final class RepairJob: @unchecked Sendable {
     /// Notices (a stale temporary removed) as the job goes.
     private let notice: @Sendable (String) -> Void
 
-    public init(configuration: RepairConfiguration, notice: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// Another owner's stop (a transcode's cancel, when it repairs its input first).
+    private let stopWhen: @Sendable () -> Bool
+
+    public convenience init(
+        configuration: RepairConfiguration, notice: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.init(configuration: configuration, notice: notice, stopWhen: { false })
+    }
+
+    init(
+        configuration: RepairConfiguration, notice: @escaping @Sendable (String) -> Void = { _ in },
+        stopWhen: @escaping @Sendable () -> Bool
+    ) {
         self.configuration = configuration
         self.notice = notice
+        self.stopWhen = stopWhen
         (events, continuation) = AsyncStream.makeStream(of: RepairEvent.self, bufferingPolicy: .bufferingNewest(64))
     }
 
     /// Stops the repair from any thread: nothing is left at the output path, and ``run()`` throws `.cancelled`.
     public func cancel() { lock.withLock { cancelled = true } }
 
-    private var isCancelled: Bool { lock.withLock { cancelled } }
+    private var isCancelled: Bool { lock.withLock { cancelled } || stopWhen() }
 
     /// Repairs (on a thread of its own) and returns the report.
     public func run() async throws(CropZoomError) -> RepairReport {
@@ -90,6 +104,12 @@ public final class RepairJob: @unchecked Sendable {
             }, { [self] () throws(CropZoomError) in try repair() })
     }
 
+    /// Whether `path` is an MP4/MOV/3GP whose index (`moov`) is missing: what a reference repairs.
+    public static func isIndexless(_ path: String) -> Bool {
+        guard case .indexless? = try? RepairSetup.triage(path) else { return false }
+        return true
+    }
+
     /// Recovered pictures decoded with the reference's parameters before the rest is trusted.
     static let checkedPictures = 12
 
@@ -98,15 +118,19 @@ public final class RepairJob: @unchecked Sendable {
         FFmpegLog.silence()
         let started = Date()
         let cfg = configuration
-        let setup = try RepairSetup(cfg)
+        let triage = try RepairSetup.triage(cfg.input)
         let same = { (a: String, b: String) in
             URL(fileURLWithPath: a).resolvingSymlinksInPath().path
                 == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
         }
-        if same(cfg.output, cfg.reference) {
+        if let reference = cfg.reference, same(cfg.output, reference) {
             throw CropZoomError(
                 .usage, path: cfg.output, reason: "the output is the reference recording; choose another name")
         }
+        if case .fragmentedCut(let mediaStart, let size) = triage {
+            return try copyFragments(mediaStart: mediaStart, size: size, started: started)
+        }
+        let setup = try RepairSetup(cfg)
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
@@ -130,7 +154,8 @@ public final class RepairJob: @unchecked Sendable {
                 throw CropZoomError(
                     .usage, what: "repairing", path: cfg.input,
                     reason: "\(bad) of its first \(check.sent) pictures do not decode with the reference's parameters "
-                        + "(\(check.described)): is \(cfg.reference) from the same camera with the same settings?")
+                        + "(\(check.described)): is \(setup.referencePath) from the same camera with the same settings?"
+                )
             }
         }
         var spans: [Int: (first: Double, end: Double)] = [:]
@@ -184,9 +209,41 @@ public final class RepairJob: @unchecked Sendable {
             throw CropZoomError(
                 .inputUnreadable, what: "repairing", path: cfg.input,
                 reason: "no sample of the reference's tracks found in its \(RepairReport.bytes(report.mediaBytes)) "
-                    + "of media data: is \(cfg.reference) from the same camera and settings?")
+                    + "of media data: is \(setup.referencePath) from the same camera and settings?")
         }
         try remux.finish()
+        try atomic.commit()
+        return report
+    }
+
+    /// A fragmented recording cut mid-fragment (cropzoom's own live recordings, phones writing fragmented MP4): no
+    /// reference is needed, its index is at the front; the whole fragments are copied into a regular file and the
+    /// packets the cut went through are left out.
+    private func copyFragments(mediaStart: Int64, size: Int64, started: Date) throws(CropZoomError) -> RepairReport {
+        let cfg = configuration
+        let atomic = try AtomicOutput(
+            target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
+            notice: notice)
+        let copied = try FinishedMP4.rewrite(cfg.input, into: atomic.writePath, displayPath: cfg.output, cutAt: size)
+        if isCancelled { throw CropZoomError(.cancelled, path: cfg.output, reason: "cancelled") }
+        guard copied.contains(where: { $0.packets > 0 }) else {
+            throw CropZoomError(
+                .inputUnreadable, what: "repairing", path: cfg.input,
+                reason: "fragmented, and cut before its first whole fragment: nothing to recover")
+        }
+        let tracks = copied.enumerated().map { i, c in
+            RepairReport.Track(
+                index: i, type: c.type, codec: c.codec, samples: c.packets, keyframes: c.keyframes,
+                seconds: c.end.map { $0 - max(0, c.first ?? 0) } ?? 0, recovered: true)
+        }
+        let whole = copied.map(\.lastByte).max() ?? mediaStart
+        let video = copied.first { $0.type == "video" && $0.first != nil }?.first
+        let audio = copied.first { $0.type == "audio" && $0.first != nil }?.first
+        let report = RepairReport(
+            input: cfg.input, reference: nil, output: cfg.output, tracks: tracks,
+            gaps: whole < size ? [RepairGap(offset: whole, bytes: size - whole, reason: "cut")] : [],
+            skippedBeforeKeyframe: 0, mediaBytes: size - mediaStart, recoveredBytes: copied.reduce(0) { $0 + $1.bytes },
+            audioStartOffset: video.flatMap { v in audio.map { $0 - v } }, seconds: Date().timeIntervalSince(started))
         try atomic.commit()
         return report
     }

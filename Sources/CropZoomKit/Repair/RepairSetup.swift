@@ -16,49 +16,85 @@ struct RepairSetup {
     let walker: MediaWalker
     let mediaStart: Int64
     let mediaEnd: Int64
+    /// The reference recording's path.
+    let referencePath: String
     private let configuration: RepairConfiguration
 
-    init(_ cfg: RepairConfiguration) throws(CropZoomError) {
-        configuration = cfg
-        let reading = "reading the recording to repair"
-        broken = try FileBytes(path: cfg.input, what: reading)
-        window = ByteWindow(broken)
+    static let reading = "reading the recording to repair"
+
+    /// What the broken file's top-level boxes say (docs/repair.md, "What repair does with a file").
+    enum Triage {
+        /// No index: the media data is walked with a reference's help.
+        case indexless
+        /// A fragmented recording (its index at the front, its media in fragments) whose end is cut: FFmpeg reads
+        /// the whole fragments as they are; `mediaStart`: where the first fragment starts, `size`: the file's length.
+        case fragmentedCut(mediaStart: Int64, size: Int64)
+    }
+
+    /// Reads the top-level boxes of `path`: refuses a file that is no MP4/MOV/3GP (exit 3) or is not broken (exit
+    /// 2), and says how the rest is to be repaired.
+    static func triage(_ path: String) throws(CropZoomError) -> Triage {
+        let bytes = try FileBytes(path: path, what: reading)
+        let window = ByteWindow(bytes, capacity: 1 << 16)
         let boxes = try ISOBoxes.topLevel(window)
         guard let first = boxes.first, ISOBoxes.isLeadingType(first.type) else {
             throw CropZoomError(
-                .inputUnreadable, what: reading, path: cfg.input,
-                reason: broken.size == 0 ? "the file is empty" : "not an MP4/MOV/3GP file (no box structure)")
+                .inputUnreadable, what: reading, path: path,
+                reason: bytes.size == 0 ? "the file is empty" : "not an MP4/MOV/3GP file (no box structure)")
         }
-        if let moov = boxes.first(where: { $0.type == "moov" }), moov.end(in: window.size) <= window.size {
-            throw CropZoomError(
-                .usage, what: reading, path: cfg.input,
-                reason: "not broken: it has its index (moov), so it plays as it is; nothing to repair")
+        guard let moov = boxes.first(where: { $0.type == "moov" }), moov.end(in: window.size) <= window.size else {
+            return .indexless
         }
+        let last = boxes[boxes.count - 1]
+        let cut = last.declaredSize.map { last.offset + $0 > window.size } ?? false
+        if let moof = boxes.first(where: { $0.type == "moof" }), cut {
+            return .fragmentedCut(mediaStart: moof.offset, size: window.size)
+        }
+        let fragmented = boxes.contains { $0.type == "moof" } ? "fragmented, with every fragment whole" : ""
+        throw CropZoomError(
+            .usage, what: reading, path: path,
+            reason: "not broken: it has its index (moov)\(fragmented.isEmpty ? "" : " and is \(fragmented)"), so it "
+                + "plays as it is; nothing to repair")
+    }
+
+    init(_ cfg: RepairConfiguration) throws(CropZoomError) {
+        configuration = cfg
+        let reading = Self.reading
+        broken = try FileBytes(path: cfg.input, what: reading)
+        window = ByteWindow(broken)
+        let boxes = try ISOBoxes.topLevel(window)
         guard let mdat = boxes.first(where: { $0.type == "mdat" }) else {
             throw CropZoomError(
                 .inputUnreadable, what: reading, path: cfg.input,
                 reason: "no media data (mdat): the writer stopped before writing any sample")
         }
+        guard let given = cfg.reference else {
+            throw CropZoomError(
+                .usage, what: reading, path: cfg.input,
+                reason: "its index (moov) is missing: repairing it needs a complete recording from the same camera and "
+                    + "settings (--reference)")
+        }
+        referencePath = given
         // Size 0 (to the end), or a size past the end (the writer never came back to set it), or a size that ends
         // where the file ends: the media data runs to the end of the file.
         mediaStart = mdat.payloadOffset
         mediaEnd = min(mdat.end(in: window.size), window.size)
 
         let referencing = "reading the reference"
-        let reference = try FileBytes(path: cfg.reference, what: referencing)
+        let reference = try FileBytes(path: referencePath, what: referencing)
         switch try ReferenceModel.read(ByteWindow(reference, capacity: 1 << 20)) {
         case .success(let m): model = m
         case .failure(let problem):
-            throw CropZoomError(.usage, what: referencing, path: cfg.reference, reason: problem.reason)
+            throw CropZoomError(.usage, what: referencing, path: referencePath, reason: problem.reason)
         }
         do {
-            referenceInput = try InputFormat(path: cfg.reference)
+            referenceInput = try InputFormat(path: referencePath)
         } catch {
-            throw CropZoomError(.usage, what: referencing, path: cfg.reference, reason: error.reason)
+            throw CropZoomError(.usage, what: referencing, path: referencePath, reason: error.reason)
         }
         guard referenceInput.streamCount == model.tracks.count else {
             throw CropZoomError(
-                .usage, what: referencing, path: cfg.reference,
+                .usage, what: referencing, path: referencePath,
                 reason: "FFmpeg reads \(referenceInput.streamCount) streams, its index \(model.tracks.count) tracks")
         }
         // Reordered pictures get their times from their picture order counts: HEVC's, H.264's of type 0 (type 2 is
@@ -66,7 +102,7 @@ struct RepairSetup {
         for t in model.tracks where t.isVideo && t.reordered {
             if case .h264(let config) = t.kind, config.sps.values.contains(where: { $0.pocType == 1 }) {
                 throw CropZoomError(
-                    .usage, what: referencing, path: cfg.reference,
+                    .usage, what: referencing, path: referencePath,
                     reason: "its \(t.sampleEntry) video has B-frames with picture order counts of type 1, which this "
                         + "version of repair does not read yet")
             }
@@ -89,7 +125,7 @@ struct RepairSetup {
         guard !walker.walkedTracks.isEmpty else {
             let kinds = model.tracks.map(\.sampleEntry).joined(separator: ", ")
             throw CropZoomError(
-                .usage, what: referencing, path: cfg.reference,
+                .usage, what: referencing, path: referencePath,
                 reason:
                     "none of its tracks (\(kinds)) is one repair recognises yet (H.264 or HEVC video, AAC or PCM sound)"
             )
@@ -118,7 +154,7 @@ struct RepairSetup {
         var offset: Double?
         if let video, let audio, let v = spans[video]?.first, let a = spans[audio]?.first { offset = a - v }
         return RepairReport(
-            input: configuration.input, reference: configuration.reference, output: configuration.output,
+            input: configuration.input, reference: referencePath, output: configuration.output,
             tracks: tracks, gaps: outcome.gaps, skippedBeforeKeyframe: outcome.skippedBeforeKeyframe,
             mediaBytes: mediaEnd - mediaStart, recoveredBytes: recoveredBytes, audioStartOffset: offset,
             seconds: seconds)

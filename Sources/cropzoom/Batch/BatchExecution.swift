@@ -45,7 +45,7 @@ extension Batch {
 
     /// `item` after a look at its input (`MediaProbe.probe`, streams only): a file found by scanning (`scanned`)
     /// that is not media or has no video is skipped with the reason; one named directly fails; what cannot be
-    /// read fails with its error.
+    /// read fails with its error, except a recording without its index (repaired by its transcode's --reference).
     static func probed(_ item: BatchItem, scanned: Bool) -> BatchItem {
         var item = item
         do {
@@ -58,6 +58,8 @@ extension Batch {
                 item.error = "\(item.input): no video stream"
                 item.exitCode = 3
             }
+        } catch  where RepairJob.isIndexless(item.input) {
+            // A recording without its index: its own transcode repairs it with --reference (or says how to).
         } catch  where scanned && error.kind == .inputUnreadable && error.reason.hasPrefix("not a media file") {
             item.result = .skipped
             item.reason = "not a media file"

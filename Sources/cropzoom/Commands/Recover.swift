@@ -43,6 +43,12 @@ struct Recover: ParsableCommand {
     }
 
     func run() throws {
+        try Self.restore(folders: folders, recursive: recursive, list: list, json: json)
+    }
+
+    /// Lists (`list`) or restores the unfinished recordings in `folders` (the current one when empty); a line each,
+    /// or JSON. Shared with `cropzoom repair FOLDER`. Throws exit code 1 when one could not be moved.
+    static func restore(folders: [String], recursive: Bool, list: Bool, json: Bool) throws {
         let found = (folders.isEmpty ? ["."] : folders).flatMap {
             UnfinishedRecordings.find(in: $0, recursive: recursive)
         }
@@ -63,7 +69,7 @@ struct Recover: ParsableCommand {
             }
             item.duration = try? MediaProbe.probe(item.restored ? item.restoredPath : item.path).duration
             listed.append(item)
-            if !json && item.error == nil { print(Self.line(item)) }
+            if !json && item.error == nil { print(line(item)) }
         }
         if json {
             print(try snakeCaseJSON(listed), terminator: "")

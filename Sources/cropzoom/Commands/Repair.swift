@@ -12,16 +12,28 @@ struct Repair: ParsableCommand {
             + "camera and settings (--reference) teaches, and the samples are copied byte for byte into FIXED with "
             + "their times (docs/repair.md). Exit codes: 0 something playable was recovered (a line says what, and "
             + "what was not), 1 failed while writing, 2 bad usage, a reference that cannot serve, or an input that is "
-            + "not broken, 3 the input is not an MP4/MOV/3GP or nothing could be recovered.")
+            + "not broken, 3 the input is not an MP4/MOV/3GP or nothing could be recovered. A fragmented recording "
+            + "cut mid-fragment needs no reference: its whole fragments are copied into a regular file. Given "
+            + "folders, it lists and restores what cropzoom's killed live recordings left (as `cropzoom recover`).")
 
-    @Argument(help: "The recording to repair.")
-    var input: String
+    @Argument(
+        help: ArgumentHelp(
+            "The recording to repair; or folders to look in for the recordings cropzoom's own killed runs left "
+                + "(as `cropzoom recover` does).", valueName: "recording|folder"))
+    var inputs: [String]
 
     @Option(name: [.short, .customLong("output")], help: "The repaired file (MP4/MOV).")
-    var output: String
+    var output: String?
 
-    @Option(help: "A complete recording from the same camera and settings.")
-    var reference: String
+    @Option(
+        help: "A complete recording from the same camera and settings (not needed for a cut fragmented recording).")
+    var reference: String?
+
+    @Flag(help: "Folders: only list the recordings that can be restored; move nothing.")
+    var list = false
+
+    @Flag(help: "Folders: look in subfolders too.")
+    var recursive = false
 
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Replace an existing output.")
     var overwrite = false
@@ -55,7 +67,31 @@ struct Repair: ParsableCommand {
         Stderr.write(line)
     }
 
+    /// Folders: the leftovers of cropzoom's own recordings; a file: one repair.
+    private var folders: Bool { inputs.contains { RawPath.isDirectory($0) } }
+
+    func validate() throws {
+        if folders {
+            if let file = inputs.first(where: { !RawPath.isDirectory($0) }) {
+                throw ValidationError("\(file): give either one recording to repair or folders, not both")
+            }
+            if output != nil || reference != nil {
+                throw ValidationError(
+                    "folders are searched for cropzoom's own recordings: -o and --reference are for a file")
+            }
+            return
+        }
+        if inputs.count != 1 { throw ValidationError("one recording at a time (\(inputs.count) given)") }
+        if output == nil { throw ValidationError("missing -o FIXED: where the repaired recording goes") }
+        if list || recursive { throw ValidationError("--list and --recursive are for folders") }
+    }
+
     func run() throws {
+        if folders {
+            try Recover.restore(folders: inputs, recursive: recursive, list: list, json: json)
+            return
+        }
+        guard let input = inputs.first, let output else { throw ExitCode(2) }
         var config = RepairConfiguration(input: input, reference: reference, output: output)
         config.overwrite = overwrite
         ProcessSignals.install()

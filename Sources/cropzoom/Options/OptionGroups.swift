@@ -160,6 +160,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .setting(.strict), help: .setting(.strict))
     var strict = false
 
+    @Option(name: .setting(.reference), help: .setting(.reference))
+    var reference: String?
+
     @Option(name: .setting(.segment), parsing: .unconditional, help: .setting(.segment))
     var segment: String?
 
@@ -171,7 +174,9 @@ struct OutputOptions: ParsableArguments {
 
     /// The output handling the library takes as settings.
     var settings: Settings {
-        Settings([.strict: strict ? "true" : nil, .force: force ? "true" : nil, .segment: segment])
+        Settings([
+            .strict: strict ? "true" : nil, .force: force ? "true" : nil, .segment: segment, .reference: reference,
+        ])
     }
 
     func validate() throws {

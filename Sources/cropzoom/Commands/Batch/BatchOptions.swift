@@ -125,6 +125,13 @@ struct BatchSettingsOptions: ParsableArguments {
         help: "Fail a damaged input (truncated, damaged packets) instead of salvaging what it holds (`salvaged`).")
     var strict = false
 
+    @Option(
+        name: .setting(.reference),
+        help: ArgumentHelp(
+            "Every file whose writer crashed before its index is repaired first with this complete recording from "
+                + "the same camera and settings (a job file gives one per clip).", valueName: "FILE"))
+    var reference: String?
+
     func validate() throws {
         if encoding.codec == "none" { throw ValidationError("--codec none writes nothing: batch writes files") }
         // A folder (a name ending in /) takes one window path per clip with --follow; a file names one clip's.
@@ -140,7 +147,12 @@ struct BatchSettingsOptions: ParsableArguments {
         geometry.settings.merging(stabilization.settings).merging(trim.settings).merging(encoding.settings).merging(
             streams.settings
         )
-        .merging(Settings([.strict: strict ? "true" : nil]))
+        .merging(
+            Settings([
+                .strict: strict ? "true" : nil,
+                // Each file's process may run elsewhere (a Slurm node, another folder): the reference by its full path.
+                .reference: reference.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            ]))
     }
 
     /// The settings as a configuration without input and output: checked before any file starts.
