@@ -372,3 +372,103 @@ struct RepairTests {
         #expect(report.gaps.isEmpty && report.recoveredBytes == report.mediaBytes, "\(report)")
     }
 }
+
+/// Damaged media data (issue 31 item 2): the walk steps over bytes it cannot read to the next keyframe.
+@Suite("Repair: damage")
+struct RepairDamageTests {
+    /// A recording, its video encoder's options (the keyframes), its sound, its container; and how its damage is made.
+    struct Case: Sendable, CustomTestStringConvertible {
+        var video: [String]
+        var reference: [String]? = nil
+        var ext = "mp4"
+        var zeros = false
+        /// The reference's keyframes are not evenly spaced: the time lost is estimated from the bytes.
+        var exact = true
+        var testDescription: String {
+            "\(video.joined(separator: " ")), \(ext), \(zeros ? "zeros" : "noise")" + (exact ? "" : ", no fixed GOP")
+        }
+        static let fixedGOP = ["-x264-params", "keyint=30:min-keyint=30:scenecut=0"]
+        static let all = [
+            Case(video: ["-bf", "3"] + fixedGOP),
+            Case(video: ["-bf", "3"] + fixedGOP, zeros: true),
+            // HEVC with an open GOP: the walk resumes at a CRA and leaves out its RASL pictures.
+            Case(
+                video: [
+                    "-c:v", "libx265", "-tag:v", "hvc1", "-x265-params",
+                    "log-level=error:bframes=4:keyint=30:min-keyint=30:scenecut=0:open-gop=1",
+                ]),
+            Case(video: ["-bf", "3", "-c:a", "pcm_s16le"] + fixedGOP, ext: "mov"),
+            Case(
+                video: ["-bf", "3", "-force_key_frames", "0,2.1,3.3,5.9,7.2,9.8"],
+                reference: ["-bf", "3", "-force_key_frames", "0,0.7,2.2"], exact: false),
+        ]
+    }
+
+    @Test(
+        """
+        damaged bytes in the middle of the media data (noise, or zeros; 1.2 s of it, from the start of a picture): the \
+        walk resumes at the next keyframe (an HEVC CRA without its RASL pictures), every packet before the damage and \
+        from that keyframe on comes back with identical bytes, the damage is reported with its bytes, the file decodes \
+        clean; the time lost is found on the reference's keyframe grid (exact) or from the bytes (picture and sound \
+        still together)
+        """, arguments: Case.all)
+    func damagedRegion(_ c: Case) throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.\(c.ext)")
+        let reference = scratch.file("reference.\(c.ext)")
+        try RepairTests.recording(original, content: "testsrc2", tone: 440, seconds: 12, more: c.video)
+        try RepairTests.recording(reference, content: "testsrc", tone: 880, seconds: 3, more: c.reference ?? c.video)
+        let broken = scratch.file("broken.\(c.ext)")
+        try RepairTests.cutBeforeIndex(original, to: broken)
+        var bytes = [UInt8](try Data(contentsOf: broken))
+        let videoPackets = try Oracle.packets(original.path, streamIndex: 0)
+        let audioPackets = try Oracle.packets(original.path, streamIndex: 1)
+        let start = try #require(videoPackets[videoPackets.count * 2 / 5].pos)
+        let length = bytes.count / 10
+        var rng = SystemRandomNumberGenerator()
+        for i in start..<start + length { bytes[i] = c.zeros ? 0 : UInt8.random(in: 0...255, using: &rng) }
+        try Data(bytes).write(to: broken)
+        // What can come back: the packets before the damage, and from the first keyframe after it on (a picture
+        // shown before that keyframe leans on pictures lost).
+        let keyframe = try #require(videoPackets.first { $0.isKeyframe && ($0.pos ?? 0) >= start + length })
+        let resume = try #require(keyframe.pos)
+        let keyTime = try #require(keyframe.ptsTime)
+        // Uncompressed sound has no syntax: its run just before the damage ends at no picture and is lost with it.
+        let pcm = c.video.contains("-c:a")
+        let ends = videoPackets.compactMap { packet in packet.pos.map { $0 + packet.size } }
+        let lastPicture = ends.filter { $0 <= start }.max() ?? 0
+        func expected(_ packets: [Oracle.PacketInfo], video: Bool) -> Int {
+            packets.filter {
+                guard let pos = $0.pos else { return false }
+                let before = pos + $0.size <= start && (video || !pcm || pos < lastPicture)
+                return before || (pos >= resume && (!video || ($0.ptsTime ?? 0) >= keyTime))
+            }
+            .count
+        }
+        let fixed = scratch.file("fixed.\(c.ext)")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path, "--json"])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("damaged bytes skipped ("), "\(run.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let gaps = report?["gaps"] as? [[String: Any]]
+        #expect(gaps?.count == 1 && gaps?.first?["reason"] as? String == "damaged", "\(run.stdout)")
+        let gapStart = pcm ? lastPicture : start
+        #expect(gaps?.first?["offset"] as? Int == gapStart && gaps?.first?["bytes"] as? Int == resume - gapStart)
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        #expect(streams.map { $0["recovered"] as? Int } == [
+            expected(videoPackets, video: true), expected(audioPackets, video: false),
+        ], "\(streams)")
+        for s in streams { #expect(s["foreign"] as? Int == 0, "\(s)") }
+        // Uncompressed sound resumes with the picture: the time the damage stood for is silence (a MOV times such
+        // sound by its count); compressed sound simply resumes later.
+        #expect((streams[1]["silent"] as? Int ?? 0 > 0) == pcm, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+        let errors = streams.map { $0["pts_error"] as? Double ?? 99 }
+        if c.exact {
+            #expect(errors == [0, 0], "\(streams)")
+        } else {
+            // Off by what the bytes mis-estimate, but picture and sound together: within a frame of each.
+            #expect(errors.allSatisfy { $0 < 1 } && abs(errors[0] - errors[1]) <= 1.0 / 30 + 1024.0 / 48000, "\(errors)")
+        }
+    }
+}

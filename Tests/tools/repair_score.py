@@ -6,13 +6,17 @@
 
 Per stream of the original (packets read by ffprobe, with each packet's MD5):
   whole      packets of the original lying whole in the broken file (pos + size <= its length)
-  recovered  of those, packets found in the repaired file with identical bytes, in the same order
+  recovered  of those, packets found in the repaired file with identical bytes, in the same order (a packet missing
+             from it, lost to damage, is passed over)
   recall     recovered / whole
   foreign    packets of the repaired stream whose bytes match no packet of the original (must be 0)
+  silent     packets of zeros that match none either: silence filling the time of damaged uncompressed sound
   pts_error  the largest |pts - original pts| (seconds) over the recovered packets, first to last
   first_pts  the first recovered packet's time in the repaired file and the original's
 Also: decode_errors, what `ffmpeg -v error -i REPAIRED -map 0 -f null -` printed (must be empty).
 """
+import bisect
+import hashlib
 import json
 import os
 import subprocess
@@ -23,7 +27,7 @@ from fractions import Fraction
 def packets(path):
     out = subprocess.run(
         ["ffprobe", "-v", "error", "-show_entries", "stream=index,time_base:packet=stream_index,pts,dts,duration,"
-         "size,pos,flags", "-show_data_hash", "MD5", "-of", "json", path],
+         "size,pos,flags,data_hash", "-show_data_hash", "MD5", "-of", "json", path],
         check=True, capture_output=True, text=True).stdout
     data = json.loads(out)
     bases = {s["index"]: Fraction(s["time_base"]) for s in data.get("streams", [])}
@@ -31,11 +35,18 @@ def packets(path):
     for p in data.get("packets", []):
         i = p["stream_index"]
         pts = p.get("pts")
+        if not p.get("data_hash"):
+            sys.exit(f"{path}: ffprobe gave no data_hash for a packet: bytes cannot be compared")
         by_stream.setdefault(i, []).append({
             "hash": p.get("data_hash"), "size": int(p["size"]), "pos": int(p.get("pos", -1) or -1),
             "pts": None if pts in (None, "N/A") else Fraction(int(pts)) * bases[i],
         })
     return by_stream
+
+
+def silence(size):
+    """The hash of `size` zero bytes: uncompressed silence, what a repair fills a damaged stretch of PCM with."""
+    return "MD5:" + hashlib.md5(bytes(size)).hexdigest()
 
 
 def score(original, broken, repaired):
@@ -50,20 +61,27 @@ def score(original, broken, repaired):
         # Identical bytes in the same order: walk both lists (a hash seen again later is matched in order).
         recovered = 0
         errors = []
+        # Where each hash occurs in the repaired stream: a packet is matched at its hash's first place after the
+        # previous match (a packet missing from the repaired file, lost to damage, is passed over).
+        places = {}
+        for k, q in enumerate(out):
+            places.setdefault(q["hash"], []).append(k)
         j = 0
         for p in whole:
-            while j < len(out) and out[j]["hash"] != p["hash"]:
-                j += 1
-            if j == len(out):
-                break
+            at = places.get(p["hash"], [])
+            n = bisect.bisect_left(at, j)
+            if n == len(at):
+                continue
+            k = at[n]
             recovered += 1
-            if p["pts"] is not None and out[j]["pts"] is not None:
-                errors.append(abs(float(out[j]["pts"] - p["pts"])))
-            j += 1
+            if p["pts"] is not None and out[k]["pts"] is not None:
+                errors.append(abs(float(out[k]["pts"] - p["pts"])))
+            j = k + 1
         streams.append({
             "index": i, "whole": len(whole), "recovered": recovered,
             "recall": recovered / len(whole) if whole else 1.0,
-            "foreign": sum(1 for p in out if p["hash"] not in known),
+            "foreign": sum(1 for p in out if p["hash"] not in known and p["hash"] != silence(p["size"])),
+            "silent": sum(1 for p in out if p["hash"] not in known and p["hash"] == silence(p["size"])),
             "pts_error": max(errors) if errors else None,
             "first_pts": [float(out[0]["pts"]) if out and out[0]["pts"] is not None else None,
                           float(ps[0]["pts"]) if ps and ps[0]["pts"] is not None else None],

@@ -12,6 +12,9 @@ package struct RecoveredSample: Equatable, Sendable {
     package var startsSequence = false
     /// How many of the track's stored samples this stands for (a run of uncompressed sound: its sample frames).
     package var count = 1
+    /// The first sample after a damaged region the walk stepped over (a keyframe): the tracks resume together here
+    /// (``RecoveredTiming``).
+    package var resumes = false
 }
 
 /// Bytes of the media data the walk did not take as samples.
@@ -19,8 +22,8 @@ public struct RepairGap: Codable, Equatable, Sendable {
     /// Where they start in the broken file, and how many.
     public var offset: Int64
     public var bytes: Int64
-    /// `unrecognised` (no track's sample starts there: the walk stopped), `cut` (a sample the end of the file went
-    /// through).
+    /// `damaged` (no track's sample starts there; the walk resumed at the next keyframe after them), `unrecognised`
+    /// (the same, with no keyframe after them: the walk stopped), `cut` (a sample the end of the file went through).
     public var reason: String
 
     package init(offset: Int64, bytes: Int64, reason: String) {
@@ -33,8 +36,9 @@ public struct RepairGap: Codable, Equatable, Sendable {
 /// Walks a broken file's media data from its start, sample by sample (docs/design/repair.md, "The walker"): at each
 /// offset a video track's recogniser is asked first (its checks are strict and cheap), then each audio track's frame
 /// probe; the sample found is handed on and the walk moves past it. Video pictures before the first keyframe are
-/// skipped (nothing could decode them). The walk ends at the end of the media data, at a sample the file's end cuts,
-/// or where nothing is recognised (reported as a gap; resynchronising past damage is a later step).
+/// skipped (nothing could decode them). Where nothing is recognised, the walk looks ahead for the next keyframe it can
+/// take and resumes there (the bytes between reported as a `damaged` gap). It ends at the end of the media data, at a
+/// sample the file's end cuts, or where nothing is recognised and no keyframe follows (an `unrecognised` gap).
 package final class MediaWalker {
     private let window: ByteWindow
     private let model: ReferenceModel
@@ -87,6 +91,10 @@ package final class MediaWalker {
         var outcome = Outcome()
         var keyed: Set<Int> = []
         var offset = start
+        // After damaged bytes: the keyframe the walk resumed at is marked, and pictures that lean on pictures before
+        // it are skipped until the next keyframe.
+        var resuming = false
+        var afterDamage = false
         var reported = start
         let videoTracks = video.keys.sorted()
         let audioTracks = audio.keys.sorted()
@@ -103,14 +111,16 @@ package final class MediaWalker {
                 case .sample(let size, let key):
                     guard size > 0, probe.takes else { continue }
                     if key { keyed.insert(i) }
-                    let started = keyed.contains(i)
+                    if key && !resuming { afterDamage = false }
+                    let started = keyed.contains(i) && !(afterDamage && recogniser.leansOnEarlierPictures(probe))
                     let order = recogniser.accept(probe)
                     video[i] = recogniser
                     if started {
                         try emit(
                             RecoveredSample(
                                 track: i, offset: offset, size: size, isKey: key, pictureOrder: order,
-                                startsSequence: probe.startsSequence))
+                                startsSequence: probe.startsSequence, resumes: resuming))
+                        resuming = false
                         outcome.samples[i, default: 0] += 1
                         if key { outcome.keyframes[i, default: 0] += 1 }
                     } else {
@@ -126,7 +136,11 @@ package final class MediaWalker {
                     continue
                 }
             }
-            for i in audioTracks {
+            // Eight zero bytes start no audio frame (a raw data block opens with its element and gain): a zero run
+            // (a writer's preallocated space, a wiped block) is damage, whatever a lenient decoder makes of it.
+            let zeros = try window.bytes(at: offset, count: 8)
+            let zeroRun = zeros.count == 8 && zeros.allSatisfy { $0 == 0 }
+            for i in audioTracks where !zeroRun {
                 guard let probe = audio[i] else { continue }
                 if let length = try audioFrame(at: offset, track: i, probe) {
                     try emit(RecoveredSample(track: i, offset: offset, size: length, isKey: true))
@@ -157,6 +171,14 @@ package final class MediaWalker {
             // Nothing starts here. Within an audio frame of the end, a frame the cut went through.
             let longest = audio.values.map(\.longestFrame).max() ?? 0
             let reason = end - offset < Int64(longest) && end == window.size ? "cut" : "unrecognised"
+            if reason == "unrecognised", let next = try resynchronise(after: offset) {
+                // Damaged bytes: the walk resumes at the next keyframe, the tracks together (RecoveredTiming).
+                outcome.gaps.append(RepairGap(offset: offset, bytes: next - offset, reason: "damaged"))
+                offset = next
+                resuming = true
+                afterDamage = true
+                continue walking
+            }
             outcome.gaps.append(RepairGap(offset: offset, bytes: end - offset, reason: reason))
             break
         }
@@ -189,15 +211,72 @@ package final class MediaWalker {
         return probe.frameLength(try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame), room))))
     }
 
+    /// Bytes looked at in one piece by ``resynchronise(after:)``.
+    static let searchBlock = 1 << 16
+
+    /// The first offset after `offset` where a video keyframe starts that the walk can take and that is followed by
+    /// the end of the media data, a picture that continues it, an audio frame or a run of uncompressed sound: where the
+    /// walk resumes after damaged bytes (docs/design/repair.md, "Damage"); nil when there is none.
+    private func resynchronise(after offset: Int64) throws(CropZoomError) -> Int64? {
+        let tracks = video.keys.sorted()
+        guard !tracks.isEmpty else { return nil }
+        var base = offset + 1
+        while base < end {
+            let bytes = try window.bytes(at: base, count: Self.searchBlock + 8)
+            let n = min(Self.searchBlock, bytes.count)
+            guard n > 0 else { break }
+            for i in 0..<n {
+                for track in tracks {
+                    guard let r = video[track], r.mightStartKeyframe(bytes, at: i) else { continue }
+                    let at = base + Int64(i)
+                    let probe = try r.probe(at: at, in: window, end: end)
+                    guard case .sample(let size, true) = probe.answer, probe.takes else { continue }
+                    var taken = r
+                    taken.accept(probe)
+                    if try followed(at: at + Int64(size), video: [track: taken]) { return at }
+                }
+            }
+            base += Int64(n)
+        }
+        return nil
+    }
+
+    /// Whether a sample of some track starts at `offset` (or the media data ends there), with `video`'s recognisers
+    /// in place of the walk's.
+    private func followed(at offset: Int64, video taken: [Int: VideoRecogniser]) throws(CropZoomError) -> Bool {
+        if offset >= end { return true }
+        for r in taken.values {
+            let probe = try r.probe(at: offset, in: window, end: end)
+            switch probe.answer {
+            case .sample: if probe.continues { return true }
+            case .cut: return true
+            case .none: break
+            }
+        }
+        for probe in audio.values {
+            let room = Int(min(Int64(probe.longestFrame), end - offset))
+            if probe.frameLength(try window.bytes(at: offset, count: room)) != nil { return true }
+        }
+        if let (track, block) = pcm.min(by: { $0.key < $1.key }) {
+            let t = model.tracks[track]
+            let step = t.chunkGranularity > 0 && t.chunkGranularity % block == 0 ? t.chunkGranularity : block
+            let run = try pcmRun(at: offset, block: block, step: step, limit: 4 * t.largestChunk + step, video: taken)
+            if run > 0 { return true }
+        }
+        return false
+    }
+
     /// The bytes of a run of uncompressed sound at `offset` (sample frames of `block` bytes, in steps of `step`): up to
     /// where a picture that continues a video track starts, at most `limit` bytes; to the end of the media data (in
-    /// whole frames) when that comes first; 0 when neither is found.
-    private func pcmRun(at offset: Int64, block: Int, step: Int, limit: Int) throws(CropZoomError) -> Int {
+    /// whole frames) when that comes first; 0 when neither is found. `video`: the recognisers to ask (the walk's).
+    private func pcmRun(
+        at offset: Int64, block: Int, step: Int, limit: Int, video recognisers: [Int: VideoRecogniser]? = nil
+    ) throws(CropZoomError) -> Int {
         var length = step
         while length <= limit {
             let next = offset + Int64(length)
             if next >= end { return Int((end - offset) / Int64(block)) * block }
-            for recogniser in video.values {
+            for recogniser in (recognisers ?? video).values {
                 let probe = try recogniser.probe(at: next, in: window, end: end)
                 if case .sample = probe.answer, probe.continues { return length }
             }

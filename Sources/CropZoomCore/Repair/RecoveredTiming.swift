@@ -29,6 +29,10 @@ package struct RecoveredTiming: Sendable {
     private let model: ReferenceModel
     private var nextDecode: [Int: Int64] = [:]
     private var video: [Int: Sequence] = [:]
+    /// Where the first sample taken starts and the last one ends in the file: the recording's bytes per second, for
+    /// the time a damaged region stood for.
+    private var firstOffset: Int64?
+    private var lastEnd: Int64 = 0
 
     /// One video track's pictures of the current sequence.
     private struct Sequence: Sendable {
@@ -45,14 +49,16 @@ package struct RecoveredTiming: Sendable {
     /// Takes the next sample of its track, in file order; returns the samples whose times are now settled (this
     /// one, or pictures held back before it).
     package mutating func take(_ sample: RecoveredSample) -> [TimedSample] {
+        var out: [TimedSample] = sample.resumes ? resume(at: sample) : []
+        firstOffset = firstOffset ?? sample.offset
+        lastEnd = max(lastEnd, sample.offset + Int64(sample.size))
         let t = model.tracks[sample.track]
         let duration = Int64(t.sampleDuration) * Int64(sample.count)
         let dts = nextDecode[sample.track] ?? t.firstDecodeTime
         nextDecode[sample.track] = dts + duration
         guard let order = sample.pictureOrder else {
-            return [TimedSample(sample: sample, pts: dts + t.firstCompositionOffset, dts: dts, duration: duration)]
+            return out + [TimedSample(sample: sample, pts: dts + t.firstCompositionOffset, dts: dts, duration: duration)]
         }
-        var out: [TimedSample] = []
         var s = video[sample.track] ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
             out += settle(&s, all: true, track: sample.track)
@@ -63,6 +69,54 @@ package struct RecoveredTiming: Sendable {
         s.held.append((sample, dts))
         if s.held.count > Self.reorderWindow { out += settle(&s, all: false, track: sample.track) }
         video[sample.track] = s
+        return out
+    }
+
+    /// The walk stepped over damaged bytes and resumes at `keyframe` (docs/design/repair.md, "Damage"): the pictures
+    /// held back are settled as at a cut; the time the damaged bytes stood for is their size over the recording's
+    /// bytes per second so far, in whole frames, moved to the reference's keyframe interval where it has a fixed one
+    /// (a camera's GOP: the keyframe lands on its grid), and it is decoded as many pictures before that as the
+    /// reference's keyframes lead (``ReferenceModel/Track/keyLead``); every other track resumes at the keyframe's
+    /// decode time, on its own sample grid, never before where it stopped.
+    private mutating func resume(at keyframe: RecoveredSample) -> [TimedSample] {
+        var out: [TimedSample] = []
+        var placed: [Int: Int64] = [:]
+        for track in video.keys.sorted() {
+            guard var s = video[track] else { continue }
+            out += settle(&s, all: true, track: track, atCut: true)
+            s.shownBefore += Int64(s.counts.count)
+            s.counts = []
+            video[track] = s
+            placed[track] = s.shownBefore
+        }
+        let track = keyframe.track
+        let t = model.tracks[track]
+        let duration = Int64(max(1, t.sampleDuration))
+        let scale = Double(max(1, t.timescale))
+        // Pictures so far: those placed in display order, or as many as were decoded (no reordering).
+        let shown = placed[track] ?? ((nextDecode[track] ?? t.firstDecodeTime) - t.firstDecodeTime) / duration
+        let seconds = Double(shown * duration) / scale
+        let bytes = Double(lastEnd - (firstOffset ?? lastEnd))
+        let lost = seconds > 0 && bytes > 0 ? Double(keyframe.offset - lastEnd) / (bytes / seconds) : 0
+        var frames = shown + Int64((lost * scale / Double(duration)).rounded())
+        if let g = t.keyInterval.map(Int64.init), g > 1 {
+            let first = (shown + g - 1) / g * g
+            frames = max(first, Int64((Double(frames) / Double(g)).rounded()) * g)
+        }
+        if var s = video[track] {
+            s.shownBefore = frames
+            video[track] = s
+        }
+        // Decoded that many pictures earlier than shown where the reference's keyframes lead (an open GOP's CRA).
+        let decoded = max(0, frames - Int64(t.keyLead))
+        nextDecode[track] = t.firstDecodeTime + decoded * duration
+        let resumeSeconds = Double(t.firstDecodeTime + decoded * duration) / scale
+        for (i, other) in model.tracks.enumerated() where i != track {
+            guard let current = nextDecode[i] else { continue }
+            let unit = Int64(max(1, other.sampleDuration))
+            let ticks = resumeSeconds * Double(other.timescale) - Double(other.firstDecodeTime)
+            nextDecode[i] = max(current, other.firstDecodeTime + Int64((ticks / Double(unit)).rounded()) * unit)
+        }
         return out
     }
 

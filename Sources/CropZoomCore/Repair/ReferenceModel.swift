@@ -39,6 +39,12 @@ package struct ReferenceModel: Sendable {
         /// The greatest common divisor of its chunks' byte sizes, the last chunk left out (a writer that stores sound
         /// in packets of 1024 sample frames: 4096 bytes for 16-bit stereo); 0 without chunks.
         package var chunkGranularity: Int
+        /// Samples from one keyframe to the next where the reference's keyframes come at a fixed interval (a
+        /// camera's GOP), read from the second keyframe on; nil where they do not, or with fewer than three keyframes.
+        package var keyInterval: Int? = nil
+        /// How many pictures a keyframe after the first is shown after it is decoded, counted in pictures: 0 in a
+        /// closed GOP, the RASL pictures of an open GOP's CRA (decoded after it, shown before it); the most common.
+        package var keyLead = 0
 
         package var isVideo: Bool { handler == "vide" }
         package var isAudio: Bool { handler == "soun" }
@@ -142,7 +148,53 @@ package struct ReferenceModel: Sendable {
             firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
             largestSample: Int(t.sampleSizes.max() ?? 0), smallestSample: Int(t.sampleSizes.min() ?? 0),
             sampleCount: t.sampleCount,
-            largestChunk: chunks.largest, chunkGranularity: chunks.granularity)
+            largestChunk: chunks.largest, chunkGranularity: chunks.granularity,
+            keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t))
+    }
+
+    /// ``Track/keyLead``: for each sync sample after the first, its place in display order (by `stts` + `ctts`) less
+    /// its place in decode order; the most common.
+    private static func keyLead(_ t: TrackTables) -> Int {
+        guard let sync = t.syncSamples, sync.count >= 2, t.compositionOffsets.count > 1 else { return 0 }
+        var shown: [Int64] = []
+        var time: Int64 = 0
+        for run in t.timeToSample {
+            for _ in 0..<run.count {
+                shown.append(time)
+                time += Int64(run.delta)
+            }
+        }
+        var k = 0
+        for run in t.compositionOffsets {
+            for _ in 0..<run.count where k < shown.count {
+                shown[k] += Int64(run.offset)
+                k += 1
+            }
+        }
+        let order = shown.sorted()
+        var leads: [Int: Int] = [:]
+        for number in sync.dropFirst() {
+            let i = Int(number) - 1
+            guard i < shown.count else { continue }
+            var low = 0
+            var high = order.count
+            while low < high {
+                let mid = (low + high) / 2
+                if order[mid] < shown[i] { low = mid + 1 } else { high = mid }
+            }
+            leads[low - i, default: 0] += 1
+        }
+        return leads.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 0
+    }
+
+    /// The one distance between consecutive sync samples after the first (whose own distance an open GOP shortens:
+    /// the pictures shown before a CRA are decoded after it), when there is one.
+    private static func keyInterval(_ sync: [UInt32]?) -> Int? {
+        guard let sync, sync.count >= 3 else { return nil }
+        let later = sync.dropFirst()
+        let steps = Set(zip(later.dropFirst(), later).map { Int($0) - Int($1) })
+        guard steps.count == 1, let step = steps.first, step > 1 else { return nil }
+        return step
     }
 }
 

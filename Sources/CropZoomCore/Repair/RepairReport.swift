@@ -86,7 +86,10 @@ public struct RepairReport: Codable, Equatable, Sendable {
         let notWalked = tracks.filter { !$0.recovered }.map { "\($0.type) (\($0.codec))" }
         if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
         for gap in gaps {
-            let what = gap.reason == "cut" ? "cut mid-sample at the end" : "unrecognised bytes from there on"
+            let what =
+                gap.reason == "cut"
+                ? "cut mid-sample at the end"
+                : gap.reason == "damaged" ? "damaged bytes skipped" : "unrecognised bytes from there on"
             parts.append(String(format: "%@ (%@ at %@)", what, Self.bytes(gap.bytes), Self.bytes(gap.offset)))
         }
         if skippedBeforeKeyframe > 0 { parts.append("\(skippedBeforeKeyframe) frames before the first keyframe") }

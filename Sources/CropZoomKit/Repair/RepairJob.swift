@@ -162,9 +162,24 @@ public final class RepairJob: @unchecked Sendable {
         var found = 0
         var recoveredBytes: Int64 = 0
         let span = Double(max(1, setup.mediaEnd - setup.mediaStart))
+        // Where each uncompressed sound track's last sample ended: a MOV times such sound by its sample count, so the
+        // time damaged bytes stood for is filled with silence (RecoveredTiming resumed the tracks together).
+        var pcmEnd: [Int: Int64] = [:]
+        var silent: [Int: Int64] = [:]
         func write(_ timed: [TimedSample]) throws(CropZoomError) {
             for t in timed {
                 let sample = t.sample
+                if let block = setup.pcmFrameBytes[sample.track], let stream = outputIndex[sample.track] {
+                    if let end = pcmEnd[sample.track], t.dts > end {
+                        let quiet = setup.model.tracks[sample.track].sampleEntry == "raw " ? UInt8(0x80) : 0
+                        let frames = t.dts - end
+                        try remux.write(
+                            stream: stream, bytes: [UInt8](repeating: quiet, count: Int(frames) * block), pts: end,
+                            dts: end, duration: frames, key: true)
+                        silent[sample.track, default: 0] += frames
+                    }
+                    pcmEnd[sample.track] = t.dts + t.duration
+                }
                 let bytes = try setup.broken.read(at: sample.offset, count: sample.size)
                 guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
                     throw CropZoomError(

@@ -18,6 +18,8 @@ struct RepairSetup {
     let mediaEnd: Int64
     /// The reference recording's path.
     let referencePath: String
+    /// Uncompressed sound tracks: the bytes of one sample frame, by track.
+    let pcmFrameBytes: [Int: Int]
     private let configuration: RepairConfiguration
 
     static let reading = "reading the recording to repair"
@@ -120,6 +122,7 @@ struct RepairSetup {
         for (i, t) in model.tracks.enumerated() where t.isAudio {
             if case .pcm = t.kind { pcm[i] = referenceInput.stream(i).sampleFrameBytes }
         }
+        pcmFrameBytes = pcm
         walker = MediaWalker(
             window: window, model: model, audio: probes, pcm: pcm, start: mediaStart, end: mediaEnd)
         guard !walker.walkedTracks.isEmpty else {
