@@ -14,7 +14,8 @@ struct RepairTests {
     /// `channels`: the sound's (0: none).
     static func recording(
         _ path: URL, content: String, tone: Int, seconds: Double, more: [String] = ["-bf", "0"], channels: Int = 2,
-        size: String = "640x360", pixelFormat: String = "yuv420p", sound source: String? = nil
+        size: String = "640x360", pixelFormat: String = "yuv420p", sound source: String? = nil, rate: Int = 30,
+        rotate: Int? = nil
     ) throws {
         let sound =
             channels == 0
@@ -25,10 +26,23 @@ struct RepairTests {
         _ = try Oracle.runChecked(
             "ffmpeg",
             [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=\(size):rate=30", "-f", "lavfi", "-i",
+                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=\(size):rate=\(rate)", "-f", "lavfi", "-i",
                 source ?? "sine=frequency=\(tone):sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
                 "veryfast", "-pix_fmt", pixelFormat,
             ] + more + sound + [path.path])
+        if let rotate {
+            // A phone's portrait clip: the pictures stored as shot, a display matrix turning them (FFmpeg 5.1 writes
+            // one from the `rotate` tag on a stream copy).
+            let turned = path.deletingLastPathComponent().appendingPathComponent("turned-" + path.lastPathComponent)
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-i", path.path, "-map", "0", "-c", "copy", "-metadata:s:v:0",
+                    "rotate=\(rotate)", turned.path,
+                ])
+            try FileManager.default.removeItem(at: path)
+            try FileManager.default.moveItem(at: turned, to: path)
+        }
     }
 
     /// The original's bytes up to the end of its `mdat` (its index, after it, is gone), and further cut to `keep`
@@ -69,8 +83,11 @@ struct RepairTests {
         var ext = "mp4"
         var sound: String? = nil
         var seconds = 6
+        var rate = 30
+        var rotate: Int? = nil
         var testDescription: String {
             "\(channels) channels, \(video.joined(separator: " ")), \(ext)" + (sound.map { ", \($0)" } ?? "")
+                + (rate == 30 ? "" : ", \(rate) fps") + (rotate.map { ", rotated \($0)°" } ?? "")
         }
         static let all = [
             Case(channels: 2, video: ["-bf", "0"]), Case(channels: 1, video: ["-bf", "0"]),
@@ -101,6 +118,10 @@ struct RepairTests {
             Case(
                 channels: 2, video: ["-bf", "3", "-c:a", "pcm_s16le"], ext: "mov",
                 sound: "anoisesrc=color=white:sample_rate=48000:amplitude=0.5:seed=2"),
+            // 60 fps (a frame every 1/60 s: AAC frames and pictures interleave at another rhythm), and a portrait
+            // phone clip whose display matrix turns it: the matrix comes from the reference.
+            Case(channels: 2, video: ["-bf", "3"], rate: 60),
+            Case(channels: 2, video: ["-bf", "3"], ext: "mov", rotate: 90),
         ]
     }
 
@@ -120,10 +141,12 @@ struct RepairTests {
         let reference = scratch.file("reference.\(c.ext)")
         try Self.recording(
             original, content: "testsrc2", tone: 440, seconds: Double(c.seconds), more: c.video, channels: channels,
-            sound: c.sound)
-        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, more: c.video, channels: channels)
+            sound: c.sound, rate: c.rate, rotate: c.rotate)
+        try Self.recording(
+            reference, content: "testsrc", tone: 880, seconds: 3, more: c.video, channels: channels, rate: c.rate,
+            rotate: c.rotate)
         let counts = try (0..<(channels > 0 ? 2 : 1)).map { try Oracle.packets(original.path, streamIndex: $0).count }
-        #expect(counts.first == 30 * c.seconds)
+        #expect(counts.first == c.rate * c.seconds)
         for zero in [false, true] {
             let broken = scratch.file("broken-\(zero).\(c.ext)")
             let fixed = scratch.file("fixed-\(zero).\(c.ext)")
@@ -138,7 +161,7 @@ struct RepairTests {
                 channels == 0 ? "\n" : pcm ? ", \(c.seconds * 48000) audio samples" : ", \(counts[1]) audio frames"
             #expect(
                 run.stderr.contains(
-                    "repaired \(broken.path) → \(fixed.path): \(30 * c.seconds) video frames (\(c.seconds).00 s)\(sound)"
+                    "repaired \(broken.path) → \(fixed.path): \(c.rate * c.seconds) video frames (\(c.seconds).00 s)\(sound)"
                 ),
                 "\(run.stderr)")
             let (streams, decode) = try Self.score(original: original, broken: broken, repaired: fixed)
@@ -151,6 +174,12 @@ struct RepairTests {
             }
             #expect(streams.map { $0["whole"] as? Int } == counts, "\(streams)")
             #expect(decode.isEmpty, "\(decode)")
+            if let rotate = c.rotate {
+                let args = ["-v", "error", "-show_entries", "stream_side_data=rotation", "-of", "csv=p=0"]
+                let turned = try Oracle.runChecked("ffprobe", args + [fixed.path]).stdout
+                #expect(turned == (try Oracle.runChecked("ffprobe", args + [original.path]).stdout), "\(turned)")
+                #expect(turned.contains("\(rotate)"), "\(turned)")
+            }
         }
         #expect(Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(Files.names(in: scratch.url))")
     }
@@ -455,9 +484,10 @@ struct RepairDamageTests {
         let gapStart = pcm ? lastPicture : start
         #expect(gaps?.first?["offset"] as? Int == gapStart && gaps?.first?["bytes"] as? Int == resume - gapStart)
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
-        #expect(streams.map { $0["recovered"] as? Int } == [
-            expected(videoPackets, video: true), expected(audioPackets, video: false),
-        ], "\(streams)")
+        #expect(
+            streams.map { $0["recovered"] as? Int } == [
+                expected(videoPackets, video: true), expected(audioPackets, video: false),
+            ], "\(streams)")
         for s in streams { #expect(s["foreign"] as? Int == 0, "\(s)") }
         // Uncompressed sound resumes with the picture: the time the damage stood for is silence (a MOV times such
         // sound by its count); compressed sound simply resumes later.
@@ -468,7 +498,8 @@ struct RepairDamageTests {
             #expect(errors == [0, 0], "\(streams)")
         } else {
             // Off by what the bytes mis-estimate, but picture and sound together: within a frame of each.
-            #expect(errors.allSatisfy { $0 < 1 } && abs(errors[0] - errors[1]) <= 1.0 / 30 + 1024.0 / 48000, "\(errors)")
+            #expect(
+                errors.allSatisfy { $0 < 1 } && abs(errors[0] - errors[1]) <= 1.0 / 30 + 1024.0 / 48000, "\(errors)")
         }
     }
 }
