@@ -503,3 +503,60 @@ struct RepairDamageTests {
         }
     }
 }
+
+/// Several sound tracks (issue 31 item 2: OBS writes up to six): each frame back in its own track.
+@Suite("Repair: several sound tracks")
+struct RepairSoundTracksTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var channels: (Int, Int)
+        var more: [String] = []
+        var ext = "mp4"
+        var referenceSeconds = 3
+        var testDescription: String {
+            "\(channels.0) + \(channels.1) channels, \(ext)" + (more.isEmpty ? "" : " " + more.joined(separator: " "))
+        }
+        static let all = [
+            // Packet by packet (ffmpeg's interleave, OBS): the track furthest behind in time comes next.
+            Case(channels: (2, 2)), Case(channels: (1, 2)),
+            // One-second chunks: the reference's layout of its sound chunks, as long as it lasts.
+            Case(channels: (2, 2), more: ["-chunk_duration", "1000000"], ext: "mov", referenceSeconds: 8),
+        ]
+    }
+
+    static func recording(_ path: URL, content: String, tones: (Int, Int), seconds: Int, _ c: Case) throws {
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=640x360:rate=30", "-f", "lavfi", "-i",
+                "sine=frequency=\(tones.0):sample_rate=48000", "-f", "lavfi", "-i",
+                "sine=frequency=\(tones.1):sample_rate=48000", "-t", "\(seconds)", "-map", "0:v", "-map", "1:a", "-map",
+                "2:a", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-bf", "3", "-c:a", "aac",
+                "-ac:a:0", "\(c.channels.0)", "-ac:a:1", "\(c.channels.1)",
+            ] + c.more + [path.path])
+    }
+
+    @Test(
+        """
+        two AAC tracks (the same configuration, or mono beside stereo) are recovered as two tracks, every frame in \
+        its own track with identical bytes at its time, decoding clean
+        """, arguments: Case.all)
+    func twoSoundTracks(_ c: Case) throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.\(c.ext)")
+        let reference = scratch.file("reference.\(c.ext)")
+        try Self.recording(original, content: "testsrc2", tones: (440, 660), seconds: 8, c)
+        try Self.recording(reference, content: "testsrc", tones: (880, 990), seconds: c.referenceSeconds, c)
+        let broken = scratch.file("broken.\(c.ext)")
+        try RepairTests.cutBeforeIndex(original, to: broken)
+        let fixed = scratch.file("fixed.\(c.ext)")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path])
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        #expect(streams.count == 3, "\(streams)")
+        for s in streams {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            #expect(s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(decode.isEmpty, "\(decode)")
+    }
+}

@@ -140,11 +140,12 @@ package final class MediaWalker {
             // (a writer's preallocated space, a wiped block) is damage, whatever a lenient decoder makes of it.
             let zeros = try window.bytes(at: offset, count: 8)
             let zeroRun = zeros.count == 8 && zeros.allSatisfy { $0 == 0 }
-            for i in audioTracks where !zeroRun {
+            for i in audioOrder(found: outcome.samples) where !zeroRun {
                 guard let probe = audio[i] else { continue }
                 if let length = try audioFrame(at: offset, track: i, probe) {
                     try emit(RecoveredSample(track: i, offset: offset, size: length, isKey: true))
                     outcome.samples[i, default: 0] += 1
+                    followSoundChunks(took: i)
                     offset += Int64(length)
                     continue walking
                 }
@@ -209,6 +210,44 @@ package final class MediaWalker {
         }
         aheadOf[track] = nil
         return probe.frameLength(try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame), room))))
+    }
+
+    /// Where the walk is in the reference's sound chunks (``ReferenceModel/soundChunks``): the chunk, and the frames
+    /// of it taken.
+    private var soundChunk = (index: 0, frames: 0)
+
+    /// The order in which the sound tracks are asked at the next offset (docs/design/repair.md, "Several sound
+    /// tracks"): tracks of one codec and configuration cannot be told apart by their bytes, so by where the writer
+    /// puts them — the track whose chunk comes next in the reference's layout, as long as the reference lasts; then
+    /// the track furthest behind in time (a muxer interleaves by time), the first one on a tie.
+    private func audioOrder(found: [Int: Int]) -> [Int] {
+        let tracks = audio.keys.sorted()
+        guard tracks.count > 1 else { return tracks }
+        func elapsed(_ i: Int) -> Double {
+            let t = model.tracks[i]
+            let ticks = Double(found[i] ?? 0) * Double(t.sampleDuration) + Double(t.firstDecodeTime)
+            return ticks / Double(max(1, t.timescale))
+        }
+        var order = tracks.sorted { (elapsed($0), $0) < (elapsed($1), $1) }
+        if soundChunk.index < model.soundChunks.count,
+            let at = order.firstIndex(of: model.soundChunks[soundChunk.index].track)
+        {
+            order.insert(order.remove(at: at), at: 0)
+        }
+        return order
+    }
+
+    /// Moves along the reference's sound chunks once track `track` took a frame; a frame of another track than the
+    /// layout says ends the following of it.
+    private func followSoundChunks(took track: Int) {
+        guard soundChunk.index < model.soundChunks.count else { return }
+        let chunk = model.soundChunks[soundChunk.index]
+        guard chunk.track == track else {
+            soundChunk.index = model.soundChunks.count
+            return
+        }
+        soundChunk.frames += 1
+        if soundChunk.frames >= chunk.samples { soundChunk = (soundChunk.index + 1, 0) }
     }
 
     /// Bytes looked at in one piece by ``resynchronise(after:)``.

@@ -57,7 +57,9 @@ package struct RecoveredTiming: Sendable {
         let dts = nextDecode[sample.track] ?? t.firstDecodeTime
         nextDecode[sample.track] = dts + duration
         guard let order = sample.pictureOrder else {
-            return out + [TimedSample(sample: sample, pts: dts + t.firstCompositionOffset, dts: dts, duration: duration)]
+            return out + [
+                TimedSample(sample: sample, pts: dts + t.firstCompositionOffset, dts: dts, duration: duration)
+            ]
         }
         var s = video[sample.track] ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {

@@ -45,12 +45,19 @@ package struct ReferenceModel: Sendable {
         /// How many pictures a keyframe after the first is shown after it is decoded, counted in pictures: 0 in a
         /// closed GOP, the RASL pictures of an open GOP's CRA (decoded after it, shown before it); the most common.
         package var keyLead = 0
+        /// The most common number of samples in one of its chunks (`stsc`, weighted by chunks): a writer that
+        /// interleaves packet by packet stores one or two, a camera a second's worth.
+        package var typicalChunkSamples = 1
 
         package var isVideo: Bool { handler == "vide" }
         package var isAudio: Bool { handler == "soun" }
     }
 
     package var tracks: [Track]
+    /// With several sound tracks: the reference's sound chunks in file order (track, samples), up to the first chunk
+    /// that ends a track (the writer's flush at its end lays those out otherwise). A deterministic writer interleaves
+    /// by time, so a recording with the same settings lays out its sound the same way (``MediaWalker``).
+    package var soundChunks: [(track: Int, samples: Int)] = []
 
     /// Reads the reference at `window` (a whole, healthy file); the reason it cannot serve otherwise.
     package static func read(_ window: ByteWindow) throws(CropZoomError) -> Result<ReferenceModel, ReferenceProblem> {
@@ -74,7 +81,29 @@ package struct ReferenceModel: Sendable {
             }
             tracks.append(Self.track(t, movieTimescale: movie.timescale))
         }
-        return .success(ReferenceModel(tracks: tracks))
+        var model = ReferenceModel(tracks: tracks)
+        if tracks.filter(\.isAudio).count > 1 { model.soundChunks = Self.soundChunks(movie.tracks) }
+        return .success(model)
+    }
+
+    /// ``soundChunks`` of `tables`.
+    private static func soundChunks(_ tables: [TrackTables]) -> [(track: Int, samples: Int)] {
+        var chunks: [(offset: Int64, track: Int, samples: Int)] = []
+        var ends: [Int64] = []
+        for (i, t) in tables.enumerated() where t.handler == "soun" {
+            for (k, run) in t.sampleToChunk.enumerated() {
+                let first = Int(run.firstChunk) - 1
+                let next =
+                    k + 1 < t.sampleToChunk.count ? Int(t.sampleToChunk[k + 1].firstChunk) - 1 : t.chunkOffsets.count
+                guard first >= 0 else { continue }
+                for c in first..<max(first, min(next, t.chunkOffsets.count)) {
+                    chunks.append((t.chunkOffsets[c], i, Int(run.samplesPerChunk)))
+                }
+            }
+            if let last = t.chunkOffsets.max() { ends.append(last) }
+        }
+        let stop = ends.min() ?? .max
+        return chunks.sorted { $0.offset < $1.offset }.filter { $0.offset < stop }.map { ($0.track, $0.samples) }
     }
 
     /// The bytes of `t`'s largest chunk (its samples per chunk from `stsc`, their sizes from `stsz`), and the
@@ -149,7 +178,19 @@ package struct ReferenceModel: Sendable {
             largestSample: Int(t.sampleSizes.max() ?? 0), smallestSample: Int(t.sampleSizes.min() ?? 0),
             sampleCount: t.sampleCount,
             largestChunk: chunks.largest, chunkGranularity: chunks.granularity,
-            keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t))
+            keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t),
+            typicalChunkSamples: Self.typicalChunkSamples(t))
+    }
+
+    /// ``Track/typicalChunkSamples``: chunks counted per samples-per-chunk value of `stsc`'s runs.
+    private static func typicalChunkSamples(_ t: TrackTables) -> Int {
+        var chunks: [UInt32: Int] = [:]
+        for (i, run) in t.sampleToChunk.enumerated() {
+            let next = i + 1 < t.sampleToChunk.count ? Int(t.sampleToChunk[i + 1].firstChunk) : t.chunkOffsets.count + 1
+            chunks[run.samplesPerChunk, default: 0] += max(0, next - Int(run.firstChunk))
+        }
+        let mode = chunks.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 1
+        return max(1, Int(mode))
     }
 
     /// ``Track/keyLead``: for each sync sample after the first, its place in display order (by `stts` + `ctts`) less
