@@ -98,4 +98,17 @@ struct RepairSyntaxTests {
         #expect(t.sampleDurations() == [512, 512, 512, 512, 256])
         #expect(t.edits.count == 1 && t.edits[0].mediaTime == 1024 && t.edits[0].segmentDuration == 1000)
     }
+
+    @Test("timecode: a frame number as HH:MM:SS:FF, and with drop-frame counting (two numbers skipped a minute)")
+    func timecode() {
+        let plain = Timecode(framesPerSecond: 30, dropFrame: false)
+        #expect(plain.string(sample: [0, 1, 0xA5, 0xE0]) == "01:00:00:00")
+        #expect(plain.string(sample: [0, 0, 0, 59]) == "00:00:01:29")
+        let drop = Timecode(framesPerSecond: 30, dropFrame: true)
+        // An hour of 29.97 is 107,892 frames; minute 1 starts at ;02; minute 10 is not dropped.
+        #expect(drop.string(sample: [0, 1, 0xA5, 0x74]) == "01:00:00;00")
+        #expect(drop.string(sample: [0, 0, 0x07, 0x08]) == "00:01:00;02")
+        #expect(drop.string(sample: [0, 0, 0x46, 0x3E]) == "00:10:00;00")
+        #expect(plain.string(sample: [1, 2, 3]) == nil)
+    }
 }

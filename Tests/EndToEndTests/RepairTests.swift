@@ -560,3 +560,49 @@ struct RepairSoundTracksTests {
         #expect(decode.isEmpty, "\(decode)")
     }
 }
+
+/// A timecode track (issue 31 item 2: camera tracks recognised from the reference, never mistaken for media).
+@Suite("Repair: timecode")
+struct RepairTimecodeTests {
+    @Test(
+        """
+        a MOV with a timecode track (its 4-byte sample first in the media data) keeps its own timecode, not the \
+        reference's — 30 fps, and 29.97 with drop-frame counting — and every picture and sound frame
+        """, arguments: [("30", "01:02:03:04", "10:00:00:00"), ("30000/1001", "00:59:59;28", "10:00:00;00")])
+    func ownTimecode(_ rate: String, _ own: String, _ other: String) throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mov")
+        let reference = scratch.file("reference.mov")
+        for (path, content, timecode, seconds) in [(original, "testsrc2", own, 6), (reference, "testsrc", other, 3)] {
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=640x360:rate=\(rate)", "-f", "lavfi",
+                    "-i", "sine=frequency=440:sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
+                    "veryfast", "-pix_fmt", "yuv420p", "-bf", "3", "-c:a", "aac", "-timecode", timecode, path.path,
+                ])
+        }
+        let broken = scratch.file("broken.mov")
+        try RepairTests.cutBeforeIndex(original, to: broken)
+        let fixed = scratch.file("fixed.mov")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path, "--json"])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("timecode \(own)"), "\(run.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(report?["timecode"] as? String == own, "\(run.stdout)")
+        let tags = try Oracle.runChecked(
+            "ffprobe",
+            [
+                "-v", "error", "-show_entries", "stream=codec_tag_string:stream_tags=timecode", "-of", "csv=p=0",
+                fixed.path,
+            ]
+        ).stdout
+        #expect(tags.split(separator: "\n").map(String.init) == ["avc1,\(own)", "mp4a", "tmcd,\(own)"], "\(tags)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        for s in streams.prefix(2) {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            #expect(s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(decode.isEmpty, "\(decode)")
+    }
+}

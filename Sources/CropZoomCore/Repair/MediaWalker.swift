@@ -80,8 +80,16 @@ package final class MediaWalker {
         }
     }
 
-    /// The tracks the walk looks for (the others are reported as not recovered).
+    /// The media tracks the walk looks for (the others are reported as not recovered, but ``timecodeTracks``).
     package var walkedTracks: [Int] { (Array(video.keys) + Array(audio.keys) + Array(pcm.keys)).sorted() }
+
+    /// Timecode tracks: their one sample is looked for where nothing else starts, as often as the reference has it.
+    package var timecodeTracks: [Int] {
+        model.tracks.indices.filter {
+            if case .timecode = model.tracks[$0].kind { return !video.isEmpty }
+            return false
+        }
+    }
 
     /// Walks the media data, handing each sample to `emit` in file order; `progress` is told the offset reached now
     /// and then.
@@ -134,6 +142,15 @@ package final class MediaWalker {
                     cutVideo = cutVideo ?? bytes
                 case .none:
                     continue
+                }
+            }
+            // A timecode sample (4 bytes, a writer puts it first): where a sample of the media tracks follows it.
+            for i in timecodeTracks where outcome.samples[i, default: 0] < model.tracks[i].sampleCount {
+                if end - offset > 4, try followed(at: offset + 4, video: video) {
+                    try emit(RecoveredSample(track: i, offset: offset, size: 4, isKey: true))
+                    outcome.samples[i, default: 0] += 1
+                    offset += 4
+                    continue walking
                 }
             }
             // Eight zero bytes start no audio frame (a raw data block opens with its element and gain): a zero run

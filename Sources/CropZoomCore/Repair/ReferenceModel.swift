@@ -11,6 +11,8 @@ package struct ReferenceModel: Sendable {
             /// Uncompressed sound (`sowt`, `twos`, `lpcm`, `in24`, `in32`, `fl32`, `fl64`, `raw `): no syntax to
             /// check; its runs are the bytes between the other tracks' samples.
             case pcm
+            /// A timecode track: one 4-byte sample, the first frame's number (``Timecode``).
+            case timecode(Timecode)
             /// A track the walk does not recognise yet (its sample entry's type).
             case other(String)
         }
@@ -150,6 +152,12 @@ package struct ReferenceModel: Sendable {
             }
         case "mp4a": kind = .aac
         case "sowt", "twos", "lpcm", "in24", "in32", "fl32", "fl64", "raw ": kind = .pcm
+        case "tmcd":
+            if let timecode = Timecode(sampleEntry: t.sampleEntryPayload), t.sampleSizes.allSatisfy({ $0 == 4 }) {
+                kind = .timecode(timecode)
+            } else {
+                kind = .other(t.sampleEntry)
+            }
         default: kind = .other(t.sampleEntry)
         }
         var counts: [UInt32: UInt64] = [:]

@@ -45,10 +45,12 @@ public struct RepairReport: Codable, Equatable, Sendable {
     /// nil without both.
     public var audioStartOffset: Double?
     public var seconds: Double
+    /// The recording's own timecode (`HH:MM:SS:FF`), read from its timecode sample, when it has one.
+    public var timecode: String? = nil
 
     /// snake_case in JSON, whichever encoder writes it (the command's, a transcode's `done` record).
     enum CodingKeys: String, CodingKey {
-        case input, reference, output, tracks, gaps, seconds
+        case input, reference, output, tracks, gaps, seconds, timecode
         case skippedBeforeKeyframe = "skipped_before_keyframe"
         case mediaBytes = "media_bytes"
         case recoveredBytes = "recovered_bytes"
@@ -78,11 +80,12 @@ public struct RepairReport: Codable, Equatable, Sendable {
     /// What was recovered and what was not, without the file names.
     public var found: String {
         var parts: [String] = []
-        for t in tracks where t.recovered {
+        for t in tracks where t.recovered && t.type != "data" {
             let audio = t.codec.hasPrefix("pcm_") ? "audio samples" : "audio frames"
             let noun = t.type == "video" ? "video frames" : t.type == "audio" ? audio : "samples"
             parts.append(String(format: "%d %@ (%.2f s)", t.samples, noun, t.seconds))
         }
+        if let timecode { parts.append("timecode \(timecode)") }
         let notWalked = tracks.filter { !$0.recovered }.map { "\($0.type) (\($0.codec))" }
         if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
         for gap in gaps {

@@ -159,6 +159,7 @@ public final class RepairJob: @unchecked Sendable {
             }
         }
         var spans: [Int: (first: Double, end: Double)] = [:]
+        var timecode: String?
         var found = 0
         var recoveredBytes: Int64 = 0
         let span = Double(max(1, setup.mediaEnd - setup.mediaStart))
@@ -211,14 +212,25 @@ public final class RepairJob: @unchecked Sendable {
                 if signal != 0 {
                     throw CropZoomError(.interrupted(signal: signal), path: cfg.output, reason: "interrupted")
                 }
+                if case .timecode(let clock) = setup.model.tracks[sample.track].kind {
+                    // The recording's own clock, written as the muxer's timecode track.
+                    let bytes = try setup.broken.read(at: sample.offset, count: sample.size)
+                    if let text = clock.string(sample: bytes), remux.setTimecode(text) {
+                        timecode = text
+                    } else {
+                        notice("\(cfg.input): a timecode sample after the first picture was left out")
+                    }
+                    return
+                }
                 try write(timing.take(sample))
                 found += 1
             })
         try write(timing.finish())
         if let check, check.sent < RepairJob.checkedPictures { try verify() }
-        let report = setup.report(
+        var report = setup.report(
             outcome, spans: spans, recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))
+        report.timecode = timecode
         guard report.tracks.contains(where: { $0.recovered && ($0.type == "video" ? $0.keyframes : $0.samples) > 0 })
         else {
             throw CropZoomError(

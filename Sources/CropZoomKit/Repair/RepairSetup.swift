@@ -141,7 +141,7 @@ struct RepairSetup {
         _ outcome: MediaWalker.Outcome, spans: [Int: (first: Double, end: Double)], recoveredBytes: Int64,
         seconds: Double
     ) -> RepairReport {
-        let walked = Set(walker.walkedTracks)
+        let walked = Set(walker.walkedTracks + walker.timecodeTracks)
         let tracks = model.tracks.enumerated().map { i, t -> RepairReport.Track in
             let stream = referenceInput.stream(i)
             let type = t.isVideo ? "video" : t.isAudio ? "audio" : "data"

@@ -15,7 +15,7 @@ package final class Remux {
 
     /// Tags of the reference's container that describe that recording, not the one repaired.
     package static let recordingTags = [
-        "creation_time", "location", "location-eng", "com.apple.quicktime.location.ISO6709",
+        "creation_time", "timecode", "location", "location-eng", "com.apple.quicktime.location.ISO6709",
         "com.apple.quicktime.creationdate", "com.apple.quicktime.content.identifier", "date",
     ]
 
@@ -30,6 +30,8 @@ package final class Remux {
             let from = reference.stream(i)
             let to = try Self.copyStream(from, into: output, displayPath: displayPath)
             av_dict_set(&to.pointer.pointee.metadata, "creation_time", nil, 0)
+            // The reference's clock is not the recording's (``setTimecode(_:)`` gives the recording's own).
+            av_dict_set(&to.pointer.pointee.metadata, "timecode", nil, 0)
             var size = 0
             if let data = av_stream_get_side_data(from.pointer, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36,
                 let copy = av_stream_new_side_data(to.pointer, AV_PKT_DATA_DISPLAYMATRIX, size)
@@ -59,6 +61,16 @@ package final class Remux {
         to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
         av_dict_copy(&to.pointer.pointee.metadata, from.pointer.pointee.metadata, 0)
         return to
+    }
+
+    /// Gives the video streams the recording's timecode (`HH:MM:SS:FF`), which the MOV/MP4 muxer writes as a
+    /// timecode track; false once the header is written (the first sample), when it is too late.
+    package func setTimecode(_ timecode: String) -> Bool {
+        guard !started else { return false }
+        for i in 0..<output.streamCount where output.stream(i).isVideo {
+            av_dict_set(&output.stream(i).pointer.pointee.metadata, "timecode", timecode, 0)
+        }
+        return true
     }
 
     /// The time base of output stream `index` as given (the reference's; the muxer may choose another).
