@@ -30,6 +30,11 @@ package struct StreamRef: @unchecked Sendable {
     package var codecID: CodecID { CodecID(parameters.pointee.codec_id) }
     /// Bytes of codec configuration in the header (`extradata_size`).
     package var extradataSize: Int { Int(parameters.pointee.extradata_size) }
+    /// The codec configuration's bytes (`extradata`: an AAC stream's AudioSpecificConfig).
+    package var extradata: [UInt8] {
+        guard let data = parameters.pointee.extradata, extradataSize > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: extradataSize))
+    }
     /// The colour primaries the stream is labelled with (`color_primaries`).
     package var colorPrimaries: ColorPrimaries { ColorPrimaries(parameters.pointee.color_primaries) }
     /// Why a decoder cannot be opened with this stream's parameters (`avcodec_parameters_to_context`,

@@ -76,6 +76,20 @@ package enum AACSyntax {
         bytes.withUnsafeBytes { frameLength($0, config: config) }
     }
 
+    /// The lengths of the consecutive raw data blocks `bytes` start with, as many as read (at most `limit`).
+    package static func frameLengths(_ bytes: [UInt8], config: Config, limit: Int) -> [Int] {
+        var lengths: [Int] = []
+        bytes.withUnsafeBytes { all in
+            var at = 0
+            while at < all.count, lengths.count < limit {
+                guard let n = frameLength(UnsafeRawBufferPointer(rebasing: all[at...]), config: config) else { break }
+                lengths.append(n)
+                at += n
+            }
+        }
+        return lengths
+    }
+
     private static func audioObjectType(_ r: inout BitReader) throws(BitstreamEnd) -> Int {
         let type = Int(try r.bits(5))
         return type == 31 ? 32 + Int(try r.bits(6)) : type

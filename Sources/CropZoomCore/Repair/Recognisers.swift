@@ -358,3 +358,24 @@ package enum VideoRecogniser: Sendable {
         }
     }
 }
+
+/// Finds an AAC frame's length by reading its syntax (``AACSyntax``: a raw data block's elements, its Huffman-coded
+/// sections, scale factors and spectral data, up to its END element), without decoding it: what the walk asks for
+/// each sound frame of an AAC-LC (or HE-AAC) track whose configuration the reader takes.
+package final class AACSyntaxProbe: AudioFrameProbe {
+    package let config: AACSyntax.Config
+    package let longestFrame: Int
+
+    /// The probe for a track of `config`; `channels`: its channel count (a frame holds at most 6144 bits of each).
+    package init(_ config: AACSyntax.Config, channels: Int) {
+        self.config = config
+        longestFrame = 768 * max(1, channels)
+    }
+
+    package func frameLength(_ bytes: [UInt8]) -> Int? { AACSyntax.frameLength(bytes, config: config) }
+
+    /// Frame after frame, as long as each one reads.
+    package func frameLengths(_ bytes: [UInt8]) -> [Int] {
+        AACSyntax.frameLengths(bytes, config: config, limit: MediaWalker.framesAhead)
+    }
+}

@@ -112,6 +112,12 @@ struct RepairSetup {
         var probes: [Int: AudioFrameProbe] = [:]
         for (i, t) in model.tracks.enumerated() where t.isAudio {
             if case .aac = t.kind {
+                // Read by its syntax where the reader takes its configuration (AAC-LC, HE-AAC); else by decoding.
+                let stream = referenceInput.stream(i)
+                if let config = AACSyntax.config(stream.extradata) {
+                    probes[i] = AACSyntaxProbe(config, channels: stream.channelCount)
+                    continue
+                }
                 probes[i] = try AACFrameProbe(
                     reference: referenceInput, stream: i, frameSamples: Int(t.sampleDuration),
                     sizes: t.smallestSample...max(t.smallestSample, t.largestSample))
