@@ -65,7 +65,10 @@ package final class Packet: @unchecked Sendable {
     package func fill(_ bytes: some Collection<UInt8>) throws(CropZoomError) {
         try check(av_new_packet(pointer, Int32(bytes.count)), "allocating a packet")
         let buffer = UnsafeMutableBufferPointer(start: pointer.pointee.data, count: bytes.count)
-        _ = buffer.initialize(from: bytes)
+        let copied = bytes.withContiguousStorageIfAvailable { source in
+            if let from = source.baseAddress, let to = buffer.baseAddress { to.update(from: from, count: source.count) }
+        }
+        if copied == nil { _ = buffer.initialize(from: bytes) }
     }
 
     /// `av_packet_rescale_ts`.

@@ -30,21 +30,32 @@ package final class FileBytes: ByteSource {
     deinit { close(descriptor) }
 
     package func read(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let n = try read(at: offset, count: count, into: &bytes)
+        return n == bytes.count ? bytes : Array(bytes.prefix(n))
+    }
+
+    /// `pread` into the start of `buffer`, grown only when it is shorter: a window refilled as a walk moves on, a
+    /// sample read after another, keep their storage (its pages are not faulted in and zeroed again).
+    package func read(at offset: Int64, count: Int, into buffer: inout [UInt8]) throws(CropZoomError) -> Int {
         let wanted = Int(max(0, min(Int64(count), size - offset)))
-        guard wanted > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: wanted)
+        if buffer.count < wanted { buffer += [UInt8](repeating: 0, count: wanted - buffer.count) }
         var done = 0
-        while done < wanted {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + done, wanted - done, off_t(offset) + off_t(done))
+        var failure: Int32 = 0
+        buffer.withUnsafeMutableBytes { storage in
+            while done < wanted {
+                let n = pread(descriptor, storage.baseAddress! + done, wanted - done, off_t(offset) + off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    if n < 0 { failure = errno }
+                    break
+                }
+                done += n
             }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                if n == 0 { break }
-                throw CropZoomError(.processing, what: "reading", path: path, reason: String(cString: strerror(errno)))
-            }
-            done += n
         }
-        return done == wanted ? bytes : Array(bytes.prefix(done))
+        if failure != 0 {
+            throw CropZoomError(.processing, what: "reading", path: path, reason: String(cString: strerror(failure)))
+        }
+        return done
     }
 }

@@ -5,6 +5,18 @@ package protocol ByteSource: AnyObject {
     var size: Int64 { get }
     /// Up to `count` bytes from `offset` (fewer only at the end of the file).
     func read(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8]
+    /// The same into the start of `buffer`, grown when it is shorter (never shrunk: its storage is reused, read
+    /// after read); returns how many bytes were read.
+    func read(at offset: Int64, count: Int, into buffer: inout [UInt8]) throws(CropZoomError) -> Int
+}
+
+extension ByteSource {
+    package func read(at offset: Int64, count: Int, into buffer: inout [UInt8]) throws(CropZoomError) -> Int {
+        let bytes = try read(at: offset, count: count)
+        if buffer.count < bytes.count { buffer += [UInt8](repeating: 0, count: bytes.count - buffer.count) }
+        buffer.replaceSubrange(0..<bytes.count, with: bytes)
+        return bytes.count
+    }
 }
 
 /// Bytes held in memory as a ``ByteSource`` (a reference's `moov`, the tests' made-up files).
@@ -28,6 +40,8 @@ package final class ByteWindow {
     package let capacity: Int
     private var base: Int64 = 0
     private var buffer: [UInt8] = []
+    /// How many bytes of `buffer` the last read filled.
+    private var valid = 0
 
     package init(_ source: ByteSource, capacity: Int = 16 << 20) {
         self.source = source
@@ -40,12 +54,22 @@ package final class ByteWindow {
     package func bytes(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
         guard offset >= 0, offset < size, count > 0 else { return [] }
         let wanted = min(Int64(count), size - offset)
-        if offset < base || offset + wanted > base + Int64(buffer.count) {
+        if offset < base || offset + wanted > base + Int64(valid) {
             base = offset
-            buffer = try source.read(at: offset, count: max(capacity, count))
+            valid = try source.read(at: offset, count: max(capacity, count), into: &buffer)
         }
         let start = Int(offset - base)
-        return Array(buffer[start..<start + Int(min(wanted, Int64(buffer.count - start)))])
+        return Array(buffer[start..<start + Int(min(wanted, Int64(valid - start)))])
+    }
+
+    /// Copies `count` bytes at `offset` into the start of `buffer` (grown when shorter) when the window holds them
+    /// all now, without reading; false when it does not (the caller reads them from the source).
+    package func copyIfHeld(at offset: Int64, count: Int, into buffer: inout [UInt8]) -> Bool {
+        guard offset >= base, offset + Int64(count) <= base + Int64(valid) else { return false }
+        if buffer.count < count { buffer += [UInt8](repeating: 0, count: count - buffer.count) }
+        let start = Int(offset - base)
+        buffer.replaceSubrange(0..<count, with: self.buffer[start..<start + count])
+        return true
     }
 
     /// The big-endian unsigned number of `width` bytes (1…8) at `offset`; nil past the end of the file.

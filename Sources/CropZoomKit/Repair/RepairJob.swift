@@ -166,7 +166,7 @@ public final class RepairJob: @unchecked Sendable {
         // Where each uncompressed sound track's last sample ended: a MOV times such sound by its sample count, so the
         // time damaged bytes stood for is filled with silence (RecoveredTiming resumed the tracks together).
         var pcmEnd: [Int: Int64] = [:]
-        var silent: [Int: Int64] = [:]
+        var sampleBuffer: [UInt8] = []
         func write(_ timed: [TimedSample]) throws(CropZoomError) {
             for t in timed {
                 let sample = t.sample
@@ -177,12 +177,17 @@ public final class RepairJob: @unchecked Sendable {
                         try remux.write(
                             stream: stream, bytes: [UInt8](repeating: quiet, count: Int(frames) * block), pts: end,
                             dts: end, duration: frames, key: true)
-                        silent[sample.track, default: 0] += frames
                     }
                     pcmEnd[sample.track] = t.dts + t.duration
                 }
-                let bytes = try setup.broken.read(at: sample.offset, count: sample.size)
-                guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
+                // From the walk's window while it still holds the sample (most do), else read again; one buffer
+                // for every sample (its storage kept from sample to sample).
+                let held = setup.window.copyIfHeld(at: sample.offset, count: sample.size, into: &sampleBuffer)
+                let read =
+                    held
+                    ? sample.size : try setup.broken.read(at: sample.offset, count: sample.size, into: &sampleBuffer)
+                let bytes = sampleBuffer[..<read]
+                guard read == sample.size, let stream = outputIndex[sample.track] else {
                     throw CropZoomError(
                         .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
                 }

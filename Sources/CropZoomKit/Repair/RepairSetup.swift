@@ -64,7 +64,8 @@ struct RepairSetup {
         let reading = Self.reading
         broken = try FileBytes(path: cfg.input, what: reading)
         window = ByteWindow(broken)
-        let boxes = try ISOBoxes.topLevel(window)
+        // The box headers through a small window of their own: the walk's large one starts where the media does.
+        let boxes = try ISOBoxes.topLevel(ByteWindow(broken, capacity: 1 << 16))
         guard let mdat = boxes.first(where: { $0.type == "mdat" }) else {
             throw CropZoomError(
                 .inputUnreadable, what: reading, path: cfg.input,

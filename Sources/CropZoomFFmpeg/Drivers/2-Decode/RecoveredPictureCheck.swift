@@ -25,7 +25,7 @@ package final class RecoveredPictureCheck {
     }
 
     /// Decodes one recovered sample (decode order; `pts`: its presentation time).
-    package func add(_ bytes: [UInt8], pts: Int64, dts: Int64, key: Bool) throws(CropZoomError) {
+    package func add(_ bytes: some Collection<UInt8>, pts: Int64, dts: Int64, key: Bool) throws(CropZoomError) {
         packet.unref()
         try packet.fill(bytes)
         packet.pts = pts

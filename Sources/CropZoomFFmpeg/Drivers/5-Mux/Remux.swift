@@ -79,7 +79,7 @@ package final class Remux {
     /// Writes one sample of output stream `stream`: `bytes`, its times in the reference stream's time base, and
     /// whether a decoder can start there (`av_interleaved_write_frame`, after the header on the first call).
     package func write(
-        stream: Int, bytes: [UInt8], pts: Int64, dts: Int64, duration: Int64, key: Bool
+        stream: Int, bytes: some Collection<UInt8>, pts: Int64, dts: Int64, duration: Int64, key: Bool
     ) throws(CropZoomError) {
         if !started {
             try output.writeHeader(options: options)
