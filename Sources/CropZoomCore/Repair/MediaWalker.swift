@@ -219,6 +219,9 @@ package final class MediaWalker {
             return length
         }
         let room = end - offset
+        guard probe.readsAhead else {
+            return probe.frameLength(try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame), room))))
+        }
         let lengths = probe.frameLengths(
             try window.bytes(at: offset, count: Int(min(Int64(probe.longestFrame * Self.framesAhead), room))))
         if let first = lengths.first {

@@ -19,6 +19,9 @@ package protocol AudioFrameProbe: AnyObject {
     /// The lengths of the consecutive frames `bytes` start with, as far as one pass tells (may be fewer than the
     /// frames there, or none: ``frameLength(_:)`` then decides).
     func frameLengths(_ bytes: [UInt8]) -> [Int]
+    /// Whether ``frameLengths(_:)`` saves work over a ``frameLength(_:)`` a frame (one decode for several frames);
+    /// where a frame is cheap to read alone, the walk hands over one frame's bytes at a time.
+    var readsAhead: Bool { get }
 }
 
 /// Recognises H.264 samples as MP4 stores them (length-prefixed NAL units, ISO/IEC 14496-15): a chain of NAL units
@@ -373,6 +376,9 @@ package final class AACSyntaxProbe: AudioFrameProbe {
     }
 
     package func frameLength(_ bytes: [UInt8]) -> Int? { AACSyntax.frameLength(bytes, config: config) }
+
+    /// A frame's syntax reads in microseconds: copying sixteen frames' bytes for each run would cost more.
+    package var readsAhead: Bool { false }
 
     /// Frame after frame, as long as each one reads.
     package func frameLengths(_ bytes: [UInt8]) -> [Int] {

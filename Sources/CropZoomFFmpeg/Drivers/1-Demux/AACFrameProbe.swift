@@ -28,6 +28,8 @@ package final class AACFrameProbe: AudioFrameProbe {
     private let channels: Int
     private let frameSamples: Int
     package let longestFrame: Int
+    /// One decode gives the lengths of several frames.
+    package var readsAhead: Bool { true }
 
     /// The decoder for stream `index` of `reference` (an AAC stream); `frameSamples`: samples a frame holds (the
     /// reference's sample duration).
