@@ -153,6 +153,14 @@ package final class MediaWalker {
                     continue walking
                 }
             }
+            // A camera metadata sample (mebx, gpmd, rtmd …): stepped over where a sample of the media tracks follows
+            // it — at one of the sizes the reference's samples have, or at the end of a chain of boxes (size, type)
+            // as Apple's mebx and GoPro's KLV-in-box samples are laid out. Counted, not kept.
+            if let (track, length) = try metadataSample(at: offset) {
+                outcome.samples[track, default: 0] += 1
+                offset += Int64(length)
+                continue walking
+            }
             // Eight zero bytes start no audio frame (a raw data block opens with its element and gain): a zero run
             // (a writer's preallocated space, a wiped block) is damage, whatever a lenient decoder makes of it.
             let zeros = try window.bytes(at: offset, count: 8)
@@ -268,6 +276,30 @@ package final class MediaWalker {
         }
         soundChunk.frames += 1
         if soundChunk.frames >= chunk.samples { soundChunk = (soundChunk.index + 1, 0) }
+    }
+
+    /// The metadata track whose sample starts at `offset`, and its length (see ``walk(progress:emit:)``).
+    private func metadataSample(at offset: Int64) throws(CropZoomError) -> (Int, Int)? {
+        let tracks = model.tracks.indices.filter { model.tracks[$0].isMetadata && model.tracks[$0].sampleCount > 0 }
+        guard !tracks.isEmpty, !video.isEmpty else { return nil }
+        var boxEnds: [Int] = []
+        var at = offset
+        while boxEnds.count < 16, let size = try window.number(at: at, width: 4), size >= 8,
+            at + Int64(size) <= end, Int(size) <= 1 << 20
+        {
+            at += Int64(size)
+            boxEnds.append(Int(at - offset))
+        }
+        for track in tracks {
+            let t = model.tracks[track]
+            let largest = max(t.largestSample, boxEnds.last ?? 0)
+            for length in Set(t.metadataSizes + boxEnds).sorted() where length > 0 && length <= largest {
+                if offset + Int64(length) <= end, try followed(at: offset + Int64(length), video: video) {
+                    return (track, length)
+                }
+            }
+        }
+        return nil
     }
 
     /// Bytes looked at in one piece by ``resynchronise(after:)``.

@@ -222,7 +222,9 @@ package struct HEVCRecogniser: Sendable {
                 } else if type == 35 && nalCount > 0 {
                     return none
                 }
-            case 36, 37, 38, 40:
+            case 36, 37, 38, 40, 45...47, 56...63:
+                // End of sequence or bitstream, filler, suffix SEI, reserved and unspecified types that do not open
+                // an access unit (H.265 7.4.2.4.4): a Dolby Vision RPU (type 62) ends a picture's sample.
                 if first == nil && type != 38 { return none }
             default:
                 if first == nil { return none }

@@ -54,12 +54,11 @@ package struct RecoveredTiming: Sendable {
         lastEnd = max(lastEnd, sample.offset + Int64(sample.size))
         let t = model.tracks[sample.track]
         let duration = Int64(t.sampleDuration) * Int64(sample.count)
-        let dts = nextDecode[sample.track] ?? t.firstDecodeTime
+        let dts = nextDecode[sample.track] ?? t.firstDecodeTime + t.negativeCompositionOffset
         nextDecode[sample.track] = dts + duration
         guard let order = sample.pictureOrder else {
-            return out + [
-                TimedSample(sample: sample, pts: dts + t.firstCompositionOffset, dts: dts, duration: duration)
-            ]
+            let pts = dts - t.negativeCompositionOffset + t.firstCompositionOffset
+            return out + [TimedSample(sample: sample, pts: pts, dts: dts, duration: duration)]
         }
         var s = video[sample.track] ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
@@ -96,7 +95,8 @@ package struct RecoveredTiming: Sendable {
         let duration = Int64(max(1, t.sampleDuration))
         let scale = Double(max(1, t.timescale))
         // Pictures so far: those placed in display order, or as many as were decoded (no reordering).
-        let shown = placed[track] ?? ((nextDecode[track] ?? t.firstDecodeTime) - t.firstDecodeTime) / duration
+        let start = t.firstDecodeTime + t.negativeCompositionOffset
+        let shown = placed[track] ?? ((nextDecode[track] ?? start) - start) / duration
         let seconds = Double(shown * duration) / scale
         let bytes = Double(lastEnd - (firstOffset ?? lastEnd))
         let lost = seconds > 0 && bytes > 0 ? Double(keyframe.offset - lastEnd) / (bytes / seconds) : 0
@@ -111,8 +111,8 @@ package struct RecoveredTiming: Sendable {
         }
         // Decoded that many pictures earlier than shown where the reference's keyframes lead (an open GOP's CRA).
         let decoded = max(0, frames - Int64(t.keyLead))
-        nextDecode[track] = t.firstDecodeTime + decoded * duration
-        let resumeSeconds = Double(t.firstDecodeTime + decoded * duration) / scale
+        nextDecode[track] = start + decoded * duration
+        let resumeSeconds = Double(start + decoded * duration) / scale
         for (i, other) in model.tracks.enumerated() where i != track {
             guard let current = nextDecode[i] else { continue }
             let unit = Int64(max(1, other.sampleDuration))

@@ -31,6 +31,10 @@ package struct ReferenceModel: Sendable {
         package var firstDecodeTime: Int64
         /// The first sample's composition offset (`ctts`): the first picture shows this long after it is decoded.
         package var firstCompositionOffset: Int64
+        /// The least composition offset when some are negative (`ctts` version 1, as Apple writes reordered HEVC
+        /// without a decode delay), else 0: decode times are moved that much earlier so that no picture is shown
+        /// before it is decoded (``RecoveredTiming``).
+        package var negativeCompositionOffset: Int64 = 0
         /// The largest sample.
         package var largestSample: Int
         /// The smallest sample.
@@ -50,6 +54,10 @@ package struct ReferenceModel: Sendable {
         /// The most common number of samples in one of its chunks (`stsc`, weighted by chunks): a writer that
         /// interleaves packet by packet stores one or two, a camera a second's worth.
         package var typicalChunkSamples = 1
+        /// A track of neither sound nor pictures (camera metadata: `mebx`, `gpmd`, `rtmd`): its samples' sizes where
+        /// there are few of them (at most 64), for the walk to step over such a sample (``MediaWalker``).
+        package var metadataSizes: [Int] = []
+        package var isMetadata: Bool { !isVideo && !isAudio }
 
         package var isVideo: Bool { handler == "vide" }
         package var isAudio: Bool { handler == "soun" }
@@ -183,11 +191,19 @@ package struct ReferenceModel: Sendable {
             sampleDuration: duration,
             reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
             firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
+            negativeCompositionOffset: min(0, Int64(t.compositionOffsets.map(\.offset).min() ?? 0)),
             largestSample: Int(t.sampleSizes.max() ?? 0), smallestSample: Int(t.sampleSizes.min() ?? 0),
             sampleCount: t.sampleCount,
             largestChunk: chunks.largest, chunkGranularity: chunks.granularity,
             keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t),
-            typicalChunkSamples: Self.typicalChunkSamples(t))
+            typicalChunkSamples: Self.typicalChunkSamples(t),
+            metadataSizes: t.handler == "vide" || t.handler == "soun" ? [] : Self.fewSizes(t.sampleSizes))
+    }
+
+    /// The distinct sizes of `sizes`, ascending, when there are at most 64.
+    private static func fewSizes(_ sizes: [UInt32]) -> [Int] {
+        let distinct = Set(sizes.map(Int.init))
+        return distinct.count <= 64 ? distinct.sorted() : []
     }
 
     /// ``Track/typicalChunkSamples``: chunks counted per samples-per-chunk value of `stsc`'s runs.

@@ -9,6 +9,7 @@ public struct RepairReport: Codable, Equatable, Sendable {
         public var type: String
         /// FFmpeg's codec name (`h264`, `aac`) or the sample entry's type.
         public var codec: String
+        /// Samples recovered; for a metadata track not recovered, the runs of its samples the walk stepped over.
         public var samples: Int
         public var keyframes: Int
         /// How long the recovered samples last.
@@ -86,7 +87,9 @@ public struct RepairReport: Codable, Equatable, Sendable {
             parts.append(String(format: "%d %@ (%.2f s)", t.samples, noun, t.seconds))
         }
         if let timecode { parts.append("timecode \(timecode)") }
-        let notWalked = tracks.filter { !$0.recovered }.map { "\($0.type) (\($0.codec))" }
+        let notWalked = tracks.filter { !$0.recovered }.map {
+            "\($0.type) (\($0.codec)\($0.samples > 0 ? ", stepped over" : ""))"
+        }
         if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
         for gap in gaps {
             let what =
