@@ -136,6 +136,13 @@ struct BitWriter {
         }
     }
 
+    /// A single channel element's start: its id (0), instance tag 0 and `gain` as its global gain.
+    mutating func singleChannel(gain: Int = 100) {
+        put(0, 3)
+        put(0, 4)
+        put(gain, 8)
+    }
+
     /// The code of `index` in spectral codebook `book` (1…11), or of the scalefactor codebook (book 0).
     mutating func code(_ index: Int, book: Int) {
         if book == 0 {
@@ -333,9 +340,7 @@ struct AACSyntaxTests {
         // Codebook 11 with an escape of `ones` ones (at most 8): (16, 0), its sign bit, the escape; then (0, 0).
         func escapeFrame(ones: Int) -> (bytes: [UInt8], length: Int) {
             var w = BitWriter()
-            w.put(0, 3)
-            w.put(0, 4)
-            w.put(100, 8)
+            w.singleChannel()
             w.longWindow(maxSfb: 1)
             w.put(11, 4)  // sect_cb
             w.put(1, 5)  // sect_len
@@ -357,9 +362,7 @@ struct AACSyntaxTests {
 
         // Unsigned books' sign bits: codebook 3, (1, 2, 0, 1) and its 3 sign bits, in a band of 4 lines.
         w = BitWriter()
-        w.put(0, 3)
-        w.put(0, 4)
-        w.put(100, 8)
+        w.singleChannel()
         w.longWindow(maxSfb: 1)
         w.put(3, 4)
         w.put(1, 5)
@@ -373,9 +376,7 @@ struct AACSyntaxTests {
         // Noise substitution: the first band's energy in 9 bits, the second's as a scalefactor difference; no
         // spectral data.
         w = BitWriter()
-        w.put(0, 3)
-        w.put(0, 4)
-        w.put(100, 8)
+        w.singleChannel()
         w.longWindow(maxSfb: 2)
         w.put(13, 4)
         w.put(2, 5)
@@ -408,9 +409,7 @@ struct AACSyntaxTests {
         // values of codebook 11, 8 codewords; the other groups' one section each is of codebook 0.
         func shortFrame(pulse: Bool) -> (bytes: [UInt8], length: Int) {
             var w = BitWriter()
-            w.put(0, 3)
-            w.put(0, 4)
-            w.put(100, 8)
+            w.singleChannel()
             w.put(0, 1)
             w.put(2, 2)  // EIGHT_SHORT_SEQUENCE
             w.put(0, 1)
@@ -436,9 +435,7 @@ struct AACSyntaxTests {
         // TNS of a long window: order 12 (4-bit coefficients) is LC's most; 13 is refused.
         func tnsFrame(order: Int) -> (bytes: [UInt8], length: Int) {
             var w = BitWriter()
-            w.put(0, 3)
-            w.put(0, 4)
-            w.put(100, 8)
+            w.singleChannel()
             w.longWindow(maxSfb: 0)
             w.put(0, 1)  // pulse
             w.put(1, 1)  // tns_data_present

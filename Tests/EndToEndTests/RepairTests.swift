@@ -69,6 +69,19 @@ struct RepairTests {
         return (original, reference, broken)
     }
 
+    /// `original` cut before its index into `broken.EXT` and repaired with `reference` into `fixed.EXT` (`--json`):
+    /// the run, and both files.
+    static func repairCut(_ original: URL, reference: URL, in scratch: Scratch) throws -> (
+        run: CLIResult, broken: URL, fixed: URL
+    ) {
+        let ext = original.pathExtension
+        let broken = scratch.file("broken.\(ext)")
+        try cutBeforeIndex(original, to: broken)
+        let fixed = scratch.file("fixed.\(ext)")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path, "--json"])
+        return (run, broken, fixed)
+    }
+
     /// Tests/tools/repair_score.py's figures for each stream of the original, and the decode's complaints.
     static func score(original: URL, broken: URL, repaired: URL) throws -> (streams: [[String: Any]], decode: String) {
         let json = try AnimatedZoomTests.tool("repair_score.py", [original.path, broken.path, repaired.path])
@@ -546,10 +559,7 @@ struct RepairSoundTracksTests {
         let reference = scratch.file("reference.\(c.ext)")
         try Self.recording(original, content: "testsrc2", tones: (440, 660), seconds: 8, c)
         try Self.recording(reference, content: "testsrc", tones: (880, 990), seconds: c.referenceSeconds, c)
-        let broken = scratch.file("broken.\(c.ext)")
-        try RepairTests.cutBeforeIndex(original, to: broken)
-        let fixed = scratch.file("fixed.\(c.ext)")
-        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path])
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
         #expect(run.status == 0, "\(run)")
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
         #expect(streams.count == 3, "\(streams)")
@@ -582,10 +592,7 @@ struct RepairTimecodeTests {
                     "veryfast", "-pix_fmt", "yuv420p", "-bf", "3", "-c:a", "aac", "-timecode", timecode, path.path,
                 ])
         }
-        let broken = scratch.file("broken.mov")
-        try RepairTests.cutBeforeIndex(original, to: broken)
-        let fixed = scratch.file("fixed.mov")
-        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path, "--json"])
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.contains("timecode \(own)"), "\(run.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
@@ -624,10 +631,8 @@ struct RepairCorpusTests {
         }
         let original = folder.appendingPathComponent(name)
         let scratch = try Scratch()
-        let broken = scratch.file("broken.mov")
-        try RepairTests.cutBeforeIndex(original, to: broken)
-        let fixed = scratch.file("fixed.mov")
-        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path, "--json"])
+        // The copy keeps the file's extension (MOV), as the repair's output does.
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: original, in: scratch)
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.contains("data (mebx, stepped over)"), "\(run.stderr)")
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
