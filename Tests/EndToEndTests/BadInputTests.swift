@@ -169,8 +169,8 @@ struct BadInputTests {
         #expect(
             run.errorLines == [
                 "cropzoom: error: \(cut.path): no index (moov): the recording was not finished, "
-                    + "or the file is damaged (`cropzoom repair FILE --reference GOOD -o FIXED` brings it back from "
-                    + "a complete recording of the same camera)"
+                    + "or the file is damaged (`cropzoom repair FILE --reference GOOD -o FIXED`, or --reference GOOD "
+                    + "here, brings it back from a complete recording of the same camera)"
             ], "\(run.stderr)")
     }
 
