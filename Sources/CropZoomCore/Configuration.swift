@@ -291,6 +291,7 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         try c.update(&overwrite, .overwrite)
         try c.update(&force, .force)
         try c.update(&strict, .strict)
+        try c.update(&reference, .reference)
         try c.update(&verbose, .verbose)
         try c.update(&live, .live)
         try c.update(&inputFormat, .inputFormat)

@@ -64,6 +64,7 @@ struct ConfigurationCodingTests {
         c.overwrite = true
         c.force = true
         c.strict = true
+        c.reference = "good.mp4"
         c.verbose = true
         c.live = true
         c.inputFormat = "lavfi"

@@ -63,21 +63,23 @@ struct MeasuredChild {
         spawnLock.unlock()
 
         onStart(pid)
-        // Read to EOF, handing over complete lines.
+        // Read to EOF, handing over complete lines. A signal is passed on once, however it came: while the read
+        // waited (EINTR), or before it started or between two reads (no EINTR then: the flag is looked at each time).
         var lines: [String] = []
         var pending = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         var forwarded = false
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR {
-                let signal = ProcessSignals.pending
-                if signal != 0 && !forwarded {
-                    kill(pid, signal)
-                    forwarded = true
-                }
-                continue
+        func forward() {
+            let signal = ProcessSignals.pending
+            if signal != 0 && !forwarded {
+                kill(pid, signal)
+                forwarded = true
             }
+        }
+        while true {
+            forward()
+            let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             pending.append(contentsOf: buffer[0..<n])
             while let nl = pending.firstIndex(of: 10) {
@@ -173,7 +175,15 @@ struct BenchRunner {
     /// With `--write`: the file each run writes (removed after each run).
     var writtenFile: String?
 
+    /// Throws the interruption when a signal came (before a run starts, or after one ended: a signal between two
+    /// runs would otherwise be lost, and the bench go on).
+    static func stopIfSignalled() throws {
+        let signal = ProcessSignals.pending
+        if signal != 0 { throw CommandError.failure("interrupted", exitCode: 128 + signal) }
+    }
+
     func cropzoomRun(threads: Int, label: String) throws -> (BenchRun, ChildReport) {
+        try Self.stopIfSignalled()
         var report = ChildReport()
         var lastFrames = 0
         let child = try MeasuredChild.run(
@@ -186,6 +196,7 @@ struct BenchRunner {
                 }
             })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
+        try Self.stopIfSignalled()
         guard child.succeeded else {
             let message =
                 report.error ?? child.lines.last { !$0.hasPrefix("{") } ?? "cropzoom failed (exit \(child.status))"
@@ -199,6 +210,7 @@ struct BenchRunner {
     }
 
     func ffmpegRun(_ command: [String]) throws -> BenchRun {
+        try Self.stopIfSignalled()
         var frames = 0
         let child = try MeasuredChild.run(
             command[0], Array(command.dropFirst()),
@@ -208,6 +220,7 @@ struct BenchRunner {
                 }
             })
         if let writtenFile { try? FileManager.default.removeItem(atPath: writtenFile) }
+        try Self.stopIfSignalled()
         guard child.succeeded else {
             let last = child.lines.last { !$0.contains("=") } ?? ""
             throw CommandError.failure(
