@@ -63,23 +63,23 @@ struct MeasuredChild {
         spawnLock.unlock()
 
         onStart(pid)
-        // Read to EOF, handing over complete lines. A signal is passed on once, however it came: while the read
-        // waited (EINTR), or before it started or between two reads (no EINTR then: the flag is looked at each time).
+        // Read to EOF, handing over complete lines.
         var lines: [String] = []
         var pending = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         var forwarded = false
-        func forward() {
-            let signal = ProcessSignals.pending
-            if signal != 0 && !forwarded {
-                kill(pid, signal)
-                forwarded = true
-            }
-        }
         while true {
-            forward()
             let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EINTR {
+                // A signal while this child runs goes on to it (one that came before it started is the caller's
+                // to handle: a batch's queue commands started after a Ctrl-C must not get it).
+                let signal = ProcessSignals.pending
+                if signal != 0 && !forwarded {
+                    kill(pid, signal)
+                    forwarded = true
+                }
+                continue
+            }
             if n <= 0 { break }
             pending.append(contentsOf: buffer[0..<n])
             while let nl = pending.firstIndex(of: 10) {
