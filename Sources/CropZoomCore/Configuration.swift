@@ -27,7 +27,7 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
     public var input: String
     public var output: String
     /// `--reference`: an input whose writer crashed before its index is repaired first with this recording from the
-    /// same camera and settings (``/CropZoomKit/RepairJob``), and the repaired samples transcoded.
+    /// same camera and settings (as `RepairJob` does), and the repaired samples transcoded.
     public var reference: String? = nil
     public var geometry = GeometryRequest()
     /// `--stabilize`: the picture steadied along an L1-optimal camera path (nil: as recorded).
