@@ -85,10 +85,12 @@ package final class MediaWalker {
 
     /// Timecode tracks: their one sample is looked for where nothing else starts, as often as the reference has it.
     package var timecodeTracks: [Int] {
-        model.tracks.indices.filter {
-            if case .timecode = model.tracks[$0].kind { return !video.isEmpty }
-            return false
-        }
+        video.isEmpty
+            ? []
+            : model.tracks.indices.filter {
+                if case .timecode = model.tracks[$0].kind { return true }
+                return false
+            }
     }
 
     /// Walks the media data, handing each sample to `emit` in file order; `progress` is told the offset reached now
@@ -104,6 +106,11 @@ package final class MediaWalker {
         var resuming = false
         var afterDamage = false
         var reported = start
+        // Asked at every offset where nothing else starts: worked out once.
+        let timecodeTracks = self.timecodeTracks
+        let metadataTracks =
+            video.isEmpty
+            ? [] : model.tracks.indices.filter { model.tracks[$0].isMetadata && model.tracks[$0].sampleCount > 0 }
         let videoTracks = video.keys.sorted()
         let audioTracks = audio.keys.sorted()
         walking: while offset < end {
@@ -153,14 +160,6 @@ package final class MediaWalker {
                     continue walking
                 }
             }
-            // A camera metadata sample (mebx, gpmd, rtmd …): stepped over where a sample of the media tracks follows
-            // it — at one of the sizes the reference's samples have, or at the end of a chain of boxes (size, type)
-            // as Apple's mebx and GoPro's KLV-in-box samples are laid out. Counted, not kept.
-            if let (track, length) = try metadataSample(at: offset) {
-                outcome.samples[track, default: 0] += 1
-                offset += Int64(length)
-                continue walking
-            }
             // Eight zero bytes start no audio frame (a raw data block opens with its element and gain): a zero run
             // (a writer's preallocated space, a wiped block) is damage, whatever a lenient decoder makes of it.
             let zeros = try window.bytes(at: offset, count: 8)
@@ -174,6 +173,14 @@ package final class MediaWalker {
                     offset += Int64(length)
                     continue walking
                 }
+            }
+            // After the sound: a camera metadata sample (mebx, gpmd, rtmd …), stepped over where a sample of the
+            // media tracks follows it — at one of the sizes the reference's samples have, or at the end of a chain of
+            // boxes (size, type) as Apple's mebx and GoPro's KLV-in-box samples are laid out. Counted, not kept.
+            if let (track, length) = try metadataSample(at: offset, tracks: metadataTracks) {
+                outcome.samples[track, default: 0] += 1
+                offset += Int64(length)
+                continue walking
             }
             // Uncompressed sound: no syntax to check; a run ends where the next picture continues the video.
             if let (track, block) = pcm.min(by: { $0.key < $1.key }), !video.isEmpty {
@@ -279,9 +286,8 @@ package final class MediaWalker {
     }
 
     /// The metadata track whose sample starts at `offset`, and its length (see ``walk(progress:emit:)``).
-    private func metadataSample(at offset: Int64) throws(CropZoomError) -> (Int, Int)? {
-        let tracks = model.tracks.indices.filter { model.tracks[$0].isMetadata && model.tracks[$0].sampleCount > 0 }
-        guard !tracks.isEmpty, !video.isEmpty else { return nil }
+    private func metadataSample(at offset: Int64, tracks: [Int]) throws(CropZoomError) -> (Int, Int)? {
+        guard !tracks.isEmpty else { return nil }
         var boxEnds: [Int] = []
         var at = offset
         while boxEnds.count < 16, let size = try window.number(at: at, width: 4), size >= 8,
