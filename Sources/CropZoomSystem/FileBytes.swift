@@ -35,11 +35,13 @@ package final class FileBytes: ByteSource {
         return n == bytes.count ? bytes : Array(bytes.prefix(n))
     }
 
-    /// `pread` into the start of `buffer`, grown only when it is shorter: a window refilled as a walk moves on, a
+    /// `pread` into the start of `buffer`, replaced by a larger one only when it is shorter: a window refilled as a walk moves on, a
     /// sample read after another, keep their storage (its pages are not faulted in and zeroed again).
     package func read(at offset: Int64, count: Int, into buffer: inout [UInt8]) throws(CropZoomError) -> Int {
         let wanted = Int(max(0, min(Int64(count), size - offset)))
-        if buffer.count < wanted { buffer += [UInt8](repeating: 0, count: wanted - buffer.count) }
+        // Grown without zero-filling first (what it held is read over anyway; bytes past the count returned are
+        // undefined): the pages are touched once, by the read.
+        if buffer.count < wanted { buffer = [UInt8](unsafeUninitializedCapacity: wanted) { $1 = wanted } }
         var done = 0
         var failure: Int32 = 0
         buffer.withUnsafeMutableBytes { storage in

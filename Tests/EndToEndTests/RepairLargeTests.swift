@@ -28,7 +28,9 @@ struct RepairLargeTests {
         let original = scratch.file("original.mp4")
         let reference = scratch.file("reference.mp4")
         let noise = "testsrc2=size=1280x720:rate=30,noise=alls=100:allf=t"
-        let settings = ["-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", "30", "-c:a", "aac", "-b:a", "128k"]
+        let settings = [
+            "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", "30", "-c:a", "aac", "-b:a", "128k",
+        ]
         for (file, seconds, tone) in [(original, 78, 440), (reference, 2, 880)] {
             _ = try Oracle.runChecked(
                 "ffmpeg",

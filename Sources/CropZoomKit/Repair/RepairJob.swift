@@ -145,18 +145,15 @@ public final class RepairJob: @unchecked Sendable {
             setup.walker.walkedTracks.contains($0) && setup.model.tracks[$0].isVideo
         }
         let check = try checked.map { i throws(CropZoomError) in
-            try RecoveredPictureCheck(reference: setup.referenceInput, stream: i)
+            BackgroundPictureCheck(try RecoveredPictureCheck(reference: setup.referenceInput, stream: i))
         }
-        func verify() throws(CropZoomError) {
-            guard let check, check.sent > 0 else { return }
-            let bad = try check.finish()
-            if bad > 0 {
-                throw CropZoomError(
-                    .usage, what: "repairing", path: cfg.input,
-                    reason: "\(bad) of its first \(check.sent) pictures do not decode with the reference's parameters "
-                        + "(\(check.described)): is \(setup.referencePath) from the same camera with the same settings?"
-                )
-            }
+        defer { check?.abandon() }
+        func verify(_ bad: Int?) throws(CropZoomError) {
+            guard let check, let bad, bad > 0 else { return }
+            throw CropZoomError(
+                .usage, what: "repairing", path: cfg.input,
+                reason: "\(bad) of its first \(check.sent) pictures do not decode with the reference's parameters "
+                    + "(\(check.described)): is \(setup.referencePath) from the same camera with the same settings?")
         }
         var spans: [Int: (first: Double, end: Double)] = [:]
         var timecode: String?
@@ -191,9 +188,8 @@ public final class RepairJob: @unchecked Sendable {
                     throw CropZoomError(
                         .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
                 }
-                if let check, sample.track == checked, check.sent < RepairJob.checkedPictures {
+                if let check, sample.track == checked, check.wantsMore {
                     try check.add(bytes, pts: t.pts, dts: t.dts, key: sample.isKey)
-                    if check.sent == RepairJob.checkedPictures { try verify() }
                 }
                 let scale = Double(setup.model.tracks[sample.track].timescale)
                 let (start, end) = (Double(t.pts) / scale, Double(t.pts + t.duration) / scale)
@@ -229,9 +225,11 @@ public final class RepairJob: @unchecked Sendable {
                 }
                 try write(timing.take(sample))
                 found += 1
+                // The check's answer as soon as it has one: a reference from other settings ends the walk there.
+                try verify(check?.failedPictures())
             })
         try write(timing.finish())
-        if let check, check.sent < RepairJob.checkedPictures { try verify() }
+        if let check, check.sent > 0 { try verify(check.finish()) }
         var report = setup.report(
             outcome, spans: spans, recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))

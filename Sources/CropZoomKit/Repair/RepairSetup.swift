@@ -63,7 +63,6 @@ struct RepairSetup {
         configuration = cfg
         let reading = Self.reading
         broken = try FileBytes(path: cfg.input, what: reading)
-        window = ByteWindow(broken)
         // The box headers through a small window of their own: the walk's large one starts where the media does.
         let boxes = try ISOBoxes.topLevel(ByteWindow(broken, capacity: 1 << 16))
         guard let mdat = boxes.first(where: { $0.type == "mdat" }) else {
@@ -81,7 +80,7 @@ struct RepairSetup {
         // Size 0 (to the end), or a size past the end (the writer never came back to set it), or a size that ends
         // where the file ends: the media data runs to the end of the file.
         mediaStart = mdat.payloadOffset
-        mediaEnd = min(mdat.end(in: window.size), window.size)
+        mediaEnd = min(mdat.end(in: broken.size), broken.size)
 
         let referencing = "reading the reference"
         let reference = try FileBytes(path: referencePath, what: referencing)
@@ -90,6 +89,9 @@ struct RepairSetup {
         case .failure(let problem):
             throw CropZoomError(.usage, what: referencing, path: referencePath, reason: problem.reason)
         }
+        // The walk's window: four of the reference's largest samples, at least 1 MiB (a smaller window than the
+        // 16 MiB default touches fewer fresh pages; a sample the window does not hold is read on its own).
+        window = ByteWindow(broken, capacity: max(1 << 20, 4 * (model.tracks.map(\.largestSample).max() ?? 0)))
         do {
             referenceInput = try InputFormat(path: referencePath)
         } catch {

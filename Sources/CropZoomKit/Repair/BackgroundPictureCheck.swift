@@ -1,0 +1,82 @@
+import CropZoomCore
+import CropZoomFFmpeg
+import Foundation
+
+/// ``RecoveredPictureCheck`` on a thread of its own, so the decoding of the first recovered pictures runs on another
+/// core while the walk goes on (on a two-minute 720p recording it was a fifth of the repair's time). The walk hands
+/// over a copy of each of the first ``RepairJob/checkedPictures`` pictures (``add(_:pts:dts:key:)``), asks
+/// ``failedPictures()`` as it goes (a reference from other settings stops the repair early) and ``finish()`` before
+/// the output is kept.
+///
+/// `@unchecked Sendable`: the check is handed to the thread whole at `init` and touched only there after; the queue
+/// synchronises itself; `verdict` is behind `lock`; `sent` belongs to the walking thread.
+final class BackgroundPictureCheck: @unchecked Sendable {
+    private struct Picture {
+        var bytes: [UInt8]
+        var pts: Int64
+        var dts: Int64
+        var key: Bool
+    }
+
+    private let queue: BoundedQueue<Picture>
+    private let control = RunControl()
+    private let lock = NSLock()
+    /// Pictures that did not decode whole, once the thread has drained the decoder (or its error).
+    private var verdict: Result<Int, CropZoomError>?
+    private let ended = DispatchSemaphore(value: 0)
+    /// Pictures handed over.
+    private(set) var sent = 0
+    /// The reference's picture, as FFmpeg describes it.
+    let described: String
+
+    init(_ check: RecoveredPictureCheck) {
+        described = check.described
+        queue = BoundedQueue(capacity: RepairJob.checkedPictures, control: control)
+        // Handed over whole: only the thread touches the check from here on.
+        nonisolated(unsafe) let check = check
+        let thread = Thread { [self] in
+            let result = Result { () throws(CropZoomError) -> Int in
+                while let p = try queue.pop() {
+                    try check.add(p.bytes, pts: p.pts, dts: p.dts, key: p.key)
+                }
+                return try check.finish()
+            }
+            lock.withLock { verdict = result }
+            ended.signal()
+        }
+        thread.name = "cropzoom repair check"
+        thread.start()
+    }
+
+    /// Whether more pictures are wanted.
+    var wantsMore: Bool { sent < RepairJob.checkedPictures }
+
+    /// Hands over a copy of one recovered picture (decode order; `pts`: its presentation time); the last one wanted
+    /// ends the check's input.
+    func add(_ bytes: ArraySlice<UInt8>, pts: Int64, dts: Int64, key: Bool) throws(CropZoomError) {
+        guard wantsMore else { return }
+        sent += 1
+        _ = try queue.push(Picture(bytes: Array(bytes), pts: pts, dts: dts, key: key))
+        if !wantsMore { queue.close() }
+    }
+
+    /// The pictures that did not decode whole, when the check has ended; nil while it runs.
+    func failedPictures() throws(CropZoomError) -> Int? {
+        try lock.withLock { verdict }?.get()
+    }
+
+    /// Ends the check's input, waits for it, and returns the pictures that did not decode whole.
+    func finish() throws(CropZoomError) -> Int {
+        queue.close()
+        ended.wait()
+        ended.signal()
+        return try failedPictures() ?? 0
+    }
+
+    /// Stops the thread without waiting for its verdict (the repair failed or was cancelled).
+    func abandon() {
+        control.fail(CropZoomError(.cancelled, path: "", reason: "the repair ended"))
+        ended.wait()
+        ended.signal()
+    }
+}
