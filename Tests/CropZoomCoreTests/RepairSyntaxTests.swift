@@ -111,4 +111,39 @@ struct RepairSyntaxTests {
         #expect(drop.string(sample: [0, 0, 0x46, 0x3E]) == "00:10:00;00")
         #expect(plain.string(sample: [1, 2, 3]) == nil)
     }
+
+    /// Bytes from hexadecimal digits.
+    static func hex(_ text: String) -> [UInt8] {
+        let digits = Array(text)
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+    }
+
+    /// NAL units with 4-byte lengths, as MP4 stores them.
+    static func chain(_ units: [[UInt8]]) -> [UInt8] { units.flatMap { Self.be(UInt64($0.count), 4) + $0 } }
+
+    @Test(
+        """
+        what a broken file's media data holds, for the error line: H.264 after a sound frame (its in-band SPS read \
+        with its cropping: 640x360, not the 640x368 of its macroblocks), HEVC, zeros; nothing claimed from noise
+        """)
+    func mediaSniffer() throws {
+        // x264's SPS and PPS for 640x360 High (from an avcC), then an IDR slice's first bytes.
+        let sps = Self.hex("6764001eacb405017fcb8088000003000800000301e078b175")
+        let parsed = try #require(H264Syntax.sps(sps))
+        #expect(parsed.widthInMbs == 40 && parsed.heightInMapUnits == 23)
+        #expect(parsed.width == 640 && parsed.height == 360)
+        let aac = [0xDE, 0x02, 0x00, 0x4C] + Array("avc59.37.100".utf8) + [UInt8](repeating: 0x21, count: 40)
+        let h264 = aac + Self.chain([sps, Self.hex("68ef0fcb"), [0x65, 0x88, 0x84, 0x00, 0x33, 0xFF]]) + aac
+        #expect(MediaSniffer.guess(h264) == .pictures(codec: "H.264", size: "640x360"))
+        #expect(MediaSniffer.describe(h264) == "its media data holds H.264 pictures (640x360)")
+        // HEVC: VPS, SPS, PPS and an IDR slice's headers (layer 0, temporal id 1); H.264 reads 0x40 as type 0.
+        let hevc = Self.chain([[0x40, 0x01, 0x0C], [0x42, 0x01, 0x01], [0x44, 0x01, 0xC1], [0x26, 0x01, 0xAF]])
+        #expect(MediaSniffer.guess(hevc) == .pictures(codec: "HEVC", size: nil))
+        #expect(MediaSniffer.guess([UInt8](repeating: 0, count: 10_000)) == .zeros)
+        var rng = SystemRandomNumberGenerator()
+        let noise = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        #expect(MediaSniffer.guess(noise) == nil)
+        // One NAL unit is not enough.
+        #expect(MediaSniffer.guess(aac + Self.chain([sps]) + [UInt8](repeating: 0xFF, count: 40)) == nil)
+    }
 }

@@ -14,6 +14,9 @@ package enum H264Syntax {
         package var frameMbsOnly: Bool
         package var widthInMbs: Int
         package var heightInMapUnits: Int
+        /// The picture's size after the SPS's frame cropping (7.4.2.1.1); nil when the SPS ends before it.
+        package var width: Int? = nil
+        package var height: Int? = nil
         package var maxFrameNum: UInt32 { UInt32(1) << UInt32(log2MaxFrameNum) }
     }
 
@@ -134,11 +137,26 @@ package enum H264Syntax {
             let width = Int(try r.ue()) + 1
             let height = Int(try r.ue()) + 1
             let frameMbsOnly = try r.flag()
-            return SPS(
+            var sps = SPS(
                 id: id, profile: profile, chromaFormat: chromaFormat, separateColourPlane: separate,
                 log2MaxFrameNum: log2MaxFrameNum, pocType: pocType, log2MaxPocLsb: log2MaxPocLsb,
                 deltaPicOrderAlwaysZero: alwaysZero, frameMbsOnly: frameMbsOnly, widthInMbs: width,
                 heightInMapUnits: height)
+            // The size after cropping, in crop units of the chroma format (Table 6-1, 7.4.2.1.1); an SPS that ends
+            // before it is still read.
+            let fields = frameMbsOnly ? 1 : 2
+            do throws(BitstreamEnd) {
+                if !frameMbsOnly { try r.skip(1) }
+                try r.skip(1)
+                var crop = (left: UInt32(0), right: UInt32(0), top: UInt32(0), bottom: UInt32(0))
+                if try r.flag() { crop = (try r.ue(), try r.ue(), try r.ue(), try r.ue()) }
+                let sampled = separate ? 0 : chromaFormat
+                let unitX = sampled == 1 || sampled == 2 ? 2 : 1
+                let unitY = (sampled == 1 ? 2 : 1) * fields
+                sps.width = width * 16 - unitX * Int(crop.left + crop.right)
+                sps.height = height * 16 * fields - unitY * Int(crop.top + crop.bottom)
+            } catch {}
+            return sps
         } catch {
             return nil
         }

@@ -148,12 +148,19 @@ public final class RepairJob: @unchecked Sendable {
             BackgroundPictureCheck(try RecoveredPictureCheck(reference: setup.referenceInput, stream: i))
         }
         defer { check?.abandon() }
+        // What the broken file's own media data starts with (the codec, the size its in-band parameter sets give),
+        // for the line that says why it does not match the reference.
+        func own() -> String {
+            let start = (try? setup.broken.read(at: setup.mediaStart, count: 1 << 20)) ?? []
+            return MediaSniffer.describe(start).map { "; \($0)" } ?? ""
+        }
         func verify(_ bad: Int?) throws(CropZoomError) {
             guard let check, let bad, bad > 0 else { return }
             throw CropZoomError(
                 .usage, what: "repairing", path: cfg.input,
                 reason: "\(bad) of its first \(check.sent) pictures do not decode with the reference's parameters "
-                    + "(\(check.described)): is \(setup.referencePath) from the same camera with the same settings?")
+                    + "(\(check.described))\(own()): is \(setup.referencePath) from the same camera with the same "
+                    + "settings?")
         }
         var spans: [Int: (first: Double, end: Double)] = [:]
         var timecode: String?
@@ -239,7 +246,8 @@ public final class RepairJob: @unchecked Sendable {
             throw CropZoomError(
                 .inputUnreadable, what: "repairing", path: cfg.input,
                 reason: "no sample of the reference's tracks found in its \(RepairReport.bytes(report.mediaBytes)) "
-                    + "of media data: is \(setup.referencePath) from the same camera and settings?")
+                    + "of media data\(own())\(check.map { own().isEmpty ? "" : ", the reference's are \($0.described)" } ?? ""): "
+                    + "is \(setup.referencePath) from the same camera and settings?")
         }
         try remux.finish()
         try atomic.commit()
