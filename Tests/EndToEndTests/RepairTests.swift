@@ -550,48 +550,59 @@ struct RepairDamageTests {
 @Suite("Repair: several sound tracks")
 struct RepairSoundTracksTests {
     struct Case: Sendable, CustomTestStringConvertible {
-        var channels: (Int, Int)
+        /// Each sound track's channels.
+        var channels: [Int]
         var more: [String] = []
         var ext = "mp4"
         var referenceSeconds = 3
         var testDescription: String {
-            "\(channels.0) + \(channels.1) channels, \(ext)" + (more.isEmpty ? "" : " " + more.joined(separator: " "))
+            channels.map(String.init).joined(separator: " + ") + " channels, \(ext)"
+                + (more.isEmpty ? "" : " " + more.joined(separator: " "))
         }
         static let all = [
             // Packet by packet (ffmpeg's interleave, OBS): the track furthest behind in time comes next.
-            Case(channels: (2, 2)), Case(channels: (1, 2)),
+            Case(channels: [2, 2]), Case(channels: [1, 2]),
+            // OBS records up to six tracks of one configuration.
+            Case(channels: [2, 2, 2, 2, 2, 2]),
             // One-second chunks: the reference's layout of its sound chunks, as long as it lasts.
-            Case(channels: (2, 2), more: ["-chunk_duration", "1000000"], ext: "mov", referenceSeconds: 8),
+            Case(channels: [2, 2], more: ["-chunk_duration", "1000000"], ext: "mov", referenceSeconds: 8),
+            // Uncompressed sound in several tracks (a camera's MOV): the runs between pictures shared out in the
+            // reference's chunks, then by time; the last run so that the tracks end together.
+            Case(channels: [2, 2], more: ["-c:a", "pcm_s16le"], ext: "mov"),
+            Case(channels: [1, 2, 1], more: ["-c:a", "pcm_s16be"], ext: "mov"),
         ]
     }
 
-    static func recording(_ path: URL, content: String, tones: (Int, Int), seconds: Int, _ c: Case) throws {
+    static func recording(_ path: URL, content: String, tone: Int, seconds: Int, _ c: Case) throws {
+        let inputs = c.channels.indices.flatMap { i in
+            ["-f", "lavfi", "-i", "sine=frequency=\(tone + 110 * i):sample_rate=48000"]
+        }
+        let maps = c.channels.indices.flatMap { ["-map", "\($0 + 1):a"] }
+        let layouts = c.channels.enumerated().flatMap { ["-ac:a:\($0)", "\($1)"] }
         _ = try Oracle.runChecked(
             "ffmpeg",
-            [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=640x360:rate=30", "-f", "lavfi", "-i",
-                "sine=frequency=\(tones.0):sample_rate=48000", "-f", "lavfi", "-i",
-                "sine=frequency=\(tones.1):sample_rate=48000", "-t", "\(seconds)", "-map", "0:v", "-map", "1:a", "-map",
-                "2:a", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-bf", "3", "-c:a", "aac",
-                "-ac:a:0", "\(c.channels.0)", "-ac:a:1", "\(c.channels.1)",
-            ] + c.more + [path.path])
+            ["-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=640x360:rate=30"] + inputs
+                + ["-t", "\(seconds)", "-map", "0:v"] + maps
+                + ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-bf", "3", "-c:a", "aac"]
+                + layouts + c.more + [path.path])
     }
 
     @Test(
         """
-        two AAC tracks (the same configuration, or mono beside stereo) are recovered as two tracks, every frame in \
-        its own track with identical bytes at its time, decoding clean
+        several sound tracks — two AAC of the same configuration, mono beside stereo, six as OBS records, in \
+        one-second chunks; two and three PCM tracks — are recovered as as many tracks, every frame in its own track \
+        with identical bytes at its time, decoding clean
         """, arguments: Case.all)
-    func twoSoundTracks(_ c: Case) throws {
+    func severalSoundTracks(_ c: Case) throws {
         let scratch = try Scratch()
         let original = scratch.file("original.\(c.ext)")
         let reference = scratch.file("reference.\(c.ext)")
-        try Self.recording(original, content: "testsrc2", tones: (440, 660), seconds: 8, c)
-        try Self.recording(reference, content: "testsrc", tones: (880, 990), seconds: c.referenceSeconds, c)
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 8, c)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: c.referenceSeconds, c)
         let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
         #expect(run.status == 0, "\(run)")
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
-        #expect(streams.count == 3, "\(streams)")
+        #expect(streams.count == 1 + c.channels.count, "\(streams)")
         for s in streams {
             #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
             #expect(s["pts_error"] as? Double == 0, "\(s)")

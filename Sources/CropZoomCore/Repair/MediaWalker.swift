@@ -46,6 +46,8 @@ package final class MediaWalker {
     private let audio: [Int: AudioFrameProbe]
     /// Uncompressed sound tracks: the bytes of one sample frame (all channels), by track.
     private let pcm: [Int: Int]
+    /// How runs of uncompressed sound are looked for (``stepping(_:pcm:)``).
+    private var pcmStepping: (block: Int, step: Int, limit: Int) = (0, 0, 0)
     private let start: Int64
     private let end: Int64
 
@@ -71,6 +73,7 @@ package final class MediaWalker {
         self.pcm = pcm.filter { $0.value > 0 }
         self.start = start
         self.end = end
+        pcmStepping = Self.stepping(model, pcm: self.pcm)
         for (i, t) in model.tracks.enumerated() {
             switch t.kind {
             case .h264(let config): video[i] = .h264(H264Recogniser(config, largestSample: t.largestSample))
@@ -182,17 +185,34 @@ package final class MediaWalker {
                 offset += Int64(length)
                 continue walking
             }
-            // Uncompressed sound: no syntax to check; a run ends where the next picture continues the video.
-            if let (track, block) = pcm.min(by: { $0.key < $1.key }), !video.isEmpty {
-                let t = model.tracks[track]
-                // Runs in whole chunks of the reference's granularity where it is a whole number of sample frames.
-                let step = t.chunkGranularity > 0 && t.chunkGranularity % block == 0 ? t.chunkGranularity : block
-                let run = try pcmRun(at: offset, block: block, step: step, limit: 4 * t.largestChunk + step)
-                if run > 0 {
+            // Uncompressed sound: no syntax to check; a run ends where the next picture continues the video. With
+            // several such tracks the run is their chunks one after another, shared out as the reference lays them.
+            if !pcm.isEmpty, !video.isEmpty {
+                let run = try pcmRun(at: offset)
+                // The run the media data ends with holds each track's last chunks: shared so that they end together.
+                var shares =
+                    pcm.count > 1 && offset + Int64(run) >= end ? lastPCMShares(run, found: outcome.samples) : [:]
+                var taken = 0
+                while taken < run {
+                    var (track, chunk) = nextPCMChunk(found: outcome.samples, among: shares)
+                    if let share = shares[track] {
+                        chunk = min(chunk, share)
+                        shares[track] = share - chunk
+                        if shares[track] == 0 { shares[track] = nil }
+                    }
+                    let block = pcm[track] ?? 1
+                    let piece = pcm.count == 1 ? run : min(run - taken, chunk) / block * block
+                    guard piece > 0 else { break }
                     try emit(
-                        RecoveredSample(track: track, offset: offset, size: run, isKey: true, count: run / block))
-                    outcome.samples[track, default: 0] += run / block
-                    offset += Int64(run)
+                        RecoveredSample(
+                            track: track, offset: offset + Int64(taken), size: piece, isKey: true,
+                            count: piece / block))
+                    outcome.samples[track, default: 0] += piece / block
+                    followSoundChunks(took: track, count: piece / block)
+                    taken += piece
+                }
+                if taken > 0 {
+                    offset += Int64(taken)
                     continue walking
                 }
             }
@@ -258,11 +278,7 @@ package final class MediaWalker {
     private func audioOrder(found: [Int: Int]) -> [Int] {
         let tracks = audio.keys.sorted()
         guard tracks.count > 1 else { return tracks }
-        func elapsed(_ i: Int) -> Double {
-            let t = model.tracks[i]
-            let ticks = Double(found[i] ?? 0) * Double(t.sampleDuration) + Double(t.firstDecodeTime)
-            return ticks / Double(max(1, t.timescale))
-        }
+        let elapsed = { (i: Int) in self.elapsed(i, found: found) }
         var order = tracks.sorted { (elapsed($0), $0) < (elapsed($1), $1) }
         if soundChunk.index < model.soundChunks.count,
             let at = order.firstIndex(of: model.soundChunks[soundChunk.index].track)
@@ -272,17 +288,80 @@ package final class MediaWalker {
         return order
     }
 
-    /// Moves along the reference's sound chunks once track `track` took a frame; a frame of another track than the
-    /// layout says ends the following of it.
-    private func followSoundChunks(took track: Int) {
+    /// The seconds of track `i` found so far (`found`: its samples), from where the reference starts it.
+    private func elapsed(_ i: Int, found: [Int: Int]) -> Double {
+        let t = model.tracks[i]
+        let ticks = Double(found[i] ?? 0) * Double(t.sampleDuration) + Double(t.firstDecodeTime)
+        return ticks / Double(max(1, t.timescale))
+    }
+
+    /// Moves along the reference's sound chunks once track `track` took `count` samples (an audio frame, or sample
+    /// frames of uncompressed sound); samples of another track than the layout says end the following of it.
+    private func followSoundChunks(took track: Int, count: Int = 1) {
         guard soundChunk.index < model.soundChunks.count else { return }
         let chunk = model.soundChunks[soundChunk.index]
         guard chunk.track == track else {
             soundChunk.index = model.soundChunks.count
             return
         }
-        soundChunk.frames += 1
+        soundChunk.frames += count
         if soundChunk.frames >= chunk.samples { soundChunk = (soundChunk.index + 1, 0) }
+    }
+
+    /// The uncompressed sound track whose chunk comes next in a run, and the chunk's bytes: the reference's layout
+    /// while it lasts (what is left of its chunk), then the track furthest behind in time with a chunk of the size
+    /// the reference's chunks of it have most often.
+    /// `among`: the tracks to choose from, where not empty (the last run's shares).
+    private func nextPCMChunk(found: [Int: Int], among: [Int: Int] = [:]) -> (track: Int, bytes: Int) {
+        if soundChunk.index < model.soundChunks.count {
+            let chunk = model.soundChunks[soundChunk.index]
+            if let block = pcm[chunk.track], among.isEmpty || among[chunk.track] != nil {
+                return (chunk.track, (chunk.samples - soundChunk.frames) * block)
+            }
+        }
+        let tracks = among.isEmpty ? Array(pcm.keys) : Array(among.keys)
+        let track = tracks.min { (elapsed($0, found: found), $0) < (elapsed($1, found: found), $1) } ?? 0
+        return (track, max(1, model.tracks[track].typicalChunkSamples) * (pcm[track] ?? 1))
+    }
+
+    /// What each uncompressed sound track has left in the run the media data ends with, `run` bytes together: each
+    /// track's sound up to one end time (the writer ends its tracks together); the last of them takes what is left.
+    private func lastPCMShares(_ run: Int, found: [Int: Int]) -> [Int: Int] {
+        let tracks = pcm.keys.sorted { (elapsed($0, found: found), $0) < (elapsed($1, found: found), $1) }
+        // Sample frames per second and bytes per second of each track.
+        let rate = { (i: Int) in
+            Double(self.model.tracks[i].timescale) / Double(max(1, self.model.tracks[i].sampleDuration))
+        }
+        let bytesPerSecond = tracks.map { rate($0) * Double(pcm[$0] ?? 1) }
+        let already = zip(tracks, bytesPerSecond).reduce(0.0) { $0 + elapsed($1.0, found: found) * $1.1 }
+        let endTime = (Double(run) + already) / bytesPerSecond.reduce(0, +)
+        var left = run
+        var shares: [Int: Int] = [:]
+        for (k, track) in tracks.enumerated() {
+            let block = pcm[track] ?? 1
+            let frames = max(0, ((endTime - elapsed(track, found: found)) * rate(track)).rounded())
+            let bytes = k == tracks.count - 1 ? left : min(left, Int(frames) * block)
+            if bytes > 0 { shares[track] = bytes }
+            left -= bytes
+        }
+        return shares
+    }
+
+    /// How runs of uncompressed sound are looked for: `block`, the bytes they come in (a sample frame; with several
+    /// tracks, the greatest common divisor of theirs); `step`, where a picture after them is looked for (the
+    /// reference's chunk granularity where it is a whole number of sample frames, else a sample frame; with several
+    /// tracks, the greatest common divisor of theirs); `limit`, the longest run looked for (four of each track's
+    /// largest chunks).
+    static func stepping(_ model: ReferenceModel, pcm: [Int: Int]) -> (block: Int, step: Int, limit: Int) {
+        func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+        var result = (block: 0, step: 0, limit: 0)
+        for (track, block) in pcm {
+            let t = model.tracks[track]
+            let step = t.chunkGranularity > 0 && t.chunkGranularity % block == 0 ? t.chunkGranularity : block
+            result = (gcd(result.block, block), gcd(result.step, step), result.limit + 4 * t.largestChunk)
+        }
+        result.limit += result.step
+        return result
     }
 
     /// The metadata track whose sample starts at `offset`, and its length (see ``walk(progress:emit:)``).
@@ -354,21 +433,16 @@ package final class MediaWalker {
             let room = Int(min(Int64(probe.longestFrame), end - offset))
             if probe.frameLength(try window.bytes(at: offset, count: room)) != nil { return true }
         }
-        if let (track, block) = pcm.min(by: { $0.key < $1.key }) {
-            let t = model.tracks[track]
-            let step = t.chunkGranularity > 0 && t.chunkGranularity % block == 0 ? t.chunkGranularity : block
-            let run = try pcmRun(at: offset, block: block, step: step, limit: 4 * t.largestChunk + step, video: taken)
-            if run > 0 { return true }
-        }
+        if !pcm.isEmpty, try pcmRun(at: offset, video: taken) > 0 { return true }
         return false
     }
 
-    /// The bytes of a run of uncompressed sound at `offset` (sample frames of `block` bytes, in steps of `step`): up to
-    /// where a picture that continues a video track starts, at most `limit` bytes; to the end of the media data (in
+    /// The bytes of a run of uncompressed sound at `offset` (sample frames, looked at in steps: ``pcmStepping``): up
+    /// to where a picture that continues a video track starts, at most its limit; to the end of the media data (in
     /// whole frames) when that comes first; 0 when neither is found. `video`: the recognisers to ask (the walk's).
-    private func pcmRun(
-        at offset: Int64, block: Int, step: Int, limit: Int, video recognisers: [Int: VideoRecogniser]? = nil
-    ) throws(CropZoomError) -> Int {
+    private func pcmRun(at offset: Int64, video recognisers: [Int: VideoRecogniser]? = nil) throws(CropZoomError) -> Int
+    {
+        let (block, step, limit) = pcmStepping
         var length = step
         while length <= limit {
             let next = offset + Int64(length)
