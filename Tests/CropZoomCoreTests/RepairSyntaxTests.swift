@@ -141,8 +141,14 @@ struct RepairSyntaxTests {
         #expect(MediaSniffer.guess(hevc) == .pictures(codec: "HEVC", size: nil))
         #expect(MediaSniffer.guess([UInt8](repeating: 0, count: 10_000)) == .zeros)
         var rng = SystemRandomNumberGenerator()
-        let noise = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        #expect(MediaSniffer.guess(noise) == nil)
+        // Noise, many times over (a length that fits is 1 in 4,000 at 200 kB): nothing claimed.
+        for _ in 0..<20 {
+            let noise = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            #expect(MediaSniffer.guess(noise) == nil)
+        }
+        // A second unit whose length runs past the bytes is no unit (noise has such lengths often).
+        let runaway = Self.chain([[0x65, 0x88, 0x84, 0x00]]) + [0x00, 0xFF, 0xFF, 0xFF, 0x65, 0x88]
+        #expect(MediaSniffer.guess(runaway) == nil)
         // One NAL unit is not enough.
         #expect(MediaSniffer.guess(aac + Self.chain([sps]) + [UInt8](repeating: 0xFF, count: 40)) == nil)
     }

@@ -33,8 +33,9 @@ package enum MediaSniffer {
         var at = start
         while nals.count < units, at + 6 <= bytes.count {
             let length = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
-            guard length >= 2, at + 4 + length <= bytes.count || nals.count >= 1 else { break }
-            let nal = bytes[(at + 4)..<min(bytes.count, at + 4 + length)]
+            // Whole units only: a length that merely fits past the end would let noise pass.
+            guard length >= 2, at + 4 + length <= bytes.count else { break }
+            let nal = bytes[(at + 4)..<(at + 4 + length)]
             guard validH264(nal[nal.startIndex]) || validHEVC(nal[nal.startIndex], nal[nal.startIndex + 1]) else {
                 break
             }

@@ -48,10 +48,18 @@ public struct RepairReport: Codable, Equatable, Sendable {
     public var seconds: Double
     /// The recording's own timecode (`HH:MM:SS:FF`), read from its timecode sample, when it has one.
     public var timecode: String? = nil
+    /// Seconds the recovered pictures last longer (negative: shorter) than the recovered sound, when they differ by
+    /// more than half a second and a writer's chunk: the recording's frame rate was not the reference's, whose
+    /// frame duration the pictures are timed with (``videoRate``); nil otherwise.
+    public var videoMinusAudio: Double? = nil
+    /// The frames per second the pictures are timed at, given with ``videoMinusAudio``.
+    public var videoRate: Double? = nil
 
     /// snake_case in JSON, whichever encoder writes it (the command's, a transcode's `done` record).
     enum CodingKeys: String, CodingKey {
         case input, reference, output, tracks, gaps, seconds, timecode
+        case videoMinusAudio = "video_minus_audio"
+        case videoRate = "video_rate"
         case skippedBeforeKeyframe = "skipped_before_keyframe"
         case mediaBytes = "media_bytes"
         case recoveredBytes = "recovered_bytes"
@@ -99,6 +107,13 @@ public struct RepairReport: Codable, Equatable, Sendable {
             parts.append(String(format: "%@ (%@ at %@)", what, Self.bytes(gap.bytes), Self.bytes(gap.offset)))
         }
         if skippedBeforeKeyframe > 0 { parts.append("\(skippedBeforeKeyframe) frames before the first keyframe") }
+        if let difference = videoMinusAudio, let rate = videoRate {
+            parts.append(
+                String(
+                    format: "the video lasts %.2f s %@ than the sound (timed at the reference's %g fps: the "
+                        + "recording's frame rate was not constant, or not the reference's)",
+                    abs(difference), difference < 0 ? "less" : "more", rate))
+        }
         return parts.joined(separator: ", ")
     }
 

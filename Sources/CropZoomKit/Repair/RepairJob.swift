@@ -151,7 +151,7 @@ public final class RepairJob: @unchecked Sendable {
         // What the broken file's own media data starts with (the codec, the size its in-band parameter sets give),
         // for the line that says why it does not match the reference.
         func own() -> String {
-            let start = (try? setup.broken.read(at: setup.mediaStart, count: 1 << 20)) ?? []
+            let start = (try? setup.broken.read(at: setup.mediaStart, count: 4 << 20)) ?? []
             return MediaSniffer.describe(start).map { "; \($0)" } ?? ""
         }
         func verify(_ bad: Int?) throws(CropZoomError) {

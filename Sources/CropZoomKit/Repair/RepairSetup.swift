@@ -165,10 +165,27 @@ struct RepairSetup {
         let audio = model.tracks.indices.first { model.tracks[$0].isAudio && spans[$0] != nil }
         var offset: Double?
         if let video, let audio, let v = spans[video]?.first, let a = spans[audio]?.first { offset = a - v }
-        return RepairReport(
+        var report = RepairReport(
             input: configuration.input, reference: referencePath, output: configuration.output,
             tracks: tracks, gaps: outcome.gaps, skippedBeforeKeyframe: outcome.skippedBeforeKeyframe,
             mediaBytes: mediaEnd - mediaStart, recoveredBytes: recoveredBytes, audioStartOffset: offset,
             seconds: seconds)
+        // Pictures timed at the reference's rate that end far from the sound: the recording's frame rate was not the
+        // reference's (a phone dropping to 24 fps in low light). Said, not hidden; a writer's chunk of slack allowed.
+        if let video, let audio, let v = spans[video], let a = spans[audio] {
+            let slack =
+                0.5
+                + model.tracks.map {
+                    Double($0.typicalChunkSamples * Int($0.sampleDuration)) / Double(max(1, $0.timescale))
+                }
+                .max()!
+            let difference = (v.end - v.first) - (a.end - a.first)
+            if abs(difference) > slack {
+                report.videoMinusAudio = difference
+                report.videoRate =
+                    Double(model.tracks[video].timescale) / Double(max(1, model.tracks[video].sampleDuration))
+            }
+        }
+        return report
     }
 }
