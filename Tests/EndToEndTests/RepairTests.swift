@@ -300,6 +300,37 @@ struct RepairTests {
 
     @Test(
         """
+        a recording whose sound is of other settings than the reference's (mono AAC at 64 kb/s for a stereo \
+        reference at 128 kb/s; ffmpeg puts a sound frame first without B-frames): every picture back with identical \
+        bytes at its time, decoding clean; the sound stepped over between the pictures and said so, exit 0
+        """, arguments: [["-bf", "0"], ["-bf", "3"]])
+    func soundOfOtherSettings(_ video: [String]) throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        let mono = video + ["-c:a", "aac", "-b:a", "64k"]
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 6, more: mono, channels: 1)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, more: video, channels: 2)
+        let (run, broken, fixed) = try Self.repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        #expect(
+            run.stderr.contains(
+                "180 video frames (6.00 s), 0 audio frames (0.00 s), sound the reference's settings do "
+                    + "not read stepped over ("), "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let gaps = try #require(report["gaps"] as? [[String: Any]])
+        #expect(gaps.count == 1 && gaps[0]["reason"] as? String == "unmatched", "\(gaps)")
+        #expect(gaps[0]["runs"] as? Int ?? 0 > 100, "one gap counting the runs: \(gaps)")
+        let (streams, decode) = try Self.score(original: original, broken: broken, repaired: fixed)
+        let pictures = try #require(streams.first)
+        #expect(pictures["whole"] as? Int == 180 && pictures["recovered"] as? Int == 180, "\(pictures)")
+        #expect(pictures["foreign"] as? Int == 0 && pictures["pts_error"] as? Double == 0, "\(pictures)")
+        #expect(streams.dropFirst().allSatisfy { $0["recovered"] as? Int == 0 }, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
         a recording whose frame rate dropped (30 fps for 4 s, then 20 fps for 6 s, as a phone does in low light) \
         repaired with a 30 fps reference: every picture and sound frame back, and the line and the report say that \
         the pictures, timed at 30 fps, last 2 s less than the sound — where a constant rate ends them together, \

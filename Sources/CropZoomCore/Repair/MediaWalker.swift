@@ -23,13 +23,33 @@ public struct RepairGap: Codable, Equatable, Sendable {
     public var offset: Int64
     public var bytes: Int64
     /// `damaged` (no track's sample starts there; the walk resumed at the next keyframe after them), `unrecognised`
-    /// (the same, with no keyframe after them: the walk stopped), `cut` (a sample the end of the file went through).
+    /// (the same, with no keyframe after them: the walk stopped), `cut` (a sample the end of the file went through),
+    /// `unmatched` (sound the reference's settings do not read, stepped over between pictures: ``runs``).
     public var reason: String
+
+    /// For `unmatched` (sound of other settings than the reference's, stepped over between pictures: the offset is
+    /// the first run's, `bytes` all of them together): how many runs; nil for the other reasons.
+    public var runs: Int? = nil
 
     package init(offset: Int64, bytes: Int64, reason: String) {
         self.offset = offset
         self.bytes = bytes
         self.reason = reason
+    }
+}
+
+extension RepairGap? {
+    /// Counts one more run of `unmatched` bytes.
+    mutating func note(offset: Int64, bytes: Int64) {
+        if var gap = self {
+            gap.bytes += bytes
+            gap.runs = (gap.runs ?? 1) + 1
+            self = gap
+        } else {
+            var gap = RepairGap(offset: offset, bytes: bytes, reason: "unmatched")
+            gap.runs = 1
+            self = gap
+        }
     }
 }
 
@@ -58,6 +78,9 @@ package final class MediaWalker {
         package var gaps: [RepairGap] = []
         /// Video pictures skipped because no keyframe came before them.
         package var skippedBeforeKeyframe = 0
+        /// Bytes between pictures that follow each other where no sound of the reference's settings was ever found
+        /// (``walk(progress:emit:)``): one gap, `unmatched`, counting its runs.
+        package var unmatched: RepairGap?
     }
 
     /// `audio`: a frame probe for each audio track the walk should find (by the reference's track index); `start`
@@ -221,9 +244,24 @@ package final class MediaWalker {
                 offset = end
                 break
             }
+            // Sound the reference's settings do not read (none of it found yet: mono where the reference has
+            // stereo, another rate), between two pictures that follow each other: stepped over, the pictures kept.
+            if !keyed.isEmpty, soundUnread(outcome), let next = try bridge(after: offset, video: video, first: false) {
+                outcome.unmatched.note(offset: offset, bytes: next - offset)
+                offset = next
+                continue walking
+            }
             // Nothing starts here. Within an audio frame of the end, a frame the cut went through.
             let longest = audio.values.map(\.longestFrame).max() ?? 0
             let reason = end - offset < Int64(longest) && end == window.size ? "cut" : "unrecognised"
+            if reason == "unrecognised", keyed.isEmpty, outcome.samples.isEmpty, soundUnread(outcome),
+                let next = try bridge(after: offset - 1, video: video, first: true)
+            {
+                // Nothing taken yet, and the recording starts with sound the reference's settings do not read.
+                outcome.unmatched.note(offset: offset, bytes: next - offset)
+                offset = next
+                continue walking
+            }
             if reason == "unrecognised", let next = try resynchronise(after: offset) {
                 // Damaged bytes: the walk resumes at the next keyframe, the tracks together (RecoveredTiming).
                 outcome.gaps.append(RepairGap(offset: offset, bytes: next - offset, reason: "damaged"))
@@ -385,6 +423,79 @@ package final class MediaWalker {
             }
         }
         return nil
+    }
+
+    /// Whether the reference has sound and none of it was found so far (``bridge(after:video:first:)``).
+    private func soundUnread(_ outcome: Outcome) -> Bool {
+        let sound = Array(audio.keys) + Array(pcm.keys)
+        return !sound.isEmpty && sound.allSatisfy { outcome.samples[$0, default: 0] == 0 }
+    }
+
+    /// The most bytes ``bridge(after:video:first:)`` steps over: a run of sound chunks of other settings.
+    private var bridgeReach: Int {
+        let sound = model.tracks.filter(\.isAudio).map(\.largestChunk).max() ?? 0
+        return max(1 << 18, 8 * sound)
+    }
+
+    /// The first offset after `offset`, within ``bridgeReach``, where a picture starts that continues the pictures
+    /// taken (`first`: a keyframe the walk can take, no picture being taken yet) and is followed by a sample, or
+    /// again by bytes a bridge steps over: where the walk goes on past sound the reference's settings do not read.
+    private func bridge(after offset: Int64, video recognisers: [Int: VideoRecogniser], first: Bool)
+        throws(CropZoomError) -> Int64?
+    {
+        let reach = min(end, offset + 1 + Int64(bridgeReach))
+        var base = offset + 1
+        while base < reach {
+            let bytes = try window.bytes(at: base, count: Self.searchBlock + 8)
+            let n = min(Self.searchBlock, bytes.count, Int(reach - base))
+            guard n > 0 else { break }
+            for i in 0..<n {
+                for (track, r) in recognisers.sorted(by: { $0.key < $1.key }) {
+                    guard first ? r.mightStartKeyframe(bytes, at: i) : r.mightStartPicture(bytes, at: i) else {
+                        continue
+                    }
+                    let at = base + Int64(i)
+                    let probe = try r.probe(at: at, in: window, end: end)
+                    guard case .sample(let size, let key) = probe.answer else { continue }
+                    guard first ? key && probe.takes : probe.continues else { continue }
+                    var taken = r
+                    taken.accept(probe)
+                    if try followed(at: at + Int64(size), video: [track: taken]) { return at }
+                    // Followed by more of the unread sound: the next picture must continue this one.
+                    if first || track == recognisers.keys.min() {
+                        var next = recognisers
+                        next[track] = taken
+                        if try bridge(after: at + Int64(size) - 1, video: next, first: false, depth: 1) != nil {
+                            return at
+                        }
+                    }
+                }
+            }
+            base += Int64(n)
+        }
+        // The unread sound runs to the end of the media data.
+        return !first && end <= reach ? end : nil
+    }
+
+    /// ``bridge(after:video:first:)`` one step deeper, without going further.
+    private func bridge(after offset: Int64, video recognisers: [Int: VideoRecogniser], first: Bool, depth: Int)
+        throws(CropZoomError) -> Int64?
+    {
+        let reach = min(end, offset + 1 + Int64(bridgeReach))
+        var base = offset + 1
+        while base < reach {
+            let bytes = try window.bytes(at: base, count: Self.searchBlock + 8)
+            let n = min(Self.searchBlock, bytes.count, Int(reach - base))
+            guard n > 0 else { break }
+            for i in 0..<n {
+                for r in recognisers.values where r.mightStartPicture(bytes, at: i) {
+                    let probe = try r.probe(at: base + Int64(i), in: window, end: end)
+                    if case .sample = probe.answer, probe.continues { return base + Int64(i) }
+                }
+            }
+            base += Int64(n)
+        }
+        return end <= reach ? end : nil
     }
 
     /// Bytes looked at in one piece by ``resynchronise(after:)``.

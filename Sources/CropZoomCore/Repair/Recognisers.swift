@@ -341,6 +341,31 @@ package enum VideoRecogniser: Sendable {
         }
     }
 
+    /// Whether `bytes[i...]` may start a picture's sample: a NAL length that fits and a first NAL unit that may open
+    /// an access unit (H.264: a delimiter, parameter set, SEI or slice; HEVC: the same, or any slice).
+    package func mightStartPicture(_ bytes: [UInt8], at i: Int) -> Bool {
+        let (lengthSize, largest) =
+            switch self {
+            case .h264(let r): (r.lengthSize, r.largestSample)
+            case .hevc(let r): (r.lengthSize, r.largestSample)
+            }
+        guard i + lengthSize + 2 <= bytes.count else { return false }
+        var length = 0
+        for k in 0..<lengthSize { length = length << 8 | Int(bytes[i + k]) }
+        let h0 = bytes[i + lengthSize]
+        let h1 = bytes[i + lengthSize + 1]
+        guard length >= 2, length <= largest else { return false }
+        switch self {
+        case .h264:
+            guard h0 & 0x80 == 0 else { return false }
+            return [1, 5, 6, 7, 8, 9].contains(h0 & 0x1F)
+        case .hevc:
+            guard h0 & 0x81 == 0, h1 & 0xF8 == 0, h1 & 7 != 0 else { return false }
+            let type = h0 >> 1 & 0x3F
+            return type <= 9 || (16...21).contains(type) || [32, 33, 34, 35, 39].contains(type)
+        }
+    }
+
     /// A picture a decoder cannot show when it starts at the keyframe before it (HEVC's RASL pictures, which refer
     /// to pictures before their CRA): skipped after the walk resumed past damaged bytes.
     package func leansOnEarlierPictures(_ probe: Probe) -> Bool {

@@ -99,7 +99,14 @@ public struct RepairReport: Codable, Equatable, Sendable {
             "\($0.type) (\($0.codec)\($0.samples > 0 ? ", stepped over" : ""))"
         }
         if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
-        for gap in gaps {
+        for gap in gaps where gap.reason == "unmatched" {
+            parts.append(
+                String(
+                    format: "sound the reference's settings do not read stepped over (%@ in %d runs from %@: is the "
+                        + "reference's sound from the same settings?)", Self.bytes(gap.bytes), gap.runs ?? 1,
+                    Self.bytes(gap.offset)))
+        }
+        for gap in gaps where gap.reason != "unmatched" {
             let what =
                 gap.reason == "cut"
                 ? "cut mid-sample at the end"

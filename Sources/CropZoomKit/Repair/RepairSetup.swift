@@ -167,7 +167,8 @@ struct RepairSetup {
         if let video, let audio, let v = spans[video]?.first, let a = spans[audio]?.first { offset = a - v }
         var report = RepairReport(
             input: configuration.input, reference: referencePath, output: configuration.output,
-            tracks: tracks, gaps: outcome.gaps, skippedBeforeKeyframe: outcome.skippedBeforeKeyframe,
+            tracks: tracks, gaps: (outcome.unmatched.map { [$0] } ?? []) + outcome.gaps,
+            skippedBeforeKeyframe: outcome.skippedBeforeKeyframe,
             mediaBytes: mediaEnd - mediaStart, recoveredBytes: recoveredBytes, audioStartOffset: offset,
             seconds: seconds)
         // Pictures timed at the reference's rate that end far from the sound: the recording's frame rate was not the
