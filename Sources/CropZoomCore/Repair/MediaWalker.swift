@@ -444,58 +444,61 @@ package final class MediaWalker {
         throws(CropZoomError) -> Int64?
     {
         let reach = min(end, offset + 1 + Int64(bridgeReach))
-        var base = offset + 1
-        while base < reach {
-            let bytes = try window.bytes(at: base, count: Self.searchBlock + 8)
-            let n = min(Self.searchBlock, bytes.count, Int(reach - base))
-            guard n > 0 else { break }
-            for i in 0..<n {
-                for (track, r) in recognisers.sorted(by: { $0.key < $1.key }) {
-                    guard first ? r.mightStartKeyframe(bytes, at: i) : r.mightStartPicture(bytes, at: i) else {
-                        continue
-                    }
-                    let at = base + Int64(i)
-                    let probe = try r.probe(at: at, in: window, end: end)
-                    guard case .sample(let size, let key) = probe.answer else { continue }
-                    guard first ? key && probe.takes : probe.continues else { continue }
-                    var taken = r
-                    taken.accept(probe)
-                    if try followed(at: at + Int64(size), video: [track: taken]) { return at }
-                    // Followed by more of the unread sound: the next picture must continue this one.
-                    if first || track == recognisers.keys.min() {
-                        var next = recognisers
-                        next[track] = taken
-                        if try bridge(after: at + Int64(size) - 1, video: next, first: false, depth: 1) != nil {
-                            return at
-                        }
-                    }
-                }
+        let tracks = recognisers.keys.sorted()
+        let found = try search(from: offset + 1, to: reach) { (at, bytes, i) throws(CropZoomError) -> Int64? in
+            for track in tracks {
+                guard let r = recognisers[track],
+                    first ? r.mightStartKeyframe(bytes, at: i) : r.mightStartPicture(bytes, at: i)
+                else { continue }
+                let probe = try r.probe(at: at, in: window, end: end)
+                guard case .sample(let size, let key) = probe.answer, first ? key && probe.takes : probe.continues
+                else { continue }
+                var taken = r
+                taken.accept(probe)
+                if try followed(at: at + Int64(size), video: [track: taken]) { return at }
+                // Followed by more of the unread sound: then a picture must continue this one.
+                var next = recognisers
+                next[track] = taken
+                if try continuation(after: at + Int64(size) - 1, video: next) != nil { return at }
             }
-            base += Int64(n)
+            return nil
         }
         // The unread sound runs to the end of the media data.
-        return !first && end <= reach ? end : nil
+        return found ?? (!first && end <= reach ? end : nil)
     }
 
-    /// ``bridge(after:video:first:)`` one step deeper, without going further.
-    private func bridge(after offset: Int64, video recognisers: [Int: VideoRecogniser], first: Bool, depth: Int)
+    /// The first offset after `offset`, within ``bridgeReach``, where a picture starts that continues `video`'s, or
+    /// the end of the media data where it comes first: one step of ``bridge(after:video:first:)``, no further.
+    private func continuation(after offset: Int64, video recognisers: [Int: VideoRecogniser])
         throws(CropZoomError) -> Int64?
     {
         let reach = min(end, offset + 1 + Int64(bridgeReach))
-        var base = offset + 1
+        let found = try search(from: offset + 1, to: reach) { (at, bytes, i) throws(CropZoomError) -> Int64? in
+            for r in recognisers.values where r.mightStartPicture(bytes, at: i) {
+                let probe = try r.probe(at: at, in: window, end: end)
+                if case .sample = probe.answer, probe.continues { return at }
+            }
+            return nil
+        }
+        return found ?? (end <= reach ? end : nil)
+    }
+
+    /// Asks `match` at each offset from `from` up to `reach`, with the bytes around it (a search block read at a
+    /// time, and `i`, the offset's index in them), until it answers an offset.
+    private func search(
+        from: Int64, to reach: Int64, _ match: (Int64, [UInt8], Int) throws(CropZoomError) -> Int64?
+    ) throws(CropZoomError) -> Int64? {
+        var base = from
         while base < reach {
             let bytes = try window.bytes(at: base, count: Self.searchBlock + 8)
             let n = min(Self.searchBlock, bytes.count, Int(reach - base))
             guard n > 0 else { break }
             for i in 0..<n {
-                for r in recognisers.values where r.mightStartPicture(bytes, at: i) {
-                    let probe = try r.probe(at: base + Int64(i), in: window, end: end)
-                    if case .sample = probe.answer, probe.continues { return base + Int64(i) }
-                }
+                if let found = try match(base + Int64(i), bytes, i) { return found }
             }
             base += Int64(n)
         }
-        return end <= reach ? end : nil
+        return nil
     }
 
     /// Bytes looked at in one piece by ``resynchronise(after:)``.
@@ -507,25 +510,17 @@ package final class MediaWalker {
     private func resynchronise(after offset: Int64) throws(CropZoomError) -> Int64? {
         let tracks = video.keys.sorted()
         guard !tracks.isEmpty else { return nil }
-        var base = offset + 1
-        while base < end {
-            let bytes = try window.bytes(at: base, count: Self.searchBlock + 8)
-            let n = min(Self.searchBlock, bytes.count)
-            guard n > 0 else { break }
-            for i in 0..<n {
-                for track in tracks {
-                    guard let r = video[track], r.mightStartKeyframe(bytes, at: i) else { continue }
-                    let at = base + Int64(i)
-                    let probe = try r.probe(at: at, in: window, end: end)
-                    guard case .sample(let size, true) = probe.answer, probe.takes else { continue }
-                    var taken = r
-                    taken.accept(probe)
-                    if try followed(at: at + Int64(size), video: [track: taken]) { return at }
-                }
+        return try search(from: offset + 1, to: end) { (at, bytes, i) throws(CropZoomError) -> Int64? in
+            for track in tracks {
+                guard let r = video[track], r.mightStartKeyframe(bytes, at: i) else { continue }
+                let probe = try r.probe(at: at, in: window, end: end)
+                guard case .sample(let size, true) = probe.answer, probe.takes else { continue }
+                var taken = r
+                taken.accept(probe)
+                if try followed(at: at + Int64(size), video: [track: taken]) { return at }
             }
-            base += Int64(n)
+            return nil
         }
-        return nil
     }
 
     /// Whether a sample of some track starts at `offset` (or the media data ends there), with `video`'s recognisers
