@@ -317,7 +317,12 @@ package enum VideoRecogniser: Sendable {
     /// Whether `bytes[i...]` may start a keyframe's sample: a NAL length that fits and a first NAL unit that opens a
     /// keyframe's access unit (H.264: an access unit delimiter, parameter set, SEI or IDR slice; HEVC: the same, or
     /// an IRAP slice). A quick look before ``probe(at:in:end:)``, for the walk's search past damaged bytes.
-    package func mightStartKeyframe(_ bytes: [UInt8], at i: Int) -> Bool {
+    package func mightStartKeyframe(_ bytes: [UInt8], at i: Int) -> Bool { mightStart(bytes, at: i, keyframe: true) }
+
+    /// Whether `bytes[i...]` may start a picture's sample: as ``mightStartKeyframe(_:at:)``, with any slice.
+    package func mightStartPicture(_ bytes: [UInt8], at i: Int) -> Bool { mightStart(bytes, at: i, keyframe: false) }
+
+    private func mightStart(_ bytes: [UInt8], at i: Int, keyframe: Bool) -> Bool {
         let (lengthSize, largest) =
             switch self {
             case .h264(let r): (r.lengthSize, r.largestSample)
@@ -332,37 +337,13 @@ package enum VideoRecogniser: Sendable {
         switch self {
         case .h264:
             guard h0 & 0x80 == 0 else { return false }
-            return [5, 6, 7, 8, 9].contains(h0 & 0x1F)
+            let type = h0 & 0x1F
+            return [5, 6, 7, 8, 9].contains(type) || (!keyframe && type == 1)
         case .hevc:
             // Forbidden bit and layer id 0; a temporal id (plus one) of at least 1.
             guard h0 & 0x81 == 0, h1 & 0xF8 == 0, h1 & 7 != 0 else { return false }
             let type = h0 >> 1 & 0x3F
-            return (16...21).contains(type) || [32, 33, 34, 35, 39].contains(type)
-        }
-    }
-
-    /// Whether `bytes[i...]` may start a picture's sample: a NAL length that fits and a first NAL unit that may open
-    /// an access unit (H.264: a delimiter, parameter set, SEI or slice; HEVC: the same, or any slice).
-    package func mightStartPicture(_ bytes: [UInt8], at i: Int) -> Bool {
-        let (lengthSize, largest) =
-            switch self {
-            case .h264(let r): (r.lengthSize, r.largestSample)
-            case .hevc(let r): (r.lengthSize, r.largestSample)
-            }
-        guard i + lengthSize + 2 <= bytes.count else { return false }
-        var length = 0
-        for k in 0..<lengthSize { length = length << 8 | Int(bytes[i + k]) }
-        let h0 = bytes[i + lengthSize]
-        let h1 = bytes[i + lengthSize + 1]
-        guard length >= 2, length <= largest else { return false }
-        switch self {
-        case .h264:
-            guard h0 & 0x80 == 0 else { return false }
-            return [1, 5, 6, 7, 8, 9].contains(h0 & 0x1F)
-        case .hevc:
-            guard h0 & 0x81 == 0, h1 & 0xF8 == 0, h1 & 7 != 0 else { return false }
-            let type = h0 >> 1 & 0x3F
-            return type <= 9 || (16...21).contains(type) || [32, 33, 34, 35, 39].contains(type)
+            return (16...21).contains(type) || [32, 33, 34, 35, 39].contains(type) || (!keyframe && type <= 9)
         }
     }
 
