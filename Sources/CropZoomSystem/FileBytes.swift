@@ -35,8 +35,8 @@ package final class FileBytes: ByteSource {
         return n == bytes.count ? bytes : Array(bytes.prefix(n))
     }
 
-    /// `pread` into the start of `buffer`, replaced by a larger one only when it is shorter: a window refilled as a walk moves on, a
-    /// sample read after another, keep their storage (its pages are not faulted in and zeroed again).
+    /// `pread` into the start of `buffer`, replaced by a larger one only when it is shorter: a window refilled as a
+    /// walk moves on, a sample read after another, keep their storage (its pages are not faulted in and zeroed again).
     package func read(at offset: Int64, count: Int, into buffer: inout [UInt8]) throws(CropZoomError) -> Int {
         let wanted = Int(max(0, min(Int64(count), size - offset)))
         // Grown without zero-filling first (what it held is read over anyway; bytes past the count returned are

@@ -376,8 +376,8 @@ struct RepairTests {
         """
         bad input: not an MP4 (exit 3), a file with its index (exit 2, not broken), a reference that is itself cut \
         (exit 2), media data with nothing recognisable (exit 3; noise, zeros, HEVC for an H.264 reference: what it \
-        holds named), a reference of another resolution or profile (exit 2, named): one line naming the file and the reason, nothing left behind; the output is never the reference, nor \
-        an existing file without -y
+        holds named), a reference of another resolution or profile (exit 2, named): one line naming the file and \
+        the reason, nothing left behind; the output is never the reference, nor an existing file without -y
         """)
     func badInput() throws {
         let scratch = try Scratch()

@@ -243,11 +243,13 @@ public final class RepairJob: @unchecked Sendable {
         report.timecode = timecode
         guard report.tracks.contains(where: { $0.recovered && ($0.type == "video" ? $0.keyframes : $0.samples) > 0 })
         else {
+            // What the media data holds, against the reference's pictures where both are known.
+            var holds = own()
+            if !holds.isEmpty, let check { holds += ", the reference's are \(check.described)" }
             throw CropZoomError(
                 .inputUnreadable, what: "repairing", path: cfg.input,
                 reason: "no sample of the reference's tracks found in its \(RepairReport.bytes(report.mediaBytes)) "
-                    + "of media data\(own())\(check.map { own().isEmpty ? "" : ", the reference's are \($0.described)" } ?? ""): "
-                    + "is \(setup.referencePath) from the same camera and settings?")
+                    + "of media data\(holds): is \(setup.referencePath) from the same camera and settings?")
         }
         try remux.finish()
         try atomic.commit()

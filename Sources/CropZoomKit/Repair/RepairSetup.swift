@@ -174,12 +174,10 @@ struct RepairSetup {
         // Pictures timed at the reference's rate that end far from the sound: the recording's frame rate was not the
         // reference's (a phone dropping to 24 fps in low light). Said, not hidden; a writer's chunk of slack allowed.
         if let video, let audio, let v = spans[video], let a = spans[audio] {
-            let slack =
-                0.5
-                + model.tracks.map {
-                    Double($0.typicalChunkSamples * Int($0.sampleDuration)) / Double(max(1, $0.timescale))
-                }
-                .max()!
+            let chunks = model.tracks.map {
+                Double($0.typicalChunkSamples * Int($0.sampleDuration)) / Double(max(1, $0.timescale))
+            }
+            let slack = 0.5 + (chunks.max() ?? 0)
             let difference = (v.end - v.first) - (a.end - a.first)
             if abs(difference) > slack {
                 report.videoMinusAudio = difference
