@@ -2,7 +2,7 @@
 """Scores a repaired recording against the complete original it was cut from (issue 31; docs/design/repair.md,
 "Measurement"). Used by the tests (RepairTests) and the benchmark against untrunc.
 
-    repair_score.py ORIGINAL BROKEN REPAIRED  ->  JSON on stdout
+    repair_score.py [--vfr] ORIGINAL BROKEN REPAIRED  ->  JSON on stdout
 
 Per stream of the original (packets read by ffprobe, with each packet's MD5):
   whole      packets of the original lying whole in the broken file (pos + size <= its length)
@@ -13,7 +13,10 @@ Per stream of the original (packets read by ffprobe, with each packet's MD5):
   silent     packets of zeros that match none either: silence filling the time of damaged uncompressed sound
   pts_error  the largest |pts - original pts| (seconds) over the recovered packets, first to last
   first_pts  the first recovered packet's time in the repaired file and the original's
-Also: decode_errors, what `ffmpeg -v error -i REPAIRED -map 0 -f null -` printed (must be empty).
+Also: decode_errors, what `ffmpeg -v error -i REPAIRED -map 0 -f null -` printed (must be empty). With --vfr (a
+recording whose frame rate changed), `-fps_mode vfr` before `-f null`: without it the CLI re-times the null output at
+the stream's nominal rate (its SPS's, the reference's), and pictures closer than that are reported as a muxer error
+that no decoder made. Duplicate or wrong times are still caught by pts_error.
 """
 import bisect
 import hashlib
@@ -49,7 +52,7 @@ def silence(size):
     return "MD5:" + hashlib.md5(bytes(size)).hexdigest()
 
 
-def score(original, broken, repaired):
+def score(original, broken, repaired, vfr=False):
     broken_size = os.path.getsize(broken)
     orig = packets(original)
     fixed = packets(repaired) if os.path.exists(repaired) else {}
@@ -86,7 +89,8 @@ def score(original, broken, repaired):
             "first_pts": [float(out[0]["pts"]) if out and out[0]["pts"] is not None else None,
                           float(ps[0]["pts"]) if ps and ps[0]["pts"] is not None else None],
         })
-    decode = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", repaired, "-map", "0", "-f", "null", "-"],
+    rate = ["-fps_mode", "vfr"] if vfr else []
+    decode = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", repaired, "-map", "0", *rate, "-f", "null", "-"],
                             capture_output=True, text=True) if os.path.exists(repaired) else None
     return {
         "streams": streams,
@@ -96,6 +100,10 @@ def score(original, broken, repaired):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    args = sys.argv[1:]
+    vfr = args[:1] == ["--vfr"]
+    if vfr:
+        args = args[1:]
+    if len(args) != 3:
         sys.exit(__doc__)
-    print(json.dumps(score(*sys.argv[1:]), indent=1))
+    print(json.dumps(score(*args, vfr=vfr), indent=1))

@@ -140,22 +140,31 @@ package struct TrackTables: Sendable {
 
     package var sampleCount: Int { sampleSizes.count }
 
-    /// Each sample's file offset, from the chunks and the sample-to-chunk runs.
-    package func sampleOffsets() -> [Int64] {
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(sampleSizes.count)
-        var sample = 0
+    /// Each chunk's file offset and number of samples (`stco`/`co64` with `stsc`'s runs), in chunk order.
+    package func chunks() -> [(offset: Int64, samples: Int)] {
+        var chunks: [(offset: Int64, samples: Int)] = []
         for (i, run) in sampleToChunk.enumerated() {
             let firstChunk = Int(run.firstChunk) - 1
             let nextFirst = i + 1 < sampleToChunk.count ? Int(sampleToChunk[i + 1].firstChunk) - 1 : chunkOffsets.count
             guard firstChunk >= 0 else { continue }
             for chunk in firstChunk..<max(firstChunk, min(nextFirst, chunkOffsets.count)) {
-                var offset = chunkOffsets[chunk]
-                for _ in 0..<run.samplesPerChunk where sample < sampleSizes.count {
-                    offsets.append(offset)
-                    offset += Int64(sampleSizes[sample])
-                    sample += 1
-                }
+                chunks.append((chunkOffsets[chunk], Int(run.samplesPerChunk)))
+            }
+        }
+        return chunks
+    }
+
+    /// Each sample's file offset, from the chunks and the sample-to-chunk runs.
+    package func sampleOffsets() -> [Int64] {
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(sampleSizes.count)
+        var sample = 0
+        for chunk in chunks() {
+            var offset = chunk.offset
+            for _ in 0..<chunk.samples where sample < sampleSizes.count {
+                offsets.append(offset)
+                offset += Int64(sampleSizes[sample])
+                sample += 1
             }
         }
         return offsets

@@ -22,6 +22,14 @@ package struct TimedSample: Equatable, Sendable {
 /// - A picture's rank is known once every picture that may show before it has been read: pictures are held back
 ///   ``reorderWindow`` pictures (the most H.264 reorders is 16) or to the end of their sequence, so times come out
 ///   in decode order with that lag; audio samples come out at once.
+/// - Where the recording's frame rate was not the reference's (a phone dropping to 20 fps in low light), the
+///   reference's frame duration would put the pictures ever further from the sound. The sound, timed by its count,
+///   keeps the recording's clock, and the sound stored before a picture bounds the picture's time as the reference's
+///   writer bounded it (``ReferenceModel/SoundClock``): a picture's decode time is the previous one's plus the
+///   reference's duration while that stays within the bound (so a steady recording keeps its times to the tick), and
+///   is moved to the bound where it does not (``soundTimed`` counts those). A picture is shown at the decode time of
+///   the picture as many places on as the reference's first picture is shown after its decode (the reorder delay, as
+///   a writer derives decode times from the sorted presentation times), so a B-frame keeps its time too.
 package struct RecoveredTiming: Sendable {
     /// Pictures held back before their rank is settled.
     package static let reorderWindow = 17
@@ -33,6 +41,22 @@ package struct RecoveredTiming: Sendable {
     /// the time a damaged region stood for.
     private var firstOffset: Int64?
     private var lastEnd: Int64 = 0
+    /// The next picture's number in decode order, per video track, and the decode times given lately (by number).
+    private var decodeIndex: [Int: Int64] = [:]
+    private var decodeTimes: [Int: [(index: Int64, dts: Int64)]] = [:]
+    /// The sound's clock: where the sound taken since the start or the last resume ends (seconds); how far it is
+    /// moved against the pictures (set at the first picture after a resume, whose place the damage left unknown).
+    private var soundEnd: Double?
+    private var clockShift = 0.0
+    private var shifts: (low: Double, high: Double) = (0, 0)
+    private var clockLeads = false
+    /// Whether sound of the clock's track was taken since the last picture of its video track.
+    private var soundSincePicture = false
+    /// The clock's observations since the start or the last resume: a picture's number and its time (seconds).
+    private var observations: [(index: Int64, time: Double)] = []
+    /// Pictures whose decode time the sound's clock set (the reference's frame duration would have put them outside
+    /// the bound the reference's writer keeps).
+    package private(set) var soundTimed = 0
 
     /// One video track's pictures of the current sequence.
     private struct Sequence: Sendable {
@@ -54,8 +78,21 @@ package struct RecoveredTiming: Sendable {
         lastEnd = max(lastEnd, sample.offset + Int64(sample.size))
         let t = model.tracks[sample.track]
         let duration = Int64(t.sampleDuration) * Int64(sample.count)
-        let dts = nextDecode[sample.track] ?? t.firstDecodeTime + t.negativeCompositionOffset
+        var dts = nextDecode[sample.track] ?? t.firstDecodeTime + t.negativeCompositionOffset
+        if let clock = model.soundClock {
+            if sample.track == clock.video {
+                dts = clocked(dts, clock: clock, track: t)
+            } else if sample.track == clock.sound {
+                soundEnd = Double(dts + duration) / Double(max(1, t.timescale))
+                soundSincePicture = true
+            }
+        }
         nextDecode[sample.track] = dts + duration
+        if t.isVideo {
+            let index = decodeIndex[sample.track] ?? 0
+            decodeIndex[sample.track] = index + 1
+            Self.keep(&decodeTimes[sample.track, default: []], index: index, dts: dts)
+        }
         guard let order = sample.pictureOrder else {
             let pts = dts - t.negativeCompositionOffset + t.firstCompositionOffset
             return out + [TimedSample(sample: sample, pts: pts, dts: dts, duration: duration)]
@@ -71,6 +108,100 @@ package struct RecoveredTiming: Sendable {
         if s.held.count > Self.reorderWindow { out += settle(&s, all: false, track: sample.track) }
         video[sample.track] = s
         return out
+    }
+
+    /// Decode times kept per video track for the presentation times of the pictures held back (far more than the
+    /// reorder window and delay together).
+    private static let keptDecodeTimes = 128
+
+    /// Adds picture `index`'s decode time to `times` (in place: no copy per picture), dropping the oldest now and
+    /// then, and any numbered from `index` on (a resume that numbered pictures again from before the last).
+    private static func keep(_ times: inout [(index: Int64, dts: Int64)], index: Int64, dts: Int64) {
+        if times.count >= 4 * keptDecodeTimes { times.removeFirst(times.count - keptDecodeTimes) }
+        while let last = times.last, last.index >= index { times.removeLast() }
+        times.append((index, dts))
+    }
+
+    /// The decode time of a picture of the clock's video track (docs/design/repair.md, "Session 6"); `nominal` is the
+    /// previous one's plus the reference's duration.
+    ///
+    /// The first picture after some sound is an observation: it lies within `[low, high]` of that sound's end, as
+    /// the reference's writer put such pictures. While one shift of the clock against the pictures keeps every
+    /// observation within that bound (widened by half its width, at most half a sound step, since a short reference
+    /// may not show every phase of sound against pictures; no shift at the start, any after damage), `nominal`
+    /// stands: a steady recording keeps its times to the tick. Once none does, the rate is not the reference's and
+    /// the clock leads: every picture is timed on the line through the last observations' middles (the recording's
+    /// own pace), a picture after some sound kept within the bound; never at or before the previous picture.
+    private mutating func clocked(_ nominal: Int64, clock: ReferenceModel.SoundClock, track t: ReferenceModel.Track)
+        -> Int64
+    {
+        let scale = Double(max(1, t.timescale))
+        let index = decodeIndex[clock.video] ?? 0
+        let previous = decodeTimes[clock.video]?.last?.dts
+        func after(_ time: Int64) -> Int64 { previous.map { max(time, $0 + 1) } ?? time }
+        var estimate = nominal
+        if clockLeads, let line = fitted() {
+            estimate = Int64(((line.time + Double(index - line.index) * line.pace) * scale).rounded())
+        }
+        guard let soundEnd, soundSincePicture else {
+            if clockLeads { soundTimed += 1 }
+            return after(estimate)
+        }
+        soundSincePicture = false
+        var d = Double(estimate) / scale - soundEnd
+        if !clockLeads {
+            // The shifts of the sound's clock against the pictures that keep every picture so far within the bound
+            // (widened by the slack): none at the start (the writer aligned the tracks as in the reference), any
+            // after damage (both resumed at estimated times). None left: the rate is not the reference's.
+            let margin = max(0.001, min(clock.step, clock.high - clock.low) / 2)
+            let low = max(shifts.low, d - clock.high - margin)
+            let high = min(shifts.high, d - clock.low + margin)
+            guard low > high else {
+                shifts = (low, high)
+                clockShift = min(max(clockShift, low), high)
+                observe(index, soundEnd + clockShift + (clock.low + clock.high) / 2)
+                return nominal
+            }
+            clockLeads = true
+        }
+        let base = soundEnd + clockShift
+        observe(index, base + (clock.low + clock.high) / 2)
+        if let line = fitted() {
+            estimate = Int64(((line.time + Double(index - line.index) * line.pace) * scale).rounded())
+        }
+        d = Double(estimate) / scale - base
+        soundTimed += 1
+        let kept = min(max(d, clock.low), clock.high)
+        return after(d == kept ? estimate : Int64(((base + kept) * scale).rounded()))
+    }
+
+    /// Keeps an observation of the sound's clock: picture `index` at `time` (seconds).
+    private mutating func observe(_ index: Int64, _ time: Double) {
+        if observations.count >= 2 * Self.observed { observations.removeFirst(observations.count - Self.observed) }
+        observations.append((index, time))
+    }
+
+    /// Observations of the sound's clock used for the line (about a second of pictures in a packet interleave).
+    private static let observed = 24
+
+    /// The line through the last ``observed`` observations (least squares): a picture number, its time there
+    /// (seconds) and the seconds per picture; nil with fewer than two pictures.
+    private func fitted() -> (index: Int64, time: Double, pace: Double)? {
+        let recent = observations.suffix(Self.observed)
+        guard let first = recent.first, let last = recent.last, last.index > first.index else { return nil }
+        let n = Double(recent.count)
+        let meanX = recent.reduce(0.0) { $0 + Double($1.index - first.index) } / n
+        let meanY = recent.reduce(0.0) { $0 + $1.time } / n
+        var covariance = 0.0
+        var variance = 0.0
+        for o in recent {
+            let x = Double(o.index - first.index) - meanX
+            covariance += x * (o.time - meanY)
+            variance += x * x
+        }
+        guard variance > 0 else { return nil }
+        let pace = covariance / variance
+        return (first.index, meanY - meanX * pace, pace)
     }
 
     /// The walk stepped over damaged bytes and resumes at `keyframe` (docs/design/repair.md, "Damage"): the pictures
@@ -96,8 +227,10 @@ package struct RecoveredTiming: Sendable {
         let scale = Double(max(1, t.timescale))
         // Pictures so far: those placed in display order, or as many as were decoded (no reordering).
         let start = t.firstDecodeTime + t.negativeCompositionOffset
-        let shown = placed[track] ?? ((nextDecode[track] ?? start) - start) / duration
-        let seconds = Double(shown * duration) / scale
+        // How far the sound's clock moved the pictures from the reference's grid (0 at a steady rate).
+        let drift = (nextDecode[track] ?? start) - start - (decodeIndex[track] ?? 0) * duration
+        let shown = placed[track] ?? (decodeIndex[track] ?? 0)
+        let seconds = Double(shown * duration + drift) / scale
         let bytes = Double(lastEnd - (firstOffset ?? lastEnd))
         let lost = seconds > 0 && bytes > 0 ? Double(keyframe.offset - lastEnd) / (bytes / seconds) : 0
         var frames = shown + Int64((lost * scale / Double(duration)).rounded())
@@ -111,8 +244,14 @@ package struct RecoveredTiming: Sendable {
         }
         // Decoded that many pictures earlier than shown where the reference's keyframes lead (an open GOP's CRA).
         let decoded = max(0, frames - Int64(t.keyLead))
-        nextDecode[track] = start + decoded * duration
-        let resumeSeconds = Double(start + decoded * duration) / scale
+        decodeIndex[track] = decoded
+        nextDecode[track] = start + decoded * duration + drift
+        let resumeSeconds = Double(start + decoded * duration + drift) / scale
+        // The sound resumes at an estimated time too: the clock starts again from the sound read after this.
+        soundEnd = nil
+        shifts = (-.infinity, .infinity)
+        clockLeads = false
+        observations = []
         for (i, other) in model.tracks.enumerated() where i != track {
             guard let current = nextDecode[i] else { continue }
             let unit = Int64(max(1, other.sampleDuration))
@@ -140,7 +279,11 @@ package struct RecoveredTiming: Sendable {
     private func settle(_ s: inout Sequence, all: Bool, track: Int, atCut: Bool = false) -> [TimedSample] {
         let t = model.tracks[track]
         let duration = Int64(t.sampleDuration)
-        let firstShown = t.firstDecodeTime + t.firstCompositionOffset
+        // The first picture shows `delay` after the first decode: `lead` pictures on, and `rest` after that one's.
+        let delay = t.firstCompositionOffset - t.negativeCompositionOffset
+        let lead = duration > 0 ? max(0, delay) / duration : 0
+        let rest = delay - lead * duration
+        let times = decodeTimes[track] ?? []
         let count = all ? s.held.count : 1
         let lowest = s.counts.first ?? 0
         func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
@@ -148,11 +291,32 @@ package struct RecoveredTiming: Sendable {
         let settled = s.held.prefix(count).map { held -> TimedSample in
             var rank = Int64(Self.lowerBound(s.counts, held.sample.pictureOrder ?? 0))
             if atCut, let order = held.sample.pictureOrder { rank = max(rank, (order - lowest) / step) }
-            let pts = firstShown + (s.shownBefore + rank) * duration
+            let pts = Self.decodeTime(times, at: s.shownBefore + rank + lead, duration: duration) + rest
             return TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration)
         }
         s.held.removeFirst(count)
         return settled
+    }
+
+    /// The decode time of the picture numbered `index` in decode order: given, or on from the nearest given one
+    /// before it (after it, for a number before all of them) at `duration` a picture — past the last one given, at
+    /// the pace of the last few (the pictures after a cut: the reference's pace where the rate did not change).
+    private static func decodeTime(_ times: [(index: Int64, dts: Int64)], at index: Int64, duration: Int64) -> Int64 {
+        var low = 0
+        var high = times.count
+        while low < high {
+            let mid = (low + high) / 2
+            if times[mid].index <= index { low = mid + 1 } else { high = mid }
+        }
+        guard let known = low > 0 ? times[low - 1] : times.first else { return index * duration }
+        if low == times.count, index > known.index {
+            let from = times[max(0, times.count - 9)]
+            if known.index > from.index {
+                let pace = Double(known.dts - from.dts) / Double(known.index - from.index)
+                return known.dts + Int64((Double(index - known.index) * pace).rounded())
+            }
+        }
+        return known.dts + (index - known.index) * duration
     }
 
     /// The index of the first element of `sorted` not less than `value`.

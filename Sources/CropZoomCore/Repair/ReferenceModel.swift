@@ -68,6 +68,25 @@ package struct ReferenceModel: Sendable {
     /// that ends a track (the writer's flush at its end lays those out otherwise). A deterministic writer interleaves
     /// by time, so a recording with the same settings lays out its sound the same way (``MediaWalker``).
     package var soundChunks: [(track: Int, samples: Int)] = []
+    /// Where the reference's writer put its pictures against its sound (``SoundClock``); nil without both.
+    package var soundClock: SoundClock? = nil
+
+    /// How far a picture's decode time lies from the end of the sound stored before it in the file, over the
+    /// reference: a writer that interleaves by time stores a picture after the sound up to its time, so the sound
+    /// read so far bounds a picture's time — within an audio frame for FFmpeg's packet interleave, within a chunk for
+    /// a camera's (docs/design/repair.md, "Session 6"). Times as the repair gives them (each track from its
+    /// ``Track/firstDecodeTime``), in seconds.
+    package struct SoundClock: Equatable, Sendable {
+        /// The video track timed by it and the sound track that is the clock (the first of each).
+        package var video: Int
+        package var sound: Int
+        /// The least and the most of (decode time − end of the sound before it) over the pictures that come first after
+        /// some sound (a chunk's first picture; nearly every picture where the writer interleaves packets), in seconds.
+        package var low: Double
+        package var high: Double
+        /// The sound's step: its most common chunk's duration, in seconds (the clock advances by it).
+        package var step: Double
+    }
 
     /// Reads the reference at `window` (a whole, healthy file); the reason it cannot serve otherwise.
     package static func read(_ window: ByteWindow) throws(CropZoomError) -> Result<ReferenceModel, ReferenceProblem> {
@@ -93,6 +112,7 @@ package struct ReferenceModel: Sendable {
         }
         var model = ReferenceModel(tracks: tracks)
         if tracks.filter(\.isAudio).count > 1 { model.soundChunks = Self.soundChunks(movie.tracks) }
+        model.soundClock = Self.soundClock(movie.tracks, tracks)
         return .success(model)
     }
 
@@ -101,19 +121,59 @@ package struct ReferenceModel: Sendable {
         var chunks: [(offset: Int64, track: Int, samples: Int)] = []
         var ends: [Int64] = []
         for (i, t) in tables.enumerated() where t.handler == "soun" {
-            for (k, run) in t.sampleToChunk.enumerated() {
-                let first = Int(run.firstChunk) - 1
-                let next =
-                    k + 1 < t.sampleToChunk.count ? Int(t.sampleToChunk[k + 1].firstChunk) - 1 : t.chunkOffsets.count
-                guard first >= 0 else { continue }
-                for c in first..<max(first, min(next, t.chunkOffsets.count)) {
-                    chunks.append((t.chunkOffsets[c], i, Int(run.samplesPerChunk)))
-                }
-            }
+            chunks += t.chunks().map { ($0.offset, i, $0.samples) }
             if let last = t.chunkOffsets.max() { ends.append(last) }
         }
         let stop = ends.min() ?? .max
         return chunks.sorted { $0.offset < $1.offset }.filter { $0.offset < stop }.map { ($0.track, $0.samples) }
+    }
+
+    /// ``soundClock`` of the reference's first video and first sound track: each picture's decode time against the
+    /// end of the last sound sample stored before it (none for the pictures before the first sound).
+    private static func soundClock(_ tables: [TrackTables], _ tracks: [Track]) -> SoundClock? {
+        guard let v = tracks.indices.first(where: { tracks[$0].isVideo && tables[$0].sampleCount > 0 }),
+            let a = tracks.indices.first(where: { tracks[$0].isAudio && tables[$0].sampleCount > 0 }),
+            tracks[v].timescale > 0, tracks[a].timescale > 0
+        else { return nil }
+        // Decode times as the repair gives them: from the first decode time, moved earlier by negative offsets.
+        var pictureTime = tracks[v].firstDecodeTime + tracks[v].negativeCompositionOffset
+        var pictureDurations = tables[v].timeToSample.lazy.flatMap {
+            repeatElement(Int64($0.delta), count: Int($0.count))
+        }
+        .makeIterator()
+        // The sound by chunks (a picture never lies inside one): where each starts, and its end time.
+        var soundEnds: [(offset: Int64, end: Int64)] = []
+        var soundTime = tracks[a].firstDecodeTime
+        var soundDurations = tables[a].timeToSample.lazy.flatMap {
+            repeatElement(Int64($0.delta), count: Int($0.count))
+        }
+        .makeIterator()
+        for chunk in tables[a].chunks() {
+            for _ in 0..<chunk.samples { soundTime += soundDurations.next() ?? 0 }
+            soundEnds.append((chunk.offset, soundTime))
+        }
+        soundEnds.sort { $0.offset < $1.offset }
+        let (pictureScale, soundScale) = (Double(tracks[v].timescale), Double(tracks[a].timescale))
+        var low = Double.infinity
+        var high = -Double.infinity
+        var observed = 0
+        var before = 0
+        for offset in tables[v].sampleOffsets() {
+            guard let duration = pictureDurations.next() else { break }
+            defer { pictureTime += duration }
+            let was = before
+            while before < soundEnds.count && soundEnds[before].offset < offset { before += 1 }
+            // The first picture after some sound (a chunk's first picture; every picture in a packet interleave).
+            guard before > was else { continue }
+            let d = Double(pictureTime) / pictureScale - Double(soundEnds[before - 1].end) / soundScale
+            low = min(low, d)
+            high = max(high, d)
+            observed += 1
+        }
+        // Too few pictures after sound to bound anything (a writer of long chunks, a very short reference).
+        guard observed >= 8 else { return nil }
+        let step = Double(tracks[a].typicalChunkSamples) * Double(tracks[a].sampleDuration) / soundScale
+        return SoundClock(video: v, sound: a, low: low, high: high, step: step)
     }
 
     /// The bytes of `t`'s largest chunk (its samples per chunk from `stsc`, their sizes from `stsz`), and the
@@ -121,16 +181,11 @@ package struct ReferenceModel: Sendable {
     private static func chunks(_ t: TrackTables) -> (largest: Int, granularity: Int) {
         var sizes: [Int] = []
         var sample = 0
-        for (i, run) in t.sampleToChunk.enumerated() {
-            let first = Int(run.firstChunk) - 1
-            let next = i + 1 < t.sampleToChunk.count ? Int(t.sampleToChunk[i + 1].firstChunk) - 1 : t.chunkOffsets.count
-            for _ in first..<max(first, next) {
-                let n = Int(run.samplesPerChunk)
-                let end = min(t.sampleSizes.count, sample + n)
-                guard sample < end else { break }
-                sizes.append(t.sampleSizes[sample..<end].reduce(0) { $0 + Int($1) })
-                sample = end
-            }
+        for chunk in t.chunks() {
+            let end = min(t.sampleSizes.count, sample + chunk.samples)
+            guard sample < end else { break }
+            sizes.append(t.sampleSizes[sample..<end].reduce(0) { $0 + Int($1) })
+            sample = end
         }
         func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
         let granularity = sizes.dropLast().reduce(0, gcd)

@@ -54,12 +54,17 @@ public struct RepairReport: Codable, Equatable, Sendable {
     public var videoMinusAudio: Double? = nil
     /// The frames per second the pictures are timed at, given with ``videoMinusAudio``.
     public var videoRate: Double? = nil
+    /// How many pictures were timed by the sound's clock rather than at the reference's frame duration (the
+    /// recording's frame rate was not the reference's, and the sound stored beside the pictures kept their times:
+    /// docs/repair.md, "Timing"); nil when none were.
+    public var picturesTimedBySound: Int? = nil
 
     /// snake_case in JSON, whichever encoder writes it (the command's, a transcode's `done` record).
     enum CodingKeys: String, CodingKey {
         case input, reference, output, tracks, gaps, seconds, timecode
         case videoMinusAudio = "video_minus_audio"
         case videoRate = "video_rate"
+        case picturesTimedBySound = "pictures_timed_by_sound"
         case skippedBeforeKeyframe = "skipped_before_keyframe"
         case mediaBytes = "media_bytes"
         case recoveredBytes = "recovered_bytes"
@@ -114,6 +119,11 @@ public struct RepairReport: Codable, Equatable, Sendable {
             parts.append(String(format: "%@ (%@ at %@)", what, Self.bytes(gap.bytes), Self.bytes(gap.offset)))
         }
         if skippedBeforeKeyframe > 0 { parts.append("\(skippedBeforeKeyframe) frames before the first keyframe") }
+        if let moved = picturesTimedBySound {
+            parts.append(
+                "\(moved) pictures timed by the sound's clock (the recording's frame rate was not constant, or not the "
+                    + "reference's)")
+        }
         if let difference = videoMinusAudio, let rate = videoRate {
             parts.append(
                 String(

@@ -241,6 +241,7 @@ public final class RepairJob: @unchecked Sendable {
             outcome, spans: spans, recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))
         report.timecode = timecode
+        if timing.soundTimed > 0 { report.picturesTimedBySound = timing.soundTimed }
         guard report.tracks.contains(where: { $0.recovered && ($0.type == "video" ? $0.keyframes : $0.samples) > 0 })
         else {
             // What the media data holds, against the reference's pictures where both are known.

@@ -1,0 +1,127 @@
+// `cropzoom repair` of recordings whose frame rate changed (issue 31; docs/design/repair.md, "Session 6"): a phone
+// drops from 30 to 20 or 24 fps in low light, and the reference was recorded at a constant rate. The sound, timed by
+// its count, keeps the recording's clock; a writer that interleaves by time stores each picture after the sound up to
+// its time, so the repair times the pictures by the sound stored before them. The recordings are FFmpeg's (its mov
+// muxer interleaves packets by decode time), the originals kept as the truth.
+
+import Foundation
+import Testing
+
+@Suite("Repair: frame rate changed", .serialized)
+struct RepairFrameRateTests {
+    /// A recording whose rate changes from `rates.0` (4 s) to `rates.1` (6 s), with 10 s of sound.
+    struct Change: Sendable, CustomTestStringConvertible {
+        var rates: (Int, Int)
+        var video: [String]
+        var sound = ["-c:a", "aac", "-b:a", "128k"]
+        var ext = "mp4"
+        var testDescription: String {
+            "\(rates.0) → \(rates.1) fps, \(video.joined(separator: " ")), \(sound[1]), \(ext)"
+        }
+        static let x264 = ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p"]
+        static let all = [
+            Change(rates: (30, 20), video: x264 + ["-bf", "0"]),
+            // B-frames: a picture is shown at the decode time of the one two places on (x264's decode times are its
+            // sorted presentation times, delayed).
+            Change(rates: (30, 20), video: x264 + ["-bf", "3"]),
+            Change(rates: (20, 30), video: x264 + ["-bf", "3"]),
+            Change(rates: (30, 20), video: x264 + ["-bf", "0"], sound: ["-c:a", "pcm_s16le"], ext: "mov"),
+            Change(
+                rates: (30, 24),
+                video: [
+                    "-c:v", "libx265", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-tag:v", "hvc1",
+                    "-x265-params", "log-level=error",
+                ], ext: "mov"),
+        ]
+    }
+
+    /// The recording of `change` as `file` (variable frame rate), or its first rate for 3 s as a reference.
+    static func record(_ change: Change, _ file: URL, reference: Bool = false, chunks: [String] = []) throws {
+        let (first, then) = change.rates
+        let input: [String] =
+            reference
+            ? [
+                "-f", "lavfi", "-i", "testsrc=size=640x360:rate=\(first):duration=3", "-f", "lavfi", "-i",
+                "sine=frequency=880:sample_rate=48000:duration=3",
+            ]
+            : [
+                "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=\(first):duration=4", "-f", "lavfi", "-i",
+                "testsrc2=size=640x360:rate=\(then):duration=6", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=10", "-filter_complex",
+                "[0:v][1:v]concat=n=2:v=1:a=0[v]", "-map", "[v]", "-map", "2:a", "-fps_mode", "vfr",
+            ]
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            ["-v", "error", "-y"] + input + change.video + change.sound + ["-ac", "2"] + chunks + [file.path])
+    }
+
+    @Test(
+        """
+        a recording whose frame rate changed, repaired with a reference at its first rate: every picture and sound \
+        frame back with its bytes, each picture within one sound frame (21.3 ms) of its time — B-frames too — the \
+        sound exact, a clean decode; the line and the report count the pictures timed by the sound's clock
+        """, arguments: Change.all)
+    func timedBySound(_ change: Change) throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.\(change.ext)")
+        let reference = scratch.file("reference.\(change.ext)")
+        try Self.record(change, original)
+        try Self.record(change, reference, reference: true)
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let moved = report["pictures_timed_by_sound"] as? Int ?? 0
+        // The pictures after the change (120 to 180 of them) are timed by the clock; the ones before are not.
+        #expect(moved > 100, "\(report)")
+        #expect(run.stderr.contains("\(moved) pictures timed by the sound's clock"), "\(run.stderr)")
+        #expect(report["video_minus_audio"] == nil, "the pictures end with the sound: \(report)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed, vfr: true)
+        let pictures = 4 * change.rates.0 + 6 * change.rates.1
+        #expect(streams.first?["whole"] as? Int == pictures, "\(streams)")
+        #expect(streams.allSatisfy { $0["recovered"] as? Int == $0["whole"] as? Int }, "\(streams)")
+        #expect(streams.allSatisfy { $0["foreign"] as? Int == 0 }, "\(streams)")
+        let video = try #require(streams.first?["pts_error"] as? Double)
+        #expect(video <= 1024.0 / 48000 + 1e-6, "\(streams)")
+        #expect(streams.dropFirst().allSatisfy { $0["pts_error"] as? Double == 0 }, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        a constant rate is left to the tick and nothing is said; a writer of one-second chunks (no picture's time \
+        bounded by the sound beside it) keeps the reference's rate and says how far the pictures end from the sound
+        """)
+    func steadyAndChunked() throws {
+        let scratch = try Scratch()
+        let steady = Change(rates: (30, 30), video: Change.x264 + ["-bf", "3"])
+        let original = scratch.file("steady.mp4")
+        let reference = scratch.file("reference.mp4")
+        try Self.record(steady, original)
+        try Self.record(steady, reference, reference: true)
+        let fine = try RepairTests.repairCut(original, reference: reference, in: scratch)
+        #expect(fine.run.status == 0, "\(fine.run)")
+        #expect(!fine.run.stdout.contains("pictures_timed_by_sound"), "\(fine.run.stdout)")
+        #expect(!fine.run.stderr.contains("sound's clock") && !fine.run.stderr.contains("the video lasts"))
+        let (streams, _) = try RepairTests.score(original: original, broken: fine.broken, repaired: fine.fixed)
+        #expect(streams.allSatisfy { $0["pts_error"] as? Double == 0 }, "\(streams)")
+
+        let chunked = try Scratch()
+        let change = Change(rates: (30, 20), video: Change.x264 + ["-bf", "0"])
+        let long = chunked.file("original.mp4")
+        let longReference = chunked.file("reference.mp4")
+        try Self.record(change, long, chunks: ["-chunk_duration", "1000000"])
+        try Self.record(change, longReference, reference: true, chunks: ["-chunk_duration", "1000000"])
+        let (run, broken, fixed) = try RepairTests.repairCut(long, reference: longReference, in: chunked)
+        #expect(run.status == 0, "\(run)")
+        #expect(
+            run.stderr.contains(
+                "240 video frames (8.00 s), 470 audio frames (10.01 s), the video lasts 2.03 s less than the sound "
+                    + "(timed at the reference's 30 fps: the recording's frame rate was not constant, or not the "
+                    + "reference's)"), "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(abs((report["video_minus_audio"] as? Double ?? 0) + 2.027) < 0.001, "\(report)")
+        #expect(report["video_rate"] as? Double == 30, "\(report)")
+        let (scores, _) = try RepairTests.score(original: long, broken: broken, repaired: fixed)
+        #expect(scores.map { $0["recovered"] as? Int } == [240, 470], "\(scores)")
+    }
+}
