@@ -12,6 +12,7 @@ Per stream of the original (packets read by ffprobe, with each packet's MD5):
   foreign    packets of the repaired stream whose bytes match no packet of the original (must be 0)
   silent     packets of zeros that match none either: silence filling the time of damaged uncompressed sound
   pts_error  the largest |pts - original pts| (seconds) over the recovered packets, first to last
+  pts_error_median  the median of those
   first_pts  the first recovered packet's time in the repaired file and the original's
 Also: decode_errors, what `ffmpeg -v error -i REPAIRED -map 0 -f null -` printed (must be empty). With --vfr (a
 recording whose frame rate changed), `-fps_mode vfr` before `-f null`: without it the CLI re-times the null output at
@@ -86,6 +87,7 @@ def score(original, broken, repaired, vfr=False):
             "foreign": sum(1 for p in out if p["hash"] not in known and p["hash"] != silence(p["size"])),
             "silent": sum(1 for p in out if p["hash"] not in known and p["hash"] == silence(p["size"])),
             "pts_error": max(errors) if errors else None,
+            "pts_error_median": sorted(errors)[len(errors) // 2] if errors else None,
             "first_pts": [float(out[0]["pts"]) if out and out[0]["pts"] is not None else None,
                           float(ps[0]["pts"]) if ps and ps[0]["pts"] is not None else None],
         })
