@@ -305,8 +305,9 @@ struct RepairTests {
     @Test(
         """
         a recording whose sound is of other settings than the reference's (mono AAC at 64 kb/s for a stereo \
-        reference at 128 kb/s; ffmpeg puts a sound frame first without B-frames): every picture back with identical \
-        bytes at its time, decoding clean; the sound stepped over between the pictures and said so, exit 0
+        reference at 128 kb/s; ffmpeg puts a sound frame first without B-frames), or repaired from a reference with \
+        no sound at all: every picture back with identical bytes at its time, decoding clean; the sound stepped over \
+        between the pictures and said so, exit 0
         """, arguments: [["-bf", "0"], ["-bf", "3"]])
     func soundOfOtherSettings(_ video: [String]) throws {
         let scratch = try Scratch()
@@ -331,6 +332,21 @@ struct RepairTests {
         #expect(pictures["foreign"] as? Int == 0 && pictures["pts_error"] as? Double == 0, "\(pictures)")
         #expect(streams.dropFirst().allSatisfy { $0["recovered"] as? Int == 0 }, "\(streams)")
         #expect(decode.isEmpty, "\(decode)")
+        // A reference without sound (before: exit 3, "no sample of the reference's tracks found").
+        let silent = scratch.file("silent.mp4")
+        try Self.recording(silent, content: "testsrc", tone: 880, seconds: 3, more: video, channels: 0)
+        let other = try Scratch()
+        let mute = try Self.repairCut(original, reference: silent, in: other)
+        #expect(mute.run.status == 0, "\(mute.run)")
+        #expect(
+            mute.run.stderr.contains(
+                "180 video frames (6.00 s), bytes between the pictures stepped over (")
+                && mute.run.stderr.contains("the recording's sound? the reference has no sound track to read it with)"),
+            "\(mute.run.stderr)")
+        let (muted, clean) = try Self.score(original: original, broken: mute.broken, repaired: mute.fixed)
+        #expect(muted.first?["recovered"] as? Int == 180 && muted.first?["pts_error"] as? Double == 0, "\(muted)")
+        #expect(muted.allSatisfy { $0["foreign"] as? Int == 0 }, "\(muted)")
+        #expect(clean.isEmpty, "\(clean)")
     }
 
     @Test(

@@ -425,10 +425,10 @@ package final class MediaWalker {
         return nil
     }
 
-    /// Whether the reference has sound and none of it was found so far (``bridge(after:video:first:)``).
+    /// Whether no sound was found so far (``bridge(after:video:first:)``): the reference's sound, or the reference
+    /// has none (a recording with sound repaired from one without: its sound is stepped over, the pictures kept).
     private func soundUnread(_ outcome: Outcome) -> Bool {
-        let sound = Array(audio.keys) + Array(pcm.keys)
-        return !sound.isEmpty && sound.allSatisfy { outcome.samples[$0, default: 0] == 0 }
+        (Array(audio.keys) + Array(pcm.keys)).allSatisfy { outcome.samples[$0, default: 0] == 0 }
     }
 
     /// The most bytes ``bridge(after:video:first:)`` steps over: a run of sound chunks of other settings.

@@ -104,12 +104,19 @@ public struct RepairReport: Codable, Equatable, Sendable {
             "\($0.type) (\($0.codec)\($0.samples > 0 ? ", stepped over" : ""))"
         }
         if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
+        let referenceHasSound = tracks.contains { $0.type == "audio" }
         for gap in gaps where gap.reason == "unmatched" {
+            let (what, question) =
+                referenceHasSound
+                ? ("sound the reference's settings do not read", "is the reference's sound from the same settings?")
+                : (
+                    "bytes between the pictures",
+                    "the recording's sound? the reference has no sound track to read it with"
+                )
             parts.append(
                 String(
-                    format: "sound the reference's settings do not read stepped over (%@ in %d runs from %@: is the "
-                        + "reference's sound from the same settings?)", Self.bytes(gap.bytes), gap.runs ?? 1,
-                    Self.bytes(gap.offset)))
+                    format: "%@ stepped over (%@ in %d runs from %@: %@)", what, Self.bytes(gap.bytes), gap.runs ?? 1,
+                    Self.bytes(gap.offset), question))
         }
         for gap in gaps where gap.reason != "unmatched" {
             let what =
