@@ -88,8 +88,9 @@ struct RepairFrameRateTests {
 
     @Test(
         """
-        a constant rate is left to the tick and nothing is said; a writer of one-second chunks (no picture's time \
-        bounded by the sound beside it) keeps the reference's rate and says how far the pictures end from the sound
+        a constant rate is left to the tick and nothing is said, also with a reference of half a second; a writer of \
+        one-second chunks (no picture's time bounded by the sound beside it) keeps the reference's rate and says how \
+        far the pictures end from the sound
         """)
     func steadyAndChunked() throws {
         let scratch = try Scratch()
@@ -104,6 +105,25 @@ struct RepairFrameRateTests {
         #expect(!fine.run.stderr.contains("sound's clock") && !fine.run.stderr.contains("the video lasts"))
         let (streams, _) = try RepairTests.score(original: original, broken: fine.broken, repaired: fine.fixed)
         #expect(streams.allSatisfy { $0["pts_error"] as? Double == 0 }, "\(streams)")
+        // A reference of half a second (12 pictures at 23.976 fps with 48 kHz sound) does not show every phase of
+        // the pictures against the sound: its bound is widened, and the steady recording is left as it is (before:
+        // 464 of its 480 pictures moved, up to 17 ms).
+        let film = try Scratch()
+        let (whole, short) = (film.file("film.mp4"), film.file("short.mp4"))
+        for (file, content, seconds) in [(whole, "testsrc2", "20"), (short, "testsrc", "0.5")] {
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=320x240:rate=24000/1001", "-f", "lavfi",
+                    "-i", "sine=frequency=440:sample_rate=48000", "-t", seconds, "-c:v", "libx264", "-preset",
+                    "ultrafast", "-pix_fmt", "yuv420p", "-bf", "3", "-c:a", "aac", "-b:a", "96k", "-ac", "2", file.path,
+                ])
+        }
+        let exact = try RepairTests.repairCut(whole, reference: short, in: film)
+        #expect(exact.run.status == 0 && !exact.run.stderr.contains("sound's clock"), "\(exact.run)")
+        let (films, _) = try RepairTests.score(original: whole, broken: exact.broken, repaired: exact.fixed)
+        #expect(films.first?["recovered"] as? Int == 480, "\(films)")
+        #expect(films.allSatisfy { $0["pts_error"] as? Double == 0 }, "\(films)")
 
         let chunked = try Scratch()
         let change = Change(rates: (30, 20), video: Change.x264 + ["-bf", "0"])

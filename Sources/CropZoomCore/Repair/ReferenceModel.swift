@@ -128,6 +128,10 @@ package struct ReferenceModel: Sendable {
         return chunks.sorted { $0.offset < $1.offset }.filter { $0.offset < stop }.map { ($0.track, $0.samples) }
     }
 
+    /// Pictures after sound a reference shows for its bound to be taken as it is (two seconds at 24 fps: every
+    /// phase of the common rates against 44.1 and 48 kHz sound), else it is widened.
+    private static let clockPictures = 48
+
     /// ``soundClock`` of the reference's first video and first sound track: each picture's decode time against the
     /// end of the last sound sample stored before it (none for the pictures before the first sound).
     private static func soundClock(_ tables: [TrackTables], _ tracks: [Track]) -> SoundClock? {
@@ -173,6 +177,12 @@ package struct ReferenceModel: Sendable {
         // Too few pictures after sound to bound anything (a writer of long chunks, a very short reference).
         guard observed >= 8 else { return nil }
         let step = Double(tracks[a].typicalChunkSamples) * Double(tracks[a].sampleDuration) / soundScale
+        if observed < Self.clockPictures {
+            // A short reference may not show every phase of pictures against sound: the bound is any sound step's
+            // worth that holds what it shows (measured: half a second at 23.976 fps with 48 kHz sound left phases
+            // out, and the pictures of a steady recording were moved).
+            (low, high) = (min(low, high - step), max(high, low + step))
+        }
         return SoundClock(video: v, sound: a, low: low, high: high, step: step)
     }
 
