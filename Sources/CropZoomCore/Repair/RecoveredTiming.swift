@@ -26,10 +26,11 @@ package struct TimedSample: Equatable, Sendable {
 ///   reference's frame duration would put the pictures ever further from the sound. The sound, timed by its count,
 ///   keeps the recording's clock, and the sound stored before a picture bounds the picture's time as the reference's
 ///   writer bounded it (``ReferenceModel/SoundClock``): a picture's decode time is the previous one's plus the
-///   reference's duration while that stays within the bound (so a steady recording keeps its times to the tick), and
-///   is moved to the bound where it does not (``soundTimed`` counts those). A picture is shown at the decode time of
-///   the picture as many places on as the reference's first picture is shown after its decode (the reorder delay, as
-///   a writer derives decode times from the sorted presentation times), so a B-frame keeps its time too.
+///   reference's duration while that stays within the bound (so a steady recording keeps its times to the tick);
+///   once it does not, the pictures follow the pace the sound gives them, within the bound (``soundTimed`` counts
+///   them). A picture is shown at the decode time of the picture as many places on as the reference's first picture
+///   is shown after its decode (the reorder delay, as a writer derives decode times from the sorted presentation
+///   times), so a B-frame keeps its time too.
 package struct RecoveredTiming: Sendable {
     /// Pictures held back before their rank is settled.
     package static let reorderWindow = 17
@@ -44,8 +45,10 @@ package struct RecoveredTiming: Sendable {
     /// The next picture's number in decode order, per video track, and the decode times given lately (by number).
     private var decodeIndex: [Int: Int64] = [:]
     private var decodeTimes: [Int: [(index: Int64, dts: Int64)]] = [:]
-    /// The sound's clock: where the sound taken since the start or the last resume ends (seconds); how far it is
-    /// moved against the pictures (set at the first picture after a resume, whose place the damage left unknown).
+    /// The sound's clock: where the sound taken since the start or the last resume ends (seconds); the shift of the
+    /// clock against the pictures, and the shifts that keep every observation so far within the bound (only 0 from
+    /// the start; any after a resume, where both resumed at estimated times); whether the clock leads (no shift
+    /// keeps the reference's frame duration within the bound: the rate is not the reference's).
     private var soundEnd: Double?
     private var clockShift = 0.0
     private var shifts: (low: Double, high: Double) = (0, 0)
@@ -301,6 +304,7 @@ package struct RecoveredTiming: Sendable {
     /// The decode time of the picture numbered `index` in decode order: given, or on from the nearest given one
     /// before it (after it, for a number before all of them) at `duration` a picture — past the last one given, at
     /// the pace of the last few (the pictures after a cut: the reference's pace where the rate did not change).
+    /// `times` is never empty where it is asked (every held picture added its own).
     private static func decodeTime(_ times: [(index: Int64, dts: Int64)], at index: Int64, duration: Int64) -> Int64 {
         var low = 0
         var high = times.count

@@ -56,7 +56,7 @@ public struct RepairReport: Codable, Equatable, Sendable {
     public var videoRate: Double? = nil
     /// How many pictures were timed by the sound's clock rather than at the reference's frame duration (the
     /// recording's frame rate was not the reference's, and the sound stored beside the pictures kept their times:
-    /// docs/repair.md, "Timing"); nil when none were.
+    /// docs/repair.md, "A frame rate that changed"); nil when none were.
     public var picturesTimedBySound: Int? = nil
 
     /// snake_case in JSON, whichever encoder writes it (the command's, a transcode's `done` record).
