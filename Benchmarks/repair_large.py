@@ -17,14 +17,13 @@ Writes Benchmarks/results/repair-large.md; the files go to --work (default Bench
 Usage: nice -n 10 python3 Benchmarks/repair_large.py [--rounds 5] [--markdown-only] [--cropzoom .build/release/cropzoom]
        [--untrunc Benchmarks/work/untrunc/untrunc]
 """
-import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
 
-from repair_peers import REPO, SCORER, machine, timed
+from repair_peers import REPO, SCORER, machine, timed, tool_arguments
 
 SECONDS = 78
 NOISE = "testsrc2=size=1280x720:rate=30,noise=alls=100:allf=t"
@@ -54,13 +53,7 @@ def mdat_end(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cropzoom", default=os.path.join(REPO, ".build", "release", "cropzoom"))
-    ap.add_argument("--untrunc", default=os.path.join(REPO, "Benchmarks", "work", "untrunc", "untrunc"))
-    ap.add_argument("--work", default=os.path.join(REPO, "Benchmarks", "work", "repair-large"))
-    ap.add_argument("--markdown-only", action="store_true", help="re-render the page from --work's results.json")
-    a = ap.parse_args()
+    a = tool_arguments("repair-large")
     if a.markdown_only:
         with open(os.path.join(a.work, "results.json")) as fh:
             return write_markdown(json.load(fh), a)

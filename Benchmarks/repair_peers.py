@@ -222,6 +222,18 @@ def git(*args):
     return subprocess.run(["git", "-C", REPO] + list(args), capture_output=True, text=True).stdout.strip()
 
 
+def tool_arguments(work, rounds=3):
+    """The options repair_large.py and repair_vfr.py share: rounds, the two tools, the work folder (under
+    Benchmarks/work), and --markdown-only (re-render the page from the work folder's results.json)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--cropzoom", default=os.path.join(REPO, ".build", "release", "cropzoom"))
+    ap.add_argument("--untrunc", default=os.path.join(REPO, "Benchmarks", "work", "untrunc", "untrunc"))
+    ap.add_argument("--work", default=os.path.join(REPO, "Benchmarks", "work", work))
+    ap.add_argument("--markdown-only", action="store_true", help="re-render the page from --work's results.json")
+    return ap.parse_args()
+
+
 def machine(cropzoom, untrunc):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     ff = subprocess.run(["ffmpeg", "-version"], capture_output=True, text=True).stdout.splitlines()[0]

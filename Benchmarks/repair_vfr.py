@@ -20,7 +20,6 @@ Benchmarks/work/repair-vfr, ignored).
 Usage: nice -n 10 python3 Benchmarks/repair_vfr.py [--rounds 3] [--markdown-only] [--cropzoom .build/release/cropzoom]
        [--untrunc Benchmarks/work/untrunc/untrunc]
 """
-import argparse
 import json
 import os
 import statistics
@@ -28,7 +27,7 @@ import subprocess
 import sys
 
 from repair_large import mdat_end
-from repair_peers import REPO, SCORER, machine, timed
+from repair_peers import REPO, SCORER, machine, timed, tool_arguments
 
 sys.path.insert(0, os.path.dirname(SCORER))
 import repair_score  # noqa: E402  (Tests/tools: the scorer's packet reader, for the per-picture errors)
@@ -87,13 +86,7 @@ def picture_errors(original, repaired):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cropzoom", default=os.path.join(REPO, ".build", "release", "cropzoom"))
-    ap.add_argument("--untrunc", default=os.path.join(REPO, "Benchmarks", "work", "untrunc", "untrunc"))
-    ap.add_argument("--work", default=os.path.join(REPO, "Benchmarks", "work", "repair-vfr"))
-    ap.add_argument("--markdown-only", action="store_true", help="re-render the page from --work's results.json")
-    a = ap.parse_args()
+    a = tool_arguments("repair-vfr")
     if a.markdown_only:
         with open(os.path.join(a.work, "results.json")) as fh:
             return write_markdown(json.load(fh))
