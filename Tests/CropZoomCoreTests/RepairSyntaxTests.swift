@@ -74,7 +74,11 @@ struct RepairSyntaxTests {
         #expect(try ISOBoxes.topLevel(ByteWindow(MemoryBytes([0, 0, 0, 5] + Array("ftyp".utf8)))).isEmpty)
     }
 
-    @Test("sample tables: offsets from stsc runs over stco chunks and stsz sizes; durations from stts; elst")
+    @Test(
+        """
+        sample tables: offsets from stsc runs over stco chunks and stsz sizes, the chunks, the last sample's end; \
+        durations from stts; elst
+        """)
     func sampleTables() throws {
         func full(_ body: [UInt8]) -> [UInt8] { [0, 0, 0, 0] + body }
         let u32 = { (v: UInt32) in Self.be(UInt64(v), 4) }
@@ -95,6 +99,15 @@ struct RepairSyntaxTests {
         let t = try #require(movie.tracks.first)
         #expect(t.handler == "vide" && t.timescale == 15360 && t.sampleEntry == "avc1")
         #expect(t.sampleOffsets() == [100, 110, 200, 300, 400])
+        // The chunks, and where the last sample ends (a reference whose index points past its end is refused by it).
+        #expect(t.chunks().map(\.offset) == [100, 200, 300, 400] && t.chunks().map(\.samples) == [2, 1, 1, 1])
+        #expect(t.lastSampleEnd() == 450)
+        var fewer = t
+        fewer.chunkOffsets = [100, 200]
+        #expect(fewer.lastSampleEnd() == 230, "the last sample the chunks place: the third, at 200, 30 bytes")
+        var none = t
+        none.chunkOffsets = []
+        #expect(none.lastSampleEnd() == nil)
         #expect(t.sampleDurations() == [512, 512, 512, 512, 256])
         #expect(t.edits.count == 1 && t.edits[0].mediaTime == 1024 && t.edits[0].segmentDuration == 1000)
     }

@@ -154,6 +154,21 @@ package struct TrackTables: Sendable {
         return chunks
     }
 
+    /// Where the last sample the chunks place ends in the file (its chunk's offset plus the sizes up to it), without
+    /// listing every sample's offset (a PCM track stores one per sample frame); nil when no chunk holds a sample.
+    package func lastSampleEnd() -> Int64? {
+        var sample = 0
+        var last: (offset: Int64, first: Int, count: Int)?
+        for chunk in chunks() {
+            let count = min(chunk.samples, sampleSizes.count - sample)
+            guard count > 0 else { break }
+            last = (chunk.offset, sample, count)
+            sample += count
+        }
+        guard let last else { return nil }
+        return sampleSizes[last.first..<last.first + last.count].reduce(last.offset) { $0 + Int64($1) }
+    }
+
     /// Each sample's file offset, from the chunks and the sample-to-chunk runs.
     package func sampleOffsets() -> [Int64] {
         var offsets: [Int64] = []

@@ -143,9 +143,7 @@ package struct RecoveredTiming: Sendable {
         let previous = decodeTimes[clock.video]?.last?.dts
         func after(_ time: Int64) -> Int64 { previous.map { max(time, $0 + 1) } ?? time }
         var estimate = nominal
-        if clockLeads, let line = fitted() {
-            estimate = Int64(((line.time + Double(index - line.index) * line.pace) * scale).rounded())
-        }
+        if clockLeads, let time = fitted(at: index) { estimate = Int64((time * scale).rounded()) }
         guard let soundEnd, soundSincePicture else {
             if clockLeads { soundTimed += 1 }
             return after(estimate)
@@ -169,9 +167,7 @@ package struct RecoveredTiming: Sendable {
         }
         let base = soundEnd + clockShift
         observe(index, base + (clock.low + clock.high) / 2)
-        if let line = fitted() {
-            estimate = Int64(((line.time + Double(index - line.index) * line.pace) * scale).rounded())
-        }
+        if let time = fitted(at: index) { estimate = Int64((time * scale).rounded()) }
         d = Double(estimate) / scale - base
         soundTimed += 1
         let kept = min(max(d, clock.low), clock.high)
@@ -187,9 +183,9 @@ package struct RecoveredTiming: Sendable {
     /// Observations of the sound's clock used for the line (about a second of pictures in a packet interleave).
     private static let observed = 24
 
-    /// The line through the last ``observed`` observations (least squares): a picture number, its time there
-    /// (seconds) and the seconds per picture; nil with fewer than two pictures.
-    private func fitted() -> (index: Int64, time: Double, pace: Double)? {
+    /// Picture `index`'s time (seconds) on the line through the last ``observed`` observations (least squares: the
+    /// recording's own pace); nil with fewer than two pictures.
+    private func fitted(at index: Int64) -> Double? {
         let recent = observations.suffix(Self.observed)
         guard let first = recent.first, let last = recent.last, last.index > first.index else { return nil }
         let n = Double(recent.count)
@@ -204,7 +200,7 @@ package struct RecoveredTiming: Sendable {
         }
         guard variance > 0 else { return nil }
         let pace = covariance / variance
-        return (first.index, meanY - meanX * pace, pace)
+        return meanY + (Double(index - first.index) - meanX) * pace
     }
 
     /// The walk stepped over damaged bytes and resumes at `keyframe` (docs/design/repair.md, "Damage"): the pictures

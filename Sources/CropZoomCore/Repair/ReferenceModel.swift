@@ -104,10 +104,7 @@ package struct ReferenceModel: Sendable {
         guard boxes.contains(where: { $0.type == "mdat" }) else { return .failure(.noSamples) }
         var tracks: [Track] = []
         for t in movie.tracks {
-            let offsets = t.sampleOffsets()
-            if let last = offsets.last, let size = t.sampleSizes.last, last + Int64(size) > window.size {
-                return .failure(.samplesPastEnd)
-            }
+            if let end = t.lastSampleEnd(), end > window.size { return .failure(.samplesPastEnd) }
             tracks.append(Self.track(t, movieTimescale: movie.timescale))
         }
         var model = ReferenceModel(tracks: tracks)
