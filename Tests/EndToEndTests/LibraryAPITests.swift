@@ -276,13 +276,17 @@ extension LibraryAPITests {
         }
         // Timed outside Swift concurrency (the test runner's other tests may hold its threads): the server notes
         // when the job connected and when it let go. The waits sleep with `await`, so the job's task gets a thread.
+        // A wait starved past its deadline (CI once resumed it minutes late) still reads the file a last time.
         func time(_ path: String, within seconds: Double) async throws -> Double? {
+            func read() -> Double? {
+                (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Double($0) }
+            }
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
-                if let text = try? String(contentsOfFile: path, encoding: .utf8), let t = Double(text) { return t }
+                if let t = read() { return t }
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
-            return nil
+            return read()
         }
         try #require(try await time(accepted, within: 120) != nil, "the job never connected")
         try await Task.sleep(nanoseconds: 500_000_000)  // the job now waits on its read
