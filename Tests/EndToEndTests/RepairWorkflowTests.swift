@@ -163,4 +163,49 @@ struct RepairWorkflowTests {
             #expect(bad.status == 2, "\(bad)")
         }
     }
+
+    @Test(
+        """
+        a repair onto a disk that fills (the file written on a thread of its own): exit 1 with one line naming the \
+        output and the disk's reason, nothing left — at the sample being written when it fills early or mid-way, at \
+        the latest with the index; with room, every picture
+        """)
+    func fullDisk() throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mp4")
+        let reference = scratch.file("reference.mp4")
+        try RepairTests.recording(original, content: "testsrc2", tone: 440, seconds: 8)
+        try RepairTests.recording(reference, content: "testsrc", tone: 880, seconds: 2)
+        let broken = scratch.file("broken.mp4")
+        try RepairTests.cutBeforeIndex(original, to: broken)
+        let whole = scratch.file("whole.mp4")
+        let first = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", whole.path])
+        try #require(first.status == 0, "\(first)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: whole.path)[.size] as? Int)
+        let disk = try FaultTests.TmpfsMount(at: scratch.file("disk"), kilobytes: 64)
+        let folder = URL(fileURLWithPath: disk.path)
+        for fraction in [0.05, 0.4, 0.97, 1.5] {
+            let kilobytes = max(8, Int(Double(size) * fraction) / 1024)
+            try disk.remount("size=\(kilobytes)k")
+            let output = folder.appendingPathComponent("fixed.mp4")
+            let label = "a disk of \(kilobytes) KiB for \(size / 1024) KiB"
+            let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", output.path])
+            if fraction > 1 {
+                #expect(run.status == 0, "\(label): \(run)")
+                #expect(try Oracle.packets(output.path, streamIndex: 0).count == 240, "\(label)")
+            } else {
+                // Early and mid-way the writer's own error stops the walk (FFmpeg's buffered I/O tells a full disk
+                // at its next flush); near the end the index's write is where it shows.
+                let reason = fraction < 0.5 ? "\(output.path): writing: No space left on device" : "No space left"
+                #expect(run.status == 1 && run.errorLines.count == 1, "\(label): \(run)")
+                #expect(
+                    run.errorLines.first?.contains(output.path) == true
+                        && run.errorLines.first?.contains(reason) == true, "\(label): \(run)")
+                #expect(Files.names(in: folder).isEmpty, "\(label): left \(Files.names(in: folder))")
+            }
+            for name in Files.names(in: folder) {
+                try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+            }
+        }
+    }
 }

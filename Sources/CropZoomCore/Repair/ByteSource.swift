@@ -62,14 +62,13 @@ package final class ByteWindow {
         return Array(buffer[start..<start + Int(min(wanted, Int64(valid - start)))])
     }
 
-    /// Copies `count` bytes at `offset` into the start of `buffer` (grown when shorter) when the window holds them
-    /// all now, without reading; false when it does not (the caller reads them from the source).
-    package func copyIfHeld(at offset: Int64, count: Int, into buffer: inout [UInt8]) -> Bool {
-        guard offset >= base, offset + Int64(count) <= base + Int64(valid) else { return false }
-        if buffer.count < count { buffer += [UInt8](repeating: 0, count: count - buffer.count) }
+    /// The `count` bytes at `offset` when the window holds them all now, without reading or copying (a slice of
+    /// the window's storage: let it go before the next read, or that read copies the whole window); nil when it does
+    /// not (the caller reads them from the source).
+    package func heldBytes(at offset: Int64, count: Int) -> ArraySlice<UInt8>? {
+        guard offset >= base, offset + Int64(count) <= base + Int64(valid) else { return nil }
         let start = Int(offset - base)
-        buffer.replaceSubrange(0..<count, with: self.buffer[start..<start + count])
-        return true
+        return buffer[start..<start + count]
     }
 
     /// The big-endian unsigned number of `width` bytes (1…8) at `offset`; nil past the end of the file.

@@ -138,7 +138,6 @@ package final class MediaWalker {
             video.isEmpty
             ? [] : model.tracks.indices.filter { model.tracks[$0].isMetadata && model.tracks[$0].sampleCount > 0 }
         let videoTracks = video.keys.sorted()
-        let audioTracks = audio.keys.sorted()
         walking: while offset < end {
             if offset - reported >= 8 << 20 {
                 progress(offset)

@@ -355,6 +355,7 @@ package enum VideoRecogniser: Sendable {
     }
 
     /// Takes the probed picture; its order count where pictures may be reordered.
+    @discardableResult
     package mutating func accept(_ probe: Probe) -> Int64? {
         switch (self, probe.found) {
         case (.h264(var r), .h264(let found)):

@@ -134,9 +134,11 @@ public final class RepairJob: @unchecked Sendable {
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
-        let remux = try Remux(
-            reference: setup.referenceInput, streams: setup.walker.walkedTracks, target: atomic.writePath,
-            displayPath: cfg.output)
+        let remux = try BackgroundRemux(
+            Remux(
+                reference: setup.referenceInput, streams: setup.walker.walkedTracks, target: atomic.writePath,
+                displayPath: cfg.output))
+        defer { remux.abandon() }
         let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
         var timing = RecoveredTiming(model: setup.model)
         // The first pictures decoded with the reference's parameters: a reference from other settings is named
@@ -184,14 +186,16 @@ public final class RepairJob: @unchecked Sendable {
                     }
                     pcmEnd[sample.track] = t.dts + t.duration
                 }
-                // From the walk's window while it still holds the sample (most do), else read again; one buffer
-                // for every sample (its storage kept from sample to sample).
-                let held = setup.window.copyIfHeld(at: sample.offset, count: sample.size, into: &sampleBuffer)
-                let read =
-                    held
-                    ? sample.size : try setup.broken.read(at: sample.offset, count: sample.size, into: &sampleBuffer)
-                let bytes = sampleBuffer[..<read]
-                guard read == sample.size, let stream = outputIndex[sample.track] else {
+                // From the walk's window while it still holds the sample (most do), else read again into one
+                // buffer for every such sample (its storage kept from sample to sample).
+                let bytes: ArraySlice<UInt8>
+                if let held = setup.window.heldBytes(at: sample.offset, count: sample.size) {
+                    bytes = held
+                } else {
+                    let read = try setup.broken.read(at: sample.offset, count: sample.size, into: &sampleBuffer)
+                    bytes = sampleBuffer[..<read]
+                }
+                guard bytes.count == sample.size, let stream = outputIndex[sample.track] else {
                     throw CropZoomError(
                         .processing, what: "reading a sample", path: cfg.input, reason: "the file changed while read")
                 }

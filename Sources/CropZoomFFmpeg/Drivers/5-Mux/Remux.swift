@@ -8,7 +8,6 @@ import CropZoomCore
 /// `+faststart` would be a second full copy).
 package final class Remux {
     private let output: OutputFormat
-    private let packet: Packet
     private let bases: [TimeBase]
     private var started = false
     private let options: [String: String]
@@ -41,7 +40,6 @@ package final class Remux {
             bases.append(from.timeBase)
         }
         self.bases = bases
-        packet = try Packet()
         let vendor = Muxer.keepVendorMetadata(output)
         var options = ["movie_timescale": String(Muxer.movieTimescale(bases))]
         if vendor { options["movflags"] = "+use_metadata_tags" }
@@ -76,22 +74,14 @@ package final class Remux {
     /// The time base of output stream `index` as given (the reference's; the muxer may choose another).
     package func timeBase(_ index: Int) -> TimeBase { bases[index] }
 
-    /// Writes one sample of output stream `stream`: `bytes`, its times in the reference stream's time base, and
-    /// whether a decoder can start there (`av_interleaved_write_frame`, after the header on the first call).
-    package func write(
-        stream: Int, bytes: some Collection<UInt8>, pts: Int64, dts: Int64, duration: Int64, key: Bool
-    ) throws(CropZoomError) {
+    /// Writes `packet`, one sample of output stream `packet.streamIndex` with its times in the reference stream's
+    /// time base, and leaves it empty (`av_interleaved_write_frame`, after the header on the first call).
+    package func write(_ packet: Packet) throws(CropZoomError) {
         if !started {
             try output.writeHeader(options: options)
             started = true
         }
-        packet.unref()
-        try packet.fill(bytes)
-        packet.streamIndex = stream
-        packet.pts = pts
-        packet.dts = dts
-        packet.duration = duration
-        packet.isKeyframe = key
+        let stream = packet.streamIndex
         packet.pointer.pointee.pos = -1
         packet.rescale(from: bases[stream], to: output.stream(stream).timeBase)
         try output.write(packet)

@@ -1,0 +1,127 @@
+import CropZoomCore
+import CropZoomFFmpeg
+import Foundation
+
+/// ``Remux`` on a thread of its own, so that the muxing and the writing of a repaired file run on another core while
+/// the walk through the broken file goes on (docs/design/repair.md, "Session 7"). The walk copies each sample into a
+/// packet of a batch from a fixed pool (``write(stream:bytes:pts:dts:duration:key:)``) and hands full batches over
+/// through a bounded queue; the thread writes them and gives the batch back. A write that fails (a full disk, a muxer refusing a time)
+/// stops the walk at its next hand-over with that error; ``finish()`` waits for the last write and writes the index.
+///
+/// `@unchecked Sendable`: the remux is touched by the walking thread only before the first hand-over
+/// (``setTimecode(_:)``) and after the thread has ended (``finish()``), by the thread in between; a batch belongs to
+/// the walk until pushed, to the thread until released; the queue, the pool and `control` synchronise themselves;
+/// `filling` and `sent` belong to the walking thread.
+final class BackgroundRemux: @unchecked Sendable {
+    /// Packets handed over together: one wake-up of the writer for a batch, not one for each sample (a thread woken
+    /// for every sample spent more in switching than the writing took).
+    private final class Batch {
+        let packets: [Packet]
+        var count = 0
+        init() throws(CropZoomError) {
+            var packets: [Packet] = []
+            for _ in 0..<BackgroundRemux.batchSize { packets.append(try Packet()) }
+            self.packets = packets
+        }
+    }
+
+    private let remux: Remux
+    private let queue: BoundedQueue<Batch>
+    private let batches: ShellPool<Batch>
+    private let control = RunControl()
+    private let ended = DispatchSemaphore(value: 0)
+    /// The batch being filled (the walking thread's).
+    private var filling: Batch?
+    /// Samples handed over.
+    private(set) var sent = 0
+
+    /// Samples in a batch, and batches in flight between the walk and the writer at most (a few megabytes of 720p
+    /// pictures).
+    static let batchSize = 16
+    static let depth = 4
+
+    init(_ remux: Remux) throws(CropZoomError) {
+        self.remux = remux
+        queue = BoundedQueue(capacity: Self.depth, control: control)
+        batches = try ShellPool(capacity: Self.depth, control: control) { () throws(CropZoomError) in try Batch() }
+        // Only the thread touches the remux until it has ended (see the type's comment).
+        nonisolated(unsafe) let remux = remux
+        let thread = Thread { [self] in
+            do throws(CropZoomError) {
+                while let batch = try queue.pop() {
+                    for packet in batch.packets[..<batch.count] { try remux.write(packet) }
+                    batch.count = 0
+                    batches.release(batch)
+                }
+            } catch {
+                // `.stopped` is the walk's own stop (abandon); any other error is the write's, told to the walk.
+                if error != .stopped { control.fail(error) }
+            }
+            ended.signal()
+        }
+        thread.name = "cropzoom repair writer"
+        thread.start()
+    }
+
+    /// ``Remux/setTimecode(_:)`` while no sample has been handed over; false after (the header may be written).
+    func setTimecode(_ timecode: String) -> Bool {
+        sent == 0 && remux.setTimecode(timecode)
+    }
+
+    /// Hands over a copy of one sample of output stream `stream` (`bytes`; its times in the reference stream's time
+    /// base), waiting while the writer is ``depth`` batches behind. Throws the writer's error once a write failed.
+    func write(
+        stream: Int, bytes: some Collection<UInt8>, pts: Int64, dts: Int64, duration: Int64, key: Bool
+    ) throws(CropZoomError) {
+        do throws(CropZoomError) {
+            let batch: Batch
+            if let filling {
+                batch = filling
+            } else {
+                batch = try batches.acquire()
+                filling = batch
+            }
+            let packet = batch.packets[batch.count]
+            try packet.fill(bytes)
+            packet.streamIndex = stream
+            packet.pts = pts
+            packet.dts = dts
+            packet.duration = duration
+            packet.isKeyframe = key
+            batch.count += 1
+            sent += 1
+            if batch.count == Self.batchSize { try handOver() }
+        } catch {
+            throw control.firstError ?? error
+        }
+    }
+
+    /// Hands the batch being filled to the writer.
+    private func handOver() throws(CropZoomError) {
+        guard let batch = filling else { return }
+        filling = nil
+        _ = try queue.push(batch)
+    }
+
+    /// Waits for every sample handed over to be written, then writes the index and closes the file
+    /// (``Remux/finish()``). Throws the first write's error.
+    func finish() throws(CropZoomError) {
+        do throws(CropZoomError) {
+            try handOver()
+        } catch {
+            throw control.firstError ?? error
+        }
+        queue.close()
+        ended.wait()
+        ended.signal()
+        if let error = control.firstError { throw error }
+        try remux.finish()
+    }
+
+    /// Stops the thread without writing what is left (the repair failed or was cancelled); the output is discarded.
+    func abandon() {
+        control.fail(.stopped)
+        ended.wait()
+        ended.signal()
+    }
+}
