@@ -71,6 +71,31 @@ package final class Packet: @unchecked Sendable {
         if copied == nil { _ = buffer.initialize(from: bytes) }
     }
 
+    /// Makes the packet hold a copy of `bytes` in the buffer it holds already when that buffer is its alone
+    /// (`av_buffer_is_writable`: a muxer has let go of it) and large enough, else in a new one (`av_new_packet`,
+    /// which resets the packet's other fields); the padding after the bytes zeroed either way. A packet refilled
+    /// sample after sample allocates only for a sample larger than those before.
+    package func refill(_ bytes: some Collection<UInt8>) throws(CropZoomError) {
+        let count = bytes.count
+        let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        if let buf = pointer.pointee.buf, av_buffer_is_writable(buf) != 0, buf.pointee.size >= count + padding {
+            pointer.pointee.data = buf.pointee.data
+            pointer.pointee.size = Int32(count)
+            (buf.pointee.data + count).initialize(repeating: 0, count: padding)
+        } else {
+            av_packet_unref(pointer)
+            try check(av_new_packet(pointer, Int32(count)), "allocating a packet")
+        }
+        let buffer = UnsafeMutableRawBufferPointer(start: pointer.pointee.data, count: count)
+        let copied = bytes.withContiguousStorageIfAvailable { source in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(source))
+        }
+        if copied == nil { _ = buffer.initializeMemory(as: UInt8.self, from: bytes) }
+    }
+
+    /// The bytes of the buffer the packet holds (0 when it holds none).
+    package var capacity: Int { pointer.pointee.buf.map { Int($0.pointee.size) } ?? 0 }
+
     /// `av_packet_rescale_ts`.
     package func rescale(from: TimeBase, to: TimeBase) { av_packet_rescale_ts(pointer, from.rational, to.rational) }
 }

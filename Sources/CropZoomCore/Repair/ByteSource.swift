@@ -52,14 +52,21 @@ package final class ByteWindow {
 
     /// Up to `count` bytes at `offset` (fewer at the end of the file), copied out of the window.
     package func bytes(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
-        guard offset >= 0, offset < size, count > 0 else { return [] }
+        guard let (start, held) = try hold(at: offset, count: count) else { return [] }
+        return Array(buffer[start..<start + held])
+    }
+
+    /// Makes the window hold up to `count` bytes at `offset` (refilled from there when it does not): where they
+    /// start in `buffer` and how many it holds (fewer only at the end of the file); nil past the end.
+    private func hold(at offset: Int64, count: Int) throws(CropZoomError) -> (start: Int, held: Int)? {
+        guard offset >= 0, offset < size, count > 0 else { return nil }
         let wanted = min(Int64(count), size - offset)
         if offset < base || offset + wanted > base + Int64(valid) {
             base = offset
             valid = try source.read(at: offset, count: max(capacity, count), into: &buffer)
         }
         let start = Int(offset - base)
-        return Array(buffer[start..<start + Int(min(wanted, Int64(valid - start)))])
+        return (start, Int(min(wanted, Int64(valid - start))))
     }
 
     /// The `count` bytes at `offset` when the window holds them all now, without reading or copying (a slice of
@@ -71,10 +78,12 @@ package final class ByteWindow {
         return buffer[start..<start + count]
     }
 
-    /// The big-endian unsigned number of `width` bytes (1…8) at `offset`; nil past the end of the file.
+    /// The big-endian unsigned number of `width` bytes (1…8) at `offset`; nil past the end of the file. Read in the
+    /// window, without copying (a walk asks for one at every NAL unit).
     package func number(at offset: Int64, width: Int) throws(CropZoomError) -> UInt64? {
-        let b = try bytes(at: offset, count: width)
-        guard b.count == width else { return nil }
-        return b.reduce(0) { $0 << 8 | UInt64($1) }
+        guard let (start, held) = try hold(at: offset, count: width), held == width else { return nil }
+        var value: UInt64 = 0
+        for i in start..<start + width { value = value << 8 | UInt64(buffer[i]) }
+        return value
     }
 }

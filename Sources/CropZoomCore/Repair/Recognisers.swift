@@ -66,7 +66,7 @@ package struct H264Recogniser: Sendable {
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
             else { break }
-            let header = try window.bytes(at: position + Int64(lengthSize), count: 1).first
+            let header = try window.number(at: position + Int64(lengthSize), width: 1).map { UInt8($0) }
             guard length > 0, let header, header & 0x80 == 0 else {
                 if first == nil { return none }
                 break
@@ -197,12 +197,12 @@ package struct HEVCRecogniser: Sendable {
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
             else { break }
-            let header = try window.bytes(at: position + Int64(lengthSize), count: 2)
-            guard length >= 2, header.count == 2, header[0] & 0x80 == 0, header[1] & 7 != 0 else {
+            let header = try window.number(at: position + Int64(lengthSize), width: 2).map { UInt16($0) }
+            guard length >= 2, let header, header & 0x8000 == 0, header & 7 != 0 else {
                 if first == nil { return none }
                 break
             }
-            let type = HEVCSyntax.nalType(header[0])
+            let type = HEVCSyntax.nalType(UInt8(header >> 8))
             let nalEnd = position + Int64(lengthSize) + Int64(length)
             var ends = false
             var opening: HEVCSyntax.SliceHeader?

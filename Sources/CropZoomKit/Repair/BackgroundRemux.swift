@@ -4,8 +4,9 @@ import Foundation
 
 /// ``Remux`` on a thread of its own, so that the muxing and the writing of a repaired file run on another core while
 /// the walk through the broken file goes on (docs/design/repair.md, "Session 7"). The walk copies each sample into a
-/// packet of a batch from a fixed pool (``write(stream:bytes:pts:dts:duration:key:)``) and hands full batches over
-/// through a bounded queue; the thread writes them and gives the batch back. A write that fails (a full disk, a muxer refusing a time)
+/// packet of a batch from a fixed pool (``write(stream:bytes:pts:dts:duration:key:)``; the packet's buffer is kept
+/// from sample to sample) and hands full batches over through a bounded queue; the thread writes them and gives the
+/// batch back. A write that fails (a full disk, a muxer refusing a time)
 /// stops the walk at its next hand-over with that error; ``finish()`` waits for the last write and writes the index.
 ///
 /// `@unchecked Sendable`: the remux is touched by the walking thread only before the first hand-over
@@ -18,6 +19,7 @@ final class BackgroundRemux: @unchecked Sendable {
     private final class Batch {
         let packets: [Packet]
         var count = 0
+        var bytes = 0
         init() throws(CropZoomError) {
             var packets: [Packet] = []
             for _ in 0..<BackgroundRemux.batchSize { packets.append(try Packet()) }
@@ -35,10 +37,14 @@ final class BackgroundRemux: @unchecked Sendable {
     /// Samples handed over.
     private(set) var sent = 0
 
-    /// Samples in a batch, and batches in flight between the walk and the writer at most (a few megabytes of 720p
-    /// pictures).
+    /// A batch is handed over when it holds this many samples or bytes; at most `depth` batches exist (the one being
+    /// filled, those queued and the one being written), so what is in flight stays within `depth` × (1 MiB + one
+    /// sample), whatever the pictures' size.
     static let batchSize = 16
+    static let batchBytes = 1 << 20
     static let depth = 4
+    /// The largest buffer a pooled packet keeps from sample to sample (refilled without allocating).
+    static let keptBuffer = 256 << 10
 
     init(_ remux: Remux) throws(CropZoomError) {
         self.remux = remux
@@ -49,8 +55,14 @@ final class BackgroundRemux: @unchecked Sendable {
         let thread = Thread { [self] in
             do throws(CropZoomError) {
                 while let batch = try queue.pop() {
-                    for packet in batch.packets[..<batch.count] { try remux.write(packet) }
+                    for packet in batch.packets[..<batch.count] {
+                        try remux.write(packet)
+                        // A buffer is kept for the next sample unless it is large (a keyframe of a big picture):
+                        // what the pool holds stays within its packets × `keptBuffer`.
+                        if packet.capacity > Self.keptBuffer { packet.unref() }
+                    }
                     batch.count = 0
+                    batch.bytes = 0
                     batches.release(batch)
                 }
             } catch {
@@ -82,15 +94,16 @@ final class BackgroundRemux: @unchecked Sendable {
                 filling = batch
             }
             let packet = batch.packets[batch.count]
-            try packet.fill(bytes)
+            try packet.refill(bytes)
             packet.streamIndex = stream
             packet.pts = pts
             packet.dts = dts
             packet.duration = duration
             packet.isKeyframe = key
             batch.count += 1
+            batch.bytes += packet.size
             sent += 1
-            if batch.count == Self.batchSize { try handOver() }
+            if batch.count == Self.batchSize || batch.bytes >= Self.batchBytes { try handOver() }
         } catch {
             throw control.firstError ?? error
         }

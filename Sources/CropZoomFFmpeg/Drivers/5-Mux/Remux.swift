@@ -8,6 +8,8 @@ import CropZoomCore
 /// `+faststart` would be a second full copy).
 package final class Remux {
     private let output: OutputFormat
+    /// What the muxer is given: a reference to the caller's packet, so the caller keeps its buffer to refill.
+    private let sending: Packet
     private let bases: [TimeBase]
     private var started = false
     private let options: [String: String]
@@ -23,6 +25,9 @@ package final class Remux {
     /// `avcodec_parameters_copy`, `av_stream_new_side_data` for the display matrix).
     package init(reference: InputFormat, streams: [Int], target: String, displayPath: String) throws(CropZoomError) {
         output = try OutputFormat(path: target, displayPath: displayPath, formatName: nil)
+        // The target is the empty temporary AtomicOutput made: opened without truncating it, as truncating a file on
+        // ext4 has its close start writing it back (`auto_da_alloc`), 4 ms on the critical path of a 47 MB repair.
+        output.protocolOptions["truncate"] = "0"
         output.copyMetadata(from: reference, except: Self.recordingTags + Muxer.inputContainerTags)
         var bases: [TimeBase] = []
         for i in streams {
@@ -40,6 +45,7 @@ package final class Remux {
             bases.append(from.timeBase)
         }
         self.bases = bases
+        sending = try Packet()
         let vendor = Muxer.keepVendorMetadata(output)
         var options = ["movie_timescale": String(Muxer.movieTimescale(bases))]
         if vendor { options["movflags"] = "+use_metadata_tags" }
@@ -75,7 +81,8 @@ package final class Remux {
     package func timeBase(_ index: Int) -> TimeBase { bases[index] }
 
     /// Writes `packet`, one sample of output stream `packet.streamIndex` with its times in the reference stream's
-    /// time base, and leaves it empty (`av_interleaved_write_frame`, after the header on the first call).
+    /// time base (`av_interleaved_write_frame` of a reference to it, after the header on the first call): the packet
+    /// keeps its buffer, for ``Packet/refill(_:)`` to use again once the muxer has let go of it.
     package func write(_ packet: Packet) throws(CropZoomError) {
         if !started {
             try output.writeHeader(options: options)
@@ -84,7 +91,9 @@ package final class Remux {
         let stream = packet.streamIndex
         packet.pointer.pointee.pos = -1
         packet.rescale(from: bases[stream], to: output.stream(stream).timeBase)
-        try output.write(packet)
+        sending.unref()
+        try sending.ref(packet)
+        try output.write(sending)
     }
 
     /// Writes the index and closes the file (`av_write_trailer`).
