@@ -6,15 +6,21 @@ one-second chunks, 2.1 MB), i (1280x720, 120 s, B-frames + AAC, 42 MB) and j (th
 with the references untrunc recovers every packet with (`hflip-full`; on j also the 5 s `hflip`), so that both
 tools walk the whole file. The tools run alternately — cropzoom, untrunc (and `--before`, an older cropzoom, when
 given) — for --rounds rounds, each writing into a folder emptied before the run (cropzoom looks for a killed run's
-temporaries beside its output), under /usr/bin/time (wall, user + system CPU, peak RSS). Each run must exit 0 and
+temporaries beside its output), under /usr/bin/time (user + system CPU, peak RSS; the wall time to the millisecond by
+this script's clock). Each run must exit 0 and
 write a file; cropzoom's outputs must be identical from round to round (what they hold is scored in
 repair-peers.md). Quoted: medians and the ratio cropzoom / untrunc; every run is in the page.
+
+With `--large`, the 4.6 GB recording of repair_large.py (made by it, in Benchmarks/work/repair-large) too, for
+`--large-rounds` rounds: there the disk's writing is much of the time (untrunc stops at 4.2 % of it: its time is
+listed, not compared).
 
 Run it with nothing else on the machine: the page records the load average before and after.
 
 Writes Benchmarks/results/repair-speed.md and repair-speed.svg; the raw runs go to WORK/speed.json.
 
-Usage: python3 Benchmarks/repair_speed.py [--rounds 9] [--before OLD_CROPZOOM] [--markdown-only]
+Usage: python3 Benchmarks/repair_speed.py [--rounds 9] [--before OLD_CROPZOOM] [--large [--large-rounds 3]]
+       [--markdown-only]
        [--cropzoom .build/release/cropzoom] [--untrunc Benchmarks/work/untrunc/untrunc]
 """
 import argparse
@@ -26,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from repair_peers import HERE, REPO, machine, make_case
 
@@ -34,12 +41,15 @@ PAIRS = [("d", "hflip-full"), ("i", "hflip-full"), ("j", "hflip"), ("j", "hflip-
 
 
 def run(argv):
-    """Runs argv under /usr/bin/time: dict(exit, wall, cpu, rss_mib)."""
+    """Runs argv under /usr/bin/time: dict(exit, wall, cpu, rss_mib). The wall time is this script's clock around the
+    run (to the millisecond; /usr/bin/time gives it to 10 ms), CPU and peak RSS are /usr/bin/time's."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
-        p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", t.name] + argv,
+        start = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", t.name] + argv,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall, user, system, rss = t.read().split()[-4:]
-    return dict(exit=p.returncode, wall=float(wall), cpu=float(user) + float(system), rss_mib=int(rss) / 1024,
+        wall = time.perf_counter() - start
+        user, system, rss = t.read().split()[-3:]
+    return dict(exit=p.returncode, wall=wall, cpu=float(user) + float(system), rss_mib=int(rss) / 1024,
                 stderr=p.stderr.strip().splitlines()[-1:] if p.returncode else [])
 
 
@@ -63,18 +73,29 @@ def measure(args):
     log = lambda s: print(s, file=sys.stderr, flush=True)
     rows = tools(args)
     data = dict(machine=machine(args.cropzoom, args.untrunc), rounds=args.rounds, tools=[l for l, _ in rows],
-                before=args.before, load_before=os.getloadavg(), pairs=[])
+                before=args.before, before_label=args.before_label, load_before=os.getloadavg(), pairs=[])
     cases = {}
-    for case, ref in PAIRS:
+    pairs = list(PAIRS)
+    if args.large:
+        large = os.path.join(HERE, "work", "repair-large")
+        if not os.path.exists(os.path.join(large, "broken.mp4")):
+            sys.exit("repair_speed.py: --large needs Benchmarks/work/repair-large (python3 repair_large.py makes it)")
+        cases["large"] = dict(broken=os.path.join(large, "broken.mp4"), broken_bytes=os.path.getsize(
+            os.path.join(large, "broken.mp4")), title="4.6 GB, repair_large.py's", references=dict(
+            reference=os.path.join(large, "reference.mp4")))
+        pairs.append(("large", "reference"))
+    for case, ref in pairs:
         if case not in cases:
             cases[case] = make_case(case, sorted({r for c, r in PAIRS if c == case}), args.work, log)
         c = cases[case]
         pair = dict(case=case, reference=ref, broken_bytes=c["broken_bytes"], title=c["title"], runs=[])
         folder = tempfile.mkdtemp(prefix="repair-speed-")
-        for rnd in range(1, args.rounds + 1):
+        for rnd in range(1, (args.large_rounds if case == "large" else args.rounds) + 1):
             for label, build in rows:
                 for name in os.listdir(folder):
                     os.remove(os.path.join(folder, name))
+                if case == "large":
+                    subprocess.run(["sync"])  # the last run's 4.6 GB written back before this one starts
                 out = os.path.join(folder, "out" + os.path.splitext(c["broken"])[1])
                 r = run(build(c["broken"], c["references"][ref], out))
                 r.update(tool=label, round=rnd, out_bytes=os.path.getsize(out) if os.path.exists(out) else None,
@@ -100,30 +121,34 @@ def med(runs, tool, key):
 
 def markdown(data):
     m = data["machine"]
+    large = next((p for p in data["pairs"] if p["case"] == "large"), None)
+    large = f" ({len(large['runs']) // len(data['tools'])} on the 4.6 GB recording)" if large else ""
     out = ["# `cropzoom repair` against untrunc: speed, measured alone", "",
            f"{m['date']}: cropzoom {m['cropzoom_commit']} (release build{', sources changed' if m['cropzoom_dirty'] else ''})"
            f", untrunc {m['untrunc_commit']}; {m['nproc']} cores ({m['cpu']}), Linux {m['kernel']}; load average "
-           f"{data['load_before'][0]:.2f} before, {data['load_after'][0]:.2f} after. {data['rounds']} rounds, the tools "
-           f"alternating ({', '.join(data['tools'])}), each output into an emptied folder; `/usr/bin/time` (wall to "
-           "10 ms). Every run exited 0; cropzoom's outputs are identical from round to round (what they hold: "
+           f"{data['load_before'][0]:.2f} before, {data['load_after'][0]:.2f} after. {data['rounds']} rounds{large}, the tools "
+           f"alternating ({', '.join(data['tools'])}), each output into an emptied folder; wall time by the script's "
+           "clock around each run (ms), CPU (user + system) and peak RSS by `/usr/bin/time`. Every run exited 0; cropzoom's outputs are identical from round to round (what they hold: "
            "[repair-peers.md](repair-peers.md), every whole packet of each case at its time).", "",
            "Written by `Benchmarks/repair_speed.py`"
-           + (f" with `--before` {data['before']}" if data["before"] else "") + ".", "",
+           + (f" with `--before` {data.get('before_label') or data['before']}" if data["before"] else "") + ".", "",
            "| case, reference | broken file | " + " | ".join(f"{t} wall (CPU, RSS)" for t in data["tools"])
            + " | wall cropzoom / untrunc |",
            "|---|---|" + "---|" * len(data["tools"]) + "---|"]
     for p in data["pairs"]:
         cells = []
         for t in data["tools"]:
-            cells.append(f"{med(p['runs'], t, 'wall'):.2f} s ({med(p['runs'], t, 'cpu'):.2f} s, "
+            cells.append(f"{med(p['runs'], t, 'wall'):.3f} s ({med(p['runs'], t, 'cpu'):.2f} s, "
                          f"{med(p['runs'], t, 'rss_mib'):.0f} MiB)")
         ratio = med(p["runs"], "cropzoom", "wall") / med(p["runs"], "untrunc", "wall")
+        # untrunc stops at 4.2 % of the large recording (repair-large.md): no ratio there.
+        shown = "(untrunc stops at 4.2 %)" if p["case"] == "large" else f"{ratio:.2f}"
         out.append(f"| {p['case']}, `{p['reference']}` | {p['broken_bytes'] / 1e6:.1f} MB | " + " | ".join(cells)
-                   + f" | {ratio:.2f} |")
+                   + f" | {shown} |")
     out += ["", "Every run's wall time (s), in the order run:", ""]
     for p in data["pairs"]:
         for t in data["tools"]:
-            walls = " ".join(f"{r['wall']:.2f}" for r in p["runs"] if r["tool"] == t)
+            walls = " ".join(f"{r['wall']:.3f}" for r in p["runs"] if r["tool"] == t)
             out.append(f"- {p['case']} `{p['reference']}` {t}: {walls}")
     out += ["", "Commands (BROKEN, REFERENCE from `Benchmarks/work/repair`, made by `repair_peers.py`):", "", "```",
             "cropzoom repair BROKEN --reference REFERENCE -o OUT", "untrunc -n -dst OUT REFERENCE BROKEN", "```", ""]
@@ -133,8 +158,9 @@ def markdown(data):
 def svg(data):
     """Each run's wall time as a dot, a row per case and tool, the median as a bar."""
     colours = {"cropzoom": "#1f77b4", "untrunc": "#d62728", "cropzoom before": "#7f7f7f"}
-    rows = [(p, t) for p in data["pairs"] for t in data["tools"]]
-    top = max(r["wall"] for p in data["pairs"] for r in p["runs"])
+    # The 4.6 GB case (seconds, not tenths) is in the page's table only.
+    rows = [(p, t) for p in data["pairs"] if p["case"] != "large" for t in data["tools"]]
+    top = max(r["wall"] for p, _ in rows for r in p["runs"])
     scale = 520 / (top * 1.05)
     h = 40 + 22 * len(rows) + 40
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{h}" font-family="sans-serif" '
@@ -172,6 +198,9 @@ def main():
     ap.add_argument("--cropzoom", default=os.path.join(REPO, ".build", "release", "cropzoom"))
     ap.add_argument("--untrunc", default=os.path.join(HERE, "work", "untrunc", "untrunc"))
     ap.add_argument("--before", help="an older cropzoom binary, run in the same rounds")
+    ap.add_argument("--before-label", help="what --before is (a commit), for the page")
+    ap.add_argument("--large", action="store_true", help="also the 4.6 GB recording of repair_large.py")
+    ap.add_argument("--large-rounds", type=int, default=3)
     ap.add_argument("--work", default=os.path.join(HERE, "work", "repair"))
     ap.add_argument("--results", default=os.path.join(HERE, "results", "repair-speed"))
     ap.add_argument("--markdown-only", action="store_true", help="re-render the page from WORK/speed.json")
