@@ -6,8 +6,8 @@ import Foundation
 /// the walk through the broken file goes on (docs/design/repair.md, "Session 7"). The walk copies each sample into a
 /// packet of a batch from a fixed pool (``write(stream:bytes:pts:dts:duration:key:)``; the packet's buffer is kept
 /// from sample to sample) and hands full batches over through a bounded queue; the thread writes them and gives the
-/// batch back. A write that fails (a full disk, a muxer refusing a time)
-/// stops the walk at its next hand-over with that error; ``finish()`` waits for the last write and writes the index.
+/// batch back. A write that fails (a full disk, a muxer refusing a time) stops the walk at its next hand-over with
+/// that error; ``finish()`` waits for the last write and writes the index.
 ///
 /// `@unchecked Sendable`: the remux is touched by the walking thread only before the first hand-over
 /// (``setTimecode(_:)``) and after the thread has ended (``finish()``), by the thread in between; a batch belongs to
