@@ -537,12 +537,17 @@ def main():
             json.dump(data, open(raw, "w"), indent=1)  # after every case, so a partial run can be read
     notes_file = os.path.join(args.work, "notes.md")
     data["notes"] = open(notes_file).read().strip().splitlines() if os.path.exists(notes_file) else []
-    os.makedirs(os.path.dirname(args.results), exist_ok=True)
-    with open(args.results + ".md", "w") as fh:
-        fh.write(markdown(data))
-    with open(args.results + ".svg", "w") as fh:
-        fh.write(svg_chart(data))
-    print(f"wrote {args.results}.md and .svg", file=sys.stderr)
+    write_pages(args.results, markdown(data), svg_chart(data))
+
+
+def write_pages(results, md, svg):
+    """Writes RESULTS.md and RESULTS.svg (the benchmark scripts' last step)."""
+    os.makedirs(os.path.dirname(results), exist_ok=True)
+    with open(results + ".md", "w") as fh:
+        fh.write(md)
+    with open(results + ".svg", "w") as fh:
+        fh.write(svg)
+    print(f"wrote {results}.md and .svg", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from repair_peers import HERE, REPO, machine, make_case
+from repair_peers import HERE, REPO, machine, make_case, write_pages
 
 # (case, reference) pairs: both tools walk the whole file with these references (repair-peers.md).
 PAIRS = [("d", "hflip-full"), ("i", "hflip-full"), ("j", "hflip"), ("j", "hflip-full")]
@@ -212,11 +212,7 @@ def main():
     else:
         data = measure(args)
         json.dump(data, open(raw, "w"), indent=1)
-    with open(args.results + ".md", "w") as fh:
-        fh.write(markdown(data))
-    with open(args.results + ".svg", "w") as fh:
-        fh.write(svg(data))
-    print(f"wrote {args.results}.md and .svg", file=sys.stderr)
+    write_pages(args.results, markdown(data), svg(data))
 
 
 if __name__ == "__main__":

@@ -58,11 +58,14 @@ struct RepairTests {
         try Data(bytes).write(to: broken)
     }
 
-    /// A 2 s original, a reference (other pictures, another tone) and the original cut before its index.
-    static func brokenRecording(in scratch: Scratch) throws -> (original: URL, reference: URL, broken: URL) {
+    /// An original of `seconds`, a 2 s reference (other pictures, another tone) and the original cut before its
+    /// index.
+    static func brokenRecording(in scratch: Scratch, seconds: Double = 2) throws -> (
+        original: URL, reference: URL, broken: URL
+    ) {
         let original = scratch.file("original.mp4")
         let reference = scratch.file("reference.mp4")
-        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 2)
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: seconds)
         try Self.recording(reference, content: "testsrc", tone: 880, seconds: 2)
         let broken = scratch.file("broken.mp4")
         try Self.cutBeforeIndex(original, to: broken)

@@ -172,12 +172,7 @@ struct RepairWorkflowTests {
         """)
     func fullDisk() throws {
         let scratch = try Scratch()
-        let original = scratch.file("original.mp4")
-        let reference = scratch.file("reference.mp4")
-        try RepairTests.recording(original, content: "testsrc2", tone: 440, seconds: 8)
-        try RepairTests.recording(reference, content: "testsrc", tone: 880, seconds: 2)
-        let broken = scratch.file("broken.mp4")
-        try RepairTests.cutBeforeIndex(original, to: broken)
+        let (_, reference, broken) = try RepairTests.brokenRecording(in: scratch, seconds: 8)
         let whole = scratch.file("whole.mp4")
         let first = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", whole.path])
         try #require(first.status == 0, "\(first)")
