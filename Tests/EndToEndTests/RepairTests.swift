@@ -357,7 +357,8 @@ struct RepairTests {
         bad input: not an MP4 (exit 3), a file with its index (exit 2, not broken), a reference that is itself cut \
         (exit 2), media data with nothing recognisable (exit 3; noise, zeros, HEVC for an H.264 reference: what it \
         holds named), a reference of another resolution or profile (exit 2, named): one line naming the file and \
-        the reason, nothing left behind; the output is never the reference, nor an existing file without -y
+        the reason, nothing left behind; the output is never the reference, nor an existing file without -y, nor a \
+        container other than MP4/MOV/3GP (the transcode that writes it named)
         """)
     func badInput() throws {
         let scratch = try Scratch()
@@ -438,6 +439,22 @@ struct RepairTests {
         try Data("keep".utf8).write(to: out)
         let kept = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", out.path])
         #expect(kept.status == 2 && (try? String(contentsOf: out, encoding: .utf8)) == "keep", "\(kept)")
+        // Another container than the MP4 family: refused with the transcode that writes it (a remux into Matroska,
+        // TS or FLV would move every time by the AAC priming, or rewrite the bytes), nothing written.
+        for name in ["fixed.mkv", "fixed.ts", "fixed"] {
+            let other = scratch.file(name)
+            let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", other.path])
+            #expect(run.status == 2 && run.errorLines.count == 1, "\(run)")
+            let says = "\(other.path): a repair copies the samples into an MP4, MOV or 3GP file"
+            #expect(
+                run.errorLines.first?.contains(says) == true
+                    && run.stderr.contains("--reference \(reference.path) -o \(other.path)"), "\(run)")
+            #expect(!Files.exists(other) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(run)")
+        }
+        let mov = scratch.file("fixed.MOV")
+        let upper = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", mov.path])
+        #expect(upper.status == 0, "\(upper)")
+        #expect(try Oracle.packets(mov.path, streamIndex: 0).count == 60)
     }
 
     @Test(

@@ -10,7 +10,9 @@ public struct RepairConfiguration: Sendable, Equatable {
     /// layout are what the broken file's bytes are read with. Not needed for a fragmented recording that was cut
     /// (its index is at its start).
     public var reference: String?
-    /// The repaired file (a remux: the samples are copied byte for byte), written atomically as every output.
+    /// The repaired file (a remux: the samples are copied byte for byte), written atomically as every output; named
+    /// `.mp4`, `.m4v`, `.mov`, `.3gp` or `.3g2` (another container is a transcode's, with
+    /// ``/CropZoomCore/TranscodeConfiguration/reference`` set).
     public var output: String
     /// Replace an existing output (`-y`).
     public var overwrite = false
@@ -110,6 +112,9 @@ public final class RepairJob: @unchecked Sendable {
         return true
     }
 
+    /// What a repaired file may be named: the MP4 family the samples are copied into as they are.
+    static let outputExtensions = ["mp4", "m4v", "mov", "3gp", "3g2"]
+
     /// Recovered pictures decoded with the reference's parameters before the rest is trusted.
     static let checkedPictures = 12
 
@@ -122,6 +127,16 @@ public final class RepairJob: @unchecked Sendable {
         let same = { (a: String, b: String) in
             URL(fileURLWithPath: a).resolvingSymlinksInPath().path
                 == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
+        }
+        // A remux into the reference's kind of file; any other container is a transcode's (which repairs first).
+        let kind = URL(fileURLWithPath: cfg.output).pathExtension.lowercased()
+        guard Self.outputExtensions.contains(kind) else {
+            let command = ["cropzoom", cfg.input, "--reference", cfg.reference ?? "GOOD", "-o", cfg.output]
+            let names = Self.outputExtensions.map { "." + $0 }.joined(separator: ", ")
+            throw CropZoomError(
+                .usage, path: cfg.output,
+                reason: "a repair copies the samples into an MP4, MOV or 3GP file (\(names)); for another container "
+                    + "transcode the recording with its reference: " + ChildProcess.shellQuoted(command))
         }
         if let reference = cfg.reference, same(cfg.output, reference) {
             throw CropZoomError(
