@@ -47,8 +47,9 @@ export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/lsan.supp print_suppre
 if [ "$mode" = --binary ]; then
     # StabilizeTests: the analysis pass's reader and estimator threads (their queue, pool and results), and the live
     # stabiliser's thread between the decoder and the workers (a device source: UDP is left out under TSan, below).
+    # RepairWorkflowTests: a repair's writer thread (BackgroundRemux) with its pool, a full disk and a transcode.
     subset="${CROPZOOM_SANITIZE_FILTER:-EngineTests|TrimTests|WarpTests|ZoomOutTests|AtomicOutputTests|PipeTests\
-|StabilizeTests.containers|StabilizeTests.progressPhases|StabilizeTests.whileRecordingDevice}"
+|StabilizeTests.containers|StabilizeTests.progressPhases|StabilizeTests.whileRecordingDevice|RepairWorkflowTests}"
     tests=.build
 else
     subset="${CROPZOOM_SANITIZE_FILTER:-CropZoomCoreTests|CropZoomKitTests|EngineTests|LibraryAPITests|BatchTests\
