@@ -51,6 +51,8 @@ package enum FinishedMP4 {
         }
         let packet = try Packet()
         while true {
+            // `av_read_frame` fills a blank packet: one left out below (cut by the end) still holds its payload.
+            packet.unref()
             let step: AVStep<Void>
             do {
                 step = try input.read(into: packet)
