@@ -60,15 +60,11 @@ package final class Packet: @unchecked Sendable {
     /// `av_packet_move_ref`: takes `other`'s payload, leaving it empty.
     package func take(_ other: Packet) { av_packet_move_ref(pointer, other.pointer) }
 
-    /// Makes the packet hold a copy of `bytes` (`av_new_packet`, which zeroes the padding after them); the packet
-    /// must be empty.
+    /// Makes the packet hold a copy of `bytes` in a new buffer (`av_new_packet`, which zeroes the padding after
+    /// them), whatever it held before (released).
     package func fill(_ bytes: some Collection<UInt8>) throws(CropZoomError) {
-        try check(av_new_packet(pointer, Int32(bytes.count)), "allocating a packet")
-        let buffer = UnsafeMutableBufferPointer(start: pointer.pointee.data, count: bytes.count)
-        let copied = bytes.withContiguousStorageIfAvailable { source in
-            if let from = source.baseAddress, let to = buffer.baseAddress { to.update(from: from, count: source.count) }
-        }
-        if copied == nil { _ = buffer.initialize(from: bytes) }
+        av_packet_unref(pointer)
+        try refill(bytes)
     }
 
     /// Makes the packet hold a copy of `bytes` in the buffer it holds already when that buffer is its alone
