@@ -65,26 +65,55 @@ struct LiveClockTests {
         cfg.live = true
         cfg.maxLatency = 0.5
         let live = LivePolicy(cfg, watches: try LiveWatches(cfg))
-        #expect(live.latency(encoded: 0, now: 100) == nil)
+        // Times from the job's start (its watches were made first): `t(100)` is 100 s later.
+        let t = { (seconds: Double) in live.watches.startedAt + seconds }
+        #expect(live.latency(encoded: 0, now: t(100)) == nil)
         // Media 0 arrives at 100 s as read (the read waited): the edge.
-        live.read(media: 0, now: 100, waited: true)
-        #expect(live.capturedAt(media: 0, now: 100.2) == 100)
-        #expect(live.isLate(since: live.capturedAt(media: 0, now: 100.7), now: 100.7))
+        live.read(media: 0, now: t(100), waited: true)
+        #expect(live.capturedAt(media: 0, now: t(100.2)) == t(100))
+        #expect(live.isLate(since: live.capturedAt(media: 0, now: t(100.7)), now: t(100.7)))
         // The reader fell behind: media 1 s is read at once from a backlog at 102 s — captured at 101 s.
-        live.read(media: 1, now: 102, waited: false)
-        #expect(live.capturedAt(media: 1, now: 102) == 101)
-        #expect(live.latency(encoded: 1, now: 102) == 1)
-        #expect(live.isLate(since: live.capturedAt(media: 1, now: 102), now: 102))
+        live.read(media: 1, now: t(102), waited: false)
+        #expect(live.capturedAt(media: 1, now: t(102)) == t(101))
+        #expect(live.latency(encoded: 1, now: t(102)) == 1)
+        #expect(live.isLate(since: live.capturedAt(media: 1, now: t(102)), now: t(102)))
         // The source paused 3 s; its next packet waited for: the edge moves, nothing is late.
-        live.read(media: 2, now: 106, waited: true)
-        #expect(live.latency(encoded: 2, now: 106.1)! < 0.11)
+        live.read(media: 2, now: t(106), waited: true)
+        #expect(live.latency(encoded: 2, now: t(106.1))! < 0.11)
         // A burst ahead of real time (read at once, earlier for its time than the edge) is captured now, and the
         // frames before it keep their age (a source read faster than real time is never late).
-        live.read(media: 5, now: 107, waited: false)
-        #expect(live.capturedAt(media: 5, now: 107) == 107)
-        #expect(live.capturedAt(media: 2.5, now: 107) == 106.5)
+        live.read(media: 5, now: t(107), waited: false)
+        #expect(live.capturedAt(media: 5, now: t(107)) == t(107))
+        #expect(live.capturedAt(media: 2.5, now: t(107)) == t(106.5))
         // Never captured after now (a B-frame's later presentation time).
-        #expect(live.capturedAt(media: 6, now: 107) == 107)
+        #expect(live.capturedAt(media: 6, now: t(107)) == t(107))
+        // Nor before the job started: a packet waited for at media 200 s puts media 0 at -93 s — as the job started,
+        // 107 s before now, not 200 s (what a server held before the job connected is not the recording's latency).
+        live.read(media: 200, now: t(107), waited: true)
+        #expect(live.capturedAt(media: 0, now: t(107)) == t(0))
+        #expect(live.latency(encoded: 50, now: t(107)) == 107)
+        #expect(live.latency(encoded: 150, now: t(107)) == 50)
+    }
+
+    @Test(
+        """
+        a source that makes its frames in the read (lavfi's generator, faster than real time) is working, not waiting \
+        for data: its reads do not set the live edge however long they take
+        """)
+    func generatorDoesNotWait() throws {
+        let source = try Demuxer(path: "mandelbrot=size=640x480:rate=25", format: "lavfi", watch: try IOWatch())
+        let packet = try Packet()
+        var (slow, waited) = (0, 0)
+        for _ in 0..<25 {
+            let started = monotonicSeconds()
+            guard case .value = try source.read(into: packet) else { break }
+            packet.unref()
+            // A 640x480 Mandelbrot picture takes milliseconds to draw: what the reader took for a wait before.
+            if monotonicSeconds() - started >= 0.002 { slow += 1 }
+            if source.lastReadWaited { waited += 1 }
+        }
+        #expect(slow >= 10, "the generator drew its pictures in under 2 ms: this test shows nothing")
+        #expect(waited <= 2, "\(waited) of 25 reads counted as waiting for data (\(slow) took 2 ms or more)")
     }
 
     @Test("a packet the decoder had no room for is dropped with every packet up to the next keyframe, each counted")

@@ -199,3 +199,12 @@ public func monotonicSeconds() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
+
+/// The calling thread's CPU time in seconds (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`; no allocation): with
+/// ``monotonicSeconds()`` around a call, how much of it the thread spent working rather than blocked.
+@inlinable
+public func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}

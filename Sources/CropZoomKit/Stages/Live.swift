@@ -194,11 +194,13 @@ final class LivePolicy: @unchecked Sendable {
     }
 
     /// When the frame at media time `media` was captured, as far as the reader can tell (monotonic seconds, at
-    /// most `now`): its media time on the live edge's clock. A B-frame's presentation comes after the packet
-    /// times the edge is measured on, so its age is under-counted by the reordering (two or three frames).
+    /// most `now`): its media time on the live edge's clock, and never before the job started — what waited in a
+    /// server's buffers before the job connected, or an edge set by a read that only seemed to wait, is not the
+    /// recording's latency. A B-frame's presentation comes after the packet times the edge is measured on, so its
+    /// age is under-counted by the reordering (two or three frames).
     func capturedAt(media: Double, now: Double) -> Double {
         guard let edge = lock.withLock({ edge }) else { return now }
-        return min(now, media + edge)
+        return min(now, max(startedAt, media + edge))
     }
 
     /// How far a frame encoded now at media time `encoded` is behind its capture (seconds; nil before the first

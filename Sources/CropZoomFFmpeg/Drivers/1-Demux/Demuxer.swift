@@ -51,7 +51,9 @@ package final class Demuxer: @unchecked Sendable {
     /// Whether a pending signal ends a live source's reads (not a sound device's: the picture's reader ending
     /// ends it, see the threaded engine).
     package var stopsOnSignal = true
-    /// How long a live source's last read waited for data (seconds; replayed for a packet read early).
+    /// How long a live source's last read was blocked waiting for data (seconds; replayed for a packet read early):
+    /// its wall time less the reading thread's CPU time in it — a source that makes its frames in the read (lavfi's
+    /// generators, faster than real time) works for them, it does not wait.
     package private(set) var lastWait = 0.0
     /// When a live source's last packet was read from it (monotonic seconds; replayed for a packet read early).
     package private(set) var lastArrival = 0.0
@@ -162,10 +164,11 @@ package final class Demuxer: @unchecked Sendable {
         while true {
             let step: AVStep<Void>
             let started = input.watch == nil ? 0 : monotonicSeconds()
+            let working = input.watch == nil ? 0 : threadCPUSeconds()
             defer {
                 if input.watch != nil {
                     lastArrival = monotonicSeconds()
-                    lastWait = lastArrival - started
+                    lastWait = lastArrival - started - (threadCPUSeconds() - working)
                 }
             }
             do { step = try input.read(into: packet) } catch {
