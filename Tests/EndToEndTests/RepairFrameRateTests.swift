@@ -86,11 +86,79 @@ struct RepairFrameRateTests {
         #expect(decode.isEmpty, "\(decode)")
     }
 
+    /// A recording from a writer of one-second chunks (ffmpeg's `-chunk_duration`): 10 s at 30 fps with every third
+    /// picture left out before or after 4 s (`select`: 20 fps, its pictures 33 and 67 ms apart), and how far its
+    /// pictures may be from their times once repaired (the largest, the median).
+    struct Chunked: Sendable, CustomTestStringConvertible {
+        var slowUntil: Bool
+        var bFrames: Int
+        var largest: Double
+        var median: Double
+        var testDescription: String {
+            (slowUntil ? "20 → 30 fps" : "30 → 20 fps") + ", \(bFrames) B-frames, within \(largest) s"
+        }
+        static let all = [
+            // FFmpeg chunks by its packets' durations, in step with the sound: each chunk's first picture lies as
+            // the reference's do.
+            Chunked(slowUntil: false, bFrames: 0, largest: 0.1, median: 0.025),
+            // With B-frames, and starting at 20 fps, its chunks of pictures come out of step with the sound's (the
+            // first holds 58 pictures, 1.9 s): a chunk's first picture is known to within the sound stored before
+            // it (a second).
+            Chunked(slowUntil: false, bFrames: 3, largest: 0.5, median: 0.1),
+            Chunked(slowUntil: true, bFrames: 0, largest: 0.5, median: 0.4),
+        ]
+    }
+
     @Test(
         """
-        a constant rate is left to the tick and nothing is said, also with a reference of half a second; a writer of \
-        one-second chunks (no picture's time bounded by the sound beside it) keeps the reference's rate and says how \
-        far the pictures end from the sound
+        a writer of one-second chunks whose frame rate changed: each chunk's pictures spread between its first \
+        picture's place on the sound's clock and the next chunk's — every picture back with its bytes, within a tenth \
+        of a second of its time where the chunks keep step with the sound (1.97 s off before), half a second where \
+        they do not, the sound exact, a clean decode; the line counts the pictures timed by the clock
+        """, arguments: Chunked.all)
+    func chunksTimedBySound(_ chunked: Chunked) throws {
+        let scratch = try Scratch()
+        let (original, reference) = (scratch.file("original.mp4"), scratch.file("reference.mp4"))
+        let keep = chunked.slowUntil ? "gte(t\\,4)" : "lt(t\\,4)"
+        let encode = Change.x264 + [
+            "-bf", "\(chunked.bFrames)", "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-chunk_duration", "1000000",
+        ]
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=10", "-f", "lavfi",
+                "-i", "sine=frequency=440:sample_rate=48000:duration=10", "-vf",
+                "select='\(keep)+not(eq(mod(n\\,3)\\,2))'", "-fps_mode", "vfr",
+            ] + encode + [original.path])
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=30:duration=3", "-f", "lavfi",
+                "-i", "sine=frequency=880:sample_rate=48000:duration=3",
+            ] + encode + [reference.path])
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let moved = report["pictures_timed_by_sound"] as? Int ?? 0
+        #expect(moved > 100, "\(report)")
+        #expect(run.stderr.contains("\(moved) pictures timed by the sound's clock"), "\(run.stderr)")
+        #expect(report["video_minus_audio"] == nil, "the pictures end with the sound: \(report)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed, vfr: true)
+        #expect(streams.first?["whole"] as? Int == 240 + (chunked.slowUntil ? 20 : 0), "\(streams)")
+        #expect(streams.allSatisfy { $0["recovered"] as? Int == $0["whole"] as? Int }, "\(streams)")
+        let video = try #require(streams.first?["pts_error"] as? Double)
+        let median = try #require(streams.first?["pts_error_median"] as? Double)
+        #expect(video <= chunked.largest && median <= chunked.median, "\(streams)")
+        #expect(streams.dropFirst().allSatisfy { $0["pts_error"] as? Double == 0 }, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        a constant rate is left to the tick and nothing is said, also with a reference of half a second and from a \
+        writer of one-second chunks; a writer that put every picture in one chunk (ffmpeg's chunks of a stream made by \
+        `concat`: no picture's time bounded by the sound beside it) keeps the reference's rate and says how far the \
+        pictures end from the sound
         """)
     func steadyAndChunked() throws {
         let scratch = try Scratch()
@@ -124,6 +192,18 @@ struct RepairFrameRateTests {
         let (films, _) = try RepairTests.score(original: whole, broken: exact.broken, repaired: exact.fixed)
         #expect(films.first?["recovered"] as? Int == 480, "\(films)")
         #expect(films.allSatisfy { $0["pts_error"] as? Double == 0 }, "\(films)")
+
+        // One-second chunks at a constant rate: each chunk's first picture within the reference's bound.
+        let steadyChunks = try Scratch()
+        let (steadyOriginal, steadyReference) = (steadyChunks.file("steady.mp4"), steadyChunks.file("reference.mp4"))
+        let chunks = ["-chunk_duration", "1000000"]
+        try Self.record(steady, steadyOriginal, chunks: chunks)
+        try Self.record(steady, steadyReference, reference: true, chunks: chunks)
+        let even = try RepairTests.repairCut(steadyOriginal, reference: steadyReference, in: steadyChunks)
+        #expect(even.run.status == 0 && !even.run.stderr.contains("sound's clock"), "\(even.run)")
+        let (evens, _) = try RepairTests.score(original: steadyOriginal, broken: even.broken, repaired: even.fixed)
+        #expect(evens.first?["recovered"] as? Int == 300, "\(evens)")
+        #expect(evens.allSatisfy { $0["pts_error"] as? Double == 0 }, "\(evens)")
 
         let chunked = try Scratch()
         let change = Change(rates: (30, 20), video: Change.x264 + ["-bf", "0"])

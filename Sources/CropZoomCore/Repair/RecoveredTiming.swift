@@ -60,6 +60,14 @@ package struct RecoveredTiming: Sendable {
     /// Pictures whose decode time the sound's clock set (the reference's frame duration would have put them outside
     /// the bound the reference's writer keeps).
     package private(set) var soundTimed = 0
+    /// A writer of long chunks: the clock's pictures of the current chunk, held (``chunked(_:clock:)``), where its
+    /// first picture lies on the clock (seconds; nil for pictures before any sound), and the last chunk's pace
+    /// (seconds a picture) where the clock led.
+    private var run: [RecoveredSample] = []
+    private var runStart: Double?
+    /// Where the clock's sound stored since the last picture starts (seconds).
+    private var soundRunStart: Double?
+    private var lastPace: Double?
 
     /// One video track's pictures of the current sequence.
     private struct Sequence: Sendable {
@@ -76,20 +84,35 @@ package struct RecoveredTiming: Sendable {
     /// Takes the next sample of its track, in file order; returns the samples whose times are now settled (this
     /// one, or pictures held back before it).
     package mutating func take(_ sample: RecoveredSample) -> [TimedSample] {
-        var out: [TimedSample] = sample.resumes ? resume(at: sample) : []
+        var out: [TimedSample] = []
+        if sample.resumes {
+            out += flushRun(until: nil)
+            out += resume(at: sample)
+        }
         firstOffset = firstOffset ?? sample.offset
         lastEnd = max(lastEnd, sample.offset + Int64(sample.size))
         let t = model.tracks[sample.track]
         let duration = Int64(t.sampleDuration) * Int64(sample.count)
         var dts = nextDecode[sample.track] ?? t.firstDecodeTime + t.negativeCompositionOffset
         if let clock = model.soundClock {
-            if sample.track == clock.video {
+            if sample.track == clock.video && clock.chunked {
+                return out + chunked(sample, clock: clock)
+            } else if sample.track == clock.video {
                 dts = clocked(dts, clock: clock, track: t)
             } else if sample.track == clock.sound {
+                if !soundSincePicture { soundRunStart = Double(dts) / Double(max(1, t.timescale)) }
                 soundEnd = Double(dts + duration) / Double(max(1, t.timescale))
                 soundSincePicture = true
             }
         }
+        return out + place(sample, dts: dts)
+    }
+
+    /// Gives `sample` decode time `dts`: settled at once, or held back in its sequence until its rank is known.
+    private mutating func place(_ sample: RecoveredSample, dts: Int64) -> [TimedSample] {
+        var out: [TimedSample] = []
+        let t = model.tracks[sample.track]
+        let duration = Int64(t.sampleDuration) * Int64(sample.count)
         nextDecode[sample.track] = dts + duration
         if t.isVideo {
             let index = decodeIndex[sample.track] ?? 0
@@ -110,6 +133,83 @@ package struct RecoveredTiming: Sendable {
         s.held.append((sample, dts))
         if s.held.count > Self.reorderWindow { out += settle(&s, all: false, track: sample.track) }
         video[sample.track] = s
+        return out
+    }
+
+    /// A picture of the clock's video track from a writer of long chunks (``ReferenceModel/SoundClock/chunked``):
+    /// held with the rest of its chunk until the next chunk's first picture (the first after some sound) says where
+    /// it ends, or the walk ends. Each chunk's first picture is an observation of the sound's clock: it lies within
+    /// the bound of the end of the sound before it. While the reference's frame duration keeps every observation
+    /// within the bound (one shift of the clock against the pictures, none at the start), the chunk's pictures keep
+    /// it, to the tick; once it does not, the clock leads: a chunk's pictures are spread evenly from its first
+    /// picture's place on the clock to the next chunk's (the last chunk at the pace of the one before).
+    private mutating func chunked(_ sample: RecoveredSample, clock: ReferenceModel.SoundClock) -> [TimedSample] {
+        var out: [TimedSample] = []
+        if soundSincePicture, let soundEnd {
+            soundSincePicture = false
+            let t = model.tracks[clock.video]
+            let scale = Double(max(1, t.timescale))
+            // Where this picture falls at the reference's frame duration: after the pictures held.
+            let start = t.firstDecodeTime + t.negativeCompositionOffset
+            let nominal = (nextDecode[clock.video] ?? start) + Int64(run.count) * Int64(t.sampleDuration)
+            let d = Double(nominal) / scale - soundEnd
+            if !clockLeads {
+                let low = max(shifts.low, d - clock.high)
+                let high = min(shifts.high, d - clock.low)
+                if low <= high {
+                    shifts = (low, high)
+                    clockShift = min(max(clockShift, low), high)
+                } else {
+                    clockLeads = true
+                }
+            }
+            // Kept within the sound stored just before it: a writer puts a chunk after the sound chunks that start
+            // before it, and before those that start after it.
+            var estimate = soundEnd + clockShift + (clock.low + clock.high) / 2
+            estimate = min(max(estimate, soundRunStart ?? estimate), soundEnd)
+            out += flushRun(until: estimate)
+            runStart = estimate
+        }
+        run.append(sample)
+        // A writer that never interleaved (every picture in one chunk): held no further than a reorder's worth of
+        // seconds; what is held is timed as at the end.
+        if run.count > Self.longestRun { out += flushRun(until: nil) }
+        return out
+    }
+
+    /// Pictures held in one chunk at most (``chunked(_:clock:)``): a minute at 60 fps.
+    private static let longestRun = 3600
+
+    /// Times the held chunk's pictures (``chunked(_:clock:)``), which end where the next chunk starts, `until`
+    /// (seconds on the clock), nil when not known (the walk's end, damage).
+    private mutating func flushRun(until end: Double?) -> [TimedSample] {
+        guard let clock = model.soundClock, !run.isEmpty else { return [] }
+        let pictures = run
+        let first = runStart
+        run = []
+        runStart = nil
+        let t = model.tracks[clock.video]
+        let scale = Double(max(1, t.timescale))
+        var out: [TimedSample] = []
+        var previous = decodeTimes[clock.video]?.last?.dts
+        let origin = t.firstDecodeTime + t.negativeCompositionOffset
+        guard clockLeads else {
+            for picture in pictures { out += place(picture, dts: nextDecode[clock.video] ?? origin) }
+            return out
+        }
+        // From the chunk's first picture's place on the clock (or where the reference's duration puts it), to the
+        // next chunk's, or on at the last chunk's pace.
+        let start = first ?? Double(nextDecode[clock.video] ?? origin) / scale
+        let n = Double(pictures.count)
+        let pace = end.map { ($0 - start) / n } ?? lastPace ?? Double(t.sampleDuration) / scale
+        if end != nil, pace > 0 { lastPace = pace }
+        for (i, picture) in pictures.enumerated() {
+            var dts = Int64(((start + Double(i) * pace) * scale).rounded())
+            if let p = previous { dts = max(dts, p + 1) }
+            previous = dts
+            soundTimed += 1
+            out += place(picture, dts: dts)
+        }
         return out
     }
 
@@ -262,7 +362,7 @@ package struct RecoveredTiming: Sendable {
 
     /// The pictures still held back, with their times (at the end of the walk).
     package mutating func finish() -> [TimedSample] {
-        var out: [TimedSample] = []
+        var out = flushRun(until: nil)
         for track in video.keys.sorted() {
             guard var s = video[track] else { continue }
             out += settle(&s, all: true, track: track, atCut: true)

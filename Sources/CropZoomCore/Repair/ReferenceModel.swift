@@ -86,6 +86,10 @@ package struct ReferenceModel: Sendable {
         package var high: Double
         /// The sound's step: its most common chunk's duration, in seconds (the clock advances by it).
         package var step: Double
+        /// A writer of long chunks (a second of pictures, then a second of sound, as ffmpeg's `-chunk_duration` and
+        /// cameras write): the bound holds only each chunk's first picture, and the pictures of a chunk are timed
+        /// between its first picture and the next chunk's (``RecoveredTiming``).
+        package var chunked = false
     }
 
     /// Reads the reference at `window` (a whole, healthy file); the reason it cannot serve otherwise.
@@ -129,6 +133,10 @@ package struct ReferenceModel: Sendable {
     /// phase of the common rates against 44.1 and 48 kHz sound), else it is widened.
     private static let clockPictures = 48
 
+    /// Pictures to a chunk from which a writer's chunks are long (``SoundClock/chunked``): a packet interleave has one
+    /// or two pictures between sound frames.
+    private static let chunkPictures = 4
+
     /// ``soundClock`` of the reference's first video and first sound track: each picture's decode time against the
     /// end of the last sound sample stored before it (none for the pictures before the first sound).
     private static func soundClock(_ tables: [TrackTables], _ tracks: [Track]) -> SoundClock? {
@@ -171,9 +179,20 @@ package struct ReferenceModel: Sendable {
             high = max(high, d)
             observed += 1
         }
-        // Too few pictures after sound to bound anything (a writer of long chunks, a very short reference).
-        guard observed >= 8 else { return nil }
+        // A writer of long chunks: a picture after sound only where a chunk of pictures starts (four and more
+        // pictures to a chunk); two such starts bound the chunks' pictures. Otherwise, too few pictures after sound
+        // bound nothing (a very short reference).
+        let chunked = observed >= 2 && tables[v].sampleCount >= Self.chunkPictures * observed
+        guard observed >= 8 || chunked else { return nil }
         let step = Double(tracks[a].typicalChunkSamples) * Double(tracks[a].sampleDuration) / soundScale
+        if chunked {
+            // Each chunk's first picture lies where the chunks' boundaries put it, within a sound frame and a
+            // picture of where the reference's few lie (the writer starts a chunk at the first packet past its
+            // length, so the phase of the sound's chunks against the pictures' wanders by that much).
+            let jitter =
+                Double(tracks[a].sampleDuration) / soundScale + Double(tracks[v].sampleDuration) / pictureScale
+            return SoundClock(video: v, sound: a, low: low - jitter, high: high + jitter, step: step, chunked: true)
+        }
         if observed < Self.clockPictures {
             // A short reference may not show every phase of pictures against sound: the bound is any sound step's
             // worth that holds what it shows (measured: half a second at 23.976 fps with 48 kHz sound left phases
