@@ -120,9 +120,10 @@ struct RepairFrameRateTests {
         let scratch = try Scratch()
         let (original, reference) = (scratch.file("original.mp4"), scratch.file("reference.mp4"))
         let keep = chunked.slowUntil ? "gte(t\\,4)" : "lt(t\\,4)"
-        let encode = Change.x264 + [
-            "-bf", "\(chunked.bFrames)", "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-chunk_duration", "1000000",
-        ]
+        let encode =
+            Change.x264 + [
+                "-bf", "\(chunked.bFrames)", "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-chunk_duration", "1000000",
+            ]
         _ = try Oracle.runChecked(
             "ffmpeg",
             [
