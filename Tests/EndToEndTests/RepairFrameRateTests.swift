@@ -94,13 +94,18 @@ struct RepairFrameRateTests {
         var bFrames: Int
         var largest: Double
         var median: Double
+        /// PCM in MOV: from a 3 s reference, whose chunks of 93 and 48 packets of 1024 sample frames do not show the
+        /// granularity (3,072 sample frames), and whose sound ends 16 ms before the last chunk of pictures.
+        var pcm = false
         var testDescription: String {
-            (slowUntil ? "20 → 30 fps" : "30 → 20 fps") + ", \(bFrames) B-frames, within \(largest) s"
+            (slowUntil ? "20 → 30 fps" : "30 → 20 fps") + ", \(bFrames) B-frames, " + (pcm ? "PCM in MOV" : "AAC")
+                + ", within \(largest) s"
         }
         static let all = [
             // FFmpeg chunks by its packets' durations, in step with the sound: each chunk's first picture lies as
             // the reference's do.
             Chunked(slowUntil: false, bFrames: 0, largest: 0.1, median: 0.025),
+            Chunked(slowUntil: false, bFrames: 0, largest: 0.1, median: 0.025, pcm: true),
             // With B-frames, and starting at 20 fps, its chunks of pictures come out of step with the sound's (the
             // first holds 58 pictures, 1.9 s): a chunk's first picture is known to within the sound stored before
             // it (a second).
@@ -118,12 +123,12 @@ struct RepairFrameRateTests {
         """, arguments: Chunked.all)
     func chunksTimedBySound(_ chunked: Chunked) throws {
         let scratch = try Scratch()
-        let (original, reference) = (scratch.file("original.mp4"), scratch.file("reference.mp4"))
+        let ext = chunked.pcm ? "mov" : "mp4"
+        let (original, reference) = (scratch.file("original.\(ext)"), scratch.file("reference.\(ext)"))
         let keep = chunked.slowUntil ? "gte(t\\,4)" : "lt(t\\,4)"
+        let sound = chunked.pcm ? ["-c:a", "pcm_s16le"] : ["-c:a", "aac", "-b:a", "128k"]
         let encode =
-            Change.x264 + [
-                "-bf", "\(chunked.bFrames)", "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-chunk_duration", "1000000",
-            ]
+            Change.x264 + ["-bf", "\(chunked.bFrames)"] + sound + ["-ac", "2", "-chunk_duration", "1000000"]
         _ = try Oracle.runChecked(
             "ffmpeg",
             [
@@ -146,6 +151,7 @@ struct RepairFrameRateTests {
         #expect(report["video_minus_audio"] == nil, "the pictures end with the sound: \(report)")
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed, vfr: true)
         #expect(streams.first?["whole"] as? Int == 240 + (chunked.slowUntil ? 20 : 0), "\(streams)")
+        #expect(streams.allSatisfy { $0["foreign"] as? Int == 0 }, "\(streams)")
         #expect(streams.allSatisfy { $0["recovered"] as? Int == $0["whole"] as? Int }, "\(streams)")
         let video = try #require(streams.first?["pts_error"] as? Double)
         let median = try #require(streams.first?["pts_error_median"] as? Double)

@@ -545,19 +545,55 @@ package final class MediaWalker {
     /// The bytes of a run of uncompressed sound at `offset` (sample frames, looked at in steps: ``pcmStepping``): up
     /// to where a picture that continues a video track starts, at most its limit; to the end of the media data (in
     /// whole frames) when that comes first; 0 when neither is found. `video`: the recognisers to ask (the walk's).
+    ///
+    /// Where no picture lies at the step, one is looked for in steps of a sample frame (``verifiedRun(at:upTo:_:)``):
+    /// a short reference shows too few chunks for their granularity (93 and 48 packets of 1024 sample frames: 3,072),
+    /// and the sound may end before the pictures (a last packet shorter than the rest). The step is then the greatest
+    /// common divisor of the run found and the step, from there on.
     private func pcmRun(at offset: Int64, video recognisers: [Int: VideoRecogniser]? = nil) throws(CropZoomError) -> Int
     {
         let (block, step, limit) = pcmStepping
+        let recognisers = recognisers ?? video
         var length = step
         while length <= limit {
             let next = offset + Int64(length)
-            if next >= end { return Int((end - offset) / Int64(block)) * block }
-            for recogniser in (recognisers ?? video).values {
+            if next >= end { break }
+            for recogniser in recognisers.values {
                 let probe = try recogniser.probe(at: next, in: window, end: end)
                 if case .sample = probe.answer, probe.continues { return length }
             }
             length += step
         }
-        return 0
+        let reach = min(Int64(limit), end - offset)
+        if step > block, let found = try verifiedRun(at: offset, upTo: reach, recognisers) {
+            func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+            pcmStepping.step = max(block, gcd(step, found))
+            return found
+        }
+        return reach == end - offset ? Int((end - offset) / Int64(block)) * block : 0
+    }
+
+    /// ``pcmRun(at:video:)`` in steps of a sample frame, up to `reach` bytes: where a picture that continues the video
+    /// starts and is followed by another whole sample, one the end cuts, or the end (loud noise holds a false picture
+    /// start now and then, not two in a row).
+    private func verifiedRun(at offset: Int64, upTo reach: Int64, _ recognisers: [Int: VideoRecogniser])
+        throws(CropZoomError) -> Int?
+    {
+        let block = Int64(pcmStepping.block)
+        var at = offset + block
+        while at < offset + reach {
+            for recogniser in recognisers.values {
+                let probe = try recogniser.probe(at: at, in: window, end: end)
+                guard case .sample(let size, _) = probe.answer, probe.continues else { continue }
+                let next = at + Int64(size)
+                if next == end { return Int(at - offset) }
+                switch try recogniser.probe(at: next, in: window, end: end).answer {
+                case .sample, .cut: return Int(at - offset)
+                case .none: break
+                }
+            }
+            at += block
+        }
+        return nil
     }
 }
