@@ -7,7 +7,9 @@ those of Tests/EndToEndTests/RepairFrameRateTests.swift, made by the same ffmpeg
 6 s at the second (testsrc2, `-fps_mode vfr`), 10 s of a 440 Hz tone; BROKEN is ORIGINAL cut at the end of its mdat
 (the index gone). Two references at the first rate: `short`, the test's (3 s of testsrc, 880 Hz), and `hflip-full`,
 the one untrunc does best with (as in repair_peers.py: testsrc2 mirrored, as long as the original, 10 s; untrunc
-matches samples by the reference's sizes and stops at the first it cannot place).
+matches samples by the reference's sizes and stops at the first it cannot place). The `-chunks` cases are a writer
+of one-second chunks (ffmpeg's `-chunk_duration 1000000`, the references too), whose recording leaves out every third
+picture after (or before) 4 s with `select` (docs/design/repair.md, "Session 8").
 
 cropzoom and untrunc run alternately (cropzoom, untrunc, cropzoom, … for --rounds rounds) under /usr/bin/time -v;
 each tool's first output is scored by Tests/tools/repair_score.py --vfr (the decode check's null output not re-timed
@@ -43,6 +45,17 @@ CASES = [
                                                   "-tag:v", "hvc1", "-x265-params", "log-level=error"],
          sound=AAC, ext="mov"),
 ]
+# A writer of one-second chunks (ffmpeg's `-chunk_duration`; references too): 10 s at 30 fps with every third picture
+# left out after (or before) 4 s by `select` (20 fps, its pictures 33 and 67 ms apart) — `concat` makes ffmpeg put
+# every picture in one chunk.
+CHUNKS = ["-chunk_duration", "1000000"]
+CASES += [
+    dict(name="30-20-chunks", rates=(30, 20), video=X264 + ["-bf", "0"], sound=AAC, ext="mp4", chunks=True),
+    dict(name="30-20-bf3-chunks", rates=(30, 20), video=X264 + ["-bf", "3"], sound=AAC, ext="mp4", chunks=True),
+    dict(name="20-30-chunks", rates=(20, 30), video=X264 + ["-bf", "0"], sound=AAC, ext="mp4", chunks=True),
+    dict(name="30-20-pcm-chunks", rates=(30, 20), video=X264 + ["-bf", "0"], sound=["-c:a", "pcm_s16le"], ext="mov",
+         chunks=True),
+]
 PLOTTED = "30-20 hflip-full"
 
 
@@ -57,13 +70,19 @@ def record(case, out, reference):
     elif reference == "hflip-full":
         inputs = ["-f", "lavfi", "-i", f"testsrc2=size=640x360:rate={first}:duration=10,hflip", "-f", "lavfi",
                   "-i", "sine=frequency=1000:sample_rate=48000:duration=10"]
+    elif case.get("chunks"):
+        keep = "gte(t\\,4)" if first < then else "lt(t\\,4)"
+        inputs = ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=10", "-f", "lavfi", "-i",
+                  "sine=frequency=440:sample_rate=48000:duration=10", "-vf",
+                  f"select='{keep}+not(eq(mod(n\\,3)\\,2))'", "-fps_mode", "vfr"]
     else:
         inputs = ["-f", "lavfi", "-i", f"testsrc2=size=640x360:rate={first}:duration=4", "-f", "lavfi", "-i",
                   f"testsrc2=size=640x360:rate={then}:duration=6", "-f", "lavfi", "-i",
                   "sine=frequency=440:sample_rate=48000:duration=10", "-filter_complex",
                   "[0:v][1:v]concat=n=2:v=1:a=0[v]", "-map", "[v]", "-map", "2:a", "-fps_mode", "vfr"]
-    subprocess.run(["ffmpeg", "-v", "error", "-y"] + inputs + case["video"] + case["sound"] + ["-ac", "2", out],
-                   check=True)
+    chunks = CHUNKS if case.get("chunks") else []
+    subprocess.run(["ffmpeg", "-v", "error", "-y"] + inputs + case["video"] + case["sound"] + ["-ac", "2"] + chunks
+                   + [out], check=True)
 
 
 def picture_errors(original, repaired):
@@ -124,7 +143,7 @@ def main():
                         errors[name] = picture_errors(original, out)
             results[f"{case['name']} {kind}"] = dict(
                 runs=runs, scores=scores, errors=errors, rates=case["rates"], video=" ".join(case["video"]),
-                sound=" ".join(case["sound"]), ext=case["ext"], reference=kind)
+                sound=" ".join(case["sound"]), ext=case["ext"], reference=kind, chunks=bool(case.get("chunks")))
     data = dict(machine=machine(a.cropzoom, a.untrunc), rounds=a.rounds, cases=results)
     with open(os.path.join(a.work, "results.json"), "w") as fh:
         json.dump(data, fh, indent=1)
@@ -189,17 +208,31 @@ def findings(d):
     cz = [video(c, "cropzoom") for c in d["cases"].values()]
     whole = sum(1 for c in d["cases"].values()
                 if all(x["recovered"] == x["whole"] for x in c["scores"]["cropzoom"].get("streams", [{}])))
-    worst = max(v.get("pts_error") or 0 for v in cz)
+    interleaved = [video(c, "cropzoom") for c in d["cases"].values() if not c.get("chunks")]
+    chunked = {k: video(c, "cropzoom") for k, c in d["cases"].items() if c.get("chunks")}
+    worst = max(v.get("pts_error") or 0 for v in interleaved)
+    in_step = [v.get("pts_error") or 0 for k, v in chunked.items() if k.startswith(("30-20-chunks", "30-20-pcm"))]
+    out_of_step = [v.get("pts_error") or 0 for k, v in chunked.items() if not k.startswith(("30-20-chunks", "30-20-pcm"))]
+    chunk_medians = [v.get("pts_error_median") or 0 for v in chunked.values()]
     un = {k: video(c, "untrunc") for k, c in d["cases"].items()}
     best = {k: v for k, v in un.items() if k.endswith("hflip-full")}
     short = [k for k, v in un.items() if k.endswith(" short") and not v.get("recovered")]
     far = max((v.get("pts_error") or 0) for v in best.values())
     walls = [statistics.median(r["wall"] for r in c["runs"][t]) for c in d["cases"].values() for t in ("cropzoom",)]
+    chunk_line = []
+    if chunked:
+        chunk_line = [
+            f"- From a writer of one-second chunks (the `1-s chunks` rows) each chunk's pictures are spread between "
+            f"its first picture's place on the sound's clock and the next chunk's: within {max(in_step) * 1000:.0f} ms "
+            f"where ffmpeg's chunks keep step with the sound (30 → 20 fps, AAC and PCM), within "
+            f"{max(out_of_step):.2f} s where they do not (with B-frames, or from 20 fps: ffmpeg closes a chunk by its "
+            "packets' stated durations, and its chunks of pictures drift against the sound's by up to a chunk); "
+            f"medians {min(chunk_medians) * 1000:.0f}–{max(chunk_medians) * 1000:.0f} ms."]
     return [
-        f"- cropzoom: every picture and sound frame back in {whole} of the {len(cz)} runs, each picture within "
-        f"{worst * 1000:.1f} ms of its original time (one AAC frame is 21.3 ms; the largest errors in the pictures "
-        "just after the change, before the clock tells the new rate from the reference's), the sound exact, a clean "
-        "decode, with either reference.",
+        f"- cropzoom: every picture and sound frame back in {whole} of the {len(cz)} runs. Where the writer "
+        f"interleaves packets, each picture within {worst * 1000:.1f} ms of its original time (one AAC frame is "
+        "21.3 ms; the largest errors in the pictures just after the change, before the clock tells the new rate from "
+        "the reference's), the sound exact, a clean decode, with either reference."] + chunk_line + [
         f"- untrunc times every picture at the reference's rate. With the short reference it stops at the start in "
         f"{len(short)} of {len(best)} cases (\"unable to find correct codec -> premature end\": it places samples by "
         "the reference's sizes); with its best reference it recovers what the table says, and its pictures drift "
@@ -231,7 +264,8 @@ def write_markdown(d):
             rows.append(
                 f"| {c['reference']} | {c['rates'][0]} → {c['rates'][1]} fps, {c['video'].split()[1]}"
                 f"{' -bf ' + c['video'].split('-bf ')[1].split()[0] if '-bf ' in c['video'] else ''}, "
-                f"{c['sound'].split()[1]}, {c['ext']} | {tool} | {runs[0]['exit']} | "
+                f"{c['sound'].split()[1]}, {c['ext']}{', 1-s chunks' if c.get('chunks') else ''} | {tool} | "
+                f"{runs[0]['exit']} | "
                 f"{v.get('recovered', 0)}/{v.get('whole', '?')} | {au.get('recovered', 0)}/{au.get('whole', '?')} | "
                 f"{v.get('foreign', '–')}/{au.get('foreign', '–')} | {ms(v.get('pts_error'))} / "
                 f"{ms(v.get('pts_error_median'))} | {ms(au.get('pts_error'))} | {'yes' if clean else 'no'} | "
