@@ -171,8 +171,8 @@ package struct RecoveredTiming: Sendable {
             runStart = estimate
         }
         run.append(sample)
-        // A writer that never interleaved (every picture in one chunk): held no further than a reorder's worth of
-        // seconds; what is held is timed as at the end.
+        // A writer that never interleaved (every picture in one chunk): no more than ``longestRun`` pictures are
+        // held; they are timed as at the end.
         if run.count > Self.longestRun { out += flushRun(until: nil) }
         return out
     }
@@ -184,31 +184,31 @@ package struct RecoveredTiming: Sendable {
     /// (seconds on the clock), nil when not known (the walk's end, damage).
     private mutating func flushRun(until end: Double?) -> [TimedSample] {
         guard let clock = model.soundClock, !run.isEmpty else { return [] }
-        let pictures = run
         let first = runStart
-        run = []
         runStart = nil
+        // The chunk's storage is kept for the next one (no allocation per chunk).
+        defer { run.removeAll(keepingCapacity: true) }
         let t = model.tracks[clock.video]
         let scale = Double(max(1, t.timescale))
         var out: [TimedSample] = []
         var previous = decodeTimes[clock.video]?.last?.dts
         let origin = t.firstDecodeTime + t.negativeCompositionOffset
         guard clockLeads else {
-            for picture in pictures { out += place(picture, dts: nextDecode[clock.video] ?? origin) }
+            for i in run.indices { out += place(run[i], dts: nextDecode[clock.video] ?? origin) }
             return out
         }
         // From the chunk's first picture's place on the clock (or where the reference's duration puts it), to the
         // next chunk's, or on at the last chunk's pace.
         let start = first ?? Double(nextDecode[clock.video] ?? origin) / scale
-        let n = Double(pictures.count)
+        let n = Double(run.count)
         let pace = end.map { ($0 - start) / n } ?? lastPace ?? Double(t.sampleDuration) / scale
         if end != nil, pace > 0 { lastPace = pace }
-        for (i, picture) in pictures.enumerated() {
+        for i in run.indices {
             var dts = Int64(((start + Double(i) * pace) * scale).rounded())
             if let p = previous { dts = max(dts, p + 1) }
             previous = dts
             soundTimed += 1
-            out += place(picture, dts: dts)
+            out += place(run[i], dts: dts)
         }
         return out
     }
