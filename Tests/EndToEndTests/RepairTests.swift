@@ -628,15 +628,18 @@ struct RepairSoundTracksTests {
         var referenceSeconds = 3
         var testDescription: String {
             channels.map(String.init).joined(separator: " + ") + " channels, \(ext)"
-                + (more.isEmpty ? "" : " " + more.joined(separator: " "))
+                + (more.isEmpty ? "" : " " + more.joined(separator: " ")) + ", a \(referenceSeconds) s reference"
         }
         static let all = [
             // Packet by packet (ffmpeg's interleave, OBS): the track furthest behind in time comes next.
             Case(channels: [2, 2]), Case(channels: [1, 2]),
             // OBS records up to six tracks of one configuration.
             Case(channels: [2, 2, 2, 2, 2, 2]),
-            // One-second chunks: the reference's layout of its sound chunks, as long as it lasts.
+            // One-second chunks: the reference's layout of its sound chunks, as long as it lasts; past a shorter
+            // reference, each run of sound between two chunks of pictures shared out by time.
             Case(channels: [2, 2], more: ["-chunk_duration", "1000000"], ext: "mov", referenceSeconds: 8),
+            Case(channels: [2, 2], more: ["-chunk_duration", "1000000"], ext: "mov"),
+            Case(channels: [2, 2, 2], more: ["-chunk_duration", "1000000"]),
             // Uncompressed sound in several tracks (a camera's MOV): the runs between pictures shared out in the
             // reference's chunks, then by time; the last run so that the tracks end together.
             Case(channels: [2, 2], more: ["-c:a", "pcm_s16le"], ext: "mov"),
@@ -678,6 +681,40 @@ struct RepairSoundTracksTests {
             #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
             #expect(s["pts_error"] as? Double == 0, "\(s)")
         }
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        a long-chunk writer's two sound tracks of one configuration past a 3 s reference, the file cut inside the \
+        second track's last chunk: the first track's chunk goes to it whole (its length as in the last whole run, \
+        within a frame), the rest to the second
+        """)
+    func cutInsideTheLastRun() throws {
+        let scratch = try Scratch()
+        let c = Case(channels: [2, 2], more: ["-chunk_duration", "1000000"], ext: "mov")
+        let (original, reference) = (scratch.file("original.mov"), scratch.file("reference.mov"))
+        try Self.recording(original, content: "testsrc2", tone: 440, seconds: 8, c)
+        try Self.recording(reference, content: "testsrc", tone: 880, seconds: 3, c)
+        // Cut 100 bytes into the 20th frame from the end of the second track's last whole chunk (stream 2), itself
+        // after the first track's (stream 1) chunk of the same second.
+        let second = try Oracle.packets(original.path, streamIndex: 2).compactMap(\.pos).sorted()
+        let cutAt = try #require(second.dropLast(2).suffix(20).first) + 100
+        let broken = scratch.file("broken.mov")
+        let bytes = try Data(contentsOf: original)
+        try bytes.prefix(cutAt).write(to: broken)
+        let fixed = scratch.file("fixed.mov")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", fixed.path, "--json"])
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        #expect(streams.count == 3, "\(streams)")
+        for s in streams {
+            let (whole, recovered, foreign) = (
+                s["whole"] as? Int ?? 0, s["recovered"] as? Int ?? 0, s["foreign"] as? Int ?? 9
+            )
+            #expect(whole - recovered <= 1 && foreign <= 1, "\(s)")
+        }
+        #expect(streams.map { $0["recovered"] as? Int ?? 0 }.reduce(0, +) > 800, "\(streams)")
         #expect(decode.isEmpty, "\(decode)")
     }
 }

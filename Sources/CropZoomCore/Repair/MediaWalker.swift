@@ -70,6 +70,15 @@ package final class MediaWalker {
     private var pcmStepping: (block: Int, step: Int, limit: Int) = (0, 0, 0)
     private let start: Int64
     private let end: Int64
+    /// Sound tracks of one configuration from a writer of long chunks (their frames cannot be told apart by their
+    /// bytes, nor past the reference's layout by the order of frames): each group, by the reference's track index.
+    private let twins: [[Int]]
+    /// Past the reference's layout of sound chunks: the frames of such a group found since the last other sample,
+    /// held until the run ends and then shared out by time (``shares(of:found:atEnd:)``).
+    private var heldRun: [(offset: Int64, size: Int)] = []
+    private var heldGroup: [Int] = []
+    /// The frames each such track took in the last whole run (its chunk's length, for a run the file's end cut).
+    private var lastShares: [Int: Int] = [:]
 
     /// What the walk found, besides the samples it handed on.
     package struct Outcome: Sendable {
@@ -85,14 +94,19 @@ package final class MediaWalker {
 
     /// `audio`: a frame probe for each audio track the walk should find (by the reference's track index); `start`
     /// and `end`: the media data's bounds in the broken file.
-    /// `pcm`: for each uncompressed sound track, the bytes of one sample frame.
+    /// `pcm`: for each uncompressed sound track, the bytes of one sample frame. `alike`: groups of compressed sound
+    /// tracks of one configuration (the same codec parameters).
     package init(
-        window: ByteWindow, model: ReferenceModel, audio: [Int: AudioFrameProbe], pcm: [Int: Int] = [:], start: Int64,
-        end: Int64
+        window: ByteWindow, model: ReferenceModel, audio: [Int: AudioFrameProbe], pcm: [Int: Int] = [:],
+        alike: [[Int]] = [], start: Int64, end: Int64
     ) {
         self.window = window
         self.model = model
         self.audio = audio
+        // Long chunks: more frames to a chunk than a packet interleave puts between two pictures.
+        twins = alike.filter { group in
+            group.count > 1 && group.allSatisfy { model.tracks[$0].meanChunkSamples >= Double(Self.longChunkFrames) }
+        }
         self.pcm = pcm.filter { $0.value > 0 }
         self.start = start
         self.end = end
@@ -105,6 +119,9 @@ package final class MediaWalker {
             }
         }
     }
+
+    /// Frames to a sound chunk from which a writer's chunks are long (a packet interleave has one or two).
+    static let longChunkFrames = 4
 
     /// The media tracks the walk looks for (the others are reported as not recovered, but ``timecodeTracks``).
     package var walkedTracks: [Int] { (Array(video.keys) + Array(audio.keys) + Array(pcm.keys)).sorted() }
@@ -138,6 +155,21 @@ package final class MediaWalker {
             video.isEmpty
             ? [] : model.tracks.indices.filter { model.tracks[$0].isMetadata && model.tracks[$0].sampleCount > 0 }
         let videoTracks = video.keys.sorted()
+        // The held run of sound of one configuration, shared out and handed on (before any other sample: file order).
+        func release(cut: Bool = false) throws(CropZoomError) {
+            guard !heldRun.isEmpty else { return }
+            var k = 0
+            let shared = shares(of: heldRun.count, found: outcome.samples, cut: cut)
+            if !cut { for (track, frames) in shared { lastShares[track] = frames } }
+            for (track, frames) in shared {
+                for held in heldRun[k..<k + frames] {
+                    try emit(RecoveredSample(track: track, offset: held.offset, size: held.size, isKey: true))
+                }
+                outcome.samples[track, default: 0] += frames
+                k += frames
+            }
+            heldRun.removeAll(keepingCapacity: true)
+        }
         walking: while offset < end {
             if offset - reported >= 8 << 20 {
                 progress(offset)
@@ -156,6 +188,7 @@ package final class MediaWalker {
                     let order = recogniser.accept(probe)
                     video[i] = recogniser
                     if started {
+                        try release()
                         try emit(
                             RecoveredSample(
                                 track: i, offset: offset, size: size, isKey: key, pictureOrder: order,
@@ -179,6 +212,7 @@ package final class MediaWalker {
             // A timecode sample (4 bytes, a writer puts it first): where a sample of the media tracks follows it.
             for i in timecodeTracks where outcome.samples[i, default: 0] < model.tracks[i].sampleCount {
                 if end - offset > 4, try followed(at: offset + 4, video: video) {
+                    try release()
                     try emit(RecoveredSample(track: i, offset: offset, size: 4, isKey: true))
                     outcome.samples[i, default: 0] += 1
                     offset += 4
@@ -192,6 +226,14 @@ package final class MediaWalker {
             for i in audioOrder(found: outcome.samples) where !zeroRun {
                 guard let probe = audio[i] else { continue }
                 if let length = try audioFrame(at: offset, track: i, probe) {
+                    if soundChunk.index >= model.soundChunks.count, let group = twins.first(where: { $0.contains(i) }) {
+                        // Past the reference's layout, a long-chunk writer's tracks of one configuration: held.
+                        heldGroup = group
+                        heldRun.append((offset, length))
+                        offset += Int64(length)
+                        continue walking
+                    }
+                    try release()
                     try emit(RecoveredSample(track: i, offset: offset, size: length, isKey: true))
                     outcome.samples[i, default: 0] += 1
                     followSoundChunks(took: i)
@@ -225,6 +267,7 @@ package final class MediaWalker {
                     let block = pcm[track] ?? 1
                     let piece = pcm.count == 1 ? run : min(run - taken, chunk) / block * block
                     guard piece > 0 else { break }
+                    try release()
                     try emit(
                         RecoveredSample(
                             track: track, offset: offset + Int64(taken), size: piece, isKey: true,
@@ -272,8 +315,42 @@ package final class MediaWalker {
             outcome.gaps.append(RepairGap(offset: offset, bytes: end - offset, reason: reason))
             break
         }
+        try release(cut: outcome.gaps.last.map { $0.reason == "cut" && $0.offset + $0.bytes >= end } ?? false)
         progress(offset)
         return outcome
+    }
+
+    /// How the held run of `count` frames is shared out among ``heldGroup`` (`found`: each track's frames so far), in
+    /// file order. A writer of long chunks closes each track's chunk after the same stretch of time and lays them out
+    /// by their first times: the track furthest behind first (the first on a tie), each up to the time they all end
+    /// at together. A run the file's end cut short (`cut`, less than the tracks' usual chunks together): the tracks
+    /// take their usual chunks in turn — as many frames as in the last whole run (a writer's chunks of one
+    /// configuration differ by a frame or two), else the reference's average —, the last what is left.
+    private func shares(of count: Int, found: [Int: Int], cut: Bool) -> [(track: Int, frames: Int)] {
+        let tracks = heldGroup.sorted { (elapsed($0, found: found), $0) < (elapsed($1, found: found), $1) }
+        let usual = tracks.map { lastShares[$0] ?? Int(model.tracks[$0].meanChunkSamples.rounded()) }
+        var left = count
+        var out: [(track: Int, frames: Int)] = []
+        if cut && count < usual.reduce(0, +) * 9 / 10 {
+            for (k, track) in tracks.enumerated() where left > 0 {
+                let frames = k == tracks.count - 1 ? left : min(left, usual[k])
+                out.append((track, frames))
+                left -= frames
+            }
+            return out
+        }
+        let rate = { (i: Int) in
+            Double(self.model.tracks[i].timescale) / Double(max(1, self.model.tracks[i].sampleDuration))
+        }
+        let already = tracks.reduce(0.0) { $0 + elapsed($1, found: found) * rate($1) }
+        let endTime = (Double(count) + already) / tracks.reduce(0.0) { $0 + rate($1) }
+        for (k, track) in tracks.enumerated() where left > 0 {
+            let wanted = max(0, Int(((endTime - elapsed(track, found: found)) * rate(track)).rounded()))
+            let frames = k == tracks.count - 1 ? left : min(left, wanted)
+            if frames > 0 { out.append((track, frames)) }
+            left -= frames
+        }
+        return out
     }
 
     /// Frame lengths found ahead by one decode of several frames (``AudioFrameProbe/frameLengths(_:)``): where the

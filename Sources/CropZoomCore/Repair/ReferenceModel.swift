@@ -54,6 +54,8 @@ package struct ReferenceModel: Sendable {
         /// The most common number of samples in one of its chunks (`stsc`, weighted by chunks): a writer that
         /// interleaves packet by packet stores one or two, a camera a second's worth.
         package var typicalChunkSamples = 1
+        /// Samples to a chunk on average (a short reference's chunks may all differ: 46, 47 and 48 sound frames).
+        package var meanChunkSamples = 1.0
         /// A track of neither sound nor pictures (camera metadata: `mebx`, `gpmd`, `rtmd`): its samples' sizes where
         /// there are few of them (at most 64), for the walk to step over such a sample (``MediaWalker``).
         package var metadataSizes: [Int] = []
@@ -278,6 +280,7 @@ package struct ReferenceModel: Sendable {
             largestChunk: chunks.largest, chunkGranularity: chunks.granularity,
             keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t),
             typicalChunkSamples: Self.typicalChunkSamples(t),
+            meanChunkSamples: Double(t.sampleCount) / Double(max(1, t.chunkOffsets.count)),
             metadataSizes: t.handler == "vide" || t.handler == "soun" ? [] : Self.fewSizes(t.sampleSizes))
     }
 

@@ -132,8 +132,15 @@ struct RepairSetup {
             if case .pcm = t.kind { pcm[i] = referenceInput.stream(i).sampleFrameBytes }
         }
         pcmFrameBytes = pcm
+        // Compressed sound tracks of one configuration (the same codec parameters): told apart by where they lie.
+        var alike: [[UInt8]: [Int]] = [:]
+        for i in probes.keys.sorted() {
+            let stream = referenceInput.stream(i)
+            alike[stream.extradata + [UInt8(truncatingIfNeeded: stream.channelCount)], default: []].append(i)
+        }
         walker = MediaWalker(
-            window: window, model: model, audio: probes, pcm: pcm, start: mediaStart, end: mediaEnd)
+            window: window, model: model, audio: probes, pcm: pcm, alike: alike.values.sorted { $0[0] < $1[0] },
+            start: mediaStart, end: mediaEnd)
         guard !walker.walkedTracks.isEmpty else {
             let kinds = model.tracks.map(\.sampleEntry).joined(separator: ", ")
             throw CropZoomError(
