@@ -74,7 +74,7 @@ package final class MediaWalker {
     /// bytes, nor past the reference's layout by the order of frames): each group, by the reference's track index.
     private let twins: [[Int]]
     /// Past the reference's layout of sound chunks: the frames of such a group found since the last other sample,
-    /// held until the run ends and then shared out by time (``shares(of:found:atEnd:)``).
+    /// held until the run ends and then shared out by time (``shares(of:found:cut:)``).
     private var heldRun: [(offset: Int64, size: Int)] = []
     private var heldGroup: [Int] = []
     /// The frames each such track took in the last whole run (its chunk's length, for a run the file's end cut).
