@@ -55,6 +55,22 @@ struct RepairFrameRateTests {
             ["-v", "error", "-y"] + input + change.video + change.sound + ["-ac", "2"] + chunks + [file.path])
     }
 
+    /// `original` cut before its index and repaired with `reference`: exit 0, more than 100 pictures timed by the
+    /// sound's clock (the pictures after the change; the ones before are not), said on the line and in the report,
+    /// and the pictures ending with the sound; the scorer's figures (`--vfr`) and the decode's complaints.
+    static func repairedByClock(_ original: URL, reference: URL, in scratch: Scratch) throws -> (
+        streams: [[String: Any]], decode: String
+    ) {
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let moved = report["pictures_timed_by_sound"] as? Int ?? 0
+        #expect(moved > 100, "\(report)")
+        #expect(run.stderr.contains("\(moved) pictures timed by the sound's clock"), "\(run.stderr)")
+        #expect(report["video_minus_audio"] == nil, "the pictures end with the sound: \(report)")
+        return try RepairTests.score(original: original, broken: broken, repaired: fixed, vfr: true)
+    }
+
     @Test(
         """
         a recording whose frame rate changed, repaired with a reference at its first rate: every picture and sound \
@@ -67,15 +83,7 @@ struct RepairFrameRateTests {
         let reference = scratch.file("reference.\(change.ext)")
         try Self.record(change, original)
         try Self.record(change, reference, reference: true)
-        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
-        #expect(run.status == 0, "\(run)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        let moved = report["pictures_timed_by_sound"] as? Int ?? 0
-        // The pictures after the change (120 to 180 of them) are timed by the clock; the ones before are not.
-        #expect(moved > 100, "\(report)")
-        #expect(run.stderr.contains("\(moved) pictures timed by the sound's clock"), "\(run.stderr)")
-        #expect(report["video_minus_audio"] == nil, "the pictures end with the sound: \(report)")
-        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed, vfr: true)
+        let (streams, decode) = try Self.repairedByClock(original, reference: reference, in: scratch)
         let pictures = 4 * change.rates.0 + 6 * change.rates.1
         #expect(streams.first?["whole"] as? Int == pictures, "\(streams)")
         #expect(streams.allSatisfy { $0["recovered"] as? Int == $0["whole"] as? Int }, "\(streams)")
@@ -142,14 +150,7 @@ struct RepairFrameRateTests {
                 "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=30:duration=3", "-f", "lavfi",
                 "-i", "sine=frequency=880:sample_rate=48000:duration=3",
             ] + encode + [reference.path])
-        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
-        #expect(run.status == 0, "\(run)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        let moved = report["pictures_timed_by_sound"] as? Int ?? 0
-        #expect(moved > 100, "\(report)")
-        #expect(run.stderr.contains("\(moved) pictures timed by the sound's clock"), "\(run.stderr)")
-        #expect(report["video_minus_audio"] == nil, "the pictures end with the sound: \(report)")
-        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed, vfr: true)
+        let (streams, decode) = try Self.repairedByClock(original, reference: reference, in: scratch)
         #expect(streams.first?["whole"] as? Int == 240 + (chunked.slowUntil ? 20 : 0), "\(streams)")
         #expect(streams.allSatisfy { $0["foreign"] as? Int == 0 }, "\(streams)")
         #expect(streams.allSatisfy { $0["recovered"] as? Int == $0["whole"] as? Int }, "\(streams)")
