@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CropZoomFFmpeg
@@ -469,4 +470,34 @@ final class FakeMux: MuxingStage, @unchecked Sendable {
     func finish() throws(CropZoomError) {}
 
     func count(into c: inout EngineCounts) {}
+}
+
+/// The serial engine's progress while its one thread is inside a long codec call.
+@Suite("Serial engine progress")
+struct SerialProgressTests {
+    @Test(
+        """
+        while the stages' thread is inside a 1.2 s call (no tick of its own), the reporter's thread reports, at most \
+        four times a second; after stop() nothing more comes
+        """)
+    func reportsDuringALongCall() throws {
+        let times = Mutex<[Double]>([])
+        let ticker = ProgressTicker { _, _ in
+            let now = monotonicSeconds()
+            times.withLock { $0.append(now) }
+        }
+        ticker.source = { (0, 0) }
+        let started = monotonicSeconds()
+        let reporter = ProgressReporter(ticker)
+        Thread.sleep(forTimeInterval: 1.2)
+        reporter.stop()
+        let reported = times.withLock { $0 }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(times.withLock { $0.count } == reported.count, "a report after stop()")
+        let gaps = zip(reported.dropFirst(), reported).map { $0 - $1 }
+        // Four at an idle machine's pace (0.05, 0.30, 0.55, 0.80, 1.05 s); a loaded one may wake the thread late.
+        #expect(reported.count >= 3, "\(reported.map { $0 - started })")
+        #expect((reported.first ?? 9) - started < 0.5, "the first report: \(reported.map { $0 - started })")
+        #expect(gaps.allSatisfy { $0 >= 0.25 && $0 < 1 }, "gaps \(gaps)")
+    }
 }

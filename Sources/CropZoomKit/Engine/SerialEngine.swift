@@ -1,4 +1,6 @@
 import CropZoomFFmpeg
+import Foundation
+import Synchronization
 
 /// Runs a job's stages on the calling thread (`--threads 1`, with single-threaded codecs): the
 /// baseline for per-core throughput. Every edge of the stage graph is a direct call; the demux
@@ -56,6 +58,10 @@ struct SerialEngine {
         }
         let demux = try stages.demux(video: Self.direct(decode, .decode, clock), mux: toMux, reencoders: reencoders)
 
+        // A codec call can take seconds (x264's look-ahead on its first frames, on a loaded machine): a thread of
+        // its own reports while the stages' one is inside it.
+        let reporter = progress.map { _ in ProgressReporter(ticker) }
+        defer { reporter?.stop() }
         while true {
             try stops.check()
             clock.switchTo(.demux)
@@ -64,6 +70,7 @@ struct SerialEngine {
         }
         try demux.finish()
         try clock.charge(.mux) { () throws(CropZoomError) in try mux.flush() }
+        reporter?.stop()
         ticker.tick(final: true)
         clock.switchTo(nil)
 
@@ -88,10 +95,12 @@ struct SerialEngine {
 }
 
 /// Calls `progress` with the frames encoded and the last one's time at most four times a second, whenever `tick` is
-/// called (the serial engine's loop and its edge into the muxer).
+/// called (the serial engine's loop, its edge into the muxer, and its ``ProgressReporter``).
 final class ProgressTicker: @unchecked Sendable {
-    // @unchecked: used only on the serial engine's one thread, where every stage runs.
+    // @unchecked: `last` and the calls to `progress` are behind `lock` (the stages' thread and the reporter's: one
+    // call at a time, in order); `source` is set before either ticks and reads a locked ``ProgressBox``.
     private let progress: ((Int, Double) -> Void)?
+    private let lock = NSLock()
     private var last = 0.0
     var source: () -> (frames: Int, time: Double) = { (0, 0) }
 
@@ -100,10 +109,41 @@ final class ProgressTicker: @unchecked Sendable {
     /// `final`: the job's last report (every frame encoded), whenever the one before was.
     func tick(final: Bool = false) {
         guard let progress else { return }
+        lock.lock()
+        defer { lock.unlock() }
         let now = monotonicSeconds()
         guard final || now - last >= 0.25 else { return }
         last = now
         let (frames, time) = source()
         progress(frames, time)
+    }
+}
+
+/// Ticks a ``ProgressTicker`` every 50 ms on a thread of its own until ``stop()`` (which waits for it): the serial
+/// engine's reports go on while its one thread is inside a long codec call.
+final class ProgressReporter: Sendable {
+    private let stopped = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    private let running = Mutex(true)
+
+    init(_ ticker: ProgressTicker) {
+        let (stopped, ended) = (self.stopped, self.ended)
+        let thread = Thread {
+            while stopped.wait(timeout: .now() + .milliseconds(50)) == .timedOut { ticker.tick() }
+            ended.signal()
+        }
+        thread.name = "cropzoom-progress"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it; once only (later calls return at once).
+    func stop() {
+        let first = running.withLock { (running: inout Bool) -> Bool in
+            defer { running = false }
+            return running
+        }
+        guard first else { return }
+        stopped.signal()
+        ended.wait()
     }
 }
