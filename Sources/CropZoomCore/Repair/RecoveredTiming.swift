@@ -153,16 +153,7 @@ package struct RecoveredTiming: Sendable {
             let start = t.firstDecodeTime + t.negativeCompositionOffset
             let nominal = (nextDecode[clock.video] ?? start) + Int64(run.count) * Int64(t.sampleDuration)
             let d = Double(nominal) / scale - soundEnd
-            if !clockLeads {
-                let low = max(shifts.low, d - clock.high)
-                let high = min(shifts.high, d - clock.low)
-                if low <= high {
-                    shifts = (low, high)
-                    clockShift = min(max(clockShift, low), high)
-                } else {
-                    clockLeads = true
-                }
-            }
+            if !clockLeads && !keepsShift(d, within: clock.low...clock.high) { clockLeads = true }
             // Kept within the sound stored just before it: a writer puts a chunk after the sound chunks that start
             // before it, and before those that start after it.
             var estimate = soundEnd + clockShift + (clock.low + clock.high) / 2
@@ -255,11 +246,7 @@ package struct RecoveredTiming: Sendable {
             // (widened by the slack): none at the start (the writer aligned the tracks as in the reference), any
             // after damage (both resumed at estimated times). None left: the rate is not the reference's.
             let margin = max(0.001, min(clock.step, clock.high - clock.low) / 2)
-            let low = max(shifts.low, d - clock.high - margin)
-            let high = min(shifts.high, d - clock.low + margin)
-            guard low > high else {
-                shifts = (low, high)
-                clockShift = min(max(clockShift, low), high)
+            if keepsShift(d, within: (clock.low - margin)...(clock.high + margin)) {
                 observe(index, soundEnd + clockShift + (clock.low + clock.high) / 2)
                 return nominal
             }
@@ -272,6 +259,18 @@ package struct RecoveredTiming: Sendable {
         soundTimed += 1
         let kept = min(max(d, clock.low), clock.high)
         return after(d == kept ? estimate : Int64(((base + kept) * scale).rounded()))
+    }
+
+    /// Whether one shift of the sound's clock against the pictures keeps every observation so far within `bound`
+    /// with this one, a picture `d` seconds from the end of the sound before it; if so the shifts that do are
+    /// narrowed to it and ``clockShift`` moved into them (the packet interleave's and the long chunks' clocks).
+    private mutating func keepsShift(_ d: Double, within bound: ClosedRange<Double>) -> Bool {
+        let low = max(shifts.low, d - bound.upperBound)
+        let high = min(shifts.high, d - bound.lowerBound)
+        guard low <= high else { return false }
+        shifts = (low, high)
+        clockShift = min(max(clockShift, low), high)
+        return true
     }
 
     /// Keeps an observation of the sound's clock: picture `index` at `time` (seconds).
