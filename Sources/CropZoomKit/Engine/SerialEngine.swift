@@ -97,11 +97,13 @@ struct SerialEngine {
 /// Calls `progress` with the frames encoded and the last one's time at most four times a second, whenever `tick` is
 /// called (the serial engine's loop, its edge into the muxer, and its ``ProgressReporter``).
 final class ProgressTicker: @unchecked Sendable {
-    // @unchecked: `last` and the calls to `progress` are behind `lock` (the stages' thread and the reporter's: one
-    // call at a time, in order); `source` is set before either ticks and reads a locked ``ProgressBox``.
+    // @unchecked: the calls to `progress` are behind `lock` (the stages' thread and the reporter's: one call at a
+    // time, in order); `last` is atomic; `source` is set before either ticks and reads a locked ``ProgressBox``.
     private let progress: ((Int, Double) -> Void)?
     private let lock = NSLock()
-    private var last = 0.0
+    /// When the last report was made (monotonic seconds, as bits): read without the lock on every tick, so the
+    /// stages' per-packet ticks take no lock between reports.
+    private let last = Atomic<UInt64>(0.0.bitPattern)
     var source: () -> (frames: Int, time: Double) = { (0, 0) }
 
     init(_ progress: ((Int, Double) -> Void)?) { self.progress = progress }
@@ -109,11 +111,13 @@ final class ProgressTicker: @unchecked Sendable {
     /// `final`: the job's last report (every frame encoded), whenever the one before was.
     func tick(final: Bool = false) {
         guard let progress else { return }
+        let due = { (now: Double) in now - Double(bitPattern: self.last.load(ordering: .relaxed)) >= 0.25 }
+        guard final || due(monotonicSeconds()) else { return }
         lock.lock()
         defer { lock.unlock() }
         let now = monotonicSeconds()
-        guard final || now - last >= 0.25 else { return }
-        last = now
+        guard final || due(now) else { return }
+        last.store(now.bitPattern, ordering: .relaxed)
         let (frames, time) = source()
         progress(frames, time)
     }
