@@ -16,9 +16,12 @@ do {
     // From the raw argv bytes: a file name that is not UTF-8 is kept losslessly.
     let arguments = ChildProcess.rawArguments()
     // `cropzoom help NAME`: ArgumentParser shows the overview for a NAME it does not know, and exits 0.
-    let names: [String] = CropZoom.configuration.subcommands.map { $0._commandName } + ["help"]
-    if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
-        throw CommandError.usage("help: unknown command '\(arguments[1])' (commands: \(names.joined(separator: ", ")))")
+    if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-") {
+        let names: [String] = CropZoom.subcommands.map { $0._commandName } + ["help"]
+        if !names.contains(arguments[1]) {
+            throw CommandError.usage(
+                "help: unknown command '\(arguments[1])' (commands: \(names.joined(separator: ", ")))")
+        }
     }
     // Completion scripts that know the default command (Completions), either spelling of the option.
     let option = "--generate-completion-script"
@@ -39,7 +42,8 @@ do {
     try FFmpegSpellings.check(arguments)
     // `batch --watch DIR …` and the other modes spelled as flags: the subcommands they are now.
     routed = try BatchSpellings.route(arguments)
-    var command = try CropZoom.parseAsRoot(Bench.normalize(routed.arguments))
+    let normalized = Bench.normalize(routed.arguments)
+    var command = try CropZoom.parseNamedSubcommand(normalized) ?? CropZoom.parseAsRoot(normalized)
     try command.run()
 } catch let code as ExitCode {
     exit(code.rawValue)

@@ -71,6 +71,31 @@ struct OptionCheckTests {
 
     @Test(
         """
+        a subcommand named first is parsed on its own (without the root building transcode's options) with the same \
+        results: its errors, its help naming `cropzoom repair`, the root's --version, nested subcommands
+        """)
+    func namedSubcommandParse() throws {
+        let cases: [([String], String)] = [
+            (["repair", "a.mp4", "b.mp4"], "one recording at a time (2 given)"),
+            (["repair", "x.mp4"], "missing -o FIXED: where the repaired recording goes"),
+            (["repair", "x.mp4", "-o", "y.mp4", "--progress", "xml"], "The value 'xml' is invalid for '--progress"),
+            (["probe", "--nope", "x.mp4"], "Unknown option '--nope'"),
+            (["report", "merge"], "no report to merge: name the reports"),
+        ]
+        for (args, needle) in cases {
+            let run = try CLI.cropzoom(args)
+            #expect(
+                run.status == 2 && run.errorLines.count == 1 && run.stderr.contains(needle) && run.stdout.isEmpty,
+                "\(args): \(run)")
+        }
+        let help = try CLI.cropzoom(["repair", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: cropzoom repair <recording|folder>"), "\(help)")
+        let version = try CLI.cropzoom(["repair", "--version"])
+        #expect(version.status == 0 && version.stdout.hasPrefix("cropzoom 0.1.0\nFFmpeg"), "\(version)")
+    }
+
+    @Test(
+        """
         ffmpeg's single-dash options are usage errors naming cropzoom's spelling (-hide_banner and -threads printed \
         help and exited 0 with nothing written); cropzoom's own short options, negative numbers and - still work
         """)

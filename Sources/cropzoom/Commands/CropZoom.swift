@@ -20,11 +20,28 @@ struct CropZoom: ParsableCommand {
             4 done from damaged input (batch, run), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
             """,
         version: "cropzoom \(version)\n" + LibraryVersions.description,
-        subcommands: [
-            Transcode.self, Batch.self, RunJobFile.self, ReportCommand.self, ProbeCommand.self, Bench.self,
-            AnalyzeMotion.self, Repair.self, Recover.self,
-        ],
+        subcommands: subcommands,
         defaultSubcommand: Transcode.self)
+
+    /// The subcommands, transcode (the default) first.
+    static let subcommands: [ParsableCommand.Type] = [
+        Transcode.self, Batch.self, RunJobFile.self, ReportCommand.self, ProbeCommand.self, Bench.self,
+        AnalyzeMotion.self, Repair.self, Recover.self,
+    ]
+
+    /// A named subcommand other than transcode, parsed as a root of its own: the same parse, without the root's
+    /// first look at `cropzoom repair …` building transcode's hundred-odd options to learn whether `repair` might be
+    /// one of its values, nor the root's help and version texts (3.5 ms of a small repair's 60:
+    /// docs/design/repair.md, "Session 9"). nil for the root's own requests (help, version, completions), which name
+    /// the command in full, and for transcode.
+    static func parseNamedSubcommand(_ arguments: [String]) throws -> ParsableCommand? {
+        let rootRequests: Set<String> = ["-h", "--help", "help", "--version", "--experimental-dump-help"]
+        guard let name = arguments.first,
+            let command = subcommands.dropFirst().first(where: { $0._commandName == name }),
+            !arguments.contains(where: { rootRequests.contains($0) || $0.hasPrefix("--generate-completion") })
+        else { return nil }
+        return try command.parseAsRoot(Array(arguments.dropFirst()))
+    }
 
     /// `-o`, `-y` and the settings a first run uses, one line each within 80 columns (the flags from the settings
     /// table).
