@@ -1,7 +1,7 @@
 // The pure parts of `cropzoom repair` (issue 31): the bit reader and RBSP, box headers and sample tables, the H.264
 // rules the walk relies on. The end-to-end tests (RepairTests) run them on real recordings.
 
-import CropZoomCore
+@testable import CropZoomCore
 import Testing
 
 @Suite("Repair: boxes and bitstreams")
@@ -36,6 +36,54 @@ struct RepairSyntaxTests {
         #expect(!H264Syntax.frameNum(5, follows: 3, maxFrameNum: 16))
         #expect(!H264Syntax.frameNum(2, follows: 3, maxFrameNum: 16))
         #expect(!H264Syntax.frameNum(16, follows: 15, maxFrameNum: 16))
+    }
+
+    @Test(
+        """
+        picture order counts of type 1 (8.2.1.2): expected from frame_num through the SPS's cycle of reference \
+        steps (across frame_num's wrap), a non-reference picture's offset, the slice's delta; fields; an IDR restarts
+        """)
+    func pictureOrderTypeOne() {
+        var sps = H264Syntax.SPS(
+            id: 0, profile: 100, log2MaxFrameNum: 4, pocType: 1, frameMbsOnly: false, widthInMbs: 40,
+            heightInMapUnits: 23)
+        sps.offsetForNonRefPic = -1
+        sps.offsetForTopToBottomField = 1
+        sps.offsetsForRefFrame = [2, 4]
+        func slice(_ frameNum: UInt32, reference: Bool = true, idr: Bool = false, delta: Int64 = 0)
+            -> H264Syntax.SliceHeader
+        {
+            var h = H264Syntax.SliceHeader(
+                nalType: idr ? 5 : 1, nalRefIdc: reference ? 2 : 0, firstMbInSlice: 0, sliceType: idr ? 7 : 5,
+                ppsID: 0, frameNum: frameNum)
+            h.deltaPoc = (delta, 0)
+            return h
+        }
+        var order = H264Syntax.PictureOrder()
+        // IDR: 0. Reference frames 1…15 then 0, 1 after the wrap (16): absolute 1, 2, … → steps 2, 4, 2, 4 …
+        #expect(order.count(slice(0, idr: true), sps: sps) == 0)
+        #expect(order.count(slice(1), sps: sps) == 2)
+        #expect(order.count(slice(2), sps: sps) == 6)
+        // A non-reference picture after frame 2 (frame_num 3, absolute 2): expected 6, less one, and its delta.
+        #expect(order.count(slice(3, reference: false, delta: -2), sps: sps) == 3)
+        for n in 3...15 { _ = order.count(slice(UInt32(n)), sps: sps) }
+        // frame_num wraps to 0: absolute 16 (7 whole cycles of 6, then 2 + 4 = 48), then 17 (8 cycles, then 2).
+        #expect(order.count(slice(0), sps: sps) == 48)
+        #expect(order.count(slice(1), sps: sps) == 50)
+        // A frame's count is the least of its fields' (the bottom field one later here, or earlier with a delta):
+        // absolute 18 expects 54; the bottom field 54 + 1 - 3.
+        var frame = slice(2)
+        frame.deltaPoc = (0, -3)
+        #expect(order.count(frame, sps: sps) == 52)
+        // A bottom field alone: the top-to-bottom offset added (54 + 1).
+        var bottom = slice(2)
+        bottom.fieldPic = true
+        bottom.bottomField = true
+        #expect(order.count(bottom, sps: sps) == 55)
+        #expect(order.count(slice(0, idr: true, delta: 4), sps: sps) == 4)
+        // Type 2 pictures are shown as decoded: no count.
+        sps.pocType = 2
+        #expect(order.count(slice(1), sps: sps) == nil)
     }
 
     /// A box of `type` around `payload` (32-bit size, or 64-bit when `wide`).

@@ -206,6 +206,49 @@ struct RepairTests {
 
     @Test(
         """
+        H.264 with B-frames whose picture order counts are of type 1 (derived from frame_num, as some cameras write \
+        them; Tests/tools/h264_poc_type1.py rewrites x264's, ffmpeg's decode unchanged): every picture back at its \
+        time, with the reference's type-1 SPS
+        """)
+    func pictureOrderTypeOne() throws {
+        let scratch = try Scratch()
+        let root = try #require(Oracle.packageRoot)
+        let rewrite = root.appendingPathComponent("Tests/tools/h264_poc_type1.py").path
+        var files: [URL] = []
+        for (name, content, seconds) in [("original", "testsrc2", 4.0), ("reference", "testsrc", 2.0)] {
+            let x264 = scratch.file("\(name)-x264.mp4")
+            // CAVLC (the rewriter's), B-pyramid (reference B-frames), an IDR every 40 frames.
+            try Self.recording(
+                x264, content: content, tone: name == "original" ? 440 : 880, seconds: seconds,
+                more: ["-coder", "0", "-bf", "3", "-x264-params", "b-pyramid=normal:keyint=40"])
+            let file = scratch.file("\(name).mp4")
+            _ = try Oracle.runChecked("python3", [rewrite, x264.path, file.path])
+            let frames = { (path: String) in
+                try Oracle.runChecked("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-f", "framemd5", "-"])
+                    .stdout
+            }
+            #expect(try frames(file.path) == (try frames(x264.path)), "the rewritten stream decodes otherwise")
+            files.append(file)
+        }
+        let header = try Oracle.runChecked(
+            "ffmpeg",
+            ["-i", files[0].path, "-map", "0:v", "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
+        ).stderr
+        #expect(header.contains("pic_order_cnt_type                                        010 = 1"))
+        let (run, broken, fixed) = try Self.repairCut(files[0], reference: files[1], in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try Self.score(original: files[0], broken: broken, repaired: fixed)
+        #expect(streams.count == 2)
+        for s in streams {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            #expect(s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(streams.first?["whole"] as? Int == 120, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
         cut in the middle of the media (inside a video frame, and inside an audio frame), with B-frames: every sample \
         before the cut back at its time (the last pictures too, whose neighbours in display order lie past the cut), \
         the cut one reported with its bytes, exit 0

@@ -11,6 +11,11 @@ package enum H264Syntax {
         package var pocType: UInt32
         package var log2MaxPocLsb: Int = 0
         package var deltaPicOrderAlwaysZero = false
+        /// Type 1's expected counts (8.2.1.2): what a non-reference picture adds, what the bottom field adds, and
+        /// each reference frame's step within the cycle.
+        package var offsetForNonRefPic: Int64 = 0
+        package var offsetForTopToBottomField: Int64 = 0
+        package var offsetsForRefFrame: [Int64] = []
         package var frameMbsOnly: Bool
         package var widthInMbs: Int
         package var heightInMapUnits: Int
@@ -39,6 +44,8 @@ package enum H264Syntax {
         package var bottomField = false
         package var idrPicID: UInt32? = nil
         package var pocLsb: UInt32? = nil
+        /// Type 1's `delta_pic_order_cnt[0]` and `[1]` (0 where the stream leaves them out).
+        package var deltaPoc: (Int64, Int64) = (0, 0)
         package var isIDR: Bool { nalType == 5 }
         package var isReference: Bool { nalRefIdc != 0 }
 
@@ -47,7 +54,14 @@ package enum H264Syntax {
             firstMbInSlice == 0 || frameNum != previous.frameNum || ppsID != previous.ppsID
                 || fieldPic != previous.fieldPic || bottomField != previous.bottomField
                 || (nalRefIdc == 0) != (previous.nalRefIdc == 0) || isIDR != previous.isIDR
-                || idrPicID != previous.idrPicID || pocLsb != previous.pocLsb
+                || idrPicID != previous.idrPicID || pocLsb != previous.pocLsb || deltaPoc != previous.deltaPoc
+        }
+
+        package static func == (a: SliceHeader, b: SliceHeader) -> Bool {
+            a.nalType == b.nalType && a.nalRefIdc == b.nalRefIdc && a.firstMbInSlice == b.firstMbInSlice
+                && a.sliceType == b.sliceType && a.ppsID == b.ppsID && a.frameNum == b.frameNum
+                && a.fieldPic == b.fieldPic && a.bottomField == b.bottomField && a.idrPicID == b.idrPicID
+                && a.pocLsb == b.pocLsb && a.deltaPoc == b.deltaPoc
         }
     }
 
@@ -57,14 +71,56 @@ package enum H264Syntax {
         frameNum == previous || frameNum == (previous + 1) % maxFrameNum
     }
 
-    /// Picture order counts of type 0 (8.2.1.1): the most significant part is carried from the previous reference
-    /// picture's and follows the least significant bits as they wrap; an IDR picture starts again at 0. (A memory
-    /// management operation 5 is not read: such a stream's order restarts where the count jumps back.)
+    /// Picture order counts (8.2.1). Type 0 (8.2.1.1): the most significant part is carried from the previous
+    /// reference picture's and follows the least significant bits as they wrap. Type 1 (8.2.1.2): a count expected
+    /// from frame_num (the frame's place in the SPS's cycle of reference-frame steps, a non-reference picture's
+    /// offset) plus the slice's `delta_pic_order_cnt`. An IDR picture starts again at 0. (A memory management
+    /// operation 5 is not read: such a stream's order restarts where the count jumps back.)
     package struct PictureOrder: Sendable {
         private var previousMsb: Int64 = 0
         private var previousLsb: Int64 = 0
+        /// Type 1: the previous picture's frame_num and frame-number offset.
+        private var previousFrameNum: Int64 = 0
+        private var previousFrameNumOffset: Int64 = 0
 
         package init() {}
+
+        /// The order count of the picture whose first slice is `slice` under `sps` (type 0 or 1; a frame's is its top
+        /// field's and bottom field's least), updating the state; nil for type 2, whose pictures are shown as decoded.
+        package mutating func count(_ slice: SliceHeader, sps: SPS) -> Int64? {
+            switch sps.pocType {
+            case 0: return count(slice, log2MaxPocLsb: sps.log2MaxPocLsb)
+            case 1: return typeOne(slice, sps: sps)
+            default: return nil
+            }
+        }
+
+        /// 8.2.1.2.
+        private mutating func typeOne(_ slice: SliceHeader, sps: SPS) -> Int64 {
+            let frameNum = Int64(slice.frameNum)
+            var offset: Int64 = 0
+            if !slice.isIDR {
+                offset = previousFrameNumOffset + (previousFrameNum > frameNum ? Int64(sps.maxFrameNum) : 0)
+            }
+            let cycle = Int64(sps.offsetsForRefFrame.count)
+            var absolute = cycle != 0 ? offset + frameNum : 0
+            if !slice.isReference && absolute > 0 { absolute -= 1 }
+            var expected: Int64 = 0
+            if absolute > 0 {
+                let perCycle = sps.offsetsForRefFrame.reduce(0, +)
+                let (cycles, within) = ((absolute - 1) / cycle, Int((absolute - 1) % cycle))
+                expected = cycles * perCycle + sps.offsetsForRefFrame[...within].reduce(0, +)
+            }
+            if !slice.isReference { expected += sps.offsetForNonRefPic }
+            previousFrameNum = frameNum
+            previousFrameNumOffset = offset
+            if !slice.fieldPic {
+                let top = expected + slice.deltaPoc.0
+                return min(top, top + sps.offsetForTopToBottomField + slice.deltaPoc.1)
+            }
+            return slice.bottomField ? expected + sps.offsetForTopToBottomField + slice.deltaPoc.0
+                : expected + slice.deltaPoc.0
+        }
 
         /// The order count of the picture whose first slice is `slice` (its SPS's `log2MaxPocLsb`), updating the
         /// state when it is a reference picture.
@@ -121,16 +177,17 @@ package enum H264Syntax {
             guard pocType <= 2 else { return nil }
             var log2MaxPocLsb = 0
             var alwaysZero = false
+            var (nonReference, topToBottom, referenceSteps): (Int64, Int64, [Int64]) = (0, 0, [])
             if pocType == 0 {
                 log2MaxPocLsb = Int(try r.ue()) + 4
                 guard log2MaxPocLsb <= 16 else { return nil }
             } else if pocType == 1 {
                 alwaysZero = try r.flag()
-                _ = try r.se()
-                _ = try r.se()
+                nonReference = Int64(try r.se())
+                topToBottom = Int64(try r.se())
                 let cycle = try r.ue()
                 guard cycle < 256 else { return nil }
-                for _ in 0..<cycle { _ = try r.se() }
+                for _ in 0..<cycle { referenceSteps.append(Int64(try r.se())) }
             }
             _ = try r.ue()
             try r.skip(1)
@@ -142,6 +199,9 @@ package enum H264Syntax {
                 log2MaxFrameNum: log2MaxFrameNum, pocType: pocType, log2MaxPocLsb: log2MaxPocLsb,
                 deltaPicOrderAlwaysZero: alwaysZero, frameMbsOnly: frameMbsOnly, widthInMbs: width,
                 heightInMapUnits: height)
+            sps.offsetForNonRefPic = nonReference
+            sps.offsetForTopToBottomField = topToBottom
+            sps.offsetsForRefFrame = referenceSteps
             // The size after cropping, in crop units of the chroma format (Table 6-1, 7.4.2.1.1); an SPS that ends
             // before it is still read.
             let fields = frameMbsOnly ? 1 : 2
@@ -215,6 +275,10 @@ package enum H264Syntax {
                 guard h.frameNum == 0, [2, 4, 7, 9].contains(sliceType) else { return nil }
             }
             if s.pocType == 0 { h.pocLsb = try r.bits(s.log2MaxPocLsb) }
+            if s.pocType == 1 && !s.deltaPicOrderAlwaysZero {
+                h.deltaPoc.0 = Int64(try r.se())
+                if p.bottomFieldPicOrderInFramePresent && !h.fieldPic { h.deltaPoc.1 = Int64(try r.se()) }
+            }
             return h
         } catch {
             return nil

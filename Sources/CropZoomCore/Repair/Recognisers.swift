@@ -146,16 +146,15 @@ package struct H264Recogniser: Sendable {
 
     /// Takes the sample `found` as the stream's latest picture, and the parameter sets it carried (a camera that
     /// repeats them before each keyframe). Returns the picture's order count where its SPS says pictures may be
-    /// shown in another order than decoded (type 0); nil where they are shown as decoded (types 1 and 2: type 1's
-    /// counts are not computed, ``ReferenceModel`` refuses a reordered stream that uses them).
+    /// shown in another order than decoded (types 0 and 1); nil where they are shown as decoded (type 2).
     @discardableResult
     package mutating func accept(_ found: Found) -> Int64? {
         guard let slice = found.slice else { return nil }
         if slice.isReference { previousReferenceFrameNum = slice.frameNum }
         sps = found.sps
         pps = found.pps
-        guard let p = pps[slice.ppsID], let s = sps[p.spsID], s.pocType == 0 else { return nil }
-        return order.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
+        guard let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
+        return order.count(slice, sps: s)
     }
 }
 

@@ -102,16 +102,6 @@ struct RepairSetup {
                 .usage, what: referencing, path: referencePath,
                 reason: "FFmpeg reads \(referenceInput.streamCount) streams, its index \(model.tracks.count) tracks")
         }
-        // Reordered pictures get their times from their picture order counts: HEVC's, H.264's of type 0 (type 2 is
-        // never reordered); type 1 is not read yet.
-        for t in model.tracks where t.isVideo && t.reordered {
-            if case .h264(let config) = t.kind, config.sps.values.contains(where: { $0.pocType == 1 }) {
-                throw CropZoomError(
-                    .usage, what: referencing, path: referencePath,
-                    reason: "its \(t.sampleEntry) video has B-frames with picture order counts of type 1, which this "
-                        + "version of repair does not read yet")
-            }
-        }
         var probes: [Int: AudioFrameProbe] = [:]
         for (i, t) in model.tracks.enumerated() where t.isAudio {
             if case .aac = t.kind {
