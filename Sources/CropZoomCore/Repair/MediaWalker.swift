@@ -339,16 +339,30 @@ package final class MediaWalker {
             }
             return out
         }
+        return endingTogether(count, tracks: tracks, found: found) { _ in 1 }.map { ($0.track, $0.units) }
+    }
+
+    /// How `total` units are shared among `tracks` (furthest behind in time first) so that each track's sound ends at
+    /// one time, as a writer closes its tracks' chunks together: `unit`, the units of one of a track's samples (1 for
+    /// an audio frame counted in frames, a sample frame's bytes for uncompressed sound counted in bytes). Each takes
+    /// whole samples up to that time; the last takes what is left. Tracks given nothing are left out.
+    private func endingTogether(_ total: Int, tracks: [Int], found: [Int: Int], unit: (Int) -> Int)
+        -> [(track: Int, units: Int)]
+    {
+        // Samples per second, and units per second, of each track.
         let rate = { (i: Int) in
             Double(self.model.tracks[i].timescale) / Double(max(1, self.model.tracks[i].sampleDuration))
         }
-        let already = tracks.reduce(0.0) { $0 + elapsed($1, found: found) * rate($1) }
-        let endTime = (Double(count) + already) / tracks.reduce(0.0) { $0 + rate($1) }
+        let perSecond = tracks.map { rate($0) * Double(unit($0)) }
+        let already = zip(tracks, perSecond).reduce(0.0) { $0 + elapsed($1.0, found: found) * $1.1 }
+        let endTime = (Double(total) + already) / perSecond.reduce(0, +)
+        var left = total
+        var out: [(track: Int, units: Int)] = []
         for (k, track) in tracks.enumerated() where left > 0 {
-            let wanted = max(0, Int(((endTime - elapsed(track, found: found)) * rate(track)).rounded()))
-            let frames = k == tracks.count - 1 ? left : min(left, wanted)
-            if frames > 0 { out.append((track, frames)) }
-            left -= frames
+            let samples = max(0, ((endTime - elapsed(track, found: found)) * rate(track)).rounded())
+            let units = k == tracks.count - 1 ? left : min(left, Int(samples) * unit(track))
+            if units > 0 { out.append((track, units)) }
+            left -= units
         }
         return out
     }
@@ -442,23 +456,8 @@ package final class MediaWalker {
     /// track's sound up to one end time (the writer ends its tracks together); the last of them takes what is left.
     private func lastPCMShares(_ run: Int, found: [Int: Int]) -> [Int: Int] {
         let tracks = pcm.keys.sorted { (elapsed($0, found: found), $0) < (elapsed($1, found: found), $1) }
-        // Sample frames per second and bytes per second of each track.
-        let rate = { (i: Int) in
-            Double(self.model.tracks[i].timescale) / Double(max(1, self.model.tracks[i].sampleDuration))
-        }
-        let bytesPerSecond = tracks.map { rate($0) * Double(pcm[$0] ?? 1) }
-        let already = zip(tracks, bytesPerSecond).reduce(0.0) { $0 + elapsed($1.0, found: found) * $1.1 }
-        let endTime = (Double(run) + already) / bytesPerSecond.reduce(0, +)
-        var left = run
-        var shares: [Int: Int] = [:]
-        for (k, track) in tracks.enumerated() {
-            let block = pcm[track] ?? 1
-            let frames = max(0, ((endTime - elapsed(track, found: found)) * rate(track)).rounded())
-            let bytes = k == tracks.count - 1 ? left : min(left, Int(frames) * block)
-            if bytes > 0 { shares[track] = bytes }
-            left -= bytes
-        }
-        return shares
+        let shares = endingTogether(run, tracks: tracks, found: found) { self.pcm[$0] ?? 1 }
+        return Dictionary(uniqueKeysWithValues: shares.map { ($0.track, $0.units) })
     }
 
     /// How runs of uncompressed sound are looked for: `block`, the bytes they come in (a sample frame; with several
