@@ -194,6 +194,10 @@ struct RepairTests {
             }
             #expect(streams.map { $0["whole"] as? Int } == counts, "\(streams)")
             #expect(decode.isEmpty, "\(decode)")
+            // The sample entries' types as the original's (HEVC's `hvc1`, not FFmpeg's default `hev1`).
+            let tags = ["-v", "error", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0"]
+            let fixedTags = try Oracle.runChecked("ffprobe", tags + [fixed.path]).stdout
+            #expect(fixedTags == (try Oracle.runChecked("ffprobe", tags + [original.path]).stdout), "\(fixedTags)")
             if let rotate = c.rotate {
                 let args = ["-v", "error", "-show_entries", "stream_side_data=rotation", "-of", "csv=p=0"]
                 let turned = try Oracle.runChecked("ffprobe", args + [fixed.path]).stdout
@@ -245,6 +249,46 @@ struct RepairTests {
         }
         #expect(streams.first?["whole"] as? Int == 120, "\(streams)")
         #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        parameter sets only in the stream (`avc3` and `hev1` whose sample entry has none, as some writers leave it; \
+        Tests/tools/inband_parameter_sets.py empties them): read from the reference's first sample and the \
+        recording's keyframes; every packet back at its time, the sample entry's type kept, a clean decode
+        """, arguments: ["h264", "hevc"])
+    func parameterSetsInTheStream(_ codec: String) throws {
+        let scratch = try Scratch()
+        let root = try #require(Oracle.packageRoot)
+        let empty = root.appendingPathComponent("Tests/tools/inband_parameter_sets.py").path
+        let video =
+            codec == "h264"
+            ? ["-bf", "3", "-x264-params", "keyint=40", "-bsf:v", "dump_extra=freq=keyframe", "-tag:v", "avc3"]
+            : ["-c:v", "libx265", "-tag:v", "hev1", "-x265-params", "log-level=error:repeat-headers=1:bframes=4:keyint=40"]
+        var files: [URL] = []
+        for (name, content, seconds) in [("original", "testsrc2", 4.0), ("reference", "testsrc", 2.0)] {
+            let written = scratch.file("\(name)-written.mp4")
+            try Self.recording(
+                written, content: content, tone: name == "original" ? 440 : 880, seconds: seconds, more: video)
+            let file = scratch.file("\(name).mp4")
+            _ = try Oracle.runChecked("python3", [empty, written.path, file.path])
+            files.append(file)
+        }
+        let size = ["-v", "error", "-select_streams", "v", "-show_entries", "stream=extradata_size", "-of", "csv=p=0"]
+        // The configuration record's fields only: 7 bytes of avcC, 23 of hvcC.
+        #expect(try Oracle.runChecked("ffprobe", size + [files[1].path]).stdout == (codec == "h264" ? "7\n" : "23\n"))
+        let (run, broken, fixed) = try Self.repairCut(files[0], reference: files[1], in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try Self.score(original: files[0], broken: broken, repaired: fixed)
+        #expect(streams.count == 2)
+        for s in streams {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            #expect(s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(streams.first?["whole"] as? Int == 120, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+        let tag = ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0"]
+        #expect(try Oracle.runChecked("ffprobe", tag + [fixed.path]).stdout == (codec == "h264" ? "avc3\n" : "hev1\n"))
     }
 
     @Test(

@@ -286,7 +286,8 @@ package enum H264Syntax {
     }
 
     /// An `avcC` box's payload (AVCDecoderConfigurationRecord, ISO/IEC 14496-15 5.3.3.1): the NAL length size and
-    /// the parameter sets.
+    /// the parameter sets — none where a writer of `avc3` carries them only in the stream (the walk reads them from the
+    /// recording's keyframes, ``H264Recogniser``).
     package struct DecoderConfiguration: Sendable {
         package var nalLengthSize: Int
         package var sps: [UInt32: SPS] = [:]
@@ -319,7 +320,6 @@ package enum H264Syntax {
             guard sets(count: ppsCount, { if let q = H264Syntax.pps($0) { pps[q.id] = q } }) else { return nil }
             self.sps = sps
             self.pps = pps
-            guard !sps.isEmpty, !pps.isEmpty else { return nil }
         }
     }
 }

@@ -166,7 +166,8 @@ package enum HEVCSyntax {
     }
 
     /// An `hvcC` box's payload (HEVCDecoderConfigurationRecord, ISO/IEC 14496-15 8.3.3.1): the NAL length size and
-    /// the parameter sets.
+    /// the parameter sets — none where a writer of `hev1` carries them only in the stream (the walk reads them from the
+    /// recording's keyframes, ``HEVCRecogniser``).
     package struct DecoderConfiguration: Sendable {
         package var nalLengthSize: Int
         package var sps: [UInt32: SPS] = [:]
@@ -192,7 +193,6 @@ package enum HEVCSyntax {
                     i += 2 + n
                 }
             }
-            guard !sps.isEmpty, !pps.isEmpty else { return nil }
         }
     }
 }

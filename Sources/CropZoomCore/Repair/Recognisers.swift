@@ -116,7 +116,8 @@ package struct H264Recogniser: Sendable {
             if nalEnd > end {
                 // This NAL unit runs past the end: the sample is the one the cut went through.
                 guard let slice = first ?? opening else { return none }
-                return Found(answer: .cut(bytes: Int(end - offset)), slice: slice)
+                return Found(
+                    answer: .cut(bytes: Int(end - offset)), slice: slice, sps: inBand.sps, pps: inBand.pps)
             }
             if let opening { first = opening }
             position = nalEnd
@@ -181,10 +182,13 @@ package struct HEVCRecogniser: Sendable {
         self.largestSample = max(4 << 20, 8 * largestSample)
     }
 
-    /// What ``recognise(at:in:end:)`` found.
+    /// What ``recognise(at:in:end:)`` found, and the parameter sets as they stand after the sample (the
+    /// reference's, and any the sample carries).
     package struct Found: Sendable {
         package var answer: Recognised
         package var slice: HEVCSyntax.SliceHeader?
+        package var sps: [UInt32: HEVCSyntax.SPS] = [:]
+        package var pps: [UInt32: HEVCSyntax.PPS] = [:]
     }
 
     /// Reads the sample that may start at `offset`, up to `end`; does not change the state.
@@ -192,6 +196,7 @@ package struct HEVCRecogniser: Sendable {
         let none = Found(answer: .none)
         var position = offset
         var first: HEVCSyntax.SliceHeader?
+        var inBand: (sps: [UInt32: HEVCSyntax.SPS], pps: [UInt32: HEVCSyntax.PPS]) = (sps, pps)
         var nalCount = 0
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
@@ -211,7 +216,9 @@ package struct HEVCRecogniser: Sendable {
                 if first != nil {
                     if HEVCSyntax.startsPicture(peek) { ends = true }
                 } else {
-                    guard let slice = HEVCSyntax.sliceHeader(peek, sps: sps, pps: pps) else { return none }
+                    guard let slice = HEVCSyntax.sliceHeader(peek, sps: inBand.sps, pps: inBand.pps) else {
+                        return none
+                    }
                     opening = slice
                 }
             case 32, 33, 34, 35, 39, 41...44, 48...55:
@@ -220,6 +227,11 @@ package struct HEVCRecogniser: Sendable {
                     ends = true
                 } else if type == 35 && nalCount > 0 {
                     return none
+                } else if type == 33 || type == 34 {
+                    // A camera's parameter sets before its keyframe (`hev1`): what the slices after them use.
+                    let nal = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 4096))
+                    if type == 33, let s = HEVCSyntax.sps(nal) { inBand.sps[s.id] = s }
+                    if type == 34, let p = HEVCSyntax.pps(nal) { inBand.pps[p.id] = p }
                 }
             case 36, 37, 38, 40, 45...47, 56...63:
                 // End of sequence or bitstream, filler, suffix SEI, reserved and unspecified types that do not open
@@ -236,14 +248,17 @@ package struct HEVCRecogniser: Sendable {
             }
             if nalEnd > end {
                 guard let slice = first ?? opening else { return none }
-                return Found(answer: .cut(bytes: Int(end - offset)), slice: slice)
+                return Found(
+                    answer: .cut(bytes: Int(end - offset)), slice: slice, sps: inBand.sps, pps: inBand.pps)
             }
             if let opening { first = opening }
             position = nalEnd
             nalCount += 1
         }
         guard let first, position > offset else { return none }
-        return Found(answer: .sample(size: Int(position - offset), key: first.isKey), slice: first)
+        return Found(
+            answer: .sample(size: Int(position - offset), key: first.isKey), slice: first, sps: inBand.sps,
+            pps: inBand.pps)
     }
 
     /// The order count `slice`'s picture would get, without taking it.
@@ -264,10 +279,13 @@ package struct HEVCRecogniser: Sendable {
     /// Whether the walk takes the picture: any before the first picture, else one that continues the stream.
     package func takes(_ slice: HEVCSyntax.SliceHeader) -> Bool { previousOrder == nil || continues(slice) }
 
-    /// Takes the picture; returns its order count.
+    /// Takes the picture, and the parameter sets it carried; returns its order count.
     @discardableResult
     package mutating func accept(_ found: Found) -> Int64? {
-        guard let slice = found.slice, let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
+        guard let slice = found.slice else { return nil }
+        sps = found.sps
+        pps = found.pps
+        guard let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
         let count = order.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
         previousOrder = count
         return count

@@ -52,14 +52,19 @@ package final class Remux {
         self.options = options
     }
 
-    /// A new stream of `output` as `from` is: codec parameters (`avcodec_parameters_copy`, the tag left to the
-    /// muxer), time base, disposition, frame rate and tags (`av_dict_copy`).
+    /// A new stream of `output` as `from` is: codec parameters (`avcodec_parameters_copy`), time base, disposition,
+    /// frame rate and tags (`av_dict_copy`). A video stream keeps its sample entry's type where the muxer takes it
+    /// (`hvc1` rather than FFmpeg's default `hev1`, which QuickTime and iOS refuse; `avc3` and `hev1`, whose
+    /// parameter sets may be only in the stream); other tags are left to the muxer.
     static func copyStream(_ from: StreamRef, into output: OutputFormat, displayPath: String) throws(CropZoomError)
         -> StreamRef
     {
         let to = try output.addStream()
         try check(avcodec_parameters_copy(to.parameters, from.parameters), "copying a stream", path: displayPath)
-        to.parameters.pointee.codec_tag = 0
+        let tag = from.parameters.pointee.codec_tag
+        let video = from.parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+        let kept = video && tag != 0 && output.acceptsTag(tag, for: from.parameters.pointee.codec_id)
+        to.parameters.pointee.codec_tag = kept ? tag : 0
         to.pointer.pointee.time_base = from.pointer.pointee.time_base
         to.pointer.pointee.disposition = from.pointer.pointee.disposition
         to.pointer.pointee.avg_frame_rate = from.pointer.pointee.avg_frame_rate
