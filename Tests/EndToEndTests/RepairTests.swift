@@ -473,6 +473,19 @@ struct RepairTests {
         try Self.recording(silent, content: "testsrc", tone: 880, seconds: 1, channels: 0)
         let brokenHEVC = scratch.file("broken-hevc.mp4")
         try Self.cutBeforeIndex(hevc, to: brokenHEVC)
+        // HEVC as phones store it (`hvc1`: the parameter sets in the sample entry only) with a 4:4:4 and a 10-bit
+        // reference: FFmpeg's decoder gives garbage frames, unflagged, unless told to refuse what it decodes past.
+        let phone = ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error"]
+        let hvc1 = scratch.file("hvc1.mp4")
+        try Self.recording(hvc1, content: "testsrc2", tone: 440, seconds: 1, more: phone, channels: 0)
+        let brokenHVC1 = scratch.file("broken-hvc1.mp4")
+        try Self.cutBeforeIndex(hvc1, to: brokenHVC1)
+        let hvc1Wide = scratch.file("hvc1-444.mp4")
+        try Self.recording(
+            hvc1Wide, content: "testsrc", tone: 880, seconds: 1, more: phone, channels: 0, pixelFormat: "yuv444p")
+        let hvc1Deep = scratch.file("hvc1-10bit.mp4")
+        try Self.recording(
+            hvc1Deep, content: "testsrc", tone: 880, seconds: 1, more: phone, channels: 0, pixelFormat: "yuv420p10le")
         let out = scratch.file("out.mp4")
         let cases: [(input: URL, reference: URL, status: Int32, says: String)] = [
             (text, reference, 3, "\(text.path): reading the recording to repair: not an MP4/MOV/3GP file"),
@@ -496,14 +509,21 @@ struct RepairTests {
             (noise, reference, 3, "\(noise.path): repairing: no sample of the reference's tracks found"),
             (
                 broken, wide, 2,
-                "\(broken.path): repairing: 12 of its first 12 pictures do not decode with the reference's parameters "
-                    + "(1280x720 h264 High); its media data holds H.264 pictures: is \(wide.path) from the same "
-                    + "camera with the same settings?"
+                "of its first 12 pictures do not decode with the reference's parameters (1280x720 h264 High); its "
+                    + "media data holds H.264 pictures: is \(wide.path) from the same camera with the same settings?"
             ),
             (
                 broken, rgb, 2,
-                "\(broken.path): repairing: 12 of its first 12 pictures do not decode with the reference's parameters "
-                    + "(640x360 h264 High 4:4:4 Predictive)"
+                "of its first 12 pictures do not decode with the reference's parameters (640x360 h264 High 4:4:4 "
+                    + "Predictive)"
+            ),
+            (
+                brokenHVC1, hvc1Wide, 2,
+                "of its first 12 pictures do not decode with the reference's parameters (640x360 hevc Rext)",
+            ),
+            (
+                brokenHVC1, hvc1Deep, 2,
+                "of its first 12 pictures do not decode with the reference's parameters (640x360 hevc Main 10)",
             ),
         ]
         for c in cases {

@@ -3,7 +3,9 @@ import CropZoomCore
 
 /// Decodes the first pictures a repair recovered with the reference's codec parameters (its SPS and PPS): a reference
 /// from other settings — another resolution, profile or chroma format — gives parameter sets the recovered slices do
-/// not fit, and the decoder refuses or conceals them. Owns a ``VideoDecoder`` for the reference's stream (one thread)
+/// not fit, and the decoder refuses or conceals them. HEVC slices read with another bit depth's or chroma format's SPS
+/// decode to garbage that FFmpeg's decoder passes, flagging nothing and logging a warning, unless told to refuse what
+/// it would decode past (`AV_EF_EXPLODE`): so it is. Owns a ``VideoDecoder`` for the reference's stream (one thread)
 /// and one packet.
 package final class RecoveredPictureCheck {
     private let decoder: VideoDecoder
@@ -16,7 +18,7 @@ package final class RecoveredPictureCheck {
 
     package init(reference: InputFormat, stream: Int) throws(CropZoomError) {
         decoder = try VideoDecoder(input: reference, streamIndex: stream)
-        try decoder.open(threads: 1)
+        try decoder.open(threads: 1, explode: true)
         packet = try Packet()
         let st = reference.stream(stream)
         let profile = avcodec_profile_name(st.parameters.pointee.codec_id, st.parameters.pointee.profile)
@@ -38,6 +40,7 @@ package final class RecoveredPictureCheck {
     /// Drains the decoder; the pictures that could not be decoded whole (refused, concealed or flagged).
     package func finish() throws(CropZoomError) -> Int {
         try decoder.decode(nil) { _ throws(CropZoomError) in decoded += 1 }
-        return decoder.corruptPackets + max(0, sent - decoded - decoder.corruptPackets)
+        // A picture both refused and concealed (H.264 with `AV_EF_EXPLODE`) is one picture.
+        return min(sent, decoder.corruptPackets + max(0, sent - decoded - decoder.corruptPackets))
     }
 }

@@ -51,8 +51,10 @@ package final class VideoDecoder: @unchecked Sendable {
     deinit { cz_counter_free(concealed) }
 
     /// Opens the decoder (`avcodec_open2`) with `threads` frame threads (slice threads where
-    /// the codec has no frame threading).
-    package func open(threads: Int) throws(CropZoomError) {
+    /// the codec has no frame threading). `explode`: a packet with an error the decoder would only log and decode
+    /// past is refused (`AV_EF_EXPLODE`).
+    package func open(threads: Int, explode: Bool = false) throws(CropZoomError) {
+        if explode { context.pointer.pointee.err_recognition |= AV_EF_EXPLODE }
         context.pointer.pointee.thread_count = Int32(threads)
         context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
