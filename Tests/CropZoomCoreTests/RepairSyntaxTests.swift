@@ -1,8 +1,9 @@
 // The pure parts of `cropzoom repair` (issue 31): the bit reader and RBSP, box headers and sample tables, the H.264
 // rules the walk relies on. The end-to-end tests (RepairTests) run them on real recordings.
 
-@testable import CropZoomCore
 import Testing
+
+@testable import CropZoomCore
 
 @Suite("Repair: boxes and bitstreams")
 struct RepairSyntaxTests {

@@ -264,7 +264,10 @@ struct RepairTests {
         let video =
             codec == "h264"
             ? ["-bf", "3", "-x264-params", "keyint=40", "-bsf:v", "dump_extra=freq=keyframe", "-tag:v", "avc3"]
-            : ["-c:v", "libx265", "-tag:v", "hev1", "-x265-params", "log-level=error:repeat-headers=1:bframes=4:keyint=40"]
+            : [
+                "-c:v", "libx265", "-tag:v", "hev1", "-x265-params",
+                "log-level=error:repeat-headers=1:bframes=4:keyint=40",
+            ]
         var files: [URL] = []
         for (name, content, seconds) in [("original", "testsrc2", 4.0), ("reference", "testsrc", 2.0)] {
             let written = scratch.file("\(name)-written.mp4")

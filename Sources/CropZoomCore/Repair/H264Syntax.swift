@@ -118,7 +118,8 @@ package enum H264Syntax {
                 let top = expected + slice.deltaPoc.0
                 return min(top, top + sps.offsetForTopToBottomField + slice.deltaPoc.1)
             }
-            return slice.bottomField ? expected + sps.offsetForTopToBottomField + slice.deltaPoc.0
+            return slice.bottomField
+                ? expected + sps.offsetForTopToBottomField + slice.deltaPoc.0
                 : expected + slice.deltaPoc.0
         }
 
