@@ -208,6 +208,22 @@ struct RepairTests {
         #expect(Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(Files.names(in: scratch.url))")
     }
 
+    /// `original` (a picture and a sound stream) cut before its index and repaired with `reference`: exit 0, every
+    /// whole packet back with its bytes at its time (`pictures` of them), a clean decode. The repaired file.
+    static func repairedWhole(_ original: URL, reference: URL, pictures: Int, in scratch: Scratch) throws -> URL {
+        let (run, broken, fixed) = try repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try score(original: original, broken: broken, repaired: fixed)
+        #expect(streams.count == 2)
+        for s in streams {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            #expect(s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(streams.first?["whole"] as? Int == pictures, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+        return fixed
+    }
+
     @Test(
         """
         H.264 with B-frames whose picture order counts are of type 1 (derived from frame_num, as some cameras write \
@@ -239,23 +255,14 @@ struct RepairTests {
             ["-i", files[0].path, "-map", "0:v", "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
         ).stderr
         #expect(header.contains("pic_order_cnt_type                                        010 = 1"))
-        let (run, broken, fixed) = try Self.repairCut(files[0], reference: files[1], in: scratch)
-        #expect(run.status == 0, "\(run)")
-        let (streams, decode) = try Self.score(original: files[0], broken: broken, repaired: fixed)
-        #expect(streams.count == 2)
-        for s in streams {
-            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
-            #expect(s["pts_error"] as? Double == 0, "\(s)")
-        }
-        #expect(streams.first?["whole"] as? Int == 120, "\(streams)")
-        #expect(decode.isEmpty, "\(decode)")
+        _ = try Self.repairedWhole(files[0], reference: files[1], pictures: 120, in: scratch)
     }
 
     @Test(
         """
         parameter sets only in the stream (`avc3` and `hev1` whose sample entry has none, as some writers leave it; \
-        Tests/tools/inband_parameter_sets.py empties them): read from the reference's first sample and the \
-        recording's keyframes; every packet back at its time, the sample entry's type kept, a clean decode
+        Tests/tools/inband_parameter_sets.py empties them): read from the recording's keyframes; every packet back \
+        at its time, the sample entry's type kept, a clean decode
         """, arguments: ["h264", "hevc"])
     func parameterSetsInTheStream(_ codec: String) throws {
         let scratch = try Scratch()
@@ -280,16 +287,7 @@ struct RepairTests {
         let size = ["-v", "error", "-select_streams", "v", "-show_entries", "stream=extradata_size", "-of", "csv=p=0"]
         // The configuration record's fields only: 7 bytes of avcC, 23 of hvcC.
         #expect(try Oracle.runChecked("ffprobe", size + [files[1].path]).stdout == (codec == "h264" ? "7\n" : "23\n"))
-        let (run, broken, fixed) = try Self.repairCut(files[0], reference: files[1], in: scratch)
-        #expect(run.status == 0, "\(run)")
-        let (streams, decode) = try Self.score(original: files[0], broken: broken, repaired: fixed)
-        #expect(streams.count == 2)
-        for s in streams {
-            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
-            #expect(s["pts_error"] as? Double == 0, "\(s)")
-        }
-        #expect(streams.first?["whole"] as? Int == 120, "\(streams)")
-        #expect(decode.isEmpty, "\(decode)")
+        let fixed = try Self.repairedWhole(files[0], reference: files[1], pictures: 120, in: scratch)
         let tag = ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0"]
         #expect(try Oracle.runChecked("ffprobe", tag + [fixed.path]).stdout == (codec == "h264" ? "avc3\n" : "hev1\n"))
     }
