@@ -57,7 +57,7 @@ struct RepairSyntaxTests {
             var h = H264Syntax.SliceHeader(
                 nalType: idr ? 5 : 1, nalRefIdc: reference ? 2 : 0, firstMbInSlice: 0, sliceType: idr ? 7 : 5,
                 ppsID: 0, frameNum: frameNum)
-            h.deltaPoc = (delta, 0)
+            h.deltaPoc0 = delta
             return h
         }
         var order = H264Syntax.PictureOrder()
@@ -74,7 +74,7 @@ struct RepairSyntaxTests {
         // A frame's count is the least of its fields' (the bottom field one later here, or earlier with a delta):
         // absolute 18 expects 54; the bottom field 54 + 1 - 3.
         var frame = slice(2)
-        frame.deltaPoc = (0, -3)
+        frame.deltaPoc1 = -3
         #expect(order.count(frame, sps: sps) == 52)
         // A bottom field alone: the top-to-bottom offset added (54 + 1).
         var bottom = slice(2)

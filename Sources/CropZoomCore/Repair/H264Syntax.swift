@@ -45,7 +45,8 @@ package enum H264Syntax {
         package var idrPicID: UInt32? = nil
         package var pocLsb: UInt32? = nil
         /// Type 1's `delta_pic_order_cnt[0]` and `[1]` (0 where the stream leaves them out).
-        package var deltaPoc: (Int64, Int64) = (0, 0)
+        package var deltaPoc0: Int64 = 0
+        package var deltaPoc1: Int64 = 0
         package var isIDR: Bool { nalType == 5 }
         package var isReference: Bool { nalRefIdc != 0 }
 
@@ -54,14 +55,8 @@ package enum H264Syntax {
             firstMbInSlice == 0 || frameNum != previous.frameNum || ppsID != previous.ppsID
                 || fieldPic != previous.fieldPic || bottomField != previous.bottomField
                 || (nalRefIdc == 0) != (previous.nalRefIdc == 0) || isIDR != previous.isIDR
-                || idrPicID != previous.idrPicID || pocLsb != previous.pocLsb || deltaPoc != previous.deltaPoc
-        }
-
-        package static func == (a: SliceHeader, b: SliceHeader) -> Bool {
-            a.nalType == b.nalType && a.nalRefIdc == b.nalRefIdc && a.firstMbInSlice == b.firstMbInSlice
-                && a.sliceType == b.sliceType && a.ppsID == b.ppsID && a.frameNum == b.frameNum
-                && a.fieldPic == b.fieldPic && a.bottomField == b.bottomField && a.idrPicID == b.idrPicID
-                && a.pocLsb == b.pocLsb && a.deltaPoc == b.deltaPoc
+                || idrPicID != previous.idrPicID || pocLsb != previous.pocLsb || deltaPoc0 != previous.deltaPoc0
+                || deltaPoc1 != previous.deltaPoc1
         }
     }
 
@@ -115,12 +110,12 @@ package enum H264Syntax {
             previousFrameNum = frameNum
             previousFrameNumOffset = offset
             if !slice.fieldPic {
-                let top = expected + slice.deltaPoc.0
-                return min(top, top + sps.offsetForTopToBottomField + slice.deltaPoc.1)
+                let top = expected + slice.deltaPoc0
+                return min(top, top + sps.offsetForTopToBottomField + slice.deltaPoc1)
             }
             return slice.bottomField
-                ? expected + sps.offsetForTopToBottomField + slice.deltaPoc.0
-                : expected + slice.deltaPoc.0
+                ? expected + sps.offsetForTopToBottomField + slice.deltaPoc0
+                : expected + slice.deltaPoc0
         }
 
         /// The order count of the picture whose first slice is `slice` (its SPS's `log2MaxPocLsb`), updating the
@@ -277,8 +272,8 @@ package enum H264Syntax {
             }
             if s.pocType == 0 { h.pocLsb = try r.bits(s.log2MaxPocLsb) }
             if s.pocType == 1 && !s.deltaPicOrderAlwaysZero {
-                h.deltaPoc.0 = Int64(try r.se())
-                if p.bottomFieldPicOrderInFramePresent && !h.fieldPic { h.deltaPoc.1 = Int64(try r.se()) }
+                h.deltaPoc0 = Int64(try r.se())
+                if p.bottomFieldPicOrderInFramePresent && !h.fieldPic { h.deltaPoc1 = Int64(try r.se()) }
             }
             return h
         } catch {
