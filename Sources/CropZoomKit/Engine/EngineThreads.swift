@@ -132,21 +132,16 @@ final class EngineThreads: @unchecked Sendable {
             threads.append(t)
         }
         for thread in threads { thread.start() }
-        var lastReport = 0.0
+        // Four reports a second at most, as the serial engine's (one ticker for both).
+        let ticker = ProgressTicker(encode == nil ? nil : progress)
+        if let encode { ticker.source = { encode.progress.value } }
         while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             do throws(CropZoomError) { try watch() } catch { control.fail(error) }
-            if let progress, let encode, monotonicSeconds() - lastReport >= 0.25 {
-                lastReport = monotonicSeconds()
-                let (f, t) = encode.progress.value
-                progress(f, t)
-            }
+            ticker.tick()
         }
         if let e = control.firstError { throw e }
         // The last report: every frame encoded (a short job may end between two reports).
-        if let progress, let encode {
-            let (f, t) = encode.progress.value
-            progress(f, t)
-        }
+        ticker.tick(final: true)
     }
 
     /// The back half's loops: `workers` transform workers taking their work from `next`, the encoder, the muxer.

@@ -95,7 +95,8 @@ struct SerialEngine {
 }
 
 /// Calls `progress` with the frames encoded and the last one's time at most four times a second, whenever `tick` is
-/// called (the serial engine's loop, its edge into the muxer, and its ``ProgressReporter``).
+/// called (the serial engine's loop, its edge into the muxer, and its ``ProgressReporter``; the threaded engines'
+/// waiting thread).
 final class ProgressTicker: @unchecked Sendable {
     // @unchecked: the calls to `progress` are behind `lock` (the stages' thread and the reporter's: one call at a
     // time, in order); `last` is atomic; `source` is set before either ticks and reads a locked ``ProgressBox``.
