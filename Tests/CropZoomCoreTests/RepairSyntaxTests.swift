@@ -23,6 +23,19 @@ struct RepairSyntaxTests {
         #expect(throws: BitstreamEnd.self) { try r.bits(5) }
     }
 
+    @Test("Dolby Vision: an RPU (NAL type 62) anywhere in a sample is found; other types, a cut length are not")
+    func dolbyVisionRPU() {
+        // A TRAIL_R slice (type 1: 0x02 0x01), then an RPU (type 62: 0x7C 0x01), four-byte lengths.
+        let slice: [UInt8] = [0, 0, 0, 3, 0x02, 0x01, 0xAF]
+        let rpu: [UInt8] = [0, 0, 0, 4, 0x7C, 0x01, 0x19, 0x08]
+        #expect(HEVCSyntax.carriesDolbyVision(slice + rpu, nalLengthSize: 4))
+        #expect(!HEVCSyntax.carriesDolbyVision(slice, nalLengthSize: 4))
+        #expect(!HEVCSyntax.carriesDolbyVision(slice + [0, 0, 0, 4, 0x7E, 0x01, 0, 0], nalLengthSize: 4))
+        // A length that runs past the sample ends the walk before the RPU.
+        #expect(!HEVCSyntax.carriesDolbyVision([0, 0, 0, 20, 0x02, 0x01, 0xAF] + rpu, nalLengthSize: 4))
+        #expect(HEVCSyntax.carriesDolbyVision([0, 3, 0x02, 0x01, 0xAF, 0, 2, 0x7C, 0x01], nalLengthSize: 2))
+    }
+
     @Test("RBSP: an emulation-prevention byte (00 00 03) is removed, other bytes kept, the limit honoured")
     func rbsp() {
         #expect(BitReader.rbsp([0x67, 0, 0, 3, 1, 0, 3, 0, 0, 3]) == [0x67, 0, 0, 1, 0, 3, 0, 0])

@@ -898,4 +898,56 @@ struct RepairCorpusTests {
         }
         #expect(decode.isEmpty, "\(decode)")
     }
+
+    @Test(
+        """
+        an iPhone's HDR recording (Dolby Vision, 10-bit) with an SDR reference, and pictures without Dolby Vision with \
+        an HDR reference: exit 2 naming it, nothing written — the slices of either decode with the other's bit depth
+        """)
+    func dolbyVisionAgainstReference() throws {
+        let name = "axm-dolbyVision-hdr.MOV"
+        guard let folder = Oracle.corpusDirectory else {
+            print("corpus absent: ../shared/corpus not found — \(name) not repaired against other settings")
+            return
+        }
+        let original = folder.appendingPathComponent(name)
+        let bytes = [UInt8](try Data(contentsOf: original))
+        // The SDR reference: the sample entry's Dolby Vision box (`dvvC`) renamed `free`.
+        var sdr = bytes
+        for i in 0..<(sdr.count - 4) where sdr[i..<i + 4].elementsEqual("dvvC".utf8) {
+            sdr.replaceSubrange(i..<i + 4, with: "free".utf8)
+        }
+        #expect(sdr != bytes)
+        // SDR pictures: every RPU (NAL type 62) made type 63, which the walk steps over as it did the RPU.
+        var plain = bytes
+        var renamed = 0
+        for packet in try Oracle.packets(original.path, streamIndex: 0) {
+            var at = try #require(packet.pos)
+            let end = at + packet.size
+            while at + 4 < end {
+                let length = plain[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+                if plain[at + 4] >> 1 & 0x3F == 62 {
+                    plain[at + 4] = 63 << 1 | plain[at + 4] & 0x81
+                    renamed += 1
+                }
+                at += 4 + length
+            }
+        }
+        #expect(renamed == 5)
+        for (recording, reference, says) in [
+            (bytes, sdr, "its first 5 pictures carry Dolby Vision metadata and the reference's do not"),
+            (plain, bytes, "its first 5 pictures carry no Dolby Vision metadata and the reference's do"),
+        ] {
+            let scratch = try Scratch()
+            let (source, good) = (scratch.file("recording.MOV"), scratch.file("reference.MOV"))
+            try Data(recording).write(to: source)
+            try Data(reference).write(to: good)
+            let (run, broken, fixed) = try RepairTests.repairCut(source, reference: good, in: scratch)
+            #expect(run.status == 2, "\(run)")
+            #expect(
+                run.stderr.contains("\(broken.path): repairing: \(says) (1280x720 hevc Main 10)")
+                    && run.stderr.contains("(HDR video on or off)?"), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: fixed.path))
+        }
+    }
 }

@@ -97,6 +97,23 @@ package enum HEVCSyntax {
         }
     }
 
+    /// Whether a sample (length-prefixed NAL units, `nalLengthSize` bytes of length) holds a Dolby Vision RPU (NAL
+    /// type 62, unspecified in H.265, after the picture's slices): an HDR recording from a phone in Dolby Vision mode.
+    package static func carriesDolbyVision(_ sample: some Collection<UInt8>, nalLengthSize: Int) -> Bool {
+        var i = sample.startIndex
+        while sample.distance(from: i, to: sample.endIndex) > nalLengthSize {
+            var length = 0
+            for _ in 0..<nalLengthSize {
+                length = length << 8 | Int(sample[i])
+                i = sample.index(after: i)
+            }
+            if nalType(sample[i]) == 62 { return true }
+            guard length > 0, sample.distance(from: i, to: sample.endIndex) >= length else { return false }
+            i = sample.index(i, offsetBy: length)
+        }
+        return false
+    }
+
     /// Whether a coded slice segment NAL unit (with its header) starts a picture (`first_slice_segment_in_pic_flag`).
     package static func startsPicture(_ nal: some Collection<UInt8>) -> Bool {
         nal.dropFirst(2).first.map { $0 & 0x80 != 0 } ?? false
@@ -172,6 +189,9 @@ package enum HEVCSyntax {
         package var nalLengthSize: Int
         package var sps: [UInt32: SPS] = [:]
         package var pps: [UInt32: PPS] = [:]
+        /// The sample entry declares Dolby Vision (`dvcC`/`dvvC`/`dvwC` beside `hvcC`): a phone's HDR video, whose
+        /// every picture carries an RPU (``carriesDolbyVision(_:nalLengthSize:)``).
+        package var dolbyVision = false
 
         package init?(hvcC p: ArraySlice<UInt8>) {
             guard p.count >= 23, p[p.startIndex] == 1 else { return nil }

@@ -234,9 +234,11 @@ package struct ReferenceModel: Sendable {
                 kind = .other(t.sampleEntry)
             }
         case "hvc1", "hev1":
-            if let hvcC = ISOBoxes.Box(type: t.sampleEntry, payload: t.sampleEntryPayload).child("hvcC", skip: 78),
-                let config = HEVCSyntax.DecoderConfiguration(hvcC: hvcC.payload)
+            let boxes = ISOBoxes.Box(type: t.sampleEntry, payload: t.sampleEntryPayload).children(skip: 78)
+            if let hvcC = boxes.first(where: { $0.type == "hvcC" }),
+                var config = HEVCSyntax.DecoderConfiguration(hvcC: hvcC.payload)
             {
+                config.dolbyVision = boxes.contains { ["dvcC", "dvvC", "dvwC"].contains($0.type) }
                 kind = .hevc(config)
             } else {
                 kind = .other(t.sampleEntry)

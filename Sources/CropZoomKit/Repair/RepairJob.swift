@@ -179,6 +179,25 @@ public final class RepairJob: @unchecked Sendable {
                     + "(\(check.described))\(own()): is \(setup.referencePath) from the same camera with the same "
                     + "settings?")
         }
+        // A phone's HDR video (Dolby Vision: an RPU in every picture) and its SDR video differ in bit depth, which
+        // nothing below the parameter sets shows: the slices of either decode with the other's (drifting, or
+        // garbage), so the first pictures' RPUs are compared with the reference's sample entry.
+        let vision: HEVCSyntax.DecoderConfiguration? = checked.flatMap {
+            if case .hevc(let config) = setup.model.tracks[$0].kind { config } else { nil }
+        }
+        var visionPictures = 0
+        func verifyVision() throws(CropZoomError) {
+            guard let check, let vision, check.sent > 0,
+                vision.dolbyVision ? visionPictures == 0 : visionPictures == check.sent
+            else { return }
+            let (its, reference) = vision.dolbyVision ? ("no ", "do") : ("", "do not")
+            throw CropZoomError(
+                .usage, what: "repairing", path: cfg.input,
+                reason: "its first \(check.sent) pictures carry \(its)Dolby Vision metadata and the reference's "
+                    + "\(reference) (\(check.described)): an HDR recording and an SDR one, whose pictures differ in bit "
+                    + "depth; is \(setup.referencePath) from the same camera with the same settings (HDR video on or "
+                    + "off)?")
+        }
         var spans: [Int: (first: Double, end: Double)] = [:]
         var timecode: String?
         var found = 0
@@ -216,6 +235,12 @@ public final class RepairJob: @unchecked Sendable {
                 }
                 if let check, sample.track == checked, check.wantsMore {
                     try check.add(bytes, pts: t.pts, dts: t.dts, key: sample.isKey)
+                    if let vision {
+                        if HEVCSyntax.carriesDolbyVision(bytes, nalLengthSize: vision.nalLengthSize) {
+                            visionPictures += 1
+                        }
+                        if !check.wantsMore { try verifyVision() }
+                    }
                 }
                 let scale = Double(setup.model.tracks[sample.track].timescale)
                 let (start, end) = (Double(t.pts) / scale, Double(t.pts + t.duration) / scale)
@@ -255,7 +280,10 @@ public final class RepairJob: @unchecked Sendable {
                 try verify(check?.failedPictures())
             })
         try write(timing.finish())
-        if let check, check.sent > 0 { try verify(check.finish()) }
+        if let check, check.sent > 0 {
+            try verify(check.finish())
+            try verifyVision()
+        }
         var report = setup.report(
             outcome, spans: spans, recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))
