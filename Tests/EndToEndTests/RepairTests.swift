@@ -901,6 +901,43 @@ struct RepairCorpusTests {
 
     @Test(
         """
+        an iPhone clip an editor rewrote (androidx's sample_edit_list.mp4: two seconds of sound stored before pictures \
+        from before it; order counts in 30 fps ticks, 2 a picture where the rate fell to 15 fps) with its index gone: \
+        the sound no clock for its pictures, every picture within its frame-rate drops (0.2 s) of its time, decoding \
+        clean
+        """)
+    func editorRewrittenClip() throws {
+        let name = "axm-sample_edit_list.mp4"
+        guard let folder = Oracle.corpusDirectory else {
+            print("corpus absent: ../shared/corpus not found — \(name) not repaired")
+            return
+        }
+        let original = folder.appendingPathComponent(name)
+        let scratch = try Scratch()
+        // Its index comes first: the crash is its removal (ftyp, mdat).
+        let bytes = [UInt8](try Data(contentsOf: original))
+        let boxes = try Contract.topLevelBoxes(original)
+        #expect(boxes.map(\.type) == ["ftyp", "moov", "mdat"])
+        let broken = scratch.file("broken.mp4")
+        let kept = boxes.filter { $0.type != "moov" }.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.size)] }
+        try Data(kept).write(to: broken)
+        let fixed = scratch.file("fixed.mp4")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        for s in streams.prefix(2) {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 0, "\(s)")
+            #expect(s["foreign"] as? Int == 0, "\(s)")
+        }
+        // The pictures at the reference's 30 fps: off by the seven 15 fps pictures' extra time at most; the sound
+        // exact. Timed by the sound they were 2.16 s off, and the last pictures' order broke the decode.
+        #expect((streams.first?["pts_error"] as? Double ?? 9) <= 0.21, "\(streams.first ?? [:])")
+        #expect(streams.dropFirst().first?["pts_error"] as? Double == 0, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
         an iPhone's HDR recording (Dolby Vision, 10-bit) with an SDR reference, and pictures without Dolby Vision with \
         an HDR reference: exit 2 naming it, nothing written — the slices of either decode with the other's bit depth
         """)

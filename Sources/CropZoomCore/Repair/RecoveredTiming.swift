@@ -77,6 +77,15 @@ package struct RecoveredTiming: Sendable {
         var counts: [Int64] = []
         /// Pictures read and not yet given their times, in decode order, with their decode times.
         var held: [(sample: RecoveredSample, dts: Int64)] = []
+        /// The settled picture of the highest order count, and its place: where a cut's pictures are counted from.
+        var highest: (order: Int64, rank: Int64)? = nil
+
+        /// Starts the next sequence after `shown` more pictures.
+        mutating func next(after shown: Int64) {
+            shownBefore += shown
+            counts = []
+            highest = nil
+        }
     }
 
     package init(model: ReferenceModel) { self.model = model }
@@ -126,8 +135,7 @@ package struct RecoveredTiming: Sendable {
         var s = video[sample.track] ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
             out += settle(&s, all: true, track: sample.track)
-            s.shownBefore += Int64(s.counts.count)
-            s.counts = []
+            s.next(after: Int64(s.counts.count))
         }
         s.counts.insert(order, at: Self.lowerBound(s.counts, order))
         s.held.append((sample, dts))
@@ -314,8 +322,7 @@ package struct RecoveredTiming: Sendable {
         for track in video.keys.sorted() {
             guard var s = video[track] else { continue }
             out += settle(&s, all: true, track: track, atCut: true)
-            s.shownBefore += Int64(s.counts.count)
-            s.counts = []
+            s.next(after: Int64(s.counts.count))
             video[track] = s
             placed[track] = s.shownBefore
         }
@@ -372,8 +379,11 @@ package struct RecoveredTiming: Sendable {
 
     /// Gives the held pictures their times: all of them, or the oldest one. `atCut`: the walk ended, maybe inside
     /// the sequence, so pictures shown before the last ones read may be missing (they lay past the cut): a picture is
-    /// then given at least the place its order count says — its distance from the sequence's first count in steps
-    /// of the counts' common step (x264 counts in 2s, x265 in 1s) — so the pictures before the cut keep their times.
+    /// then given at least the place its order count says — its distance from the settled picture of the highest
+    /// count (the sequence's first count before any is settled) in steps of the counts' common step (x264 counts in
+    /// 2s, x265 in 1s) — so the pictures before the cut keep their times. Counted from there, not from the sequence's
+    /// start: a phone counts in its frame rate's ticks (2 a picture at 15 fps, 1 at 30), and gaps far before the cut
+    /// are no pictures missing.
     private func settle(_ s: inout Sequence, all: Bool, track: Int, atCut: Bool = false) -> [TimedSample] {
         let t = model.tracks[track]
         let duration = Int64(t.sampleDuration)
@@ -386,11 +396,19 @@ package struct RecoveredTiming: Sendable {
         let lowest = s.counts.first ?? 0
         func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
         let step = atCut ? max(1, s.counts.reduce(0) { gcd($0, $1 - lowest) }) : 1
-        let settled = s.held.prefix(count).map { held -> TimedSample in
+        let anchor = s.highest ?? (lowest, 0)
+        var settled: [TimedSample] = []
+        settled.reserveCapacity(count)
+        for held in s.held.prefix(count) {
             var rank = Int64(Self.lowerBound(s.counts, held.sample.pictureOrder ?? 0))
-            if atCut, let order = held.sample.pictureOrder { rank = max(rank, (order - lowest) / step) }
+            if atCut, let order = held.sample.pictureOrder, order > anchor.order {
+                rank = max(rank, anchor.rank + (order - anchor.order) / step)
+            }
+            if !atCut, let order = held.sample.pictureOrder, order > (s.highest?.order ?? .min) {
+                s.highest = (order, rank)
+            }
             let pts = Self.decodeTime(times, at: s.shownBefore + rank + lead, duration: duration) + rest
-            return TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration)
+            settled.append(TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration))
         }
         s.held.removeFirst(count)
         return settled

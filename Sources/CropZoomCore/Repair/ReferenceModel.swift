@@ -169,6 +169,10 @@ package struct ReferenceModel: Sendable {
         var high = -Double.infinity
         var observed = 0
         var before = 0
+        // How far a picture after sound lies outside the run of sound stored just before it (0 inside): before the
+        // run's start (`early`, a negative distance) or after its end (`late`).
+        var (early, late) = (0.0, 0.0)
+        let firstSound = Double(tracks[a].firstDecodeTime) / soundScale
         for offset in tables[v].sampleOffsets() {
             guard let duration = pictureDurations.next() else { break }
             defer { pictureTime += duration }
@@ -176,10 +180,14 @@ package struct ReferenceModel: Sendable {
             while before < soundEnds.count && soundEnds[before].offset < offset { before += 1 }
             // The first picture after some sound (a chunk's first picture; every picture in a packet interleave).
             guard before > was else { continue }
-            let d = Double(pictureTime) / pictureScale - Double(soundEnds[before - 1].end) / soundScale
+            let time = Double(pictureTime) / pictureScale
+            let d = time - Double(soundEnds[before - 1].end) / soundScale
             low = min(low, d)
             high = max(high, d)
             observed += 1
+            let runStart = was > 0 ? Double(soundEnds[was - 1].end) / soundScale : firstSound
+            early = min(early, time - runStart)
+            late = max(late, d)
         }
         // A writer of long chunks: a picture after sound only where a chunk of pictures starts (four and more
         // pictures to a chunk); two such starts bound the chunks' pictures. Otherwise, too few pictures after sound
@@ -193,6 +201,10 @@ package struct ReferenceModel: Sendable {
             // length, so the phase of the sound's chunks against the pictures' wanders by that much).
             let jitter =
                 Double(tracks[a].sampleDuration) / soundScale + Double(tracks[v].sampleDuration) / pictureScale
+            // The recording's chunks are placed within the sound stored just before them, as a writer that orders
+            // its chunks by their first times stores them. A reference whose chunks are not (a file rewritten by an
+            // editor: two seconds of sound, then pictures from before it) shows the sound is no clock for it.
+            guard early >= -jitter && late <= jitter else { return nil }
             return SoundClock(video: v, sound: a, low: low - jitter, high: high + jitter, step: step, chunked: true)
         }
         if observed < Self.clockPictures {
