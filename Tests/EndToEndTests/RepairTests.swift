@@ -444,7 +444,8 @@ struct RepairTests {
         """
         bad input: not an MP4 (exit 3), a file with its index (exit 2, not broken), a reference that is itself cut \
         (exit 2), media data with nothing recognisable (exit 3; noise, zeros, HEVC for an H.264 reference: what it \
-        holds named), a reference of another resolution or profile (exit 2, named): one line naming the file and \
+        holds named), a reference of another resolution or profile, or with video repair does not read (VP9) (exit \
+        2, named): one line naming the file and \
         the reason, nothing left behind; the output is never the reference, nor an existing file without -y, nor a \
         container other than MP4/MOV/3GP (the transcode that writes it named)
         """)
@@ -536,6 +537,21 @@ struct RepairTests {
             #expect(lines.first?.hasPrefix("cropzoom: error: \(c.input.path): ") == true, "\(run.stderr)")
             #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(run)")
         }
+        // A reference whose video repair does not read (VP9): its pictures cannot be stepped over, so the sound
+        // between them cannot be reached either — refused before the walk (it took the first sound frame and stopped).
+        let vp9 = scratch.file("vp9.mp4")
+        let vp9Settings = ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"]
+        try Self.recording(vp9, content: "testsrc", tone: 880, seconds: 1, more: vp9Settings)
+        let brokenVP9 = scratch.file("broken-vp9.mp4")
+        try Self.cutBeforeIndex(vp9, to: brokenVP9)
+        let unread = try CLI.cropzoom(["repair", brokenVP9.path, "--reference", vp9.path, "-o", out.path])
+        #expect(
+            unread.status == 2
+                && unread.stderr == "cropzoom: error: \(vp9.path): reading the reference: its video (vp09) is not one "
+                    + "repair recognises yet (H.264 or HEVC video): the sound between its pictures cannot be reached "
+                    + "either\n",
+            "\(unread)")
+        #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(unread)")
         // The reference is never the output, even with -y.
         let over = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", reference.path, "-y"])
         #expect(over.status == 2 && over.stderr.contains("the output is the reference recording"), "\(over)")

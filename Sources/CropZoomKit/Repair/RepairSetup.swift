@@ -139,6 +139,15 @@ struct RepairSetup {
                     "none of its tracks (\(kinds)) is one repair recognises yet (H.264 or HEVC video, AAC or PCM sound)"
             )
         }
+        // Pictures the walk cannot read it cannot step over either: the sound between them is out of reach.
+        let walkedVideo = walker.walkedTracks.contains { model.tracks[$0].isVideo }
+        let unreadVideo = model.tracks.filter { $0.isVideo && $0.sampleCount > 0 }.map(\.sampleEntry)
+        if !walkedVideo, !unreadVideo.isEmpty {
+            throw CropZoomError(
+                .usage, what: referencing, path: referencePath,
+                reason: "its video (\(unreadVideo.joined(separator: ", "))) is not one repair recognises yet (H.264 or "
+                    + "HEVC video): the sound between its pictures cannot be reached either")
+        }
     }
 
     /// The report of a walk that found `outcome`; `spans`: each track's first and last presentation time written
