@@ -552,6 +552,30 @@ struct RepairTests {
                     + "either\n",
             "\(unread)")
         #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(unread)")
+        // A reference whose own first picture the walk does not read (the sample made one NAL unit of type 14, an
+        // SVC prefix, holding the rest, as a Samsung slow-motion clip's samples are): named before the walk, not
+        // "no sample found" after it.
+        let odd = scratch.file("odd.mp4")
+        var oddBytes = [UInt8](try Data(contentsOf: reference))
+        let packet = try #require(try Oracle.packets(reference.path, streamIndex: 0).first)
+        let first = try #require(packet.pos)
+        #expect(oddBytes[first + 4] == 0x06, "x264's first NAL unit is its SEI")
+        let length = UInt32(packet.size - 4)
+        oddBytes.replaceSubrange(
+            first..<first + 4, with: (0..<4).map { UInt8(truncatingIfNeeded: length >> (24 - 8 * $0)) })
+        oddBytes[first + 4] = 0x0E
+        try Data(oddBytes).write(to: odd)
+        let misread = try CLI.cropzoom(["repair", broken.path, "--reference", odd.path, "-o", out.path])
+        #expect(
+            misread.status == 2
+                && misread.stderr.hasPrefix(
+                    "cropzoom: error: \(odd.path): reading the reference: its own first picture (")
+                && misread.stderr.contains(
+                    "bytes at byte \(first), its first NAL unit of type 14) does not read as the H.264 sample repair "
+                        + "looks for (NAL units with their lengths, a picture's slices): repair cannot find the pictures "
+                        + "of its recordings\n"),
+            "\(misread)")
+        #expect(!Files.exists(out) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(misread)")
         // The reference is never the output, even with -y.
         let over = try CLI.cropzoom(["repair", broken.path, "--reference", reference.path, "-o", reference.path, "-y"])
         #expect(over.status == 2 && over.stderr.contains("the output is the reference recording"), "\(over)")

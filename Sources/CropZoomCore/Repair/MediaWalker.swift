@@ -120,6 +120,27 @@ package final class MediaWalker {
         }
     }
 
+    /// Whether video track `track`'s recogniser reads `sample` (bytes of `window`, a healthy file's: the reference's
+    /// own first picture) as one whole sample: nil when it does, else the sample's first NAL unit type, for the line
+    /// that says why the walk cannot find such pictures.
+    package func misreads(track: Int, sample: ClosedRange<Int64>, in window: ByteWindow) throws(CropZoomError)
+        -> Int?
+    {
+        guard let recogniser = video[track] else { return nil }
+        let size = Int(sample.count)
+        let probe = try recogniser.probe(at: sample.lowerBound, in: window, end: sample.upperBound + 1)
+        if case .sample(let found, _) = probe.answer, found == size { return nil }
+        let lengthSize: Int
+        switch model.tracks[track].kind {
+        case .h264(let config): lengthSize = config.nalLengthSize
+        case .hevc(let config): lengthSize = config.nalLengthSize
+        default: return nil
+        }
+        let first = try window.bytes(at: sample.lowerBound + Int64(lengthSize), count: 1).first ?? 0
+        if case .hevc = model.tracks[track].kind { return Int(HEVCSyntax.nalType(first)) }
+        return Int(first & 0x1F)
+    }
+
     /// Frames to a sound chunk from which a writer's chunks are long (a packet interleave has one or two).
     static let longChunkFrames = 4
 

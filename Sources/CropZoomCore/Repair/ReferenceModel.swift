@@ -59,6 +59,9 @@ package struct ReferenceModel: Sendable {
         /// A track of neither sound nor pictures (camera metadata: `mebx`, `gpmd`, `rtmd`): its samples' sizes where
         /// there are few of them (at most 64), for the walk to step over such a sample (``MediaWalker``).
         package var metadataSizes: [Int] = []
+        /// Where the reference's first sample lies in its file, and its bytes (nil without samples): the walk's
+        /// recognisers are tried on it (a reference they do not read is named before the walk).
+        package var firstSample: ClosedRange<Int64>? = nil
         package var isMetadata: Bool { !isVideo && !isAudio }
 
         package var isVideo: Bool { handler == "vide" }
@@ -295,7 +298,14 @@ package struct ReferenceModel: Sendable {
             keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t),
             typicalChunkSamples: Self.typicalChunkSamples(t),
             meanChunkSamples: Double(t.sampleCount) / Double(max(1, t.chunkOffsets.count)),
-            metadataSizes: t.handler == "vide" || t.handler == "soun" ? [] : Self.fewSizes(t.sampleSizes))
+            metadataSizes: t.handler == "vide" || t.handler == "soun" ? [] : Self.fewSizes(t.sampleSizes),
+            firstSample: Self.firstSample(t))
+    }
+
+    /// ``Track/firstSample``: the first chunk's offset and the first sample's size.
+    private static func firstSample(_ t: TrackTables) -> ClosedRange<Int64>? {
+        guard let offset = t.chunkOffsets.first, let size = t.sampleSizes.first, size > 0 else { return nil }
+        return offset...(offset + Int64(size) - 1)
     }
 
     /// The distinct sizes of `sizes`, ascending, when there are at most 64.

@@ -139,6 +139,21 @@ struct RepairSetup {
                     "none of its tracks (\(kinds)) is one repair recognises yet (H.264 or HEVC video, AAC or PCM sound)"
             )
         }
+        // The walk's recognisers tried on the reference's own first pictures: a writer whose samples they do not read
+        // (a Samsung slow-motion clip puts an SVC prefix NAL unit and Annex B start codes inside one length) is named
+        // here, not after a walk that found nothing.
+        let own = ByteWindow(reference, capacity: 1 << 20)
+        for i in walker.walkedTracks where model.tracks[i].isVideo {
+            guard let first = model.tracks[i].firstSample,
+                let type = try walker.misreads(track: i, sample: first, in: own)
+            else { continue }
+            let codec = if case .hevc = model.tracks[i].kind { "HEVC" } else { "H.264" }
+            throw CropZoomError(
+                .usage, what: referencing, path: referencePath,
+                reason: "its own first picture (\(first.count) bytes at byte \(first.lowerBound), its first NAL unit "
+                    + "of type \(type)) does not read as the \(codec) sample repair looks for (NAL units with their "
+                    + "lengths, a picture's slices): repair cannot find the pictures of its recordings")
+        }
         // Pictures the walk cannot read it cannot step over either: the sound between them is out of reach.
         let walkedVideo = walker.walkedTracks.contains { model.tracks[$0].isVideo }
         let unreadVideo = model.tracks.filter { $0.isVideo && $0.sampleCount > 0 }.map(\.sampleEntry)
