@@ -23,6 +23,37 @@ struct RepairSyntaxTests {
         #expect(throws: BitstreamEnd.self) { try r.bits(5) }
     }
 
+    @Test(
+        """
+        the repair's line: tracks alike not recovered counted once (100 subtitle tracks), bytes between pictures named \
+        as the data tracks' samples where the reference has data tracks and no sound
+        """)
+    func reportLineGroupsTracks() {
+        let video = RepairReport.Track(
+            index: 0, type: "video", codec: "h264", samples: 101, keyframes: 1, seconds: 10.1, recovered: true)
+        let subtitles = (1...100).map {
+            RepairReport.Track(
+                index: $0, type: "data", codec: "mov_text", samples: 0, keyframes: 0, seconds: 0, recovered: false)
+        }
+        let stepped = RepairReport.Track(
+            index: 101, type: "data", codec: "mebx", samples: 3, keyframes: 0, seconds: 0, recovered: false)
+        var gap = RepairGap(offset: 28_100, bytes: 25_600, reason: "unmatched")
+        gap.runs = 9
+        let report = RepairReport(
+            input: "in.mp4", reference: "good.mp4", output: "out.mp4", tracks: [video] + subtitles + [stepped],
+            gaps: [gap], skippedBeforeKeyframe: 0, mediaBytes: 60_000, recoveredBytes: 34_000, audioStartOffset: nil,
+            seconds: 0.1)
+        #expect(
+            report.found
+                == "101 video frames (10.10 s), not recovered: 100 data tracks (mov_text), data (mebx, stepped over), "
+                + "bytes between the pictures stepped over (25.6 kB in 9 runs from 28.1 kB: the samples of its data "
+                + "tracks (mov_text), or sound the reference has no track for?)", "\(report.found)")
+        let plain = RepairReport(
+            input: "in.mp4", reference: "good.mp4", output: "out.mp4", tracks: [video], gaps: [gap],
+            skippedBeforeKeyframe: 0, mediaBytes: 60_000, recoveredBytes: 34_000, audioStartOffset: nil, seconds: 0.1)
+        #expect(plain.found.hasSuffix("the recording's sound? the reference has no sound track to read it with)"))
+    }
+
     @Test("Dolby Vision: an RPU (NAL type 62) anywhere in a sample is found; other types, a cut length are not")
     func dolbyVisionRPU() {
         // A TRAIL_R slice (type 1: 0x02 0x01), then an RPU (type 62: 0x7C 0x01), four-byte lengths.

@@ -100,19 +100,40 @@ public struct RepairReport: Codable, Equatable, Sendable {
             parts.append(String(format: "%d %@ (%.2f s)", t.samples, noun, t.seconds))
         }
         if let timecode { parts.append("timecode \(timecode)") }
-        let notWalked = tracks.filter { !$0.recovered }.map {
-            "\($0.type) (\($0.codec)\($0.samples > 0 ? ", stepped over" : ""))"
+        // Tracks alike counted once ("100 data tracks (mov_text)": a file with a subtitle track per language).
+        var notWalked: [(kind: String, count: Int)] = []
+        for t in tracks where !t.recovered {
+            let kind = "\(t.type)|\(t.codec)\(t.samples > 0 ? ", stepped over" : "")"
+            if let i = notWalked.firstIndex(where: { $0.kind == kind }) {
+                notWalked[i].count += 1
+            } else {
+                notWalked.append((kind, 1))
+            }
         }
-        if !notWalked.isEmpty { parts.append("not recovered: " + notWalked.joined(separator: ", ")) }
+        if !notWalked.isEmpty {
+            let names = notWalked.map { kind, count in
+                let (type, codec) = (kind.prefix { $0 != "|" }, kind.drop { $0 != "|" }.dropFirst())
+                return count == 1 ? "\(type) (\(codec))" : "\(count) \(type) tracks (\(codec))"
+            }
+            parts.append("not recovered: " + names.joined(separator: ", "))
+        }
         let referenceHasSound = tracks.contains { $0.type == "audio" }
+        // Data tracks whose samples the walk does not step over: what bytes between pictures may be.
+        let data = Set(tracks.filter { $0.type == "data" && !$0.recovered && $0.samples == 0 }.map(\.codec)).sorted()
         for gap in gaps where gap.reason == "unmatched" {
             let (what, question) =
                 referenceHasSound
                 ? ("sound the reference's settings do not read", "is the reference's sound from the same settings?")
-                : (
-                    "bytes between the pictures",
-                    "the recording's sound? the reference has no sound track to read it with"
-                )
+                : data.isEmpty
+                    ? (
+                        "bytes between the pictures",
+                        "the recording's sound? the reference has no sound track to read it with"
+                    )
+                    : (
+                        "bytes between the pictures",
+                        "the samples of its data tracks (\(data.joined(separator: ", "))), or sound the reference has "
+                            + "no track for?"
+                    )
             parts.append(
                 String(
                     format: "%@ stepped over (%@ in %d runs from %@: %@)", what, Self.bytes(gap.bytes), gap.runs ?? 1,
