@@ -868,6 +868,93 @@ struct RepairSoundTracksTests {
 }
 
 /// A timecode track (issue 31 item 2: camera tracks recognised from the reference, never mistaken for media).
+/// Two video tracks of one codec whose pictures read alike (the same parameter set ids): a dash camera's front and
+/// rear, a motion photo's stills.
+@Suite("Repair: several video tracks")
+struct RepairVideoTracksTests {
+    /// Two H.264 tracks (640x360 and 320x240) and a sound track from ffmpeg, `more` its options; cut before the index.
+    static func twoTracks(_ scratch: Scratch, _ more: [String], rates: (Int, Int) = (30, 30)) throws -> (
+        original: URL, broken: URL
+    ) {
+        let original = scratch.file("two.mp4")
+        _ = try Oracle.runChecked(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=\(rates.0)", "-f", "lavfi", "-i",
+                "testsrc2=size=320x240:rate=\(rates.1)", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                "-t", "4", "-map", "0:v", "-map", "1:v", "-map", "2:a", "-c:v", "libx264", "-preset", "veryfast",
+                "-pix_fmt", "yuv420p", "-c:a", "aac",
+            ] + more + [original.path])
+        let broken = scratch.file("broken.mp4")
+        try RepairTests.cutBeforeIndex(original, to: broken)
+        return (original, broken)
+    }
+
+    @Test(
+        """
+        two H.264 tracks a packet interleave writes in turns (and with B-frames): every picture back in its own \
+        track at its time, the sound too, decoding clean
+        """, arguments: [["-bf", "0"], ["-bf", "3"]])
+    func takingTurns(_ more: [String]) throws {
+        let scratch = try Scratch()
+        let (original, broken) = try Self.twoTracks(scratch, more)
+        let fixed = scratch.file("fixed.mp4")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        #expect(streams.count == 3)
+        for s in streams {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 0, "\(s)")
+            #expect(s["foreign"] as? Int == 0 && s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        two H.264 tracks at other rates (30 and 25 fps: turns that vary), nothing in their pictures to tell them \
+        apart: the picture check refuses the mix (exit 2), nothing written — never a muxer failure
+        """)
+    func turnsThatVary() throws {
+        let scratch = try Scratch()
+        let (original, broken) = try Self.twoTracks(scratch, ["-bf", "2"], rates: (30, 25))
+        let fixed = scratch.file("fixed.mp4")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.stderr.contains("of its first 12 pictures do not decode with the reference's parameters"), "\(run)")
+        #expect(!Files.exists(fixed) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(run)")
+    }
+
+    @Test(
+        """
+        a Pixel motion photo (the corpus's: 53 pictures of 1440x1080, then two 2048x1536 stills, both HEVC with the \
+        same parameter set ids, the first still carrying its own): each still in its track, none among the pictures
+        """)
+    func motionPhoto() throws {
+        let name = "axm-mv_with_2_top_shots.mp4"
+        guard let folder = Oracle.corpusDirectory else {
+            print("corpus absent: ../shared/corpus not found — \(name) not repaired")
+            return
+        }
+        let original = folder.appendingPathComponent(name)
+        let scratch = try Scratch()
+        let bytes = [UInt8](try Data(contentsOf: original))
+        let boxes = try Contract.topLevelBoxes(original)
+        let broken = scratch.file("broken.mp4")
+        let kept = boxes.filter { $0.type != "moov" }.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.size)] }
+        try Data(kept).write(to: broken)
+        let fixed = scratch.file("fixed.mp4")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        for s in streams.prefix(2) {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 0, "\(s)")
+            #expect(s["foreign"] as? Int == 0, "\(s)")
+        }
+        #expect(decode.isEmpty, "\(decode)")
+    }
+}
+
 @Suite("Repair: timecode")
 struct RepairTimecodeTests {
     @Test(

@@ -191,18 +191,64 @@ package final class MediaWalker {
             }
             heldRun.removeAll(keepingCapacity: true)
         }
+        // The video tracks whose recognisers read the sample at the offset (the storage kept from sample to sample).
+        var candidates: [(track: Int, probe: VideoRecogniser.Probe)] = []
+        candidates.reserveCapacity(videoTracks.count)
+        // The video track whose pictures were read last, and how many of them in a row.
+        var videoRun = (track: -1, count: 0)
+        /// Which of `candidates` (the video tracks whose recognisers read the sample) it is given to: not one whose
+        /// own parameter sets the sample's would resize (it carries another track's: a motion photo's still), then
+        /// the reference writer's turn — the track read last while its run is shorter than the reference's, else the
+        /// next in track order; the reference's first at the start — where the reference's turns are regular, else
+        /// the first track. Pictures of one codec and the same parameter set ids carry nothing else that tells
+        /// their track, so a writer whose turns vary (chunks of changing length, tracks at other rates) is not
+        /// followed: the picture check then refuses the mix.
+        func videoTurn() -> Int? {
+            guard candidates.count > 1 else { return candidates.isEmpty ? nil : 0 }
+            func fits(_ k: Int) -> Bool { video[candidates[k].track]?.changesSize(candidates[k].probe) == false }
+            var fitting = 0
+            var only = 0
+            for k in candidates.indices where fits(k) {
+                fitting += 1
+                only = k
+            }
+            if fitting == 1 { return only }
+            func usable(_ k: Int) -> Bool { fitting == 0 || fits(k) }
+            guard let firstTrack = model.firstVideoTrack else { return candidates.indices.first(where: usable) }
+            if let k = candidates.indices.first(where: { usable($0) && candidates[$0].track == videoRun.track }) {
+                if videoRun.count < max(1, model.tracks[videoRun.track].videoRun) { return k }
+                return candidates.indices.first { usable($0) && candidates[$0].track > videoRun.track }
+                    ?? candidates.indices.first { usable($0) && $0 != k } ?? k
+            }
+            return candidates.indices.first { usable($0) && candidates[$0].track == firstTrack }
+                ?? candidates.indices.first(where: usable)
+        }
         walking: while offset < end {
             if offset - reported >= 8 << 20 {
                 progress(offset)
                 reported = offset
             }
             var cutVideo: Int?
+            // Every video track's recogniser asked where there are several (their pictures may read alike), else
+            // the one; a sample read by more than one goes to the track `videoTurn` chooses.
+            candidates.removeAll(keepingCapacity: true)
             for i in videoTracks {
-                guard var recogniser = video[i] else { continue }
+                guard let recogniser = video[i] else { continue }
                 let probe = try recogniser.probe(at: offset, in: window, end: end)
                 switch probe.answer {
-                case .sample(let size, let key):
+                case .sample(let size, _):
                     guard size > 0, probe.takes else { continue }
+                    candidates.append((i, probe))
+                case .cut(let bytes):
+                    // Only if no other track's sample starts here (an audio frame can look like the start of one).
+                    guard probe.takes else { continue }
+                    cutVideo = cutVideo ?? bytes
+                case .none:
+                    continue
+                }
+            }
+            if let k = videoTurn(), case (let i, let probe) = candidates[k], var recogniser = video[i] {
+                if case .sample(let size, let key) = probe.answer {
                     if key { keyed.insert(i) }
                     if key && !resuming { afterDamage = false }
                     let started = keyed.contains(i) && !(afterDamage && recogniser.leansOnEarlierPictures(probe))
@@ -220,14 +266,9 @@ package final class MediaWalker {
                     } else {
                         outcome.skippedBeforeKeyframe += 1
                     }
+                    videoRun = videoRun.track == i ? (i, videoRun.count + 1) : (i, 1)
                     offset += Int64(size)
                     continue walking
-                case .cut(let bytes):
-                    // Only if no other track's sample starts here (an audio frame can look like the start of one).
-                    guard probe.takes else { continue }
-                    cutVideo = cutVideo ?? bytes
-                case .none:
-                    continue
                 }
             }
             // A timecode sample (4 bytes, a writer puts it first): where a sample of the media tracks follows it.

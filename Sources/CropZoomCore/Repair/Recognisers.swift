@@ -373,6 +373,21 @@ package enum VideoRecogniser: Sendable {
 
     /// Takes the probed picture; its order count where pictures may be reordered.
     @discardableResult
+    /// Whether the parameter sets `probe`'s sample carries (in the stream, before its slices) give a picture size
+    /// other than this track's sets of the same id: the sample is another track's (a motion photo's still).
+    package func changesSize(_ probe: Probe) -> Bool {
+        switch (self, probe.found) {
+        case (.h264(let r), .h264(let found)):
+            return found.sps.contains { id, s in
+                r.sps[id].map { $0.widthInMbs != s.widthInMbs || $0.heightInMapUnits != s.heightInMapUnits } ?? false
+            }
+        case (.hevc(let r), .hevc(let found)):
+            return found.sps.contains { id, s in r.sps[id].map { $0.width != s.width || $0.height != s.height } ?? false
+            }
+        default: return false
+        }
+    }
+
     package mutating func accept(_ probe: Probe) -> Int64? {
         switch (self, probe.found) {
         case (.h264(var r), .h264(let found)):

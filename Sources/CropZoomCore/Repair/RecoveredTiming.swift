@@ -407,7 +407,9 @@ package struct RecoveredTiming: Sendable {
             if !atCut, let order = held.sample.pictureOrder, order > (s.highest?.order ?? .min) {
                 s.highest = (order, rank)
             }
-            let pts = Self.decodeTime(times, at: s.shownBefore + rank + lead, duration: duration) + rest
+            // Never shown before it is decoded: only pictures that are not this track's (another track's read alike,
+            // which the picture check then refuses) could be placed so, and the muxer would fail on them first.
+            let pts = max(held.dts, Self.decodeTime(times, at: s.shownBefore + rank + lead, duration: duration) + rest)
             settled.append(TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration))
         }
         s.held.removeFirst(count)

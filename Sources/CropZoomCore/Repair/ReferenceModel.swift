@@ -59,6 +59,12 @@ package struct ReferenceModel: Sendable {
         /// A track of neither sound nor pictures (camera metadata: `mebx`, `gpmd`, `rtmd`): its samples' sizes where
         /// there are few of them (at most 64), for the walk to step over such a sample (``MediaWalker``).
         package var metadataSizes: [Int] = []
+        /// With other video tracks beside it: how many of its pictures the writer stores in a row before another
+        /// video track's (in file order, where every run of each track but the first and the last is as long; 0 with
+        /// no other video track, or where the runs vary). Where two tracks'
+        /// pictures read alike (one codec, the same parameter set ids: a dash camera's front and rear, a motion
+        /// photo's stills) the walk takes turns as the reference's writer did.
+        package var videoRun = 0
         /// Where the reference's first sample lies in its file, and its bytes (nil without samples): the walk's
         /// recognisers are tried on it (a reference they do not read is named before the walk).
         package var firstSample: ClosedRange<Int64>? = nil
@@ -73,6 +79,10 @@ package struct ReferenceModel: Sendable {
     /// that ends a track (the writer's flush at its end lays those out otherwise). A deterministic writer interleaves
     /// by time, so a recording with the same settings lays out its sound the same way (``MediaWalker``).
     package var soundChunks: [(track: Int, samples: Int)] = []
+    /// With several video tracks taking regular turns (``Track/videoRun``): the one whose picture the reference
+    /// stores first (where the walk's turns start); nil otherwise.
+    package var firstVideoTrack: Int? = nil
+
     /// Where the reference's writer put its pictures against its sound (``SoundClock``); nil without both.
     package var soundClock: SoundClock? = nil
 
@@ -119,7 +129,39 @@ package struct ReferenceModel: Sendable {
         var model = ReferenceModel(tracks: tracks)
         if tracks.filter(\.isAudio).count > 1 { model.soundChunks = Self.soundChunks(movie.tracks) }
         model.soundClock = Self.soundClock(movie.tracks, tracks)
+        let runs = Self.videoRuns(movie.tracks, tracks)
+        for (track, run) in runs.runs { model.tracks[track].videoRun = run }
+        model.firstVideoTrack = runs.first
         return .success(model)
+    }
+
+    /// ``Track/videoRun`` of each video track, where there are several: their chunks in file order, a track's
+    /// neighbouring chunks one run.
+    private static func videoRuns(_ tables: [TrackTables], _ tracks: [Track]) -> (runs: [Int: Int], first: Int?) {
+        let videoTracks = tracks.indices.filter { tracks[$0].isVideo && tables[$0].sampleCount > 0 }
+        guard videoTracks.count > 1 else { return ([:], nil) }
+        var chunks: [(offset: Int64, track: Int, samples: Int)] = []
+        for i in videoTracks { chunks += tables[i].chunks().map { ($0.offset, i, $0.samples) } }
+        chunks.sort { $0.offset < $1.offset }
+        var runs: [(track: Int, samples: Int)] = []
+        for chunk in chunks {
+            if let last = runs.last, last.track == chunk.track {
+                runs[runs.count - 1].samples += chunk.samples
+            } else {
+                runs.append((chunk.track, chunk.samples))
+            }
+        }
+        // Turns are followed only where the writer keeps them: every run of a track the same length, but the first
+        // and the last (a writer of chunks by time whose chunks hold 28 to 30 pictures, or tracks at other rates,
+        // is not: its turns would be guessed wrong).
+        var lengths: [Int: Int] = [:]
+        for (k, run) in runs.enumerated() where k > 0 && k < runs.count - 1 {
+            if let length = lengths[run.track], length != run.samples { return ([:], nil) }
+            lengths[run.track] = run.samples
+        }
+        var modes: [Int: Int] = [:]
+        for run in runs where modes[run.track] == nil { modes[run.track] = lengths[run.track] ?? run.samples }
+        return (modes, runs.first?.track)
     }
 
     /// ``soundChunks`` of `tables`.
