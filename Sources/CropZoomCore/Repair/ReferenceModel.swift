@@ -65,8 +65,8 @@ package struct ReferenceModel: Sendable {
         /// pictures read alike (one codec, the same parameter set ids: a dash camera's front and rear, a motion
         /// photo's stills) the walk takes turns as the reference's writer did.
         package var videoRun = 0
-        /// Where the reference's first sample lies in its file, and its bytes (nil without samples): the walk's
-        /// recognisers are tried on it (a reference they do not read is named before the walk).
+        /// The bytes of the reference's first sample in its file (nil without samples): the walk's recognisers are
+        /// tried on it (a reference they do not read is named before the walk).
         package var firstSample: ClosedRange<Int64>? = nil
         package var isMetadata: Bool { !isVideo && !isAudio }
 
