@@ -85,6 +85,28 @@ struct RepairTests {
         return (run, broken, fixed)
     }
 
+    /// A corpus file with its index box removed (the crash: what a writer that puts the index first leaves when it
+    /// never comes back to it), repaired with the complete file as its reference; nil, said, without the corpus.
+    static func repairWithoutIndex(corpus name: String) throws -> (
+        run: CLIResult, original: URL, broken: URL, fixed: URL, scratch: Scratch
+    )? {
+        guard let folder = Oracle.corpusDirectory else {
+            print("corpus absent: ../shared/corpus not found — \(name) not repaired")
+            return nil
+        }
+        let original = folder.appendingPathComponent(name)
+        let scratch = try Scratch()
+        let bytes = [UInt8](try Data(contentsOf: original))
+        let boxes = try Contract.topLevelBoxes(original)
+        let broken = scratch.file("broken.mp4")
+        let kept = boxes.filter { $0.type != "moov" }.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.size)] }
+        #expect(kept.count < bytes.count, "\(name) has no index box: \(boxes.map(\.type))")
+        try Data(kept).write(to: broken)
+        let fixed = scratch.file("fixed.mp4")
+        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        return (run, original, broken, fixed, scratch)
+    }
+
     /// Tests/tools/repair_score.py's figures for each stream of the original, and the decode's complaints.
     /// `vfr`: a recording whose frame rate changed (the decode check's null output not re-timed at the nominal rate).
     static func score(original: URL, broken: URL, repaired: URL, vfr: Bool = false) throws -> (
@@ -931,20 +953,12 @@ struct RepairVideoTracksTests {
         same parameter set ids, the first still carrying its own): each still in its track, none among the pictures
         """)
     func motionPhoto() throws {
-        let name = "axm-mv_with_2_top_shots.mp4"
-        guard let folder = Oracle.corpusDirectory else {
-            print("corpus absent: ../shared/corpus not found — \(name) not repaired")
-            return
-        }
-        let original = folder.appendingPathComponent(name)
-        let scratch = try Scratch()
-        let bytes = [UInt8](try Data(contentsOf: original))
-        let boxes = try Contract.topLevelBoxes(original)
-        let broken = scratch.file("broken.mp4")
-        let kept = boxes.filter { $0.type != "moov" }.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.size)] }
-        try Data(kept).write(to: broken)
-        let fixed = scratch.file("fixed.mp4")
-        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        guard
+            let (run, original, broken, fixed, scratch) = try RepairTests.repairWithoutIndex(
+                corpus: "axm-mv_with_2_top_shots.mp4")
+        else { return }
+        // The scratch folder (and the files in it) lives to the end of the test.
+        defer { withExtendedLifetime(scratch) {} }
         #expect(run.status == 0, "\(run)")
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
         for s in streams.prefix(2) {
@@ -1034,22 +1048,13 @@ struct RepairCorpusTests {
         clean
         """)
     func editorRewrittenClip() throws {
-        let name = "axm-sample_edit_list.mp4"
-        guard let folder = Oracle.corpusDirectory else {
-            print("corpus absent: ../shared/corpus not found — \(name) not repaired")
-            return
-        }
-        let original = folder.appendingPathComponent(name)
-        let scratch = try Scratch()
-        // Its index comes first: the crash is its removal (ftyp, mdat).
-        let bytes = [UInt8](try Data(contentsOf: original))
-        let boxes = try Contract.topLevelBoxes(original)
-        #expect(boxes.map(\.type) == ["ftyp", "moov", "mdat"])
-        let broken = scratch.file("broken.mp4")
-        let kept = boxes.filter { $0.type != "moov" }.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.size)] }
-        try Data(kept).write(to: broken)
-        let fixed = scratch.file("fixed.mp4")
-        let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
+        // Its index comes first (ftyp, moov, mdat): the crash is its removal.
+        guard
+            let (run, original, broken, fixed, scratch) = try RepairTests.repairWithoutIndex(
+                corpus: "axm-sample_edit_list.mp4")
+        else { return }
+        // The scratch folder (and the files in it) lives to the end of the test.
+        defer { withExtendedLifetime(scratch) {} }
         #expect(run.status == 0, "\(run)")
         let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
         for s in streams.prefix(2) {
