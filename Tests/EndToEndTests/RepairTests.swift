@@ -86,10 +86,10 @@ struct RepairTests {
     }
 
     /// A corpus file with its index box removed (the crash: what a writer that puts the index first leaves when it
-    /// never comes back to it), repaired with the complete file as its reference; nil, said, without the corpus.
-    static func repairWithoutIndex(corpus name: String) throws -> (
-        run: CLIResult, original: URL, broken: URL, fixed: URL, scratch: Scratch
-    )? {
+    /// never comes back to it), repaired with the complete file as its reference and scored: it exits 0, and its first
+    /// two streams come back whole with nothing foreign among them. The streams' figures and the decode's
+    /// complaints; nil, said, without the corpus.
+    static func repairWithoutIndex(corpus name: String) throws -> (streams: [[String: Any]], decode: String)? {
         guard let folder = Oracle.corpusDirectory else {
             print("corpus absent: ../shared/corpus not found — \(name) not repaired")
             return nil
@@ -104,7 +104,13 @@ struct RepairTests {
         try Data(kept).write(to: broken)
         let fixed = scratch.file("fixed.mp4")
         let run = try CLI.cropzoom(["repair", broken.path, "--reference", original.path, "-o", fixed.path])
-        return (run, original, broken, fixed, scratch)
+        #expect(run.status == 0, "\(run)")
+        let (streams, decode) = try score(original: original, broken: broken, repaired: fixed)
+        for s in streams.prefix(2) {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 0, "\(s)")
+            #expect(s["foreign"] as? Int == 0, "\(s)")
+        }
+        return (streams, decode)
     }
 
     /// Tests/tools/repair_score.py's figures for each stream of the original, and the decode's complaints.
@@ -953,17 +959,8 @@ struct RepairVideoTracksTests {
         same parameter set ids, the first still carrying its own): each still in its track, none among the pictures
         """)
     func motionPhoto() throws {
-        guard
-            let (run, original, broken, fixed, scratch) = try RepairTests.repairWithoutIndex(
-                corpus: "axm-mv_with_2_top_shots.mp4")
-        else { return }
-        // The scratch folder (and the files in it) lives to the end of the test.
-        defer { withExtendedLifetime(scratch) {} }
-        #expect(run.status == 0, "\(run)")
-        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
-        for s in streams.prefix(2) {
-            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 0, "\(s)")
-            #expect(s["foreign"] as? Int == 0, "\(s)")
+        guard let (_, decode) = try RepairTests.repairWithoutIndex(corpus: "axm-mv_with_2_top_shots.mp4") else {
+            return
         }
         #expect(decode.isEmpty, "\(decode)")
     }
@@ -1049,17 +1046,8 @@ struct RepairCorpusTests {
         """)
     func editorRewrittenClip() throws {
         // Its index comes first (ftyp, moov, mdat): the crash is its removal.
-        guard
-            let (run, original, broken, fixed, scratch) = try RepairTests.repairWithoutIndex(
-                corpus: "axm-sample_edit_list.mp4")
-        else { return }
-        // The scratch folder (and the files in it) lives to the end of the test.
-        defer { withExtendedLifetime(scratch) {} }
-        #expect(run.status == 0, "\(run)")
-        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
-        for s in streams.prefix(2) {
-            #expect(s["whole"] as? Int == s["recovered"] as? Int && (s["whole"] as? Int ?? 0) > 0, "\(s)")
-            #expect(s["foreign"] as? Int == 0, "\(s)")
+        guard let (streams, decode) = try RepairTests.repairWithoutIndex(corpus: "axm-sample_edit_list.mp4") else {
+            return
         }
         // The pictures at the reference's 30 fps: off by the seven 15 fps pictures' extra time at most; the sound
         // exact. Timed by the sound they were 2.16 s off, and the last pictures' order broke the decode.
