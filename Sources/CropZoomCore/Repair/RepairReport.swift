@@ -101,19 +101,18 @@ public struct RepairReport: Codable, Equatable, Sendable {
         }
         if let timecode { parts.append("timecode \(timecode)") }
         // Tracks alike counted once ("100 data tracks (mov_text)": a file with a subtitle track per language).
-        var notWalked: [(kind: String, count: Int)] = []
+        var notWalked: [(type: String, codec: String, count: Int)] = []
         for t in tracks where !t.recovered {
-            let kind = "\(t.type)|\(t.codec)\(t.samples > 0 ? ", stepped over" : "")"
-            if let i = notWalked.firstIndex(where: { $0.kind == kind }) {
+            let codec = t.codec + (t.samples > 0 ? ", stepped over" : "")
+            if let i = notWalked.firstIndex(where: { $0.type == t.type && $0.codec == codec }) {
                 notWalked[i].count += 1
             } else {
-                notWalked.append((kind, 1))
+                notWalked.append((t.type, codec, 1))
             }
         }
         if !notWalked.isEmpty {
-            let names = notWalked.map { kind, count in
-                let (type, codec) = (kind.prefix { $0 != "|" }, kind.drop { $0 != "|" }.dropFirst())
-                return count == 1 ? "\(type) (\(codec))" : "\(count) \(type) tracks (\(codec))"
+            let names = notWalked.map {
+                $0.count == 1 ? "\($0.type) (\($0.codec))" : "\($0.count) \($0.type) tracks (\($0.codec))"
             }
             parts.append("not recovered: " + names.joined(separator: ", "))
         }
@@ -121,19 +120,14 @@ public struct RepairReport: Codable, Equatable, Sendable {
         // Data tracks whose samples the walk does not step over: what bytes between pictures may be.
         let data = Set(tracks.filter { $0.type == "data" && !$0.recovered && $0.samples == 0 }.map(\.codec)).sorted()
         for gap in gaps where gap.reason == "unmatched" {
-            let (what, question) =
+            let what = referenceHasSound ? "sound the reference's settings do not read" : "bytes between the pictures"
+            let question =
                 referenceHasSound
-                ? ("sound the reference's settings do not read", "is the reference's sound from the same settings?")
+                ? "is the reference's sound from the same settings?"
                 : data.isEmpty
-                    ? (
-                        "bytes between the pictures",
-                        "the recording's sound? the reference has no sound track to read it with"
-                    )
-                    : (
-                        "bytes between the pictures",
-                        "the samples of its data tracks (\(data.joined(separator: ", "))), or sound the reference has "
-                            + "no track for?"
-                    )
+                    ? "the recording's sound? the reference has no sound track to read it with"
+                    : "the samples of its data tracks (\(data.joined(separator: ", "))), or sound the reference has "
+                        + "no track for?"
             parts.append(
                 String(
                     format: "%@ stepped over (%@ in %d runs from %@: %@)", what, Self.bytes(gap.bytes), gap.runs ?? 1,
