@@ -31,10 +31,14 @@ package final class InputFormat: @unchecked Sendable {
     /// `AVFMT_FLAG_CUSTOM_IO`), and `path` only names it in messages. Such an input opens nothing else: no file or
     /// URL it refers to (`protocol_whitelist` `none`: an MP4's external data reference, an HLS playlist's
     /// segments).
+    ///
+    /// `probe: false` leaves out `avformat_find_stream_info`: the streams are what the container's header says (an
+    /// MP4's sample entries: codec, size, extradata, sample rate, channels), without what only decoding finds (pixel
+    /// or sample format, aspect ratio, an audio frame's length, the profile), in a fraction of the time.
     package init(
         path given: String, format: String? = nil, options: [String: String] = [:], watch: IOWatch? = nil,
         interrupt: IOWatch? = nil, settings: (format: Setting, options: Setting) = (.inputFormat, .inputOption),
-        bytes: [UInt8]? = nil
+        bytes: [UInt8]? = nil, probe: Bool = true
     ) throws(CropZoomError) {
         // "-" is standard input, named "stdin" in messages (`StandardInput`: spooled when it must be).
         let path = given == "-" && bytes == nil ? "stdin" : given
@@ -124,7 +128,7 @@ package final class InputFormat: @unchecked Sendable {
         }
         // The context is closed here, before `pointer` is set: once every stored property is set,
         // a throwing init runs `deinit`, which would close it a second time.
-        let r2 = BlockedReads.shared.during(interruptCallback) { avformat_find_stream_info(ctx, nil) }
+        let r2 = probe ? BlockedReads.shared.during(interruptCallback) { avformat_find_stream_info(ctx, nil) } : 0
         if r2 < 0 {
             avformat_close_input(&ctx)
             throw CropZoomError.ffmpeg(r2, InputFormat.kind(for: r2), what: "reading stream information", path: path)

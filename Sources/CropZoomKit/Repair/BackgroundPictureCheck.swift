@@ -3,13 +3,14 @@ import CropZoomFFmpeg
 import Foundation
 
 /// ``RecoveredPictureCheck`` on a thread of its own, so the decoding of the first recovered pictures runs on another
-/// core while the walk goes on (on a two-minute 720p recording it was a fifth of the repair's time). The walk hands
-/// over a copy of each of the first ``RepairJob/checkedPictures`` pictures (``add(_:pts:dts:key:)``), asks
-/// ``failedPictures()`` as it goes (a reference from other settings stops the repair early) and ``finish()`` before
+/// core while the walk goes on (on a two-minute 720p recording it was a fifth of the repair's time). The thread makes
+/// the check itself (opening the decoder is off the walk's path too). The walk hands over a copy of each of the first
+/// ``RepairJob/checkedPictures`` pictures (``add(_:pts:dts:key:)``), asks ``failedPictures()`` as it goes (a
+/// reference from other settings, or a check that could not be made, stops the repair early) and ``finish()`` before
 /// the output is kept.
 ///
-/// `@unchecked Sendable`: the check is handed to the thread whole at `init` and touched only there after; the queue
-/// synchronises itself; `verdict` is behind `lock`; `sent` belongs to the walking thread.
+/// `@unchecked Sendable`: the check is made on the thread and touched only there; the queue synchronises itself;
+/// `verdict` is behind `lock`; `sent` belongs to the walking thread.
 final class BackgroundPictureCheck: @unchecked Sendable {
     private struct Picture {
         var bytes: [UInt8]
@@ -26,16 +27,13 @@ final class BackgroundPictureCheck: @unchecked Sendable {
     private let ended = DispatchSemaphore(value: 0)
     /// Pictures handed over.
     private(set) var sent = 0
-    /// The reference's picture, as FFmpeg describes it.
-    let described: String
 
-    init(_ check: RecoveredPictureCheck) {
-        described = check.described
+    /// Starts the thread, which makes the check with `make` (its error is the check's verdict).
+    init(_ make: @escaping @Sendable () throws(CropZoomError) -> RecoveredPictureCheck) {
         queue = BoundedQueue(capacity: RepairJob.checkedPictures, control: control)
-        // Handed over whole: only the thread touches the check from here on.
-        nonisolated(unsafe) let check = check
         let thread = Thread { [self] in
             let result = Result { () throws(CropZoomError) -> Int in
+                let check = try make()
                 while let p = try queue.pop() {
                     try check.add(p.bytes, pts: p.pts, dts: p.dts, key: p.key)
                 }

@@ -3,15 +3,17 @@ import CropZoomFFmpeg
 import Foundation
 
 /// ``Remux`` on a thread of its own, so that the muxing and the writing of a repaired file run on another core while
-/// the walk through the broken file goes on (docs/design/repair.md, "Session 7"). The walk copies each sample into a
-/// packet of a batch from a fixed pool (``write(stream:bytes:pts:dts:duration:key:)``; the packet's buffer is kept
-/// from sample to sample) and hands full batches over through a bounded queue; the thread writes them and gives the
-/// batch back. A write that fails (a full disk, a muxer refusing a time) stops the walk at its next hand-over with
-/// that error; ``finish()`` waits for the last write and writes the index.
+/// the walk through the broken file goes on (docs/design/repair.md, "Session 7"). The thread makes the remux itself
+/// (probing the reference for its codec parameters is off the walk's path: "Session 11"). The walk copies each sample
+/// into a packet of a batch from a fixed pool (``write(stream:bytes:pts:dts:duration:key:)``; the packet's buffer is
+/// kept from sample to sample) and hands full batches over through a bounded queue; the thread writes them and gives
+/// the batch back. A remux that cannot be made or a write that fails (a full disk, a muxer refusing a time) stops the
+/// walk at its next hand-over with that error; ``finish()`` waits for the last write and writes the index.
 ///
-/// `@unchecked Sendable`: the remux is touched by the walking thread only before the first hand-over
-/// (``setTimecode(_:)``) and after the thread has ended (``finish()``), by the thread in between; a batch belongs to
-/// the walk until pushed, to the thread until released; the queue, the pool and `control` synchronise themselves;
+/// `@unchecked Sendable`: the remux is made and used by the thread, then by the walking thread once the thread has
+/// ended (``finish()``: `made` is set before the thread signals `ended`); `timecode` is the walking thread's until
+/// its first hand-over, read by the thread after its first pop (the queue orders the two); a batch belongs to the
+/// walk until pushed, to the thread until released; the queue, the pool and `control` synchronise themselves;
 /// `filling` and `sent` belong to the walking thread.
 final class BackgroundRemux: @unchecked Sendable {
     /// Packets handed over together: one wake-up of the writer for a batch, not one for each sample (a thread woken
@@ -27,7 +29,10 @@ final class BackgroundRemux: @unchecked Sendable {
         }
     }
 
-    private let remux: Remux
+    /// The remux, once the thread has made it.
+    private var made: Remux?
+    /// The recording's timecode, given before the first hand-over (``setTimecode(_:)``).
+    private var timecode: String?
     private let queue: BoundedQueue<Batch>
     private let batches: ShellPool<Batch>
     private let control = RunControl()
@@ -46,15 +51,18 @@ final class BackgroundRemux: @unchecked Sendable {
     /// The largest buffer a pooled packet keeps from sample to sample (refilled without allocating).
     static let keptBuffer = 256 << 10
 
-    init(_ remux: Remux) throws(CropZoomError) {
-        self.remux = remux
+    /// Starts the thread, which makes the remux with `make` before it writes the first batch.
+    init(_ make: @escaping @Sendable () throws(CropZoomError) -> Remux) throws(CropZoomError) {
         queue = BoundedQueue(capacity: Self.depth, control: control)
         batches = try ShellPool(capacity: Self.depth, control: control) { () throws(CropZoomError) in try Batch() }
-        // Only the thread touches the remux until it has ended (see the type's comment).
-        nonisolated(unsafe) let remux = remux
         let thread = Thread { [self] in
             do throws(CropZoomError) {
+                let remux = try make()
+                made = remux
+                var first = true
                 while let batch = try queue.pop() {
+                    if first, let timecode { _ = remux.setTimecode(timecode) }
+                    first = false
                     for packet in batch.packets[..<batch.count] {
                         try remux.write(packet)
                         // A buffer is kept for the next sample unless it is large (a keyframe of a big picture):
@@ -75,9 +83,12 @@ final class BackgroundRemux: @unchecked Sendable {
         thread.start()
     }
 
-    /// ``Remux/setTimecode(_:)`` while no sample has been handed over; false after (the header may be written).
+    /// ``Remux/setTimecode(_:)`` while no sample has been handed over (the thread gives it to the remux before the
+    /// first write); false after (the header may be written).
     func setTimecode(_ timecode: String) -> Bool {
-        sent == 0 && remux.setTimecode(timecode)
+        guard sent == 0 else { return false }
+        self.timecode = timecode
+        return true
     }
 
     /// Hands over a copy of one sample of output stream `stream` (`bytes`; its times in the reference stream's time
@@ -128,6 +139,9 @@ final class BackgroundRemux: @unchecked Sendable {
         ended.wait()
         ended.signal()
         if let error = control.firstError { throw error }
+        guard let remux = made else { throw CropZoomError(.processing, path: "", reason: "the writer was not made") }
+        // No sample was written: the header is the trailer's to write, with the timecode.
+        if let timecode { _ = remux.setTimecode(timecode) }
         try remux.finish()
     }
 

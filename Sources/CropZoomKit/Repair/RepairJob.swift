@@ -149,10 +149,12 @@ public final class RepairJob: @unchecked Sendable {
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
-        let remux = try BackgroundRemux(
-            Remux(
-                reference: setup.referenceInput, streams: setup.walker.walkedTracks, target: atomic.writePath,
-                displayPath: cfg.output))
+        let (referencePath, walked, target) = (setup.referencePath, setup.walker.walkedTracks, atomic.writePath)
+        let remux = try BackgroundRemux { () throws(CropZoomError) in
+            try Remux(
+                reference: RepairSetup.probedReference(referencePath), streams: walked, target: target,
+                displayPath: cfg.output)
+        }
         defer { remux.abandon() }
         let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
         var timing = RecoveredTiming(model: setup.model)
@@ -161,10 +163,15 @@ public final class RepairJob: @unchecked Sendable {
         let checked = setup.model.tracks.indices.first {
             setup.walker.walkedTracks.contains($0) && setup.model.tracks[$0].isVideo
         }
-        let check = try checked.map { i throws(CropZoomError) in
-            BackgroundPictureCheck(try RecoveredPictureCheck(reference: setup.referenceInput, stream: i))
+        let check = checked.map { i in
+            BackgroundPictureCheck { () throws(CropZoomError) in
+                // Unprobed: the decoder takes the parameter sets from the sample entry.
+                try RecoveredPictureCheck(reference: InputFormat(path: referencePath, probe: false), stream: i)
+            }
         }
         defer { check?.abandon() }
+        // The reference's picture, for a message (a probed opening: the profile).
+        func described() -> String { checked.map { setup.describedPicture($0) } ?? "" }
         // What the broken file's own media data starts with (the codec, the size its in-band parameter sets give),
         // for the line that says why it does not match the reference.
         func own() -> String {
@@ -176,7 +183,7 @@ public final class RepairJob: @unchecked Sendable {
             throw CropZoomError(
                 .usage, what: "repairing", path: cfg.input,
                 reason: "\(bad) of its first \(check.sent) pictures do not decode with the reference's parameters "
-                    + "(\(check.described))\(own()): is \(setup.referencePath) from the same camera with the same "
+                    + "(\(described()))\(own()): is \(setup.referencePath) from the same camera with the same "
                     + "settings?")
         }
         // A phone's HDR video (Dolby Vision: an RPU in every picture) and its SDR video differ in bit depth, which
@@ -194,7 +201,7 @@ public final class RepairJob: @unchecked Sendable {
             throw CropZoomError(
                 .usage, what: "repairing", path: cfg.input,
                 reason: "its first \(check.sent) pictures carry \(its)Dolby Vision metadata and the reference's "
-                    + "\(reference) (\(check.described)): an HDR recording and an SDR one, whose pictures differ in bit "
+                    + "\(reference) (\(described())): an HDR recording and an SDR one, whose pictures differ in bit "
                     + "depth; is \(setup.referencePath) from the same camera with the same settings (HDR video on or "
                     + "off)?")
         }
@@ -293,7 +300,7 @@ public final class RepairJob: @unchecked Sendable {
         else {
             // What the media data holds, against the reference's pictures where both are known.
             var holds = own()
-            if !holds.isEmpty, let check { holds += ", the reference's are \(check.described)" }
+            if !holds.isEmpty, check != nil { holds += ", the reference's are \(described())" }
             throw CropZoomError(
                 .inputUnreadable, what: "repairing", path: cfg.input,
                 reason: "no sample of the reference's tracks found in its \(RepairReport.bytes(report.mediaBytes)) "

@@ -84,7 +84,8 @@ struct RepairSetup {
 
         let referencing = "reading the reference"
         let reference = try FileBytes(path: referencePath, what: referencing)
-        switch try ReferenceModel.read(ByteWindow(reference, capacity: 1 << 20)) {
+        // Its boxes through a small window: the index is read whole where it lies, the media data not at all.
+        switch try ReferenceModel.read(ByteWindow(reference, capacity: 1 << 16)) {
         case .success(let m): model = m
         case .failure(let problem):
             throw CropZoomError(.usage, what: referencing, path: referencePath, reason: problem.reason)
@@ -92,8 +93,11 @@ struct RepairSetup {
         // The walk's window: four of the reference's largest samples, at least 1 MiB (a smaller window than the
         // 16 MiB default touches fewer fresh pages; a sample the window does not hold is read on its own).
         window = ByteWindow(broken, capacity: max(1 << 20, 4 * (model.tracks.map(\.largestSample).max() ?? 0)))
+        // FFmpeg's view of the reference as its header gives it, without decoding (`probe: false`, 3-4 ms of a small
+        // repair): what the walk's set-up needs. The writer's thread opens it again, probed, for the codec parameters
+        // the repaired file is written with (``probedReference(_:)``).
         do {
-            referenceInput = try InputFormat(path: referencePath)
+            referenceInput = try InputFormat(path: referencePath, probe: false)
         } catch {
             throw CropZoomError(.usage, what: referencing, path: referencePath, reason: error.reason)
         }
@@ -142,10 +146,11 @@ struct RepairSetup {
         // The walk's recognisers tried on the reference's own first pictures: a writer whose samples they do not read
         // (a Samsung slow-motion clip puts an SVC prefix NAL unit and Annex B start codes inside one length) is named
         // here, not after a walk that found nothing.
-        let own = ByteWindow(reference, capacity: 1 << 20)
         for i in walker.walkedTracks where model.tracks[i].isVideo {
+            // A window the size of the picture: the picture is read, not the megabyte after it.
             guard let first = model.tracks[i].firstSample,
-                let type = try walker.misreads(track: i, sample: first, in: own)
+                let type = try walker.misreads(
+                    track: i, sample: first, in: ByteWindow(reference, capacity: max(1 << 12, first.count + 16)))
             else { continue }
             let codec = if case .hevc = model.tracks[i].kind { "HEVC" } else { "H.264" }
             throw CropZoomError(
@@ -163,6 +168,24 @@ struct RepairSetup {
                 reason: "its video (\(unreadVideo.joined(separator: ", "))) is not one repair recognises yet (H.264 or "
                     + "HEVC video): the sound between its pictures cannot be reached either")
         }
+    }
+
+    /// The reference as FFmpeg probes it (`avformat_find_stream_info`: the codec parameters only decoding finds —
+    /// pixel format, aspect ratio, an audio frame's length, the profile — which the repaired file is written with),
+    /// opened on the thread that needs it.
+    static func probedReference(_ path: String) throws(CropZoomError) -> InputFormat {
+        do {
+            return try InputFormat(path: path)
+        } catch {
+            throw CropZoomError(.usage, what: "reading the reference", path: path, reason: error.reason)
+        }
+    }
+
+    /// The reference's picture of track `track` as FFmpeg describes it ("1280x720 h264 High"), for a message; from a
+    /// probed opening of the reference (the profile is only found by decoding).
+    func describedPicture(_ track: Int) -> String {
+        let input = (try? Self.probedReference(referencePath)) ?? referenceInput
+        return RecoveredPictureCheck.describe(input.stream(track))
     }
 
     /// The report of a walk that found `outcome`; `spans`: each track's first and last presentation time written

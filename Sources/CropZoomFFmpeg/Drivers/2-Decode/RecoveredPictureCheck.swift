@@ -6,24 +6,26 @@ import CropZoomCore
 /// not fit, and the decoder refuses or conceals them. HEVC slices read with another bit depth's or chroma format's SPS
 /// decode to garbage that FFmpeg's decoder passes, flagging nothing and logging a warning, unless told to refuse what
 /// it would decode past (`AV_EF_EXPLODE`): so it is. Owns a ``VideoDecoder`` for the reference's stream (one thread)
-/// and one packet.
+/// and one packet. The reference need not be probed: the decoder takes its parameter sets from the sample entry.
 package final class RecoveredPictureCheck {
     private let decoder: VideoDecoder
     private let packet: Packet
     /// Pictures sent, and pictures that came out whole.
     package private(set) var sent = 0
     package private(set) var decoded = 0
-    /// The reference's picture, as FFmpeg describes it ("1280x720 h264 High").
-    package let described: String
 
     package init(reference: InputFormat, stream: Int) throws(CropZoomError) {
         decoder = try VideoDecoder(input: reference, streamIndex: stream)
         try decoder.open(threads: 1, explode: true)
         packet = try Packet()
-        let st = reference.stream(stream)
+    }
+
+    /// A video stream's picture as FFmpeg describes it ("1280x720 h264 High"; the profile, from
+    /// `avcodec_profile_name`, where the stream was probed).
+    package static func describe(_ st: StreamRef) -> String {
         let profile = avcodec_profile_name(st.parameters.pointee.codec_id, st.parameters.pointee.profile)
         let codec = st.codecName + (profile.map { " " + String(cString: $0) } ?? "")
-        described = "\(st.parameters.pointee.width)x\(st.parameters.pointee.height) \(codec)"
+        return "\(st.parameters.pointee.width)x\(st.parameters.pointee.height) \(codec)"
     }
 
     /// Decodes one recovered sample (decode order; `pts`: its presentation time).
