@@ -145,15 +145,24 @@ public final class RepairJob: @unchecked Sendable {
         if case .fragmentedCut(let mediaStart, let size) = triage {
             return try copyFragments(mediaStart: mediaStart, size: size, started: started)
         }
+        // The reference probed beside the set-up and the walk (for the writer); waited for before returning, so no
+        // thread outlives the repair.
+        let probe = cfg.reference.map { ReferenceProbe(path: $0) }
+        defer { _ = try? probe?.wait() }
         let setup = try RepairSetup(cfg)
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
-        let (referencePath, walked, target) = (setup.referencePath, setup.walker.walkedTracks, atomic.writePath)
+        let (walked, target, unprobed) = (setup.walker.walkedTracks, atomic.writePath, setup.referenceInput)
+        let referencePath = setup.referencePath
         let remux = try BackgroundRemux { () throws(CropZoomError) in
-            try Remux(
-                reference: RepairSetup.probedReference(referencePath), streams: walked, target: target,
-                displayPath: cfg.output)
+            let reference: InputFormat
+            if let probe {
+                reference = try probe.wait()
+            } else {
+                reference = try RepairSetup.probedReference(referencePath)
+            }
+            return try Remux(reference: reference, streams: walked, target: target, displayPath: cfg.output)
         }
         defer { remux.abandon() }
         let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
@@ -165,13 +174,17 @@ public final class RepairJob: @unchecked Sendable {
         }
         let check = checked.map { i in
             BackgroundPictureCheck { () throws(CropZoomError) in
-                // Unprobed: the decoder takes the parameter sets from the sample entry.
-                try RecoveredPictureCheck(reference: InputFormat(path: referencePath, probe: false), stream: i)
+                // The set-up's unprobed reference (only read here): the decoder takes the parameter sets from the
+                // sample entry.
+                try RecoveredPictureCheck(reference: unprobed, stream: i)
             }
         }
         defer { check?.abandon() }
-        // The reference's picture, for a message (a probed opening: the profile).
-        func described() -> String { checked.map { setup.describedPicture($0) } ?? "" }
+        // The reference's picture, for a message (probed: the profile).
+        func described() -> String {
+            guard let checked else { return "" }
+            return RecoveredPictureCheck.describe(((try? probe?.wait()) ?? setup.referenceInput).stream(checked))
+        }
         // What the broken file's own media data starts with (the codec, the size its in-band parameter sets give),
         // for the line that says why it does not match the reference.
         func own() -> String {

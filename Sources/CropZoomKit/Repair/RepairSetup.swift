@@ -93,9 +93,9 @@ struct RepairSetup {
         // The walk's window: four of the reference's largest samples, at least 1 MiB (a smaller window than the
         // 16 MiB default touches fewer fresh pages; a sample the window does not hold is read on its own).
         window = ByteWindow(broken, capacity: max(1 << 20, 4 * (model.tracks.map(\.largestSample).max() ?? 0)))
-        // FFmpeg's view of the reference as its header gives it, without decoding (`probe: false`, 3-4 ms of a small
-        // repair): what the walk's set-up needs. The writer's thread opens it again, probed, for the codec parameters
-        // the repaired file is written with (``probedReference(_:)``).
+        // FFmpeg's view of the reference as its header gives it, without decoding (`probe: false`, 3-5 ms of a small
+        // repair): what the walk's set-up needs. A thread of its own opens it again, probed, for the codec parameters
+        // the repaired file is written with (``ReferenceProbe``).
         do {
             referenceInput = try InputFormat(path: referencePath, probe: false)
         } catch {
@@ -179,13 +179,6 @@ struct RepairSetup {
         } catch {
             throw CropZoomError(.usage, what: "reading the reference", path: path, reason: error.reason)
         }
-    }
-
-    /// The reference's picture of track `track` as FFmpeg describes it ("1280x720 h264 High"), for a message; from a
-    /// probed opening of the reference (the profile is only found by decoding).
-    func describedPicture(_ track: Int) -> String {
-        let input = (try? Self.probedReference(referencePath)) ?? referenceInput
-        return RecoveredPictureCheck.describe(input.stream(track))
     }
 
     /// The report of a walk that found `outcome`; `spans`: each track's first and last presentation time written

@@ -1,0 +1,31 @@
+import CropZoomFFmpeg
+import Foundation
+
+/// The reference opened and probed (``RepairSetup/probedReference(_:)``) on a thread of its own from the repair's
+/// start: `avformat_find_stream_info` decodes a picture and a sound frame (3–5 ms) that the walk's set-up does not
+/// need, so it runs beside the set-up and the walk; the writer's thread waits for it before it writes the header, and
+/// a message that describes the reference's picture waits for it too.
+///
+/// `@unchecked Sendable`: `result` is written once by the thread before it signals `ended` and read only after a wait;
+/// the probed input is only read after (its codec parameters, by the writer and a message).
+final class ReferenceProbe: @unchecked Sendable {
+    private var result: Result<InputFormat, CropZoomError>?
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// Starts probing `path`.
+    init(path: String) {
+        let thread = Thread { [self] in
+            result = Result { () throws(CropZoomError) -> InputFormat in try RepairSetup.probedReference(path) }
+            ended.signal()
+        }
+        thread.name = "cropzoom repair probe"
+        thread.start()
+    }
+
+    /// The probed reference, waiting for the thread; its error where the reference could not be probed.
+    func wait() throws(CropZoomError) -> InputFormat {
+        ended.wait()
+        ended.signal()
+        return try result!.get()
+    }
+}
