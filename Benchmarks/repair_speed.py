@@ -5,7 +5,7 @@ The cases are repair_peers.py's (made by it when missing, in the same work folde
 one-second chunks, 2.1 MB), i (1280x720, 120 s, B-frames + AAC, 42 MB) and j (the same without B-frames, 47 MB),
 with the references untrunc recovers every packet with (`hflip-full`; on j also the 5 s `hflip`), so that both
 tools walk the whole file. The tools run alternately — cropzoom, untrunc (and `--before`, an older cropzoom, when
-given) — for --rounds rounds, each writing into a folder emptied before the run (cropzoom looks for a killed run's
+given), the order reversed every other round — for --rounds rounds, each writing into a folder emptied before the run (cropzoom looks for a killed run's
 temporaries beside its output), under /usr/bin/time (user + system CPU, peak RSS; the wall time to the millisecond by
 this script's clock). Each run must exit 0 and
 write a file; cropzoom's outputs must be identical from round to round (what they hold is scored in
@@ -91,7 +91,9 @@ def measure(args):
         pair = dict(case=case, reference=ref, broken_bytes=c["broken_bytes"], title=c["title"], runs=[])
         folder = tempfile.mkdtemp(prefix="repair-speed-")
         for rnd in range(1, (args.large_rounds if case == "large" else args.rounds) + 1):
-            for label, build in rows:
+            # The order turns round every other round (A B C, C B A): a tool's place after another moved its times
+            # by a few milliseconds (docs/design/repair.md, "Session 11").
+            for label, build in (rows if rnd % 2 else rows[::-1]):
                 for name in os.listdir(folder):
                     os.remove(os.path.join(folder, name))
                 if case == "large":
@@ -127,7 +129,7 @@ def markdown(data):
            f"{m['date']}: cropzoom {m['cropzoom_commit']} (release build{', sources changed' if m['cropzoom_dirty'] else ''})"
            f", untrunc {m['untrunc_commit']}; {m['nproc']} cores ({m['cpu']}), Linux {m['kernel']}; load average "
            f"{data['load_before'][0]:.2f} before, {data['load_after'][0]:.2f} after. {data['rounds']} rounds{large}, the tools "
-           f"alternating ({', '.join(data['tools'])}), each output into an emptied folder; wall time by the script's "
+           f"alternating ({', '.join(data['tools'])}; the order reversed every other round), each output into an emptied folder; wall time by the script's "
            "clock around each run (ms), CPU (user + system) and peak RSS by `/usr/bin/time`. Every run exited 0; cropzoom's outputs are identical from round to round (what they hold: "
            "[repair-peers.md](repair-peers.md), every whole packet of each case at its time).", "",
            "Written by `Benchmarks/repair_speed.py`"
