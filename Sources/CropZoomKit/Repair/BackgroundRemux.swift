@@ -11,7 +11,7 @@ import Foundation
 /// walk at its next hand-over with that error; ``finish()`` waits for the last write and writes the index.
 ///
 /// `@unchecked Sendable`: the remux is made and used by the thread, then by the walking thread once the thread has
-/// ended (``finish()``: `made` is set before the thread signals `ended`); `timecode` is the walking thread's until
+/// ended (``finish()``: `made` is set, behind `lock`, before the thread signals `ended`); `timecode` is the walking thread's until
 /// its first hand-over, read by the thread after its first pop (the queue orders the two); a batch belongs to the
 /// walk until pushed, to the thread until released; the queue, the pool and `control` synchronise themselves;
 /// `filling` and `sent` belong to the walking thread.
@@ -29,8 +29,9 @@ final class BackgroundRemux: @unchecked Sendable {
         }
     }
 
-    /// The remux, once the thread has made it.
+    /// The remux, once the thread has made it (behind `lock`).
     private var made: Remux?
+    private let lock = NSLock()
     /// The recording's timecode, given before the first hand-over (``setTimecode(_:)``).
     private var timecode: String?
     private let queue: BoundedQueue<Batch>
@@ -58,7 +59,7 @@ final class BackgroundRemux: @unchecked Sendable {
         let thread = Thread { [self] in
             do throws(CropZoomError) {
                 let remux = try make()
-                made = remux
+                lock.withLock { made = remux }
                 var first = true
                 while let batch = try queue.pop() {
                     if first, let timecode { _ = remux.setTimecode(timecode) }
@@ -139,7 +140,9 @@ final class BackgroundRemux: @unchecked Sendable {
         ended.wait()
         ended.signal()
         if let error = control.firstError { throw error }
-        guard let remux = made else { throw CropZoomError(.processing, path: "", reason: "the writer was not made") }
+        guard let remux = lock.withLock({ made }) else {
+            throw CropZoomError(.processing, path: "", reason: "the writer was not made")
+        }
         // No sample was written: the header is the trailer's to write, with the timecode.
         if let timecode { _ = remux.setTimecode(timecode) }
         try remux.finish()

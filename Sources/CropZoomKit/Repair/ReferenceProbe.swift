@@ -6,16 +6,18 @@ import Foundation
 /// need, so it runs beside the set-up and the walk; the writer's thread waits for it before it writes the header, and
 /// a message that describes the reference's picture waits for it too.
 ///
-/// `@unchecked Sendable`: `result` is written once by the thread before it signals `ended` and read only after a wait;
-/// the probed input is only read after (its codec parameters, by the writer and a message).
+/// `@unchecked Sendable`: `result` is written once by the thread (behind `lock`) before it signals `ended`, and read
+/// only after a wait; the probed input is only read after (its codec parameters, by the writer and a message).
 final class ReferenceProbe: @unchecked Sendable {
     private var result: Result<InputFormat, CropZoomError>?
+    private let lock = NSLock()
     private let ended = DispatchSemaphore(value: 0)
 
     /// Starts probing `path`.
     init(path: String) {
         let thread = Thread { [self] in
-            result = Result { () throws(CropZoomError) -> InputFormat in try RepairSetup.probedReference(path) }
+            let probed = Result { () throws(CropZoomError) -> InputFormat in try RepairSetup.probedReference(path) }
+            lock.withLock { result = probed }
             ended.signal()
         }
         thread.name = "cropzoom repair probe"
@@ -26,6 +28,6 @@ final class ReferenceProbe: @unchecked Sendable {
     func wait() throws(CropZoomError) -> InputFormat {
         ended.wait()
         ended.signal()
-        return try result!.get()
+        return try lock.withLock { result }!.get()
     }
 }
