@@ -11,10 +11,10 @@ import Foundation
 /// walk at its next hand-over with that error; ``finish()`` waits for the last write and writes the index.
 ///
 /// `@unchecked Sendable`: the remux is made and used by the thread, then by the walking thread once the thread has
-/// ended (``finish()``: `made` is set, behind `lock`, before the thread signals `ended`); `timecode` is the walking thread's until
-/// its first hand-over, read by the thread after its first pop (the queue orders the two); a batch belongs to the
-/// walk until pushed, to the thread until released; the queue, the pool and `control` synchronise themselves;
-/// `filling` and `sent` belong to the walking thread.
+/// ended (``finish()``: `made` is set, behind `lock`, before the thread signals `ended`); `timecode` is the walking
+/// thread's until its first hand-over, read by the thread after its first pop (the queue orders the two); a batch
+/// belongs to the walk until pushed, to the thread until released; the queue, the pool and `control` synchronise
+/// themselves; `filling` and `sent` belong to the walking thread.
 final class BackgroundRemux: @unchecked Sendable {
     /// Packets handed over together: one wake-up of the writer for a batch, not one for each sample (a thread woken
     /// for every sample spent more in switching than the writing took).
