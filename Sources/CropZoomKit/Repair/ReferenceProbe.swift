@@ -1,7 +1,7 @@
 import CropZoomFFmpeg
 import Foundation
 
-/// The reference opened and probed (``RepairSetup/probedReference(_:)``) on a thread of its own from the repair's
+/// The reference opened and probed (``RepairSetup/openReference(_:probe:)``) on a thread of its own from the repair's
 /// start: `avformat_find_stream_info` decodes a picture and a sound frame (3–5 ms) that the walk's set-up does not
 /// need, so it runs beside the set-up and the walk; the writer's thread waits for it before it writes the header, and
 /// a message that describes the reference's picture waits for it too.
@@ -16,7 +16,9 @@ final class ReferenceProbe: @unchecked Sendable {
     /// Starts probing `path`.
     init(path: String) {
         let thread = Thread { [self] in
-            let probed = Result { () throws(CropZoomError) -> InputFormat in try RepairSetup.probedReference(path) }
+            let probed = Result { () throws(CropZoomError) -> InputFormat in
+                try RepairSetup.openReference(path, probe: true)
+            }
             lock.withLock { result = probed }
             ended.signal()
         }

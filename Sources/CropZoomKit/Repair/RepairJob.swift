@@ -150,19 +150,14 @@ public final class RepairJob: @unchecked Sendable {
         let probe = cfg.reference.map { ReferenceProbe(path: $0) }
         defer { _ = try? probe?.wait() }
         let setup = try RepairSetup(cfg)
+        // (RepairSetup refuses a file without its index and without a reference: the probe is running.)
+        guard let probe else { throw CropZoomError(.usage, path: cfg.input, reason: "no reference") }
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
         let (walked, target, unprobed) = (setup.walker.walkedTracks, atomic.writePath, setup.referenceInput)
-        let referencePath = setup.referencePath
         let remux = try BackgroundRemux { () throws(CropZoomError) in
-            let reference: InputFormat
-            if let probe {
-                reference = try probe.wait()
-            } else {
-                reference = try RepairSetup.probedReference(referencePath)
-            }
-            return try Remux(reference: reference, streams: walked, target: target, displayPath: cfg.output)
+            try Remux(reference: probe.wait(), streams: walked, target: target, displayPath: cfg.output)
         }
         defer { remux.abandon() }
         let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
@@ -183,7 +178,7 @@ public final class RepairJob: @unchecked Sendable {
         // The reference's picture, for a message (probed: the profile).
         func described() -> String {
             guard let checked else { return "" }
-            return RecoveredPictureCheck.describe(((try? probe?.wait()) ?? setup.referenceInput).stream(checked))
+            return RecoveredPictureCheck.describe(((try? probe.wait()) ?? setup.referenceInput).stream(checked))
         }
         // What the broken file's own media data starts with (the codec, the size its in-band parameter sets give),
         // for the line that says why it does not match the reference.

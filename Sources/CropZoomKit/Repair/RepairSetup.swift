@@ -96,11 +96,7 @@ struct RepairSetup {
         // FFmpeg's view of the reference as its header gives it, without decoding (`probe: false`, 3-5 ms of a small
         // repair): what the walk's set-up needs. A thread of its own opens it again, probed, for the codec parameters
         // the repaired file is written with (``ReferenceProbe``).
-        do {
-            referenceInput = try InputFormat(path: referencePath, probe: false)
-        } catch {
-            throw CropZoomError(.usage, what: referencing, path: referencePath, reason: error.reason)
-        }
+        referenceInput = try Self.openReference(referencePath, probe: false)
         guard referenceInput.streamCount == model.tracks.count else {
             throw CropZoomError(
                 .usage, what: referencing, path: referencePath,
@@ -170,12 +166,12 @@ struct RepairSetup {
         }
     }
 
-    /// The reference as FFmpeg probes it (`avformat_find_stream_info`: the codec parameters only decoding finds —
-    /// pixel format, aspect ratio, an audio frame's length, the profile — which the repaired file is written with),
-    /// opened on the thread that needs it.
-    static func probedReference(_ path: String) throws(CropZoomError) -> InputFormat {
+    /// The reference opened by FFmpeg; `probe`: with `avformat_find_stream_info`, for the codec parameters only
+    /// decoding finds — pixel format, aspect ratio, an audio frame's length, the profile — which the repaired file is
+    /// written with. A reference FFmpeg cannot open is a usage error naming it.
+    static func openReference(_ path: String, probe: Bool) throws(CropZoomError) -> InputFormat {
         do {
-            return try InputFormat(path: path)
+            return try InputFormat(path: path, probe: probe)
         } catch {
             throw CropZoomError(.usage, what: "reading the reference", path: path, reason: error.reason)
         }
