@@ -2,8 +2,8 @@
 """Makes a ground-truth clip for measuring auto-reframing (issue 30): a real face moving over a real background.
 
 The background is one frame of a real clip (default: the first frame of ../shared/corpus/axm-sample_edit_list.mp4,
-the iPhone shot of buildings that Tests/tools/shake.py uses; any image or clip with --background), a 16:9 region of
-it scaled to the output size. The subject is a real face photo that ships in a Debian package: python3-skimage's
+the iPhone shot of buildings that Tests/tools/shake.py uses; without the corpus, shake.py's stack of python3-skimage's
+photographs; any image or clip with --background), a 16:9 region of it scaled to the output size. The subject is a real face photo that ships in a Debian package: python3-skimage's
 astronaut.png (head and shoulders cut out as a rectangle, --face-width px wide). It moves along a scripted path:
 
     hold 1.5 s at 30 % of the width, drift to 45 % over 2 s, hold 1 s, a fast move to 72 % in 0.6 s (its peak speed
@@ -101,9 +101,7 @@ def main():
     ap.add_argument("--display-rotation", type=int, choices=[0, -90, 90, 180], default=0)
     a = ap.parse_args()
     W, H = map(int, a.size.split("x"))
-    src = a.background or shake.default_picture()
-    if src is None:
-        sys.exit("reframe.py: no background: ../shared/corpus is absent and --background was not given")
+    src = a.background or shake.picture_or_fallback("reframe.py")
     if not os.path.isfile(a.face):
         sys.exit(f"reframe.py: {a.face}: no face picture (apt-get install python3-skimage)")
     def cut_out(path, cut, width):

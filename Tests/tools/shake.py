@@ -2,7 +2,8 @@
 """Makes a ground-truth shaky clip from a real picture, for measuring video stabilisation (issue 29).
 
 One frame of a real clip (default: the first frame of `../shared/corpus/axm-sample_edit_list.mp4`, an iPhone shot of
-buildings and roof pipes, 1080x1920 upright; any image or clip with --picture) is the *source picture*. Each output
+buildings and roof pipes, 1080x1920 upright; without the corpus, three of python3-skimage's photographs stacked into a
+1080x2390 portrait picture; any image or clip with --picture) is the *source picture*. Each output
 frame is a window of it, warped by a similarity transform: the intended camera path (static, a slow pan or a slow
 zoom) composed with injected hand shake (sums of sinusoids at 2-8 Hz with seeded random phases, in translation,
 rotation and optionally scale). Frames are sampled bilinearly in numpy and piped to the ffmpeg CLI as rgb24.
@@ -38,11 +39,12 @@ DEFAULT_PICTURE = "axm-sample_edit_list.mp4"
 
 
 def corpus_dir():
-    """../shared/corpus beside the checkout (or /work/shared/corpus), or None."""
-    for d in (os.path.join(os.path.dirname(REPO), "shared", "corpus"), "/work/shared/corpus"):
-        if os.path.isfile(os.path.join(d, "INDEX.md")):
-            return d
-    return None
+    """../shared/corpus beside the checkout (where the Swift tests look too), or None (also when
+    CROPZOOM_TEST_NO_CORPUS=1 asks for a run as without it)."""
+    if os.environ.get("CROPZOOM_TEST_NO_CORPUS") == "1":
+        return None
+    d = os.path.join(os.path.dirname(REPO), "shared", "corpus")
+    return d if os.path.isfile(os.path.join(d, "INDEX.md")) else None
 
 
 def default_picture():
@@ -50,6 +52,41 @@ def default_picture():
     if d and os.path.isfile(os.path.join(d, DEFAULT_PICTURE)):
         return os.path.join(d, DEFAULT_PICTURE)
     return None
+
+
+# Without the corpus: three of python3-skimage's photographs (a rocket on its pad at dusk, a motorcycle in a workshop,
+# the Hubble deep field), each scaled to 1080 px wide and stacked into one 1080x2390 portrait picture, like the corpus
+# frame (1080x1920 portrait). No cup and no face in it: reframe.py puts those on it.
+SKIMAGE_DATA = "/usr/lib/python3/dist-packages/skimage/data"
+FALLBACK_PHOTOS = ("rocket.jpg", "motorcycle_left.png", "hubble_deep_field.jpg")
+_fallback_dir = None
+
+
+def fallback_picture():
+    """The stacked photographs (made once a process with the ffmpeg CLI, in a temporary folder); their path."""
+    global _fallback_dir
+    if _fallback_dir is None:
+        _fallback_dir = tempfile.TemporaryDirectory(prefix="shake-picture-")
+    out = os.path.join(_fallback_dir.name, "skimage-photos-1080x2390.png")
+    if not os.path.isfile(out):
+        photos = [os.path.join(SKIMAGE_DATA, n) for n in FALLBACK_PHOTOS]
+        for p in photos:
+            if not os.path.isfile(p):
+                sys.exit(f"shake.py: {p}: missing (apt-get install python3-skimage)")
+        scale = ";".join(f"[{i}:v]scale=1080:-2:flags=lanczos,format=rgb24[p{i}]" for i in range(len(photos)))
+        subprocess.run(["ffmpeg", "-v", "error", "-y", *sum((["-i", p] for p in photos), []), "-filter_complex",
+                        scale + ";[p0][p1][p2]vstack=inputs=3", "-frames:v", "1", out], check=True)
+    return out
+
+
+def picture_or_fallback(tool):
+    """The corpus frame, or (said on stderr) the stacked photographs when the corpus is absent."""
+    src = default_picture()
+    if src:
+        return src
+    print(f"{tool}: corpus absent: the picture is python3-skimage's photographs stacked ({', '.join(FALLBACK_PHOTOS)})",
+          file=sys.stderr)
+    return fallback_picture()
 
 
 def read_ppm(data):
@@ -227,9 +264,7 @@ def main():
     ap.add_argument("--picture-time", type=float, default=0.0)
     args = ap.parse_args()
 
-    src = args.picture or default_picture()
-    if not src:
-        sys.exit("shake.py: no source picture: ../shared/corpus is absent; pass --picture CLIP_OR_IMAGE")
+    src = args.picture or picture_or_fallback("shake.py")
     W, H = map(int, args.size.split("x"))
     ext = os.path.splitext(args.out)[1].lower()
     if args.display_rotation and ext not in (".mp4", ".mov"):

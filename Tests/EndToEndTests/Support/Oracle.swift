@@ -381,9 +381,11 @@ enum Oracle {
     }
 
     /// `../shared/corpus` relative to the package root (real-world clips kept
-    /// outside the repo), or nil when absent.
+    /// outside the repo), or nil when absent — or when `CROPZOOM_TEST_NO_CORPUS=1`
+    /// asks the tests to run as they do in a checkout without it.
     static var corpusDirectory: URL? {
-        existingDirectory(
+        if ProcessInfo.processInfo.environment["CROPZOOM_TEST_NO_CORPUS"] == "1" { return nil }
+        return existingDirectory(
             packageRoot?.deletingLastPathComponent()
                 .appendingPathComponent("shared").appendingPathComponent("corpus"))
     }
