@@ -2,9 +2,10 @@
 """Makes a ground-truth clip for measuring auto-reframing (issue 30): a real face moving over a real background.
 
 The background is one frame of a real clip (default: the first frame of ../shared/corpus/axm-sample_edit_list.mp4,
-the iPhone shot of buildings that Tests/tools/shake.py uses; without the corpus, shake.py's stack of python3-skimage's
-photographs; any image or clip with --background), a 16:9 region of it scaled to the output size. The subject is a real face photo that ships in a Debian package: python3-skimage's
-astronaut.png (head and shoulders cut out as a rectangle, --face-width px wide). It moves along a scripted path:
+the iPhone shot of buildings that Tests/tools/shake.py uses; without the corpus, shake.py's stack of
+python3-skimage's photographs; any image or clip with --background), a 16:9 region of it scaled to the output size.
+The subject is a real face photo that ships in a Debian package: python3-skimage's astronaut.png (head and shoulders
+cut out as a rectangle, --face-width px wide). It moves along a scripted path:
 
     hold 1.5 s at 30 % of the width, drift to 45 % over 2 s, hold 1 s, a fast move to 72 % in 0.6 s (its peak speed
     two thirds of the width a second), hold until the cut at 7 s (the background jumps to another region of the

@@ -3,8 +3,8 @@
 
 One frame of a real clip (default: the first frame of `../shared/corpus/axm-sample_edit_list.mp4`, an iPhone shot of
 buildings and roof pipes, 1080x1920 upright; without the corpus, three of python3-skimage's photographs stacked into a
-1080x2390 portrait picture; any image or clip with --picture) is the *source picture*. Each output
-frame is a window of it, warped by a similarity transform: the intended camera path (static, a slow pan or a slow
+1080x2390 portrait picture; any image or clip with --picture) is the *source picture*. Each output frame is a window
+of it, warped by a similarity transform: the intended camera path (static, a slow pan or a slow
 zoom) composed with injected hand shake (sums of sinusoids at 2-8 Hz with seeded random phases, in translation,
 rotation and optionally scale). Frames are sampled bilinearly in numpy and piped to the ffmpeg CLI as rgb24.
 
@@ -84,8 +84,8 @@ def picture_or_fallback(tool):
     src = default_picture()
     if src:
         return src
-    print(f"{tool}: corpus absent: the picture is python3-skimage's photographs stacked ({', '.join(FALLBACK_PHOTOS)})",
-          file=sys.stderr)
+    names = ", ".join(FALLBACK_PHOTOS)
+    print(f"{tool}: corpus absent: the picture is python3-skimage's photographs stacked ({names})", file=sys.stderr)
     return fallback_picture()
 
 

@@ -2,7 +2,8 @@
 """shake.py and stability.py checked against each other (issue 29's yardstick).
 
 shake.py renders clips from a real picture (the first frame of ../shared/corpus/axm-sample_edit_list.mp4; without
-the corpus, python3-skimage's photographs stacked, and shake.py says so) along a known camera path plus known shake; stability.py must find that motion again from the pixels alone:
+the corpus, python3-skimage's photographs stacked, and shake.py says so) along a known camera path plus known shake;
+stability.py must find that motion again from the pixels alone:
   - the per-frame transforms within TOL_POS_RMS px (frame centre, output px) and TOL_ANGLE_RMS degrees RMS, and the
     jitter within TOL_JITTER of the sidecar's (static and pan, with a big moving foreground object, H.264);
   - a steady pan (no shake) near zero jitter;
