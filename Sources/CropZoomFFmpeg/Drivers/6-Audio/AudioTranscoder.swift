@@ -7,6 +7,8 @@ import CropZoomCore
 package final class AudioTranscoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread.
     package let inputIndex: Int
+    /// The input's path, for the errors of a frame that cannot be converted.
+    private let inputPath: String
     package let decoder: CodecContext
     package let encoder: CodecContext
     private let resampler: Resampler
@@ -131,6 +133,7 @@ package final class AudioTranscoder: @unchecked Sendable {
         chunk = try Frame()
         packet = try Packet()
         inputIndex = streamIndex
+        inputPath = input.path
     }
 
     /// The encoder's layout: `asked` (a count's default layout, `av_channel_layout_default`, or a name,
@@ -303,7 +306,19 @@ package final class AudioTranscoder: @unchecked Sendable {
         try check(
             av_channel_layout_copy(&converted.pointer.pointee.ch_layout, &e.pointee.ch_layout),
             "setting the channel layout")
-        if let frame { try resampler.adapt(to: frame, output: converted) }
+        if let frame {
+            do throws(CropZoomError) {
+                try resampler.adapt(to: frame, output: converted)
+            } catch {
+                // Damaged sound can decode to a frame of a layout no resampler takes (a program config element of
+                // 47 channels read from garbage): said for the input, with swresample's reason.
+                let layout = Self.describe(&frame.pointer.pointee.ch_layout)
+                throw CropZoomError(
+                    .processing, what: "converting its audio", path: inputPath,
+                    reason: "a decoded audio frame of \(layout) that cannot be converted (damaged sound?): "
+                        + error.reason)
+            }
+        }
         try check(swr_convert_frame(resampler.pointer, converted.pointer, frame?.pointer), "resampling audio")
         let n = converted.samples
         guard n > 0 else { return }
