@@ -73,9 +73,10 @@ def fallback_picture():
         for p in photos:
             if not os.path.isfile(p):
                 sys.exit(f"shake.py: {p}: missing (apt-get install python3-skimage)")
-        scale = ";".join(f"[{i}:v]scale=1080:-2:flags=lanczos,format=rgb24[p{i}]" for i in range(len(photos)))
+        scaled = [f"[{i}:v]scale=1080:-2:flags=lanczos,format=rgb24[p{i}]" for i in range(len(photos))]
+        stack = "".join(f"[p{i}]" for i in range(len(photos))) + f"vstack=inputs={len(photos)}"
         subprocess.run(["ffmpeg", "-v", "error", "-y", *sum((["-i", p] for p in photos), []), "-filter_complex",
-                        scale + ";[p0][p1][p2]vstack=inputs=3", "-frames:v", "1", out], check=True)
+                        ";".join(scaled + [stack]), "-frames:v", "1", out], check=True)
     return out
 
 

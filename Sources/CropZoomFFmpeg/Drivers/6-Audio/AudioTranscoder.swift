@@ -7,8 +7,6 @@ import CropZoomCore
 package final class AudioTranscoder: @unchecked Sendable {
     // @unchecked Sendable: owned and driven by one thread.
     package let inputIndex: Int
-    /// The input's path, for the errors of a frame that cannot be converted.
-    private let inputPath: String
     package let decoder: CodecContext
     package let encoder: CodecContext
     private let resampler: Resampler
@@ -133,7 +131,6 @@ package final class AudioTranscoder: @unchecked Sendable {
         chunk = try Frame()
         packet = try Packet()
         inputIndex = streamIndex
-        inputPath = input.path
     }
 
     /// The encoder's layout: `asked` (a count's default layout, `av_channel_layout_default`, or a name,
@@ -314,7 +311,7 @@ package final class AudioTranscoder: @unchecked Sendable {
                 // 47 channels read from garbage): said for the input, with swresample's reason.
                 let layout = Self.describe(&frame.pointer.pointee.ch_layout)
                 throw CropZoomError(
-                    .processing, what: "converting its audio", path: inputPath,
+                    .processing, what: "converting its audio", path: decoder.path,
                     reason: "a decoded audio frame of \(layout) that cannot be converted (damaged sound?): "
                         + error.reason)
             }
