@@ -26,8 +26,10 @@ package final class Resampler: @unchecked Sendable {
         try check(swr_init(pointer), "starting the audio resampler")
     }
 
-    /// Sets the context up again (`swr_close`, `swr_config_frame`, `swr_init`) when `input` differs
-    /// from what it was set up for; `output` carries the encoder's format.
+    /// Sets up a new context (`swr_alloc`, `swr_config_frame`, `swr_init`) when `input` differs from what this one
+    /// was set up for, and takes it in place of this one; `output` carries the encoder's format. A layout swresample
+    /// refuses (damaged sound decoded to 47 channels) throws and leaves the context as it was, so the frames after
+    /// it convert as before.
     package func adapt(to input: Frame, output: Frame) throws(CropZoomError) {
         let f = input.pointer
         Resampler.name(&f.pointee.ch_layout)
@@ -35,10 +37,17 @@ package final class Resampler: @unchecked Sendable {
             av_channel_layout_compare(&f.pointee.ch_layout, &inputLayout) != 0
                 || f.pointee.format != inputFormat || f.pointee.sample_rate != inputRate
         else { return }
-        swr_close(pointer)
-        try check(swr_config_frame(pointer, output.pointer, f), "configuring the audio resampler")
-        try check(swr_init(pointer), "starting the audio resampler")
+        var fresh = swr_alloc()
+        guard fresh != nil else {
+            throw CropZoomError(.processing, what: "allocating an audio resampler", reason: "out of memory")
+        }
+        var r = swr_config_frame(fresh, output.pointer, f)
+        if r >= 0 { r = swr_init(fresh) }
+        if r < 0 { swr_free(&fresh) }
+        try check(r, "starting the audio resampler")
         try check(av_channel_layout_copy(&inputLayout, &f.pointee.ch_layout), "setting the channel layout")
+        swr_free(&pointer)
+        pointer = fresh
         inputFormat = f.pointee.format
         inputRate = f.pointee.sample_rate
     }

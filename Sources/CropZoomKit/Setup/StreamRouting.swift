@@ -125,7 +125,7 @@ struct StreamRouting {
                 let t = try AudioTranscoder(
                     input: input, streamIndex: i, encoderName: target,
                     globalHeader: output.needsGlobalHeader, sampleRate: rate,
-                    request: .init(bitRate: cfg.audioBitrate, channels: cfg.audioChannels))
+                    request: .init(bitRate: cfg.audioBitrate, channels: cfg.audioChannels), strict: cfg.strict)
                 let out = try muxer.addEncodedStream(from: t.encoder, input: st)
                 audioReencoded += 1
                 if !cfg.reencodesAudio {

@@ -10,7 +10,7 @@ package final class AudioTranscoder: @unchecked Sendable {
     package let decoder: CodecContext
     package let encoder: CodecContext
     private let resampler: Resampler
-    private let fifo: AudioFIFO
+    let fifo: AudioFIFO
     private let decoded: Frame
     private let converted: Frame
     private let chunk: Frame
@@ -38,12 +38,17 @@ package final class AudioTranscoder: @unchecked Sendable {
     /// `--audio-bitrate` was given to a lossless encoder, which has no bit rate to set.
     package private(set) var bitRateIgnored = false
 
+    /// `strict` (`--strict`): a packet the decoder refuses, or a decoded frame the resampler cannot take, is an
+    /// error instead of being counted (and, for the frame, written as silence).
+    package let strict: Bool
+
     /// `sampleRate`: the rate the container requires (MXF: 48 kHz), else the input's when the
     /// encoder takes it.
     package init(
         input: InputFormat, streamIndex: Int, encoderName: String, globalHeader: Bool,
-        sampleRate: Int32? = nil, request: Request = Request()
+        sampleRate: Int32? = nil, request: Request = Request(), strict: Bool = false
     ) throws(CropZoomError) {
+        self.strict = strict
         let st = input.stream(streamIndex)
         let par = st.parameters
         guard let dcodec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -272,11 +277,13 @@ package final class AudioTranscoder: @unchecked Sendable {
 
     /// Feeds one packet (nil = end) and hands every encoded packet to `body`.
     package func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
-        do { _ = try decoder.send(packet: input) } catch { corruptPackets += 1 }
+        do { _ = try decoder.send(packet: input) } catch {
+            try damaged(error)
+        }
         while true {
             let step: AVStep<Void>
             do { step = try decoder.receive(frame: decoded) } catch {
-                corruptPackets += 1
+                try damaged(error)
                 continue
             }
             guard case .value = step else { break }
@@ -295,7 +302,9 @@ package final class AudioTranscoder: @unchecked Sendable {
         }
     }
 
-    private func resample(_ frame: Frame?) throws(CropZoomError) {
+    /// One decoded frame (nil: the end) converted into the FIFO; a frame swresample refuses stands as silence of
+    /// its length (``corruptPackets`` counts it).
+    func resample(_ frame: Frame?) throws(CropZoomError) {
         let e = encoder.pointer
         converted.unref()
         converted.pointer.pointee.sample_rate = e.pointee.sample_rate
@@ -308,12 +317,17 @@ package final class AudioTranscoder: @unchecked Sendable {
                 try resampler.adapt(to: frame, output: converted)
             } catch {
                 // Damaged sound can decode to a frame of a layout no resampler takes (a program config element of
-                // 47 channels read from garbage): said for the input, with swresample's reason.
+                // 47 channels read from garbage): the frame is damaged, counted as a packet that does not decode
+                // is, and stands as silence of its length, so the sound after it stays in step with the pictures.
                 let layout = Self.describe(&frame.pointer.pointee.ch_layout)
-                throw CropZoomError(
-                    .processing, what: "converting its audio", path: decoder.path,
-                    reason: "a decoded audio frame of \(layout) that cannot be converted (damaged sound?): "
-                        + error.reason)
+                try damaged(
+                    CropZoomError(
+                        .processing, what: "converting its audio (\(setting: .strict))", path: decoder.path,
+                        setting: .strict,
+                        reason: "a decoded audio frame of \(layout) that cannot be converted (damaged sound): "
+                            + error.reason))
+                try writeSilence(for: frame)
+                return
             }
         }
         try check(swr_convert_frame(resampler.pointer, converted.pointer, frame?.pointer), "resampling audio")
@@ -322,6 +336,41 @@ package final class AudioTranscoder: @unchecked Sendable {
         let written = withUnsafeMutablePointer(to: &converted.pointer.pointee.data) { t in
             t.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { data in
                 av_audio_fifo_write(fifo.pointer, data, Int32(n))
+            }
+        }
+        try check(written, "buffering audio")
+    }
+
+    /// Counts damaged sound (a packet the decoder refused, a frame the resampler cannot take); with ``strict``,
+    /// throws instead: `error` for the frame, a decoding error naming the input for a packet.
+    private func damaged(_ error: CropZoomError) throws(CropZoomError) {
+        guard strict else {
+            corruptPackets += 1
+            return
+        }
+        if error.setting == .strict { throw error }
+        throw CropZoomError.ffmpeg(
+            error.code ?? AVCode.invalidData, .processing,
+            what: "decoding a damaged audio packet (\(setting: .strict))",
+            path: decoder.path)
+    }
+
+    /// As many samples of silence as `frame` (a damaged frame that cannot be converted) lasts, at the encoder's
+    /// rate, into the FIFO (`av_samples_set_silence`).
+    private func writeSilence(for frame: Frame) throws(CropZoomError) {
+        let e = encoder.pointer
+        let outRate = Int64(e.pointee.sample_rate)
+        let rate = frame.pointer.pointee.sample_rate > 0 ? Int64(frame.pointer.pointee.sample_rate) : outRate
+        let count = av_rescale(Int64(frame.samples), outRate, rate)
+        guard count > 0, count <= 1 << 20 else { return }
+        converted.pointer.pointee.nb_samples = Int32(count)
+        try check(av_frame_get_buffer(converted.pointer, 0), "allocating audio")
+        let written = withUnsafeMutablePointer(to: &converted.pointer.pointee.data) { t in
+            t.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
+                av_samples_set_silence(data, 0, Int32(count), e.pointee.ch_layout.nb_channels, e.pointee.sample_fmt)
+                return data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { raw in
+                    av_audio_fifo_write(fifo.pointer, raw, Int32(count))
+                }
             }
         }
         try check(written, "buffering audio")
