@@ -13,6 +13,9 @@ public enum RawPath {
     /// `bytes` as a string, invalid UTF-8 kept as U+10FF00 + byte.
     public static func string<C: Collection>(fromBytes bytes: C) -> String where C.Element == UInt8 {
         let all = Array(bytes)
+        // Plain ASCII, as most names are, maps to itself (a folder of a thousand names is listed without the
+        // scalar-by-scalar walk).
+        if all.allSatisfy({ $0 < 0x80 }) { return String(decoding: all, as: UTF8.self) }
         var scalars = String.UnicodeScalarView()
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = all.makeIterator()

@@ -97,7 +97,7 @@ public struct RepairReport: Codable, Equatable, Sendable {
         for t in tracks where t.recovered && t.type != "data" {
             let audio = t.codec.hasPrefix("pcm_") ? "audio samples" : "audio frames"
             let noun = t.type == "video" ? "video frames" : t.type == "audio" ? audio : "samples"
-            parts.append(String(format: "%d %@ (%.2f s)", t.samples, noun, t.seconds))
+            parts.append("\(t.samples) \(noun) (\(t.seconds.fixed(2)) s)")
         }
         if let timecode { parts.append("timecode \(timecode)") }
         // Tracks alike counted once ("100 data tracks (mov_text)": a file with a subtitle track per language).
@@ -129,16 +129,15 @@ public struct RepairReport: Codable, Equatable, Sendable {
                     : "the samples of its data tracks (\(data.joined(separator: ", "))), or sound the reference has "
                         + "no track for?"
             parts.append(
-                String(
-                    format: "%@ stepped over (%@ in %d runs from %@: %@)", what, Self.bytes(gap.bytes), gap.runs ?? 1,
-                    Self.bytes(gap.offset), question))
+                "\(what) stepped over (\(Self.bytes(gap.bytes)) in \(gap.runs ?? 1) runs from \(Self.bytes(gap.offset)): "
+                    + "\(question))")
         }
         for gap in gaps where gap.reason != "unmatched" {
             let what =
                 gap.reason == "cut"
                 ? "cut mid-sample at the end"
                 : gap.reason == "damaged" ? "damaged bytes skipped" : "unrecognised bytes from there on"
-            parts.append(String(format: "%@ (%@ at %@)", what, Self.bytes(gap.bytes), Self.bytes(gap.offset)))
+            parts.append("\(what) (\(Self.bytes(gap.bytes)) at \(Self.bytes(gap.offset)))")
         }
         if skippedBeforeKeyframe > 0 { parts.append("\(skippedBeforeKeyframe) frames before the first keyframe") }
         if let moved = picturesTimedBySound {
@@ -160,7 +159,7 @@ public struct RepairReport: Codable, Equatable, Sendable {
         n < 10_000
             ? "\(n) bytes"
             : n < 10_000_000
-                ? String(format: "%.1f kB", Double(n) / 1e3)
-                : String(format: "%.1f MB", Double(n) / 1e6)
+                ? (Double(n) / 1e3).fixed(1) + " kB"
+                : (Double(n) / 1e6).fixed(1) + " MB"
     }
 }

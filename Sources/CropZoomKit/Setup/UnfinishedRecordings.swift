@@ -30,9 +30,13 @@ public enum UnfinishedRecordings {
         var folders = [folder]
         while let dir = folders.popLast() {
             guard let names = RawPath.contents(ofDirectory: dir) else { continue }
+            let base = URL(fileURLWithPath: dir)
             for name in names {
-                let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
-                if let r = recording(path, name: name) {
+                // Only a recording's name, or a folder to search, needs its path.
+                let candidate = name.hasPrefix(".") && name.contains(marker)
+                guard candidate || (recursive && !name.hasPrefix(".")) else { continue }
+                let path = base.appendingPathComponent(name).path
+                if candidate, let r = recording(path, name: name) {
                     found.append(r)
                 } else if recursive, !name.hasPrefix("."), isRealFolder(path) {
                     folders.append(path)

@@ -37,11 +37,19 @@ struct CropZoom: ParsableCommand {
     static func parseNamedSubcommand(_ arguments: [String]) throws -> ParsableCommand? {
         let rootRequests: Set<String> = ["-h", "--help", "help", "--version", "--experimental-dump-help"]
         guard let name = arguments.first,
-            let command = subcommands.dropFirst().first(where: { $0._commandName == name }),
+            let command = namedSubcommands[name],
             !arguments.contains(where: { rootRequests.contains($0) || $0.hasPrefix("--generate-completion") })
         else { return nil }
         return try command.parseAsRoot(Array(arguments.dropFirst()))
     }
+
+    /// The subcommands other than transcode by name, spelled here: a command's `_commandName` builds its whole
+    /// configuration (batch's help text alone was 1 ms of a small repair). `CommandNameTests` checks the table against
+    /// ``subcommands``.
+    static let namedSubcommands: [String: ParsableCommand.Type] = [
+        "batch": Batch.self, "run": RunJobFile.self, "report": ReportCommand.self, "probe": ProbeCommand.self,
+        "bench": Bench.self, "analyze-motion": AnalyzeMotion.self, "repair": Repair.self, "recover": Recover.self,
+    ]
 
     /// `-o`, `-y` and the settings a first run uses, one line each within 80 columns (the flags from the settings
     /// table).

@@ -16,7 +16,7 @@ package final class RecoveredPictureCheck {
 
     package init(reference: InputFormat, stream: Int) throws(CropZoomError) {
         decoder = try VideoDecoder(input: reference, streamIndex: stream)
-        try decoder.open(threads: 1, explode: true)
+        try decoder.open(threads: 1, explode: true, counted: true)
         packet = try Packet()
     }
 

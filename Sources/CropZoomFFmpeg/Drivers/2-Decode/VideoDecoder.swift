@@ -52,9 +52,12 @@ package final class VideoDecoder: @unchecked Sendable {
 
     /// Opens the decoder (`avcodec_open2`) with `threads` frame threads (slice threads where
     /// the codec has no frame threading). `explode`: a packet with an error the decoder would only log and decode
-    /// past is refused (`AV_EF_EXPLODE`).
-    package func open(threads: Int, explode: Bool = false) throws(CropZoomError) {
+    /// past is refused (`AV_EF_EXPLODE`). `counted`: the pictures are only counted, never looked at, so the loop
+    /// filter is left out (`skip_loop_filter = AVDISCARD_ALL`: deblocking and SAO read nothing from the stream, so a
+    /// damaged or mismatched slice is refused or concealed as before).
+    package func open(threads: Int, explode: Bool = false, counted: Bool = false) throws(CropZoomError) {
         if explode { context.pointer.pointee.err_recognition |= AV_EF_EXPLODE }
+        if counted { context.pointer.pointee.skip_loop_filter = AVDISCARD_ALL }
         context.pointer.pointee.thread_count = Int32(threads)
         context.pointer.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         try context.open(kind: .inputUnreadable, what: "opening the \(context.name) decoder")
