@@ -45,9 +45,9 @@ package final class Resampler: @unchecked Sendable {
         if r >= 0 { r = swr_init(fresh) }
         if r < 0 { swr_free(&fresh) }
         try check(r, "starting the audio resampler")
-        try check(av_channel_layout_copy(&inputLayout, &f.pointee.ch_layout), "setting the channel layout")
         swr_free(&pointer)
         pointer = fresh
+        try check(av_channel_layout_copy(&inputLayout, &f.pointee.ch_layout), "setting the channel layout")
         inputFormat = f.pointee.format
         inputRate = f.pointee.sample_rate
     }
