@@ -278,12 +278,12 @@ package final class AudioTranscoder: @unchecked Sendable {
     /// Feeds one packet (nil = end) and hands every encoded packet to `body`.
     package func transcode(_ input: Packet?, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
         do { _ = try decoder.send(packet: input) } catch {
-            try damaged(error)
+            try damaged(refusal(error))
         }
         while true {
             let step: AVStep<Void>
             do { step = try decoder.receive(frame: decoded) } catch {
-                try damaged(error)
+                try damaged(refusal(error))
                 continue
             }
             guard case .value = step else { break }
@@ -319,18 +319,22 @@ package final class AudioTranscoder: @unchecked Sendable {
                 // Damaged sound can decode to a frame of a layout no resampler takes (a program config element of
                 // 47 channels read from garbage): the frame is damaged, counted as a packet that does not decode
                 // is, and stands as silence of its length, so the sound after it stays in step with the pictures.
-                let layout = Self.describe(&frame.pointer.pointee.ch_layout)
                 try damaged(
                     CropZoomError(
                         .processing, what: "converting its audio (\(setting: .strict))", path: decoder.path,
                         setting: .strict,
-                        reason: "a decoded audio frame of \(layout) that cannot be converted (damaged sound): "
-                            + error.reason))
+                        reason: "a decoded audio frame of \(Self.describe(&frame.pointer.pointee.ch_layout)) that "
+                            + "cannot be converted (damaged sound): \(error.reason)"))
                 try writeSilence(for: frame)
                 return
             }
         }
         try check(swr_convert_frame(resampler.pointer, converted.pointer, frame?.pointer), "resampling audio")
+        try bufferConverted()
+    }
+
+    /// `converted`'s samples into the FIFO (`av_audio_fifo_write`).
+    private func bufferConverted() throws(CropZoomError) {
         let n = converted.samples
         guard n > 0 else { return }
         let written = withUnsafeMutablePointer(to: &converted.pointer.pointee.data) { t in
@@ -342,17 +346,20 @@ package final class AudioTranscoder: @unchecked Sendable {
     }
 
     /// Counts damaged sound (a packet the decoder refused, a frame the resampler cannot take); with ``strict``,
-    /// throws instead: `error` for the frame, a decoding error naming the input for a packet.
-    private func damaged(_ error: CropZoomError) throws(CropZoomError) {
+    /// throws `error` instead (made only then).
+    private func damaged(_ error: @autoclosure () -> CropZoomError) throws(CropZoomError) {
         guard strict else {
             corruptPackets += 1
             return
         }
-        if error.setting == .strict { throw error }
-        throw CropZoomError.ffmpeg(
+        throw error()
+    }
+
+    /// What `--strict` says of a packet the decoder refused with `error`.
+    private func refusal(_ error: CropZoomError) -> CropZoomError {
+        CropZoomError.ffmpeg(
             error.code ?? AVCode.invalidData, .processing,
-            what: "decoding a damaged audio packet (\(setting: .strict))",
-            path: decoder.path)
+            what: "decoding a damaged audio packet (\(setting: .strict))", path: decoder.path)
     }
 
     /// As many samples of silence as `frame` (a damaged frame that cannot be converted) lasts, at the encoder's
@@ -365,15 +372,12 @@ package final class AudioTranscoder: @unchecked Sendable {
         guard count > 0, count <= 1 << 20 else { return }
         converted.pointer.pointee.nb_samples = Int32(count)
         try check(av_frame_get_buffer(converted.pointer, 0), "allocating audio")
-        let written = withUnsafeMutablePointer(to: &converted.pointer.pointee.data) { t in
+        _ = withUnsafeMutablePointer(to: &converted.pointer.pointee.data) { t in
             t.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
                 av_samples_set_silence(data, 0, Int32(count), e.pointee.ch_layout.nb_channels, e.pointee.sample_fmt)
-                return data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { raw in
-                    av_audio_fifo_write(fifo.pointer, raw, Int32(count))
-                }
             }
         }
-        try check(written, "buffering audio")
+        try bufferConverted()
     }
 
     private func drainFIFO(final: Bool, _ body: (Packet) throws(CropZoomError) -> Void) throws(CropZoomError) {
