@@ -207,6 +207,21 @@ struct GeometryPlanTests {
         #expect(abs(Double(p.output.width) / Double(p.output.height) - 16.0 / 9) < 0.01)
     }
 
+    /// A picture whose shape makes an output over 16384 a side (a damaged WebM header read as 432x65536; found by the
+    /// fuzz harness, Tests/fuzz/regressions/case-bf3ede07c1.json) is the input's failure (exit 3), naming its
+    /// pictures, not a usage error: no --size the settings take gives such a side.
+    @Test func outputOverTheLimitFromThePictureIsTheInputs() throws {
+        var r = GeometryRequest()
+        r.size = .init(width: 320, height: -2)
+        let tall = SourcePicture(width: 432, height: 65536, alignX: 2, alignY: 2)
+        let error = #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: tall) }
+        #expect(error?.exitCode == 3)
+        #expect(error?.reason.contains("its 432x65536 pictures would make a 320x48546 output") == true)
+        r.size = nil
+        #expect(throws: CropZoomError.self) { try GeometryPlan.make(r, source: tall) }
+        #expect(try GeometryPlan.make(r, source: SourcePicture(width: 432, height: 16384)).output == (432, 16384))
+    }
+
     @Test func oddSizesStayOddWithoutSubsampling() throws {
         let odd = SourcePicture(width: 321, height: 241, alignX: 1, alignY: 1)
         let p = try GeometryPlan.make(GeometryRequest(), source: odd, outputAlign: (1, 1))

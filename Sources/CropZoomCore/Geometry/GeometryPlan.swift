@@ -494,11 +494,14 @@ public struct GeometryPlan: Sendable, Equatable {
         let (x, w) = place(coded.x, coded.width, source.width, max(1, source.alignX))
         let (y, h) = place(coded.y, coded.height, source.height, max(1, source.alignY))
 
+        // A side --size gives is at most maximumSide (the settings refuse more), so a larger one comes from the
+        // picture — its size, shape or pixel aspect ratio (a damaged header read as a 432x65536 picture): the input's
+        // failure, named by the caller, not a usage error.
         guard output.width <= maximumSide && output.height <= maximumSide else {
             throw CropZoomError(
-                .usage, setting: .size,
-                reason: "the output would be \(output.width)x\(output.height) pixels; the most is "
-                    + "\(maximumSide) a side (\(setting: .size))")
+                .inputUnreadable, setting: .size,
+                reason: "its \(source.width)x\(source.height) pictures would make a \(output.width)x\(output.height) "
+                    + "output; the most is \(maximumSide) a side (\(setting: .size) can set both sides)")
         }
         let total = display.then(user)
         let scaled = total.inverse.apply(width: output.width, height: output.height)

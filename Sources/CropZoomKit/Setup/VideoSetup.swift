@@ -116,7 +116,16 @@ struct VideoSetup {
             alignX: 1 << inInfo.log2ChromaW, alignY: 1 << inInfo.log2ChromaH)
         // Encoders that take odd sizes in subsampled formats (chroma rounded up) keep an odd picture odd.
         let align = codec.map(VideoEncoder.takesOddSizes) == true ? (x: 1, y: 1) : outInfo.alignment
-        var geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: align)
+        var geometry: GeometryPlan
+        do {
+            geometry = try GeometryPlan.make(cfg.geometry, source: source, outputAlign: align)
+        } catch {
+            // The plan knows the picture, not the file: a picture it can make no output of names the input.
+            guard error.kind == .inputUnreadable, error.path == nil else { throw error }
+            var named = error
+            named.path = cfg.inputName
+            throw named
+        }
         if case .cover = cfg.background {
             guard geometry.warp != nil else {
                 throw CropZoomError(
