@@ -1,5 +1,49 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+// The shared libraries the executable names first, in this order. Debian's FFmpeg loads 135 libraries and binds
+// ~30,000 symbols at start, each found by walking the process's libraries in order from the first; named first, the
+// ones most bindings go to are found first, and the loader's work at start falls from 79 to 46 million instructions
+// (docs/design/repair.md, "Session 14"). Each library comes after those that win a symbol it defines too, so every
+// symbol binds where it did (Benchmarks/load_order.py derives the list and checks a release build; LoadOrderTests
+// checks the debug build). Only the libraries this machine has are named.
+let loadOrder = [
+    "libm.so.6", "libc.so.6", "libcrypto.so.3", "libstdc++.so.6", "libglib-2.0.so.0", "libzimg.so.2", "libgme.so.0",
+    "lib_FoundationICU.so", "libswiftCore.so", "libopenmpt.so.0", "libsrt-gnutls.so.1.5", "libX11.so.6",
+    "libgio-2.0.so.0", "libgnutls.so.30", "libnettle.so.8", "libmbedcrypto.so.7", "libavutil.so.57", "libkrb5.so.3",
+    "libcodec2.so.1.0", "libunistring.so.2", "libpango-1.0.so.0", "libgobject-2.0.so.0", "libgmp.so.10",
+    "libcairo.so.2", "libharfbuzz.so.0", "liblcms2.so.2", "libzvbi.so.0", "libhogweed.so.6", "libmount.so.1",
+    "libpng16.so.16", "libfreetype.so.6", "libssh-gcrypt.so.4", "libxml2.so.2", "libssl.so.3", "libsodium.so.23",
+    "libkrb5support.so.0", "libgssapi_krb5.so.2", "libxcb.so.1", "libavcodec.so.59", "libvorbis.so.0",
+    "libk5crypto.so.3", "libpixman-1.so.0", "libz.so.1", "libjpeg.so.62", "libselinux.so.1", "libgcc_s.so.1",
+    "libfontconfig.so.1", "libpgm-5.3.so.0", "libmp3lame.so.0", "libmpg123.so.0", "libblkid.so.1",
+    "libgdk_pixbuf-2.0.so.0", "libp11-kit.so.0", "libwebp.so.7", "libSvtAv1Enc.so.1", "libva.so.2", "libmd.so.0",
+    "libogg.so.0", "libgcrypt.so.20", "librabbitmq.so.4", "liblzma.so.5", "libxcb-render.so.0", "libsnappy.so.1",
+    "libaom.so.3", "libdrm.so.2", "libjxl.so.0.7", "libopus.so.0", "libpcre2-8.so.0", "libnuma.so.1", "libgomp.so.1",
+    "libspeex.so.1", "libtwolame.so.0", "librist.so.4", "libtasn1.so.6", "libopenjp2.so.7", "libmfx.so.1",
+    "libbluray.so.2", "libnorm.so.1", "libzmq.so.5", "libXext.so.6", "libXrender.so.1", "libavformat.so.59",
+    "libcairo-gobject.so.2", "libtheoradec.so.1", "libvpx.so.7", "libffi.so.8", "libfribidi.so.0", "libcjson.so.1",
+    "libx265.so.199", "libbz2.so.1.0", "libkeyutils.so.1", "libgsm.so.1", "libthai.so.0", "libdatrie.so.1",
+    "libgpg-error.so.0", "libgraphite2.so.3", "libvorbisfile.so.3", "libpangocairo-1.0.so.0", "libOpenCL.so.1",
+    "librav1e.so.0", "libbsd.so.0", "libwebpmux.so.3", "libdav1d.so.6", "libudfread.so.0", "libcom_err.so.2",
+    "libchromaprint.so.1", "libXdmcp.so.6", "libsoxr.so.0", "libx264.so.164", "libtheoraenc.so.1", "libbrotlienc.so.1",
+    "libbrotlicommon.so.1", "libva-x11.so.2", "libswresample.so.4", "libidn2.so.0", "libhwy.so.1", "libexpat.so.1",
+    "libxcb-shm.so.0", "libshine.so.3", "libbrotlidec.so.1", "libpangoft2-1.0.so.0", "libgmodule-2.0.so.0",
+    "libxcb-dri3.so.0", "libswscale.so.6", "libicuuc.so.72", "libvorbisenc.so.2", "libXfixes.so.3", "libxvidcore.so.4",
+    "libXau.so.6", "libjxl_threads.so.0.7", "librsvg-2.so.2", "libresolv.so.2", "libicudata.so.72", "libX11-xcb.so.1",
+    "libva-drm.so.2", "libvdpau.so.1",
+].compactMap { name -> LinkerSetting? in
+    // The Swift runtime's own libraries are linked in debug builds only (release builds carry them inside).
+    if name.hasPrefix("libswift") || name.hasPrefix("lib_Foundation") {
+        return .linkedLibrary(":" + name, .when(configuration: .debug))
+    }
+    let folders = [
+        "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+    ]
+    return folders.contains { FileManager.default.fileExists(atPath: $0 + "/" + name) }
+        ? .linkedLibrary(":" + name) : nil
+}
 
 let package = Package(
     name: "cropzoom",
@@ -131,6 +175,7 @@ let package = Package(
             // Debug builds (the tests) stay dynamic.
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+                + loadOrder
         ),
         // Using the library from Swift: a CSV of clips, progress from the event stream, Ctrl-C cancels.
         .executableTarget(
