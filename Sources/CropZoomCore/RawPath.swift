@@ -52,6 +52,24 @@ public enum RawPath {
         return out
     }
 
+    /// `name` under the folder `folder` (`folder/name`; `name` alone when `folder` is empty).
+    public static func joined(_ folder: String, _ name: String) -> String {
+        if folder.isEmpty { return name }
+        if name.isEmpty { return folder }
+        return folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
+
+    /// The extension of the file name `name` (what follows its last "."), "" when it has none or starts with its only
+    /// "." (`.hidden`): as `URL.pathExtension`.
+    public static func pathExtension(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
+    }
+
+    /// Whether `target` is an address (`scheme://…`) rather than a file's path. (Not Foundation's
+    /// `StringProtocol.contains`, which goes through `NSString`.)
+    public static func isAddress(_ target: String) -> Bool { target.utf8.contains("://".utf8) }
+
     /// A URL as a path or address: a file URL is its path (`URL.path`), any other (http, rtmp, srt …) goes to FFmpeg
     /// as it is written (`absoluteString`).
     public static func string(_ url: URL) -> String { url.isFileURL ? url.path : url.absoluteString }

@@ -56,6 +56,41 @@ extension RawPath {
         return names
     }
 
+    /// `path` from the working folder when it is relative (as `URL(fileURLWithPath:).path`, without collapsing
+    /// "..", which the system resolves through links).
+    public static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return joined(string(cString: cwd), path)
+    }
+
+    /// `path`'s folder, absolute, and its last name: what `URL(fileURLWithPath:)`'s `deletingLastPathComponent()`
+    /// and `lastPathComponent` gave, without Foundation's URL, whose first use cost a repair of a 2 MB file a
+    /// millisecond on its critical path (docs/design/repair.md, "Session 14"). Repeated and trailing slashes and "."
+    /// are dropped; "/" is the folder "/" and the name "".
+    public static func folderAndName(_ path: String) -> (folder: String, name: String) {
+        var parts = path.split(separator: "/").filter { $0 != "." }
+        let name = parts.popLast().map(String.init) ?? ""
+        let folder = parts.joined(separator: "/")
+        return (path.hasPrefix("/") ? "/" + folder : absolute(folder), name)
+    }
+
+    /// `realpath(3)`: the absolute path with every link resolved; nil when `path` does not exist.
+    public static func realPath(_ path: String) -> String? {
+        guard let p = withCString(path, { realpath($0, nil) }) else { return nil }
+        defer { free(p) }
+        return string(cString: p)
+    }
+
+    /// Where `path` leads: ``realPath(_:)``, or for a name that does not exist yet, its folder's real path and the
+    /// name (as `URL.resolvingSymlinksInPath()`).
+    public static func resolved(_ path: String) -> String {
+        if let real = realPath(path) { return real }
+        let (folder, name) = folderAndName(path)
+        return joined(realPath(folder) ?? folder, name)
+    }
+
     /// The path `path` holds, losslessly (`FilePath.string` would replace bytes that are not UTF-8 by U+FFFD).
     public static func string(_ path: FilePath) -> String {
         path.withPlatformString { string(cString: $0) }

@@ -124,12 +124,8 @@ public final class RepairJob: @unchecked Sendable {
         let started = Date()
         let cfg = configuration
         let triage = try RepairSetup.triage(cfg.input)
-        let same = { (a: String, b: String) in
-            URL(fileURLWithPath: a).resolvingSymlinksInPath().path
-                == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
-        }
         // A remux into the reference's kind of file; any other container is a transcode's (which repairs first).
-        let kind = URL(fileURLWithPath: cfg.output).pathExtension.lowercased()
+        let kind = RawPath.pathExtension(RawPath.folderAndName(cfg.output).name).lowercased()
         guard Self.outputExtensions.contains(kind) else {
             let command = ["cropzoom", cfg.input, "--reference", cfg.reference ?? "GOOD", "-o", cfg.output]
             let names = Self.outputExtensions.map { "." + $0 }.joined(separator: ", ")
@@ -138,7 +134,7 @@ public final class RepairJob: @unchecked Sendable {
                 reason: "a repair copies the samples into an MP4, MOV or 3GP file (\(names)); for another container "
                     + "transcode the recording with its reference: " + ChildProcess.shellQuoted(command))
         }
-        if let reference = cfg.reference, same(cfg.output, reference) {
+        if let reference = cfg.reference, FileIdentity.same(cfg.output, reference) {
             throw CropZoomError(
                 .usage, path: cfg.output, reason: "the output is the reference recording; choose another name")
         }

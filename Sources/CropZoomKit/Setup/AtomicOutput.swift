@@ -68,17 +68,17 @@ final class AtomicOutput: @unchecked Sendable {
         self.overwrite = overwrite || force
         // A network URL, and a live recording's segments or HLS files, are written through: a receiver or a
         // player reads them while they are written, and each finished file is kept as it is finished.
-        if target.contains("://") || direct {
-            if !target.contains("://") && !self.overwrite {
-                let url = URL(fileURLWithPath: target)
-                let dir = url.deletingLastPathComponent().path
+        let isAddress = RawPath.isAddress(target)
+        if isAddress || direct {
+            if !isAddress && !self.overwrite {
+                let (dir, name) = RawPath.folderAndName(target)
                 guard RawPath.isDirectory(dir) else {
                     throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
                 }
                 let clash =
                     multiFile
-                    ? AtomicOutput.existingFiles(matching: url.lastPathComponent, in: dir).first
-                    : (RawPath.status(target) != nil ? url.lastPathComponent : nil)
+                    ? AtomicOutput.existingFiles(matching: name, in: dir).first
+                    : (RawPath.status(target) != nil ? name : nil)
                 if let clash {
                     throw CropZoomError(.usage, path: target, reason: "\(clash) already exists (use -y to overwrite)")
                 }
@@ -139,23 +139,21 @@ final class AtomicOutput: @unchecked Sendable {
             }
         }
         // A link's target is what gets replaced; the link stays.
-        let real = isLink ? AtomicOutput.realPath(target) ?? target : target
+        let real = isLink ? RawPath.realPath(target) ?? target : target
         destination = real
         keep = resolves ? (info.st_mode & 0o7777, info.st_uid, info.st_gid) : nil
-        let url = URL(fileURLWithPath: real)
-        let dir = url.deletingLastPathComponent().path
+        let (dir, name) = RawPath.folderAndName(real)
         guard RawPath.isDirectory(dir) else {
             throw CropZoomError(.usage, path: target, reason: "the folder \(dir) does not exist")
         }
-        let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent, recording: recording && !multiFile)
-        let name = url.lastPathComponent
+        let prefix = AtomicOutput.temporaryPrefix(for: name, recording: recording && !multiFile)
         AtomicOutput.removeStale(in: dir, prefix: AtomicOutput.temporaryPrefix(for: name), notice: notice)
-        AtomicOutput.recoverStale(in: dir, target: url.lastPathComponent, notice: notice)
-        temporary = url.deletingLastPathComponent().appendingPathComponent(prefix + AtomicOutput.uniqueSuffix()).path
+        AtomicOutput.recoverStale(in: dir, target: name, notice: notice)
+        temporary = RawPath.joined(dir, prefix + AtomicOutput.uniqueSuffix())
         if multiFile {
             kind = .folder
-            writePath = URL(fileURLWithPath: temporary).appendingPathComponent(url.lastPathComponent).path
-            if !self.overwrite, let clash = AtomicOutput.existingFiles(matching: url.lastPathComponent, in: dir).first {
+            writePath = RawPath.joined(temporary, name)
+            if !self.overwrite, let clash = AtomicOutput.existingFiles(matching: name, in: dir).first {
                 throw CropZoomError(.usage, path: target, reason: "\(clash) already exists (use -y to overwrite)")
             }
             guard RawPath.withCString(temporary, { mkdir($0, 0o777) }) == 0 else {
@@ -186,7 +184,7 @@ final class AtomicOutput: @unchecked Sendable {
         let room = nameLimit - 1 - suffix.utf8.count - 21
         var kept = ""
         var bytes = 0
-        for ch in name.replacingOccurrences(of: "%", with: "_") {
+        for ch in name.map({ $0 == "%" ? "_" : $0 }) {
             let n = String(ch).utf8.count
             if bytes + n > room { break }
             kept.append(ch)
@@ -209,13 +207,6 @@ final class AtomicOutput: @unchecked Sendable {
         return n == 0 ? "\(getpid())" : "\(getpid())-\(n)"
     }
 
-    /// `realpath(3)`.
-    private static func realPath(_ path: String) -> String? {
-        guard let p = RawPath.withCString(path, { realpath($0, nil) }) else { return nil }
-        defer { free(p) }
-        return RawPath.string(cString: p)
-    }
-
     /// The temporaries named `prefix` + PID in `dir` whose run was killed: its process is gone and no one holds
     /// the file's lock (an older cropzoom did not lock its temporaries, so a live process keeps its own).
     private static func stale(in dir: String, prefix: String) -> [(path: String, pid: Int32)] {
@@ -223,7 +214,7 @@ final class AtomicOutput: @unchecked Sendable {
         return names.compactMap { name in
             let id = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false).first ?? ""
             guard name.hasPrefix(prefix), let pid = Int32(id) else { return nil }
-            let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
+            let path = RawPath.joined(dir, name)
             return isAbandoned(path, by: pid) ? (path, pid) : nil
         }
     }
@@ -268,7 +259,7 @@ final class AtomicOutput: @unchecked Sendable {
             let more = others.count == 1 ? "" : " and \(others.count - 1) more"
             notice(
                 "\(dir) holds the unfinished recording of a run that was killed (\(first.path)\(more)): "
-                    + "`cropzoom recover \(dir)` restores it as \(URL(fileURLWithPath: first.restoredPath).lastPathComponent)"
+                    + "`cropzoom recover \(dir)` restores it as \(RawPath.folderAndName(first.restoredPath).name)"
             )
         }
     }
@@ -311,15 +302,11 @@ final class AtomicOutput: @unchecked Sendable {
     /// that ``adopt(_:)`` then puts in its place; nil for other outputs.
     var rewritePath: String? {
         guard kind == .file, temporary.contains(UnfinishedRecordings.marker) else { return nil }
-        let url = URL(fileURLWithPath: temporary)
-        let name = URL(fileURLWithPath: destination).lastPathComponent
+        let (folder, file) = RawPath.folderAndName(temporary)
+        let name = RawPath.folderAndName(destination).name
         let recording = AtomicOutput.temporaryPrefix(for: name, recording: true)
-        let suffix =
-            url.lastPathComponent.hasPrefix(recording)
-            ? String(url.lastPathComponent.dropFirst(recording.count)) : "\(getpid())"
-        return url.deletingLastPathComponent().appendingPathComponent(
-            AtomicOutput.temporaryPrefix(for: name) + suffix
-        ).path
+        let suffix = file.hasPrefix(recording) ? String(file.dropFirst(recording.count)) : "\(getpid())"
+        return RawPath.joined(folder, AtomicOutput.temporaryPrefix(for: name) + suffix)
     }
 
     /// Throws, naming the output, when what this run writes has gone: its temporary file or folder was deleted, or
@@ -334,7 +321,7 @@ final class AtomicOutput: @unchecked Sendable {
 
     /// Why a temporary has no links: its folder was removed, or it was deleted.
     private var vanishedReason: String {
-        let dir = URL(fileURLWithPath: destination).deletingLastPathComponent().path
+        let dir = RawPath.folderAndName(destination).folder
         if !RawPath.isDirectory(dir) { return "the folder \(dir) was removed during the run" }
         return "the temporary \(temporary) was deleted during the run"
     }
@@ -362,23 +349,19 @@ final class AtomicOutput: @unchecked Sendable {
             }
             try move(temporary, to: destination)
         case .folder:
-            let dir = URL(fileURLWithPath: destination).deletingLastPathComponent()
+            let (dir, playlist) = RawPath.folderAndName(destination)
             let names = RawPath.contents(ofDirectory: temporary) ?? []
             // Segments first, the playlist (the name the user gave) last.
-            let ordered =
-                names.filter { $0 != URL(fileURLWithPath: destination).lastPathComponent }.sorted()
-                + names.filter { $0 == URL(fileURLWithPath: destination).lastPathComponent }
+            let ordered = names.filter { $0 != playlist }.sorted() + names.filter { $0 == playlist }
             if !overwrite {
-                for name in ordered where RawPath.exists(dir.appendingPathComponent(name).path) {
+                for name in ordered where RawPath.exists(RawPath.joined(dir, name)) {
                     discard()
                     throw CropZoomError(
-                        .usage, path: dir.appendingPathComponent(name).path,
-                        reason: "already exists (use -y to overwrite)")
+                        .usage, path: RawPath.joined(dir, name), reason: "already exists (use -y to overwrite)")
                 }
             }
             for name in ordered {
-                let from = URL(fileURLWithPath: temporary).appendingPathComponent(name).path
-                try move(from, to: dir.appendingPathComponent(name).path)
+                try move(RawPath.joined(temporary, name), to: RawPath.joined(dir, name))
             }
             _ = RawPath.withCString(temporary) { rmdir($0) }
         }
@@ -393,7 +376,7 @@ final class AtomicOutput: @unchecked Sendable {
             : FileSystem.renameWithoutReplacing(from, to)
         if r != 0 {
             discard()
-            let folder = URL(fileURLWithPath: to).deletingLastPathComponent().path
+            let folder = RawPath.folderAndName(to).folder
             let reason =
                 r == -EEXIST
                 ? "already exists (use -y to overwrite)"
@@ -415,7 +398,7 @@ final class AtomicOutput: @unchecked Sendable {
     static func removeTree(_ path: String) -> Bool {
         if RawPath.withCString(path, { unlink($0) }) == 0 { return true }
         for name in RawPath.contents(ofDirectory: path) ?? [] {
-            _ = RawPath.withCString(URL(fileURLWithPath: path).appendingPathComponent(name).path) { unlink($0) }
+            _ = RawPath.withCString(RawPath.joined(path, name)) { unlink($0) }
         }
         return RawPath.withCString(path) { rmdir($0) } == 0
     }
@@ -438,9 +421,7 @@ public enum FileIdentity {
         if let sa = RawPath.status(a), let sb = RawPath.status(b) {
             return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
         }
-        let ra = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
-        let rb = URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
-        return ra == rb
+        return RawPath.resolved(a) == RawPath.resolved(b)
     }
 }
 
@@ -453,13 +434,12 @@ public enum AtomicFile {
     /// process: for a caller that knows no run of it is alive any more (a batch whose scheduler lists none of its
     /// tasks; the process ids of other machines mean nothing here). Returns the paths removed.
     public static func removeTemporaries(of output: String) -> [String] {
-        let url = URL(fileURLWithPath: output)
-        let dir = url.deletingLastPathComponent().path
-        let prefix = AtomicOutput.temporaryPrefix(for: url.lastPathComponent)
+        let (dir, name) = RawPath.folderAndName(output)
+        let prefix = AtomicOutput.temporaryPrefix(for: name)
         return (RawPath.contents(ofDirectory: dir) ?? []).compactMap { name in
             let id = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false).first ?? ""
             guard name.hasPrefix(prefix), Int32(id) != nil else { return nil }
-            let path = URL(fileURLWithPath: dir).appendingPathComponent(name).path
+            let path = RawPath.joined(dir, name)
             return AtomicOutput.removeTree(path) ? path : nil
         }
     }
@@ -467,11 +447,8 @@ public enum AtomicFile {
     /// Writes `data` to `path` (its bytes as `RawPath` keeps them); throws `.processing` with the
     /// system's reason.
     public static func write(_ data: Data, to path: String) throws(CropZoomError) {
-        let url = URL(fileURLWithPath: path)
-        let tmp = url.deletingLastPathComponent().appendingPathComponent(
-            AtomicOutput.temporaryPrefix(for: url.lastPathComponent) + AtomicOutput.uniqueSuffix()
-        )
-        .path
+        let (dir, name) = RawPath.folderAndName(path)
+        let tmp = RawPath.joined(dir, AtomicOutput.temporaryPrefix(for: name) + AtomicOutput.uniqueSuffix())
         let fd = RawPath.withCString(tmp) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         var failure = fd < 0 ? errno : 0
         var done = 0

@@ -30,12 +30,12 @@ public enum UnfinishedRecordings {
         var folders = [folder]
         while let dir = folders.popLast() {
             guard let names = RawPath.contents(ofDirectory: dir) else { continue }
-            let base = URL(fileURLWithPath: dir)
+            let base = RawPath.absolute(dir)
             for name in names {
                 // Only a recording's name, or a folder to search, needs its path.
-                let candidate = name.hasPrefix(".") && name.contains(marker)
+                let candidate = name.hasPrefix(".") && name.utf8.contains(marker.utf8)
                 guard candidate || (recursive && !name.hasPrefix(".")) else { continue }
-                let path = base.appendingPathComponent(name).path
+                let path = RawPath.joined(base, name)
                 if candidate, let r = recording(path, name: name) {
                     found.append(r)
                 } else if recursive, !name.hasPrefix("."), isRealFolder(path) {
@@ -55,7 +55,7 @@ public enum UnfinishedRecordings {
     /// Moves `recording` to its ``UnfinishedRecording/restoredPath`` (never replacing a file: the next free
     /// `-recovered-PID-N` name); where it went.
     public static func restore(_ recording: UnfinishedRecording) throws(CropZoomError) -> String {
-        let dir = URL(fileURLWithPath: recording.path).deletingLastPathComponent().path
+        let dir = RawPath.folderAndName(recording.path).folder
         for n in 1...1000 {
             let target = n == 1 ? recording.restoredPath : restoredPath(recording.name, pid: recording.pid, in: dir, n)
             let moved = FileSystem.renameWithoutReplacing(recording.path, target)
@@ -73,22 +73,22 @@ public enum UnfinishedRecordings {
 
     /// `STEM-recovered-PID.EXT` (with `-N` after the PID from the second) in `dir`.
     static func restoredPath(_ name: String, pid: Int32, in dir: String, _ n: Int = 1) -> String {
-        let url = URL(fileURLWithPath: name)
-        let ext = url.pathExtension
-        let stem = url.deletingPathExtension().lastPathComponent
+        let last = RawPath.folderAndName(name).name
+        let ext = RawPath.pathExtension(last)
+        let stem = ext.isEmpty ? last : String(last.dropLast(ext.count + 1))
         let file = stem + "-recovered-\(pid)" + (n > 1 ? "-\(n)" : "") + (ext.isEmpty ? "" : ".\(ext)")
-        return URL(fileURLWithPath: dir).appendingPathComponent(file).path
+        return RawPath.joined(RawPath.absolute(dir), file)
     }
 
     /// `.NAME.cropzoom-rec-PID[-N]` at `path`, when its run is gone and no one holds its lock.
     static func recording(_ path: String, name: String) -> UnfinishedRecording? {
-        guard name.hasPrefix("."), let range = name.range(of: marker, options: .backwards) else { return nil }
+        guard name.hasPrefix("."), let range = name.ranges(of: marker).last else { return nil }
         let output = String(name[name.index(after: name.startIndex)..<range.lowerBound])
         let id = name[range.upperBound...].split(separator: "-", omittingEmptySubsequences: false).first ?? ""
         guard !output.isEmpty, let pid = Int32(id), let info = RawPath.status(path), info.st_mode & S_IFMT == S_IFREG,
             AtomicOutput.isAbandoned(path, by: pid)
         else { return nil }
-        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let dir = RawPath.folderAndName(path).folder
         return UnfinishedRecording(
             path: path, name: output, pid: pid, bytes: Int64(info.st_size),
             restoredPath: restoredPath(output, pid: pid, in: dir))
