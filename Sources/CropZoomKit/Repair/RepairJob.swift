@@ -156,7 +156,11 @@ public final class RepairJob: @unchecked Sendable {
             try Remux(reference: probe.wait(), streams: walked, target: target, displayPath: cfg.output)
         }
         defer { remux.abandon() }
-        let outputIndex = Dictionary(uniqueKeysWithValues: setup.walker.walkedTracks.enumerated().map { ($1, $0) })
+        // Per track, by its index (looked up for every sample: arrays, not dictionaries).
+        var outputIndex = [Int?](repeating: nil, count: setup.model.tracks.count)
+        for (stream, track) in setup.walker.walkedTracks.enumerated() { outputIndex[track] = stream }
+        let pcmFrameBytes = setup.model.tracks.indices.map { setup.pcmFrameBytes[$0] }
+        let timescales = setup.model.tracks.map { Double($0.timescale) }
         var timing = RecoveredTiming(model: setup.model)
         // The first pictures decoded with the reference's parameters: a reference from other settings is named
         // before anything is kept.
@@ -209,19 +213,19 @@ public final class RepairJob: @unchecked Sendable {
                     + "depth; is \(setup.referencePath) from the same camera with the same settings (HDR video on or "
                     + "off)?")
         }
-        var spans: [Int: (first: Double, end: Double)] = [:]
+        var spans = [(first: Double, end: Double)?](repeating: nil, count: setup.model.tracks.count)
         var timecode: String?
         var found = 0
         var recoveredBytes: Int64 = 0
         let span = Double(max(1, setup.mediaEnd - setup.mediaStart))
         // Where each uncompressed sound track's last sample ended: a MOV times such sound by its sample count, so the
         // time damaged bytes stood for is filled with silence (RecoveredTiming resumed the tracks together).
-        var pcmEnd: [Int: Int64] = [:]
+        var pcmEnd = [Int64?](repeating: nil, count: setup.model.tracks.count)
         var sampleBuffer: [UInt8] = []
         func write(_ timed: [TimedSample]) throws(CropZoomError) {
             for t in timed {
                 let sample = t.sample
-                if let block = setup.pcmFrameBytes[sample.track], let stream = outputIndex[sample.track] {
+                if let block = pcmFrameBytes[sample.track], let stream = outputIndex[sample.track] {
                     if let end = pcmEnd[sample.track], t.dts > end {
                         let quiet = setup.model.tracks[sample.track].sampleEntry == "raw " ? UInt8(0x80) : 0
                         let frames = t.dts - end
@@ -253,7 +257,7 @@ public final class RepairJob: @unchecked Sendable {
                         if !check.wantsMore { try verifyVision() }
                     }
                 }
-                let scale = Double(setup.model.tracks[sample.track].timescale)
+                let scale = timescales[sample.track]
                 let (start, end) = (Double(t.pts) / scale, Double(t.pts + t.duration) / scale)
                 let span = spans[sample.track] ?? (start, end)
                 spans[sample.track] = (min(span.first, start), max(span.end, end))
@@ -296,7 +300,9 @@ public final class RepairJob: @unchecked Sendable {
             try verifyVision()
         }
         var report = setup.report(
-            outcome, spans: spans, recoveredBytes: recoveredBytes,
+            outcome,
+            spans: Dictionary(uniqueKeysWithValues: spans.enumerated().compactMap { i, s in s.map { (i, $0) } }),
+            recoveredBytes: recoveredBytes,
             seconds: Date().timeIntervalSince(started))
         report.timecode = timecode
         if timing.soundTimed > 0 { report.picturesTimedBySound = timing.soundTimed }
