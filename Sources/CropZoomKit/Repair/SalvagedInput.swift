@@ -39,7 +39,7 @@ struct SalvagedInput {
             return nil
         }
         let out = URL(fileURLWithPath: cfg.output)
-        let local = cfg.output != "-" && !cfg.output.contains("://") && !cfg.null
+        let local = cfg.output != "-" && !RawPath.isAddress(cfg.output) && !cfg.null
         let folder = local ? out.deletingLastPathComponent().path : NSTemporaryDirectory()
         let ext = URL(fileURLWithPath: cfg.input).pathExtension.lowercased() == "mov" ? "mov" : "mp4"
         let name =

@@ -184,7 +184,8 @@ final class AtomicOutput: @unchecked Sendable {
         let room = nameLimit - 1 - suffix.utf8.count - 21
         var kept = ""
         var bytes = 0
-        for ch in name.map({ $0 == "%" ? "_" : $0 }) {
+        let safe = String(String.UnicodeScalarView(name.unicodeScalars.map { $0 == "%" ? "_" : $0 }))
+        for ch in safe {
             let n = String(ch).utf8.count
             if bytes + n > room { break }
             kept.append(ch)

@@ -94,7 +94,7 @@ struct InputSetup {
     /// Refuses missing, unreadable, directory and empty inputs with a precise reason.
     static func check(_ given: String) throws(CropZoomError) {
         // Standard input and URLs are FFmpeg's to open (and to refuse); `file:` names a file.
-        if given == "-" || given.contains("://") { return }
+        if given == "-" || RawPath.isAddress(given) { return }
         let path = given.hasPrefix("file:") ? String(given.dropFirst(5)) : given
         // An image sequence's first file is FFmpeg's to find (it names the pattern when there is none).
         if sequencePattern(path) != nil { return }

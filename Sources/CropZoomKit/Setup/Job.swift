@@ -72,7 +72,7 @@ final class Job: @unchecked Sendable {
         configuration = cfg
         self.cancel = cancel
         log = NoticeLog(onNotice)
-        if inputBytes == nil && cfg.input != "-" && cfg.inputFormat == nil && !cfg.input.contains("://") {
+        if inputBytes == nil && cfg.input != "-" && cfg.inputFormat == nil && !RawPath.isAddress(cfg.input) {
             try InputSetup.check(cfg.input)
         }
         atomic = try OutputSetup.claim(cfg, notices: log)

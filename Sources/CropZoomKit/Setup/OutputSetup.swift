@@ -20,7 +20,7 @@ struct OutputSetup {
         var muxerName = OutputFormat.guessMuxer(format: cfg.format, path: cfg.output)
         var target = cfg.output
         if cfg.segment != nil && muxerName != "hls" {
-            guard let inner = muxerName, !AtomicOutput.multiFileMuxers.contains(inner), !cfg.output.contains("://")
+            guard let inner = muxerName, !AtomicOutput.multiFileMuxers.contains(inner), !RawPath.isAddress(cfg.output)
             else {
                 throw CropZoomError(
                     .usage, path: cfg.output, setting: .segment,
