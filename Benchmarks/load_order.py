@@ -4,8 +4,8 @@ checked; docs/design/repair.md, "Session 14".
 
 Debian's FFmpeg 5.1 pulls in 135 shared libraries, bound at start (most are linked `-z now`), and each of the ~30,000
 symbol bindings walks the process's global scope from the start until a library defines the symbol. That scope is the
-executable, then the libraries it names (DT_NEEDED) in order, then theirs, breadth first: libcrypto, which binds 3,780
-of its own symbols through the scope, sat behind a hundred libraries. The executable may name any of them, in any
+executable, then the libraries it names (DT_NEEDED) in order, then theirs, breadth first: libcrypto, which binds 3,605
+of its own symbols through the scope, was the 80th library in it. The executable may name any of them, in any
 order; named first, the libraries that most bindings resolve to are found first.
 
 Naming a library earlier must not change which library a symbol binds to: glibc's libm and libc both define `frexp`,

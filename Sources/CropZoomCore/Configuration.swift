@@ -223,8 +223,7 @@ public struct TranscodeConfiguration: Sendable, Equatable, Codable {
         }
         if let f = inputFormat, Self.captureDevices.contains(f) { return true }
         let lower = input.lowercased()
-        if let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://") {
-            let scheme = String(lower[..<colon])
+        if let scheme = RawPath.scheme(of: lower) {
             if Self.liveSchemes.contains(scheme) { return true }
             if scheme == "http" || scheme == "https" { return lower.split(separator: "?")[0].hasSuffix(".m3u8") }
         }

@@ -66,9 +66,15 @@ public enum RawPath {
         return String(name[name.index(after: dot)...])
     }
 
-    /// Whether `target` is an address (`scheme://…`) rather than a file's path. (Not Foundation's
-    /// `StringProtocol.contains`, which goes through `NSString`.)
-    public static func isAddress(_ target: String) -> Bool { target.utf8.contains("://".utf8) }
+    /// The scheme of an address (`srt://…` → "srt"), lowercased; nil for a file's path (no ":" before which "://"
+    /// follows the first colon). What network inputs, outputs and their containers are told by.
+    public static func scheme(of target: String) -> String? {
+        guard let colon = target.firstIndex(of: ":"), target[colon...].hasPrefix("://") else { return nil }
+        return target[..<colon].lowercased()
+    }
+
+    /// Whether `target` is an address (`scheme://…`) rather than a file's path.
+    public static func isAddress(_ target: String) -> Bool { scheme(of: target) != nil }
 
     /// A URL as a path or address: a file URL is its path (`URL.path`), any other (http, rtmp, srt …) goes to FFmpeg
     /// as it is written (`absoluteString`).

@@ -402,9 +402,7 @@ package final class OutputFormat: @unchecked Sendable {
     /// The container a network URL carries unless `--format` says otherwise: MPEG-TS over UDP, SRT, TCP and RTP
     /// (`rtp_mpegts`), FLV over RTMP; nil for anything else.
     package static func networkMuxer(_ path: String) -> String? {
-        let lower = path.lowercased()
-        guard let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://") else { return nil }
-        switch lower[..<colon] {
+        switch RawPath.scheme(of: path) {
         case "udp", "srt", "tcp": return "mpegts"
         case "rtp": return "rtp_mpegts"
         case "rtmp", "rtmps": return "flv"

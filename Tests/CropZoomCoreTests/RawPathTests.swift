@@ -73,6 +73,9 @@ struct RawPathTests {
         ] {
             #expect(RawPath.isAddress(target) == address, "\(target)")
         }
+        #expect(RawPath.scheme(of: "SRT://Host:9000?latency=20") == "srt" && RawPath.scheme(of: "/a/b.mp4") == nil)
+        // Only the first colon opens a scheme: a file name with "://" later in it is a path.
+        #expect(RawPath.scheme(of: "take 1: a://b.mp4") == nil && !RawPath.isAddress("take 1: a://b.mp4"))
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cz-parts-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try RawPath.makeDirectories(dir + "/real")

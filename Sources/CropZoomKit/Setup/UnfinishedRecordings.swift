@@ -77,7 +77,7 @@ public enum UnfinishedRecordings {
         let ext = RawPath.pathExtension(last)
         let stem = ext.isEmpty ? last : String(last.dropLast(ext.count + 1))
         let file = stem + "-recovered-\(pid)" + (n > 1 ? "-\(n)" : "") + (ext.isEmpty ? "" : ".\(ext)")
-        return RawPath.joined(RawPath.absolute(dir), file)
+        return RawPath.joined(dir, file)
     }
 
     /// `.NAME.cropzoom-rec-PID[-N]` at `path`, when its run is gone and no one holds its lock.
