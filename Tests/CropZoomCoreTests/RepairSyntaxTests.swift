@@ -258,4 +258,50 @@ struct RepairSyntaxTests {
         // One NAL unit is not enough.
         #expect(MediaSniffer.guess(aac + Self.chain([sps]) + [UInt8](repeating: 0xFF, count: 40)) == nil)
     }
+
+    /// Bytes from a string of 0s and 1s (spaces ignored), the last byte padded with zeros.
+    static func bits(_ text: String) -> [UInt8] {
+        let digits = text.filter { $0 == "0" || $0 == "1" }
+        var bytes: [UInt8] = []
+        for (i, d) in digits.enumerated() {
+            if i % 8 == 0 { bytes.append(0) }
+            if d == "1" { bytes[bytes.count - 1] |= 0x80 >> UInt8(i % 8) }
+        }
+        return bytes
+    }
+
+    @Test(
+        """
+        AAC-LC whose decoded parameters are known without FFmpeg's decoder: object type 2, mono or stereo, SBR neither \
+        signalled nor in the first frame's fill elements (FFmpeg's implicit HE-AAC), or its absence signalled in a \
+        sync extension (as FFmpeg's encoder writes it); HE-AAC, 5.1, SBR data in the first frame, a non-frame are not
+        """)
+    func plainLowComplexity() throws {
+        // A mono frame: an SCE of no band (ics_info with max_sfb 0), then a fill element (extension type `fill`: 4 bits,
+        // padded), END, byte alignment.
+        func frame(fill: String?) -> [UInt8] {
+            let sce = "000 0000 01100100 0 00 0 000000 0 000"
+            return Self.bits(sce + (fill.map { " 110 0001 \($0) 0000" } ?? "") + " 111")
+        }
+        let mono = Self.bits("00010 0011 0001 000")  // AOT 2, 48 kHz, one channel, GASpecificConfig
+        let stereo = Self.bits("00010 0011 0010 000")
+        let sbrAbsent = Self.bits("00010 0011 0010 000 01010110111 00101 0")  // sync extension: SBR, flag 0
+        let heAAC = Self.bits("00101 0110 0010 0011 00010 000")  // AOT 5 (24 kHz core, 48 kHz), then LC
+        let surround = Self.bits("00010 0011 0110 000")
+        let config = try #require(AACSyntax.config(mono))
+        for fill in [nil, "0001", "1101", "1110"] {
+            #expect(AACSyntax.frameLength(frame(fill: fill), config: config) == frame(fill: fill).count)
+        }
+        #expect(mono == [0x11, 0x88] && sbrAbsent == [0x11, 0x90, 0x56, 0xE5, 0x00])
+        #expect(AACSyntax.isPlainLowComplexity(mono, firstFrame: frame(fill: nil)))
+        #expect(AACSyntax.isPlainLowComplexity(mono, firstFrame: frame(fill: "0001")))  // EXT_FILL_DATA
+        #expect(!AACSyntax.isPlainLowComplexity(mono, firstFrame: frame(fill: "1101")))  // EXT_SBR_DATA
+        #expect(!AACSyntax.isPlainLowComplexity(mono, firstFrame: frame(fill: "1110")))  // EXT_SBR_DATA_CRC
+        #expect(!AACSyntax.isPlainLowComplexity(mono, firstFrame: [0xFF, 0xFF, 0xFF]))
+        #expect(AACSyntax.isPlainLowComplexity(sbrAbsent, firstFrame: frame(fill: "1101")))
+        #expect(AACSyntax.isPlainLowComplexity(sbrAbsent, firstFrame: []))
+        #expect(!AACSyntax.isPlainLowComplexity(stereo + [0x56, 0xE5, 0x80], firstFrame: []))  // SBR signalled
+        #expect(AACSyntax.config(heAAC) != nil && !AACSyntax.isPlainLowComplexity(heAAC, firstFrame: []))
+        #expect(!AACSyntax.isPlainLowComplexity(surround, firstFrame: []))
+    }
 }

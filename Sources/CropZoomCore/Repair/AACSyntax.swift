@@ -55,6 +55,11 @@ package enum AACSyntax {
     /// The byte length of the raw_data_block `bytes` start with (every element through END, then the byte
     /// alignment), or nil when they do not start with a whole valid one of `config`'s layout.
     package static func frameLength(_ bytes: UnsafeRawBufferPointer, config: Config) -> Int? {
+        parse(bytes, config: config)?.length
+    }
+
+    /// The raw_data_block's length and the extension types of its fill elements' first payloads (bit `type` set).
+    private static func parse(_ bytes: UnsafeRawBufferPointer, config: Config) -> (length: Int, extensions: UInt32)? {
         guard config.objectType == 2, config.frameLength == 1024, (0...12).contains(config.samplingIndex),
             let layout = ChannelLayout(config.channelConfiguration)
         else { return nil }
@@ -64,11 +69,46 @@ package enum AACSyntax {
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { bandTypes in
                     var parser = Parser(
                         bytes: bytes, vlc: vlc, swb: swb, bandTypes: bandTypes,
-                        long: tables.long[config.samplingIndex], short: tables.short[config.samplingIndex])
-                    return parser.rawDataBlock(layout)
+                        long: tables.long[config.samplingIndex], short: tables.short[config.samplingIndex],
+                        longestLeaf: tables.longestLeaf)
+                    return parser.rawDataBlock(layout).map { ($0, parser.extensions) }
                 }
             }
         }
+    }
+
+    /// Whether FFmpeg's decoder reports the stream of `audioSpecificConfig` as its container describes it, but for
+    /// what it reports of every AAC-LC stream (``/CropZoomFFmpeg/DecodedParameters/aacLowComplexity(_:)``): object
+    /// type 2, mono or stereo, and no SBR — none signalled (FFmpeg's mpeg4audio.c looks for a sync extension, 0x2b7,
+    /// at every bit after the channel configuration) and, unless its absence is signalled there, none in the first
+    /// frame's fill elements (`firstFrame`, the track's first raw_data_block), which FFmpeg's decoder takes for
+    /// HE-AAC (implicit signalling: twice the sample rate and the frame length).
+    package static func isPlainLowComplexity(_ audioSpecificConfig: [UInt8], firstFrame: [UInt8]) -> Bool {
+        guard let config = config(audioSpecificConfig), (1...2).contains(config.channelConfiguration),
+            audioSpecificConfig[0] >> 3 == 2
+        else { return false }
+        var r = BitReader(audioSpecificConfig)
+        var sbrAbsent = false
+        do throws(BitstreamEnd) {
+            try r.skip(13)
+            while r.bitsLeft > 15 {
+                var look = r
+                guard try look.bits(11) == 0x2b7 else {
+                    try r.skip(1)
+                    continue
+                }
+                // The sync extension: SBR's object type and its flag (else another extension: not read here).
+                guard try audioObjectType(&look) == 5, try !look.flag() else { return false }
+                sbrAbsent = true
+                break
+            }
+        } catch {
+            return false
+        }
+        if sbrAbsent { return true }
+        guard let block = firstFrame.withUnsafeBytes({ parse($0, config: config) }) else { return false }
+        // EXT_SBR_DATA and EXT_SBR_DATA_CRC (ISO/IEC 14496-3, table 4.121).
+        return block.extensions & (1 << 13 | 1 << 14) == 0
     }
 
     /// ``frameLength(_:config:)`` over an array.
@@ -143,6 +183,8 @@ extension AACSyntax {
     fileprivate struct Tables: Sendable {
         static let rootBits = 9
         let vlc: [UInt32]
+        /// The most bits a spectral book's leaf consumes (its code and sign bits; 19: book 3's).
+        let longestLeaf: Int
         /// Every sampling index's long-window offsets, then its short-window ones.
         let swb: [UInt16]
         let long: [Bands]
@@ -159,6 +201,7 @@ extension AACSyntax {
             (4, 3, false), (4, 3, false), (4, 3, true), (4, 3, true), (2, 9, false), (2, 9, false),
             (2, 8, true), (2, 8, true), (2, 13, true), (2, 13, true), (2, 17, true),
         ]
+        var longestLeaf = 0
         for (i, shape) in shapes.enumerated() {
             let codes = AACTables.spectralCodes[i].map(UInt32.init)
             addBook(&vlc, book: i + 1, codes: codes, lengths: AACTables.spectralBits[i]) { symbol in
@@ -172,6 +215,7 @@ extension AACSyntax {
                     if shape.unsigned && value != 0 { signs += 1 }
                     if i == 10 && value == 16 { escapes |= 1 << (8 + UInt32(position)) }
                 }
+                longestLeaf = max(longestLeaf, Int(AACTables.spectralBits[i][symbol]) + Int(signs))
                 return signs | escapes
             }
         }
@@ -184,7 +228,7 @@ extension AACSyntax {
             short.append(Bands(start: swb.count, count: AACTables.swbCountShort[index]))
             swb += AACTables.swbOffsetShort[index]
         }
-        return Tables(vlc: vlc, swb: swb, long: long, short: short)
+        return Tables(vlc: vlc, longestLeaf: longestLeaf, swb: swb, long: long, short: short)
     }()
 
     /// Appends a codebook's lookup tables to `vlc` and points entry `book` at its root; `payload` gives a symbol's
@@ -241,6 +285,8 @@ private struct Parser {
     let base: UnsafeRawPointer?
     let count: Int
     let vlc: UnsafeBufferPointer<UInt32>
+    /// Codewords are read from one 64-bit ``peek()`` (57 bits or more) while this many bits or fewer are used.
+    let codewordsFromOnePeek: Int
     let swb: UnsafeBufferPointer<UInt16>
     /// The section data's codebook of each scalefactor band (group by group).
     let bandTypes: UnsafeMutableBufferPointer<UInt8>
@@ -248,14 +294,18 @@ private struct Parser {
     let short: AACSyntax.Bands
     /// Bits read so far; may run past the end (the bits there read as 0), which `overrun` tells.
     var position = 0
+    /// The extension types of the fill elements read (bit `extension_type` set).
+    var extensions: UInt32 = 0
 
     init(
         bytes: UnsafeRawBufferPointer, vlc: UnsafeBufferPointer<UInt32>, swb: UnsafeBufferPointer<UInt16>,
-        bandTypes: UnsafeMutableBufferPointer<UInt8>, long: AACSyntax.Bands, short: AACSyntax.Bands
+        bandTypes: UnsafeMutableBufferPointer<UInt8>, long: AACSyntax.Bands, short: AACSyntax.Bands,
+        longestLeaf: Int
     ) {
         base = bytes.baseAddress
         count = bytes.count
         self.vlc = vlc
+        codewordsFromOnePeek = 57 - longestLeaf
         self.swb = swb
         self.bandTypes = bandTypes
         self.long = long
@@ -273,10 +323,12 @@ private struct Parser {
         if byte &+ 8 <= count, let base {
             return UInt64(bigEndian: base.loadUnaligned(fromByteOffset: byte, as: UInt64.self)) &<< UInt64(position & 7)
         }
-        return peekNearEnd()
+        return Self.peekNearEnd(base, count: count, position: position)
     }
 
-    private func peekNearEnd() -> UInt64 {
+    /// ``peek()`` within 8 bytes of the end. Static, of the fields it reads: a method would be given a copy of the
+    /// whole parser at every ``peek()`` (its `self` is the mutating caller's), on the spectral codewords' path.
+    private static func peekNearEnd(_ base: UnsafeRawPointer?, count: Int, position: Int) -> UInt64 {
         let byte = position >> 3
         var word: UInt64 = 0
         for i in 0..<8 {
@@ -337,9 +389,10 @@ private struct Parser {
                 if bytes == 255 { bytes += read(8) }
                 if alignAndCount >> 8 == 1 { position = (position + 7) & ~7 }
                 position += 8 * bytes
-            case 6:  // FIL: its payload skipped by its count.
+            case 6:  // FIL: its payload skipped by its count, the first extension's type noted.
                 var bytes = read(4)
                 if bytes == 15 { bytes += read(8) - 1 }
+                if bytes > 0 { extensions |= 1 << UInt32(truncatingIfNeeded: peek() >> 60) }
                 position += 8 * bytes
             case 7:  // END
                 guard next == layout.count, !overrun else { return nil }
@@ -497,10 +550,7 @@ private struct Parser {
                 var codewords = book <= 4 ? lines >> 2 : lines >> 1
                 let root = Int(vlc[book])
                 if book < 11 {
-                    while codewords > 0 {
-                        guard code(root: root) != nil else { return false }
-                        codewords -= 1
-                    }
+                    guard skipCodewords(codewords, root: root) else { return false }
                 } else {
                     while codewords > 0 {
                         guard let leaf = code(root: root) else { return false }
@@ -512,6 +562,35 @@ private struct Parser {
                     }
                 }
             }
+        }
+        return true
+    }
+
+    /// `count` codewords of the book whose root table is at `root` (books 1–10: no escapes), with their sign bits;
+    /// false at no code. Several are read from each ``peek()``: the next codeword's bits do not wait for a load of the
+    /// bytes where the last one ended (the loop's chain is a shift and a table look-up).
+    @inline(__always)
+    mutating func skipCodewords(_ count: Int, root: Int) -> Bool {
+        let rootBits = AACSyntax.Tables.rootBits
+        var left = count
+        while left > 0 {
+            let word = peek()
+            var used = 0
+            repeat {
+                let bits = word &<< UInt64(used)
+                var entry = vlc[root &+ Int(truncatingIfNeeded: bits &>> UInt64(64 - rootBits))]
+                if entry >= 1 << 31 {
+                    let next = (bits &<< UInt64(rootBits)) &>> (64 &- UInt64(entry & 31))
+                    entry = vlc[Int(entry >> 8 & 0x3F_FFFF) &+ Int(truncatingIfNeeded: next)]
+                }
+                guard entry != 0 else {
+                    position &+= used
+                    return false
+                }
+                used &+= Int(entry & 0xFF)
+                left &-= 1
+            } while left > 0 && used <= codewordsFromOnePeek
+            position &+= used
         }
         return true
     }

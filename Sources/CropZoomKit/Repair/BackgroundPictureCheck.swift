@@ -10,7 +10,7 @@ import Foundation
 /// the output is kept.
 ///
 /// `@unchecked Sendable`: the check is made on the thread and touched only there; the queue synchronises itself;
-/// `verdict` is behind `lock`; `sent` belongs to the walking thread.
+/// `verdict` and `parameters` are behind `lock`; `sent` belongs to the walking thread.
 final class BackgroundPictureCheck: @unchecked Sendable {
     private struct Picture {
         var bytes: [UInt8]
@@ -24,6 +24,8 @@ final class BackgroundPictureCheck: @unchecked Sendable {
     private let lock = NSLock()
     /// Pictures that did not decode whole, once the thread has drained the decoder (or its error).
     private var verdict: Result<Int, CropZoomError>?
+    /// The decoder's parameters once a picture came out (``RecoveredPictureCheck/parameters``).
+    private var parameters: DecodedParameters?
     private let ended = DispatchSemaphore(value: 0)
     /// Pictures handed over.
     private(set) var sent = 0
@@ -32,14 +34,19 @@ final class BackgroundPictureCheck: @unchecked Sendable {
     init(_ make: @escaping @Sendable () throws(CropZoomError) -> RecoveredPictureCheck) {
         queue = BoundedQueue(capacity: RepairJob.checkedPictures, control: control)
         let thread = Thread { [self] in
+            var decoded: DecodedParameters?
             let result = Result { () throws(CropZoomError) -> Int in
                 let check = try make()
+                defer { decoded = check.parameters }
                 while let p = try queue.pop() {
                     try check.add(p.bytes, pts: p.pts, dts: p.dts, key: p.key)
                 }
                 return try check.finish()
             }
-            lock.withLock { verdict = result }
+            lock.withLock {
+                verdict = result
+                parameters = decoded
+            }
             ended.signal()
         }
         thread.name = "cropzoom repair check"
@@ -70,6 +77,9 @@ final class BackgroundPictureCheck: @unchecked Sendable {
         ended.signal()
         return try failedPictures() ?? 0
     }
+
+    /// What the decoder knew once its first picture came out, after ``finish()``; nil when none came out.
+    var decodedParameters: DecodedParameters? { lock.withLock { parameters } }
 
     /// Stops the thread without waiting for its verdict (the repair failed or was cancelled).
     func abandon() {

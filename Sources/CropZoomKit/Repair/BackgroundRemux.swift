@@ -128,9 +128,11 @@ final class BackgroundRemux: @unchecked Sendable {
         _ = try queue.push(batch)
     }
 
-    /// Waits for every sample handed over to be written, then writes the index and closes the file
-    /// (``Remux/finish()``). Throws the first write's error.
-    func finish() throws(CropZoomError) {
+    /// Waits for every sample handed over to be written, gives the streams the parameters decoding found
+    /// (``Remux/complete(_:)``, by output stream), then writes the index and closes the file (``Remux/finish()``);
+    /// false, with nothing written, when those parameters disagree with the header. Throws the first write's error.
+    @discardableResult
+    func finish(completing parameters: [Int: DecodedParameters] = [:]) throws(CropZoomError) -> Bool {
         do throws(CropZoomError) {
             try handOver()
         } catch {
@@ -143,9 +145,11 @@ final class BackgroundRemux: @unchecked Sendable {
         guard let remux = lock.withLock({ made }) else {
             throw CropZoomError(.processing, path: "", reason: "the writer was not made")
         }
+        guard remux.complete(parameters) else { return false }
         // No sample was written: the header is the trailer's to write, with the timecode.
         if let timecode { _ = remux.setTimecode(timecode) }
         try remux.finish()
+        return true
     }
 
     /// Stops the thread without writing what is left (the repair failed or was cancelled); the output is discarded.

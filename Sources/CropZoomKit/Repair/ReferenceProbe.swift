@@ -1,10 +1,11 @@
 import CropZoomFFmpeg
 import Foundation
 
-/// The reference opened and probed (``RepairSetup/openReference(_:probe:)``) on a thread of its own from the repair's
-/// start: `avformat_find_stream_info` decodes a picture and a sound frame (3–5 ms) that the walk's set-up does not
-/// need, so it runs beside the set-up and the walk; the writer's thread waits for it before it writes the header, and
-/// a message that describes the reference's picture waits for it too.
+/// The reference opened and probed (``RepairSetup/openReference(_:probe:)``) on a thread of its own, beside the set-up
+/// and the walk, where the header cannot be written from the container's parameters (``RepairSetup/needsProbedHeader``,
+/// or a repair written again): `avformat_find_stream_info` decodes a picture and a sound frame (3–5 ms, and the AAC
+/// decoder's tables); the writer's thread waits for it before it writes the header, and a message that describes the
+/// reference's picture waits for it too.
 ///
 /// `@unchecked Sendable`: `result` is written once by the thread (behind `lock`) before it signals `ended`, and read
 /// only after a wait; the probed input is only read after (its codec parameters, by the writer and a message).

@@ -49,7 +49,8 @@ public enum RepairEvent: Sendable {
 /// serve or the input is not broken, 3 when the input is not an MP4/MOV/3GP or nothing could be recovered. The work
 /// runs on a thread of its own; ``cancel()`` or cancelling the awaiting task stops it, leaving nothing behind.
 ///
-/// `@unchecked Sendable`: `cancelled` and `started` are behind `lock`; the rest is set in `init` and read only.
+/// `@unchecked Sendable`: `cancelled` and `started` are behind `lock`; `probesFirst` is set before ``run()`` and
+/// `probeUse` written by the job's thread, read once it has ended (tests); the rest is set in `init` and read only.
 public final class RepairJob: @unchecked Sendable {
     public let configuration: RepairConfiguration
     /// Progress while the job runs; finishes when it ends.
@@ -141,19 +142,52 @@ public final class RepairJob: @unchecked Sendable {
         if case .fragmentedCut(let mediaStart, let size) = triage {
             return try copyFragments(mediaStart: mediaStart, size: size, started: started)
         }
-        // The reference probed beside the set-up and the walk (for the writer); waited for before returning, so no
-        // thread outlives the repair.
-        let probe = cfg.reference.map { ReferenceProbe(path: $0) }
-        defer { _ = try? probe?.wait() }
+        if !probesFirst, let report = try repair(started: started, probeFirst: false) { return report }
+        // Decoding told a picture size the container does not (or the set-up could not stand in for the probe):
+        // the file is written again, its header from the probed reference.
+        probeUse = .beforeHeader
+        guard let report = try repair(started: started, probeFirst: true) else {
+            throw CropZoomError(.processing, path: cfg.output, reason: "the probed reference disagrees with itself")
+        }
+        return report
+    }
+
+    /// How a repair used FFmpeg's probe of the reference (`avformat_find_stream_info`), for the tests.
+    package enum ProbeUse: Sendable, Equatable {
+        /// Not at all: the picture check's decoder and the sound's configuration gave what it would have.
+        case none
+        /// At the end, for a track nothing was decoded of.
+        case atTheEnd
+        /// Before the header was written (the set-up could not stand in for it, or decoding disagreed with the
+        /// header: the file was written again).
+        case beforeHeader
+    }
+
+    /// The header written from the probed reference whatever the set-up knows (the tests compare the two).
+    package var probesFirst = false
+    /// How the last ``repair()`` used the probe.
+    package private(set) var probeUse = ProbeUse.none
+
+    /// The repair of an indexless recording; nil when the header written from the container's parameters disagrees
+    /// with what decoding found (nothing is left behind: the caller repairs again with `probeFirst`).
+    private func repair(started: Date, probeFirst: Bool) throws(CropZoomError) -> RepairReport? {
+        let cfg = configuration
+        // With `probeFirst`, the reference is probed beside the set-up and the walk (for the writer); waited for
+        // before returning, so no thread outlives the repair.
+        let early = probeFirst ? cfg.reference.map { ReferenceProbe(path: $0) } : nil
+        defer { _ = try? early?.wait() }
         let setup = try RepairSetup(cfg)
-        // (RepairSetup refuses a file without its index and without a reference: the probe is running.)
-        guard let probe else { throw CropZoomError(.usage, path: cfg.input, reason: "no reference") }
+        let probe = early ?? setup.needsProbedHeader.map { _ in ReferenceProbe(path: setup.referencePath) }
+        defer { _ = try? probe?.wait() }
+        if probe != nil { probeUse = .beforeHeader }
         let atomic = try AtomicOutput(
             target: cfg.output, input: cfg.input, overwrite: cfg.overwrite, force: false, multiFile: false,
             notice: notice)
         let (walked, target, unprobed) = (setup.walker.walkedTracks, atomic.writePath, setup.referenceInput)
+        // Written from the container's parameters at once, those decoding finds given before the index (the muxer
+        // reads them there: ``DecodedParameters``); or from the probed reference once probed.
         let remux = try BackgroundRemux { () throws(CropZoomError) in
-            try Remux(reference: probe.wait(), streams: walked, target: target, displayPath: cfg.output)
+            try Remux(reference: probe?.wait() ?? unprobed, streams: walked, target: target, displayPath: cfg.output)
         }
         defer { remux.abandon() }
         // Per track, by its index (looked up for every sample: arrays, not dictionaries).
@@ -178,7 +212,8 @@ public final class RepairJob: @unchecked Sendable {
         // The reference's picture, for a message (probed: the profile).
         func described() -> String {
             guard let checked else { return "" }
-            return RecoveredPictureCheck.describe(((try? probe.wait()) ?? setup.referenceInput).stream(checked))
+            let probed = (try? probe?.wait()) ?? (try? RepairSetup.openReference(setup.referencePath, probe: true))
+            return RecoveredPictureCheck.describe((probed ?? setup.referenceInput).stream(checked))
         }
         // What the broken file's own media data starts with (the codec, the size its in-band parameter sets give),
         // for the line that says why it does not match the reference.
@@ -316,7 +351,24 @@ public final class RepairJob: @unchecked Sendable {
                 reason: "no sample of the reference's tracks found in its \(RepairReport.bytes(report.mediaBytes)) "
                     + "of media data\(holds): is \(setup.referencePath) from the same camera and settings?")
         }
-        try remux.finish()
+        if probe == nil {
+            // What FFmpeg learns by decoding, for the index: the picture check's decoder's, the sound's known at
+            // set-up, and a probe's for a track nothing was decoded of (no picture recovered).
+            var decoded: [Int: DecodedParameters] = [:]
+            for (stream, track) in walked.enumerated() {
+                decoded[stream] = track == checked ? check?.decodedParameters : setup.soundParameters[track]
+            }
+            if decoded.count < walked.count {
+                probeUse = .atTheEnd
+                let probed = try RepairSetup.openReference(setup.referencePath, probe: true)
+                for (stream, track) in walked.enumerated() where decoded[stream] == nil {
+                    decoded[stream] = DecodedParameters(probed: probed.stream(track))
+                }
+            }
+            guard try remux.finish(completing: decoded) else { return nil }
+        } else {
+            try remux.finish()
+        }
         try atomic.commit()
         return report
     }

@@ -20,6 +20,12 @@ struct RepairSetup {
     let referencePath: String
     /// Uncompressed sound tracks: the bytes of one sample frame, by track.
     let pcmFrameBytes: [Int: Int]
+    /// The sound tracks' parameters FFmpeg would learn by decoding (``DecodedParameters``), by track, known without
+    /// probing the reference: AAC-LC's from its configuration, PCM's from its decoder opened.
+    let soundParameters: [Int: DecodedParameters]
+    /// Why the header must be written from the probed reference, when what the set-up knows cannot stand in for the
+    /// probe (docs/design/repair.md, "Session 15"); nil when the check's decoder and ``soundParameters`` can.
+    let needsProbedHeader: String?
     private let configuration: RepairConfiguration
 
     static let reading = "reading the recording to repair"
@@ -94,8 +100,8 @@ struct RepairSetup {
         // 16 MiB default touches fewer fresh pages; a sample the window does not hold is read on its own).
         window = ByteWindow(broken, capacity: max(1 << 20, 4 * (model.tracks.map(\.largestSample).max() ?? 0)))
         // FFmpeg's view of the reference as its header gives it, without decoding (`probe: false`, 3-5 ms of a small
-        // repair): what the walk's set-up needs. A thread of its own opens it again, probed, for the codec parameters
-        // the repaired file is written with (``ReferenceProbe``).
+        // repair): what the walk's set-up needs, and what the repaired file's header is written with (the parameters
+        // only decoding finds are given before its index: ``DecodedParameters``).
         referenceInput = try Self.openReference(referencePath, probe: false)
         guard referenceInput.streamCount == model.tracks.count else {
             throw CropZoomError(
@@ -122,6 +128,28 @@ struct RepairSetup {
             if case .pcm = t.kind { pcm[i] = referenceInput.stream(i).sampleFrameBytes }
         }
         pcmFrameBytes = pcm
+        // What the writer's header can be written with before anything is decoded: every sound track's decoded
+        // parameters known here, the one picture track's from the picture check's decoder.
+        var sound: [Int: DecodedParameters] = [:]
+        var needsProbe: String?
+        for (i, t) in model.tracks.enumerated() where t.isAudio {
+            let stream = referenceInput.stream(i)
+            switch t.kind {
+            case .aac where probes[i] != nil:
+                var first: [UInt8] = []
+                if let sample = t.firstSample { first = try reference.read(at: sample.lowerBound, count: sample.count) }
+                if AACSyntax.isPlainLowComplexity(stream.extradata, firstFrame: first) {
+                    sound[i] = .aacLowComplexity(stream)
+                } else {
+                    needsProbe = "track \(i): AAC other than plain AAC-LC, mono or stereo"
+                }
+            case .pcm:
+                sound[i] = try DecodedParameters(opening: stream, path: referencePath)
+            default:
+                break
+            }
+        }
+        soundParameters = sound
         // Compressed sound tracks of one configuration (the same codec parameters): told apart by where they lie.
         var alike: [[UInt8]: [Int]] = [:]
         for i in probes.keys.sorted() {
@@ -155,8 +183,12 @@ struct RepairSetup {
                     + "of type \(type)) does not read as the \(codec) sample repair looks for (NAL units with their "
                     + "lengths, a picture's slices): repair cannot find the pictures of its recordings")
         }
+        let tracks = model.tracks
+        let videoTracks = walker.walkedTracks.filter { tracks[$0].isVideo }
+        if videoTracks.count > 1 { needsProbe = "\(videoTracks.count) video tracks, one picture check" }
+        needsProbedHeader = needsProbe
         // Pictures the walk cannot read it cannot step over either: the sound between them is out of reach.
-        let walkedVideo = walker.walkedTracks.contains { model.tracks[$0].isVideo }
+        let walkedVideo = !videoTracks.isEmpty
         let unreadVideo = model.tracks.filter { $0.isVideo && $0.sampleCount > 0 }.map(\.sampleEntry)
         if !walkedVideo, !unreadVideo.isEmpty {
             throw CropZoomError(

@@ -13,6 +13,9 @@ package final class RecoveredPictureCheck {
     /// Pictures sent, and pictures that came out whole.
     package private(set) var sent = 0
     package private(set) var decoded = 0
+    /// What the decoder knew once the first picture came out (``DecodedParameters``): what probing the reference
+    /// finds, read from pictures decoded anyway.
+    package private(set) var parameters: DecodedParameters?
 
     package init(reference: InputFormat, stream: Int) throws(CropZoomError) {
         decoder = try VideoDecoder(input: reference, streamIndex: stream)
@@ -36,12 +39,18 @@ package final class RecoveredPictureCheck {
         packet.dts = dts
         packet.isKeyframe = key
         sent += 1
-        try decoder.decode(packet) { _ throws(CropZoomError) in decoded += 1 }
+        try decoder.decode(packet) { _ throws(CropZoomError) in try count() }
+    }
+
+    /// One more picture out; the first leaves the decoder's parameters.
+    private func count() throws(CropZoomError) {
+        decoded += 1
+        if parameters == nil { parameters = try DecodedParameters(decodedBy: decoder.context) }
     }
 
     /// Drains the decoder; the pictures that could not be decoded whole (refused, concealed or flagged).
     package func finish() throws(CropZoomError) -> Int {
-        try decoder.decode(nil) { _ throws(CropZoomError) in decoded += 1 }
+        try decoder.decode(nil) { _ throws(CropZoomError) in try count() }
         // A picture both refused and concealed (H.264 with `AV_EF_EXPLODE`) is one picture.
         return min(sent, decoder.corruptPackets + max(0, sent - decoded - decoder.corruptPackets))
     }

@@ -101,6 +101,15 @@ package final class Remux {
         try output.write(sending)
     }
 
+    /// Gives output streams (by index) the parameters FFmpeg learns by decoding, before ``finish()`` writes them into
+    /// the index; false, and nothing given, when one disagrees with what the header was written with (a picture size
+    /// or sample rate that only decoding tells): the file must then be written again from a probed reference.
+    package func complete(_ parameters: [Int: DecodedParameters]) -> Bool {
+        guard parameters.allSatisfy({ $0.value.agrees(with: output.stream($0.key).parameters) }) else { return false }
+        for (index, p) in parameters { p.apply(to: output.stream(index).parameters) }
+        return true
+    }
+
     /// Writes the index and closes the file (`av_write_trailer`).
     package func finish() throws(CropZoomError) {
         if !started {
