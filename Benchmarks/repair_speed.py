@@ -9,7 +9,9 @@ given), the order reversed every other round — for --rounds rounds, each writi
 temporaries beside its output), under /usr/bin/time (user + system CPU, peak RSS; the wall time to the millisecond by
 this script's clock). Each run must exit 0 and
 write a file; cropzoom's outputs must be identical from round to round (what they hold is scored in
-repair-peers.md). Quoted: medians and the ratio cropzoom / untrunc; every run is in the page.
+repair-peers.md). Quoted: medians and the ratio cropzoom / untrunc, and round by round (the two runs of a round a
+second apart, under the same load: this machine's load moves a 50 ms run's median by a few ms from one sitting to the
+next) the median of the rounds' ratios and how many rounds cropzoom was the quicker; every run is in the page.
 
 With `--large`, the 4.6 GB recording of repair_large.py (made by it, in Benchmarks/work/repair-large) too, for
 `--large-rounds` rounds: there the disk's writing is much of the time (untrunc stops at 4.2 % of it: its time is
@@ -135,8 +137,8 @@ def markdown(data):
            "Written by `Benchmarks/repair_speed.py`"
            + (f" with `--before` {data.get('before_label') or data['before']}" if data["before"] else "") + ".", "",
            "| case, reference | broken file | " + " | ".join(f"{t} wall (CPU, RSS)" for t in data["tools"])
-           + " | wall cropzoom / untrunc |",
-           "|---|---|" + "---|" * len(data["tools"]) + "---|"]
+           + " | wall cropzoom / untrunc | round by round: median ratio, cropzoom quicker |",
+           "|---|---|" + "---|" * len(data["tools"]) + "---|---|"]
     for p in data["pairs"]:
         cells = []
         for t in data["tools"]:
@@ -145,8 +147,13 @@ def markdown(data):
         ratio = med(p["runs"], "cropzoom", "wall") / med(p["runs"], "untrunc", "wall")
         # untrunc stops at 4.2 % of the large recording (repair-large.md): no ratio there.
         shown = "(untrunc stops at 4.2 %)" if p["case"] == "large" else f"{ratio:.2f}"
+        walls = {(r["tool"], r["round"]): r["wall"] for r in p["runs"]}
+        rounds = sorted({r["round"] for r in p["runs"]})
+        ratios = [walls["cropzoom", n] / walls["untrunc", n] for n in rounds]
+        paired = "" if p["case"] == "large" else (
+            f"{statistics.median(ratios):.2f}, {sum(x < 1 for x in ratios)} of {len(ratios)}")
         out.append(f"| {p['case']}, `{p['reference']}` | {p['broken_bytes'] / 1e6:.1f} MB | " + " | ".join(cells)
-                   + f" | {shown} |")
+                   + f" | {shown} | {paired} |")
     out += ["", "Every run's wall time (s), in the order run:", ""]
     for p in data["pairs"]:
         for t in data["tools"]:

@@ -362,13 +362,6 @@ private struct Parser {
         return entry
     }
 
-    /// A scalefactor difference (the index less 60); nil for no code.
-    @inline(__always)
-    mutating func scalefactorDifference() -> Int? {
-        guard let leaf = code(root: Int(vlc[0])) else { return nil }
-        return Int(leaf >> 16 & 0xFF) - 60
-    }
-
     // MARK: Syntax
 
     /// raw_data_block: the elements through END; the block's length in bytes.
@@ -492,27 +485,41 @@ private struct Parser {
     /// scale_factor_data: as FFmpeg's decode_scalefactors, an error where a scalefactor leaves 0…255
     /// (intensity positions and noise energies are clipped there, not rejected).
     mutating func scalefactorData(_ window: Window, globalGain: Int) -> Bool {
+        let root = Int(vlc[0])
         var scalefactor = globalGain
         var firstNoise = true
+        // Codes read several to a ``peek()``, as the spectral codewords are (``skipCodewords(_:root:)``).
+        var word = peek()
+        var used = 0
         for index in 0..<(window.groupCount * window.maxSfb) {
-            switch bandTypes[index] {
-            case 0:
+            let type = bandTypes[index]
+            if type == 0 { continue }
+            if used > codewordsFromOnePeek {
+                position &+= used
+                word = peek()
+                used = 0
+            }
+            if type == 13 && firstNoise {  // NOISE_HCB: the first energy in 9 bits
+                firstNoise = false
+                used &+= 9
                 continue
-            case 13:  // NOISE_HCB: the first energy in 9 bits
-                if firstNoise {
-                    firstNoise = false
-                    position += 9
-                } else if scalefactorDifference() == nil {
+            }
+            let leaf = Self.leaf(word &<< UInt64(used), root: root, vlc: vlc)
+            guard leaf != 0 else {
+                position &+= used
+                return false
+            }
+            used &+= Int(leaf & 0xFF)
+            // A spectral book's scalefactor (noise energies and intensity positions are clipped there, not refused).
+            if type < 13 {
+                scalefactor += Int(leaf >> 16 & 0xFF) - 60
+                guard (0...255).contains(scalefactor) else {
+                    position &+= used
                     return false
                 }
-            case 14, 15:  // INTENSITY_HCB2, INTENSITY_HCB
-                if scalefactorDifference() == nil { return false }
-            default:
-                guard let difference = scalefactorDifference() else { return false }
-                scalefactor += difference
-                guard (0...255).contains(scalefactor) else { return false }
             }
         }
+        position &+= used
         return true
     }
 
@@ -571,18 +578,12 @@ private struct Parser {
     /// bytes where the last one ended (the loop's chain is a shift and a table look-up).
     @inline(__always)
     mutating func skipCodewords(_ count: Int, root: Int) -> Bool {
-        let rootBits = AACSyntax.Tables.rootBits
         var left = count
         while left > 0 {
             let word = peek()
             var used = 0
             repeat {
-                let bits = word &<< UInt64(used)
-                var entry = vlc[root &+ Int(truncatingIfNeeded: bits &>> UInt64(64 - rootBits))]
-                if entry >= 1 << 31 {
-                    let next = (bits &<< UInt64(rootBits)) &>> (64 &- UInt64(entry & 31))
-                    entry = vlc[Int(entry >> 8 & 0x3F_FFFF) &+ Int(truncatingIfNeeded: next)]
-                }
+                let entry = Self.leaf(word &<< UInt64(used), root: root, vlc: vlc)
                 guard entry != 0 else {
                     position &+= used
                     return false
@@ -593,6 +594,16 @@ private struct Parser {
             position &+= used
         }
         return true
+    }
+
+    /// The leaf of the code at the top of `bits` in the book whose root table is at `root` in `vlc` (0: no code).
+    @inline(__always)
+    static func leaf(_ bits: UInt64, root: Int, vlc: UnsafeBufferPointer<UInt32>) -> UInt32 {
+        let rootBits = AACSyntax.Tables.rootBits
+        let entry = vlc[root &+ Int(truncatingIfNeeded: bits &>> UInt64(64 - rootBits))]
+        guard entry >= 1 << 31 else { return entry }
+        let next = (bits &<< UInt64(rootBits)) &>> (64 &- UInt64(entry & 31))
+        return vlc[Int(entry >> 8 & 0x3F_FFFF) &+ Int(truncatingIfNeeded: next)]
     }
 
     /// An escape sequence (hcod_esc): N ones (at most 8), a zero, N + 4 bits.

@@ -45,12 +45,14 @@ final class BackgroundRemux: @unchecked Sendable {
 
     /// A batch is handed over when it holds this many samples or bytes; at most `depth` batches exist (the one being
     /// filled, those queued and the one being written), so what is in flight stays within `depth` × (1 MiB + one
-    /// sample), whatever the pictures' size.
-    static let batchSize = 16
+    /// sample), whatever the pictures' size. (64 samples: a 2 MB repair's 1,539 samples in 25 wake-ups of the
+    /// writer, not 97: docs/design/repair.md, "Session 15".)
+    static let batchSize = 64
     static let batchBytes = 1 << 20
     static let depth = 4
-    /// The largest buffer a pooled packet keeps from sample to sample (refilled without allocating).
-    static let keptBuffer = 256 << 10
+    /// What a batch's packets keep of their buffers from one use to the next (refilled without allocating): what the
+    /// pool holds stays within `depth` × 4 MiB, whatever the pictures' size.
+    static let keptPerBatch = 4 << 20
 
     /// Starts the thread, which makes the remux with `make` before it writes the first batch.
     init(_ make: @escaping @Sendable () throws(CropZoomError) -> Remux) throws(CropZoomError) {
@@ -64,11 +66,12 @@ final class BackgroundRemux: @unchecked Sendable {
                 while let batch = try queue.pop() {
                     if first, let timecode { _ = remux.setTimecode(timecode) }
                     first = false
-                    for packet in batch.packets[..<batch.count] {
-                        try remux.write(packet)
-                        // A buffer is kept for the next sample unless it is large (a keyframe of a big picture):
-                        // what the pool holds stays within its packets × `keptBuffer`.
-                        if packet.capacity > Self.keptBuffer { packet.unref() }
+                    for packet in batch.packets[..<batch.count] { try remux.write(packet) }
+                    // The buffers kept for the batch's next use, within its budget.
+                    var kept = 0
+                    for packet in batch.packets {
+                        let size = packet.capacity
+                        if kept + size > Self.keptPerBatch { packet.unref() } else { kept += size }
                     }
                     batch.count = 0
                     batch.bytes = 0
