@@ -132,7 +132,8 @@ package struct RecoveredTiming: Sendable {
             let pts = dts - t.negativeCompositionOffset + t.firstCompositionOffset
             return out + [TimedSample(sample: sample, pts: pts, dts: dts, duration: duration)]
         }
-        var s = video[sample.track] ?? Sequence()
+        // Taken out of the dictionary while changed: a copy left in it would have every insert copy the arrays.
+        var s = video.removeValue(forKey: sample.track) ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
             out += settle(&s, all: true, track: sample.track)
             s.next(after: Int64(s.counts.count))
