@@ -47,7 +47,7 @@ NOTED = [
     ("ArgumentParser: the repair command parsed", r"parseNamedSubcommand"),
     ("Swift runtime: protocol conformance look-ups", r"swift_conformsToProtocolMaybeInstantiateSuperclasses\(swift"),
     ("the walk", r"MediaWalkerC4walk8progress"),
-    ("its AAC syntax (frame lengths)", r"AACSyntaxO11frameLength"),
+    ("its AAC syntax (frame lengths)", r"AACSyntaxO(11frameLength|5parse)"),
     ("the reference's probe", r"ReferenceProbeC4path"),
     ("the picture check's decoding", r"RecoveredPictureCheckC3add"),
 ]
