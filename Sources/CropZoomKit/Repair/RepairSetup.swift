@@ -136,8 +136,11 @@ struct RepairSetup {
             let stream = referenceInput.stream(i)
             switch t.kind {
             case .aac where probes[i] != nil:
+                // The first frame (at most 8 KiB of it: an AAC-LC frame of two channels is under 1.6 KB).
                 var first: [UInt8] = []
-                if let sample = t.firstSample { first = try reference.read(at: sample.lowerBound, count: sample.count) }
+                if let sample = t.firstSample {
+                    first = try reference.read(at: sample.lowerBound, count: min(sample.count, 8 << 10))
+                }
                 if AACSyntax.isPlainLowComplexity(stream.extradata, firstFrame: first) {
                     sound[i] = .aacLowComplexity(stream)
                 } else {
