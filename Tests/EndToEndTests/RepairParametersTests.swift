@@ -54,15 +54,7 @@ struct RepairParametersTests {
                 url, content: content, tone: tone, seconds: seconds, more: c.more, channels: c.channels,
                 rotate: c.rotate)
             if let crop = c.cropRight {
-                let cropped = scratch.file("cropped.\(c.ext)")
-                _ = try Oracle.runChecked(
-                    "ffmpeg",
-                    [
-                        "-v", "error", "-y", "-i", url.path, "-map", "0", "-c", "copy", "-bsf:v",
-                        "h264_metadata=crop_right=\(crop)", cropped.path,
-                    ])
-                try FileManager.default.removeItem(at: url)
-                try FileManager.default.moveItem(at: cropped, to: url)
+                try RepairTests.copyStreams(url, adding: ["-bsf:v", "h264_metadata=crop_right=\(crop)"])
             }
         }
         let broken = scratch.file("broken.\(c.ext)")

@@ -33,16 +33,17 @@ struct RepairTests {
         if let rotate {
             // A phone's portrait clip: the pictures stored as shot, a display matrix turning them (FFmpeg 5.1 writes
             // one from the `rotate` tag on a stream copy).
-            let turned = path.deletingLastPathComponent().appendingPathComponent("turned-" + path.lastPathComponent)
-            _ = try Oracle.runChecked(
-                "ffmpeg",
-                [
-                    "-v", "error", "-y", "-i", path.path, "-map", "0", "-c", "copy", "-metadata:s:v:0",
-                    "rotate=\(rotate)", turned.path,
-                ])
-            try FileManager.default.removeItem(at: path)
-            try FileManager.default.moveItem(at: turned, to: path)
+            try copyStreams(path, adding: ["-metadata:s:v:0", "rotate=\(rotate)"])
         }
+    }
+
+    /// `path` replaced by a stream copy of itself with `options` (a tag, a bitstream filter).
+    static func copyStreams(_ path: URL, adding options: [String]) throws {
+        let copy = path.deletingLastPathComponent().appendingPathComponent("copy-" + path.lastPathComponent)
+        _ = try Oracle.runChecked(
+            "ffmpeg", ["-v", "error", "-y", "-i", path.path, "-map", "0", "-c", "copy"] + options + [copy.path])
+        try FileManager.default.removeItem(at: path)
+        try FileManager.default.moveItem(at: copy, to: path)
     }
 
     /// The original's bytes up to the end of its `mdat` (its index, after it, is gone), and further cut to `keep`
