@@ -350,13 +350,7 @@ private struct Parser {
     /// code.
     @inline(__always)
     mutating func code(root: Int) -> UInt32? {
-        let bits = peek()
-        let rootBits = AACSyntax.Tables.rootBits
-        var entry = vlc[root &+ Int(truncatingIfNeeded: bits &>> UInt64(64 - rootBits))]
-        if entry >= 1 << 31 {
-            let next = (bits &<< UInt64(rootBits)) &>> (64 &- UInt64(entry & 31))
-            entry = vlc[Int(entry >> 8 & 0x3F_FFFF) &+ Int(truncatingIfNeeded: next)]
-        }
+        let entry = Self.leaf(peek(), root: root, vlc: vlc)
         guard entry != 0 else { return nil }
         position &+= Int(entry & 0xFF)
         return entry
