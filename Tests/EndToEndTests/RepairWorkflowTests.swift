@@ -203,4 +203,54 @@ struct RepairWorkflowTests {
             }
         }
     }
+
+    @Test(
+        """
+        interrupted (SIGINT, SIGTERM) while the set-up reads the reference and while the walk writes: exit 128 + the \
+        signal with one line naming the output, nothing there and no temporary left, the broken file and the reference \
+        as they were — a signal during the reference's reading said exit 2, "reading the reference: Immediate exit \
+        requested"
+        """)
+    func interrupted() throws {
+        let scratch = try Scratch()
+        // Five minutes of small pictures and 8 kHz PCM: 7,500 pictures, and a reference index of 2.4 million sound
+        // samples that a debug build reads for seconds.
+        let reference = scratch.file("reference.mov")
+        try RepairTests.recording(
+            reference, content: "testsrc", tone: 440, seconds: 300, more: ["-c:a", "pcm_s16le"], channels: 1,
+            size: "160x120", sound: "sine=frequency=440:sample_rate=8000", rate: 25)
+        let broken = scratch.file("broken.mov")
+        try RepairTests.cutBeforeIndex(reference, to: broken)
+        let (brokenBytes, referenceBytes) = (try Data(contentsOf: broken), try Data(contentsOf: reference))
+        let fixed = scratch.file("fixed.mov")
+        let stages: [(name: String, ready: () -> Bool)] = [
+            ("reading the reference", { Self.openFiles(ofCommandNaming: fixed.path).contains(reference.path) }),
+            ("walking", { Files.names(in: scratch.url).contains { $0.hasPrefix(".fixed.mov.cropzoom-tmp-") } }),
+        ]
+        for signal in [SIGINT, SIGTERM] {
+            for stage in stages {
+                let run = try CLI.cropzoom(
+                    ["repair", broken.path, "--reference", reference.path, "-o", fixed.path], sending: signal,
+                    once: stage.ready)
+                let label = "signal \(signal) while \(stage.name)"
+                #expect(!run.killedBySignal && run.status == 128 + signal, "\(label): \(run)")
+                #expect(run.stderr == "cropzoom: error: \(fixed.path): interrupted; nothing written\n", "\(label)")
+                #expect(!Files.exists(fixed) && Files.temporaryLeftovers(in: scratch.url).isEmpty, "\(label)")
+            }
+        }
+        #expect(try Data(contentsOf: broken) == brokenBytes && Data(contentsOf: reference) == referenceBytes)
+    }
+
+    /// The files open in the running process whose command line names `argument` (`/proc/PID/fd`).
+    static func openFiles(ofCommandNaming argument: String) -> [String] {
+        let fm = FileManager.default
+        for pid in (try? fm.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
+            guard let line = fm.contents(atPath: "/proc/\(pid)/cmdline"),
+                line.split(separator: 0).contains(where: { String(decoding: $0, as: UTF8.self) == argument })
+            else { continue }
+            let fds = (try? fm.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return fds.compactMap { try? fm.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+        }
+        return []
+    }
 }

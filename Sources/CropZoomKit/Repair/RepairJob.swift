@@ -88,6 +88,26 @@ public final class RepairJob: @unchecked Sendable {
 
     /// Repairs (on a thread of its own) and returns the report.
     public func run() async throws(CropZoomError) -> RepairReport {
+        try claim()
+        return try await JobThread.run(
+            named: "cropzoom repair", path: configuration.output, cancel: { [self] in cancel() },
+            ended: { [self] in end($0) }, { [self] () throws(CropZoomError) in try repair() })
+    }
+
+    /// ``run()`` on the calling thread, blocked until the repair ends, for a caller with nothing else to do meanwhile
+    /// (the command line): awaiting ``run()`` from a thread that is not async starts Swift's thread pool and
+    /// libdispatch's monitor only to wait — half of a small repair's threads, a tenth of its time (docs/design/repair.md,
+    /// "Session 16"). The events are given as by ``run()``; ``cancel()`` and the process's signals stop it as they
+    /// stop ``run()``.
+    package func runHere() throws(CropZoomError) -> RepairReport {
+        try claim()
+        let outcome = Result { () throws(CropZoomError) in try repair() }
+        end(outcome)
+        return try outcome.get()
+    }
+
+    /// A job runs once.
+    private func claim() throws(CropZoomError) {
         let again = lock.withLock {
             defer { started = true }
             return started
@@ -95,16 +115,15 @@ public final class RepairJob: @unchecked Sendable {
         if again {
             throw CropZoomError(.usage, path: configuration.output, reason: "a RepairJob runs once; make a new one")
         }
-        let continuation = self.continuation
-        return try await JobThread.run(
-            named: "cropzoom repair", path: configuration.output, cancel: { [self] in cancel() },
-            ended: { outcome in
-                switch outcome {
-                case .success(let report): continuation.yield(.done(report))
-                case .failure(let error): continuation.yield(.failed(error))
-                }
-                continuation.finish()
-            }, { [self] () throws(CropZoomError) in try repair() })
+    }
+
+    /// The last event, and the end of ``events``.
+    private func end(_ outcome: Result<RepairReport, CropZoomError>) {
+        switch outcome {
+        case .success(let report): continuation.yield(.done(report))
+        case .failure(let error): continuation.yield(.failed(error))
+        }
+        continuation.finish()
     }
 
     /// Whether `path` is an MP4/MOV/3GP whose index (`moov`) is missing: what a reference repairs.
@@ -117,10 +136,26 @@ public final class RepairJob: @unchecked Sendable {
     static let outputExtensions = ["mp4", "m4v", "mov", "3gp", "3g2"]
 
     /// Recovered pictures decoded with the reference's parameters before the rest is trusted.
-    static let checkedPictures = 12
+    static let checkedPictures = 4
 
-    /// The repair itself, on the calling thread.
+    /// The repair itself, on the calling thread. On any error nothing is left at the output path; a failure caused by
+    /// a signal (FFmpeg's reading of the reference gives up once the interrupt callback fires) is reported as the
+    /// interruption it is, and one caused by ``cancel()`` as the cancellation.
     func repair() throws(CropZoomError) -> RepairReport {
+        do {
+            return try repairing()
+        } catch {
+            if isCancelled { throw CropZoomError(.cancelled, path: configuration.output, reason: "cancelled") }
+            let signal = ProcessSignal.pending
+            if signal != 0 {
+                throw CropZoomError(
+                    .interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written")
+            }
+            throw error
+        }
+    }
+
+    private func repairing() throws(CropZoomError) -> RepairReport {
         FFmpegLog.silence()
         let started = Date()
         let cfg = configuration

@@ -96,28 +96,23 @@ struct Repair: ParsableCommand {
         config.overwrite = overwrite
         ProcessSignals.install()
         let job = RepairJob(configuration: config) { Stderr.write("cropzoom: \($0)\n") }
-        let outcome = RepairOutcome()
-        let done = DispatchSemaphore(value: 0)
-        let showing = progress == .json
-        Task {
-            let printing = Task {
-                for await case .progress(let fraction, let bytes, let samples) in job.events where showing {
+        // The repair on this thread (nothing else to do meanwhile); its progress events, when shown, printed by a task
+        // as they come, which ends with them.
+        let printed = DispatchSemaphore(value: 0)
+        if progress == .json {
+            Task {
+                for await case .progress(let fraction, let bytes, let samples) in job.events {
                     emit(
                         Event(
                             event: "progress", percent: (fraction * 1000).rounded() / 10, bytes: bytes, samples: samples
                         ))
                 }
+                printed.signal()
             }
-            do throws(CropZoomError) {
-                outcome.result = .success(try await job.run())
-            } catch {
-                outcome.result = .failure(error)
-            }
-            await printing.value
-            done.signal()
         }
-        done.wait()
-        switch outcome.result! {
+        let outcome = Result { () throws(CropZoomError) in try job.runHere() }
+        if progress == .json { printed.wait() }
+        switch outcome {
         case .success(let report):
             emit(Event(event: "done", repair: report))
             Stderr.write("cropzoom: \(report.line)\n")
@@ -128,11 +123,4 @@ struct Repair: ParsableCommand {
             throw ExitCode(error.exitCode)
         }
     }
-}
-
-/// The result of the repair, read by the thread that waited for it.
-///
-/// `@unchecked Sendable`: written once by the task before it signals, read after the wait.
-private final class RepairOutcome: @unchecked Sendable {
-    var result: Result<RepairReport, CropZoomError>?
 }
