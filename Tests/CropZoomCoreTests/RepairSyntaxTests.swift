@@ -205,6 +205,41 @@ struct RepairSyntaxTests {
         #expect(t.edits.count == 1 && t.edits[0].mediaTime == 1024 && t.edits[0].segmentDuration == 1000)
     }
 
+    @Test(
+        """
+        one size for every sample (stsz's sample_size, as PCM is stored: a sample per sound frame): an hour at 48 kHz \
+        read without listing its 172.8 million sizes — sizes, totals, the last sample's end; stts's runs added up a \
+        chunk at a time
+        """)
+    func oneSampleSize() throws {
+        func full(_ body: [UInt8]) -> [UInt8] { [0, 0, 0, 0] + body }
+        let u32 = { (v: UInt32) in Self.be(UInt64(v), 4) }
+        let hour: UInt32 = 172_800_000
+        // Chunks of 48,000 frames of 4 bytes (16-bit stereo), one a second, the first at 1,000.
+        let chunks: UInt32 = 3600
+        let stbl = Self.box(
+            "stbl",
+            Self.box("stsd", full(u32(1) + Self.box("sowt", [])))
+                + Self.box("stts", full(u32(1) + u32(hour) + u32(1)))
+                + Self.box("stsz", full(u32(4) + u32(hour)))
+                + Self.box("stsc", full(u32(1) + u32(1) + u32(48_000) + u32(1)))
+                + Self.box("stco", full(u32(chunks) + (0..<chunks).flatMap { u32(1000 + $0 * 192_000) })))
+        let hdlr = Self.box("hdlr", full(u32(0) + Array("soun".utf8) + [UInt8](repeating: 0, count: 13)))
+        let trak = Self.box("trak", Self.box("mdia", hdlr + Self.box("minf", stbl)))
+        let t = try #require(MovieTables(moov: trak[...]).tracks.first)
+        #expect(t.sampleCount == Int(hour) && t.sampleSizes[123_456_789] == 4)
+        #expect(t.sampleSizes.largest == 4 && t.sampleSizes.smallest == 4)
+        #expect(t.sampleSizes.total(10..<48_010) == 192_000)
+        #expect(t.lastSampleEnd() == 1000 + Int64(chunks) * 192_000)
+        let each: SampleSizes = [3, 1, 2]
+        #expect(each.total(1..<3) == 3 && each.largest == 2 + 1 && each.smallest == 1 && Array(each) == [3, 1, 2])
+        #expect(SampleSizes([]).largest == nil && SampleSizes(every: 4, count: 0).largest == nil)
+        // Durations: 2 of 512, 3 of 256, 1 of 1024, read 4, 1, then 5 (one past the end).
+        var runs = DurationRuns([(2, 512), (3, 256), (1, 1024)])
+        #expect(runs.next(4) == 2 * 512 + 2 * 256 && runs.next(1) == 256 && runs.next(5) == 1024)
+        #expect(runs.next(1) == 0)
+    }
+
     @Test("timecode: a frame number as HH:MM:SS:FF, and with drop-frame counting (two numbers skipped a minute)")
     func timecode() {
         let plain = Timecode(framesPerSecond: 30, dropFrame: false)

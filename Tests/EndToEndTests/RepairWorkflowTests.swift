@@ -213,8 +213,7 @@ struct RepairWorkflowTests {
         """)
     func interrupted() throws {
         let scratch = try Scratch()
-        // Five minutes of small pictures and 8 kHz PCM: 7,500 pictures, and a reference index of 2.4 million sound
-        // samples that a debug build reads for seconds.
+        // Five minutes of small pictures and 8 kHz PCM: 7,500 pictures to read in the reference's index and to walk.
         let reference = scratch.file("reference.mov")
         try RepairTests.recording(
             reference, content: "testsrc", tone: 440, seconds: 300, more: ["-c:a", "pcm_s16le"], channels: 1,
@@ -223,9 +222,14 @@ struct RepairWorkflowTests {
         try RepairTests.cutBeforeIndex(reference, to: broken)
         let (brokenBytes, referenceBytes) = (try Data(contentsOf: broken), try Data(contentsOf: reference))
         let fixed = scratch.file("fixed.mov")
+        let writing = { Files.names(in: scratch.url).contains { $0.hasPrefix(".fixed.mov.cropzoom-tmp-") } }
+        // The set-up opens the reference, then FFmpeg does, then the temporary output is made.
         let stages: [(name: String, ready: () -> Bool)] = [
-            ("reading the reference", { Self.openFiles(ofCommandNaming: fixed.path).contains(reference.path) }),
-            ("walking", { Files.names(in: scratch.url).contains { $0.hasPrefix(".fixed.mov.cropzoom-tmp-") } }),
+            (
+                "reading the reference",
+                { Self.openFiles(ofCommandNaming: fixed.path).contains(reference.path) && !writing() }
+            ),
+            ("walking", writing),
         ]
         for signal in [SIGINT, SIGTERM] {
             for stage in stages {

@@ -200,12 +200,9 @@ package struct ReferenceModel: Sendable {
         // The sound by chunks (a picture never lies inside one): where each starts, and its end time.
         var soundEnds: [(offset: Int64, end: Int64)] = []
         var soundTime = tracks[a].firstDecodeTime
-        var soundDurations = tables[a].timeToSample.lazy.flatMap {
-            repeatElement(Int64($0.delta), count: Int($0.count))
-        }
-        .makeIterator()
+        var soundDurations = DurationRuns(tables[a].timeToSample)
         for chunk in tables[a].chunks() {
-            for _ in 0..<chunk.samples { soundTime += soundDurations.next() ?? 0 }
+            soundTime += soundDurations.next(chunk.samples)
             soundEnds.append((chunk.offset, soundTime))
         }
         soundEnds.sort { $0.offset < $1.offset }
@@ -269,7 +266,7 @@ package struct ReferenceModel: Sendable {
         for chunk in t.chunks() {
             let end = min(t.sampleSizes.count, sample + chunk.samples)
             guard sample < end else { break }
-            sizes.append(t.sampleSizes[sample..<end].reduce(0) { $0 + Int($1) })
+            sizes.append(Int(t.sampleSizes.total(sample..<end)))
             sample = end
         }
         func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
@@ -334,7 +331,7 @@ package struct ReferenceModel: Sendable {
             reordered: offsets.count > 1, firstDecodeTime: delay - mediaStart,
             firstCompositionOffset: Int64(t.compositionOffsets.first?.offset ?? 0),
             negativeCompositionOffset: min(0, Int64(t.compositionOffsets.map(\.offset).min() ?? 0)),
-            largestSample: Int(t.sampleSizes.max() ?? 0), smallestSample: Int(t.sampleSizes.min() ?? 0),
+            largestSample: Int(t.sampleSizes.largest ?? 0), smallestSample: Int(t.sampleSizes.smallest ?? 0),
             sampleCount: t.sampleCount,
             largestChunk: chunks.largest, chunkGranularity: chunks.granularity,
             keyInterval: Self.keyInterval(t.syncSamples), keyLead: Self.keyLead(t),
@@ -351,7 +348,7 @@ package struct ReferenceModel: Sendable {
     }
 
     /// The distinct sizes of `sizes`, ascending, when there are at most 64.
-    private static func fewSizes(_ sizes: [UInt32]) -> [Int] {
+    private static func fewSizes(_ sizes: SampleSizes) -> [Int] {
         let distinct = Set(sizes.map(Int.init))
         return distinct.count <= 64 ? distinct.sorted() : []
     }
@@ -426,5 +423,32 @@ package enum ReferenceProblem: Error, Equatable {
         case .noSamples: return "holds no media samples"
         case .samplesPastEnd: return "is itself cut short (its index points past its end): use a complete recording"
         }
+    }
+}
+
+/// `stts`'s runs read a number of samples at a time: their durations added up without listing them one by one.
+struct DurationRuns {
+    private let runs: [(count: UInt32, delta: UInt32)]
+    private var run = 0
+    /// Samples of `runs[run]` already read.
+    private var used: UInt32 = 0
+
+    init(_ runs: [(count: UInt32, delta: UInt32)]) { self.runs = runs }
+
+    /// The next `samples` samples' durations added up (as far as the runs go).
+    mutating func next(_ samples: Int) -> Int64 {
+        var left = samples
+        var total: Int64 = 0
+        while left > 0 && run < runs.count {
+            let take = min(left, Int(runs[run].count - used))
+            total += Int64(take) * Int64(runs[run].delta)
+            left -= take
+            used += UInt32(take)
+            if used == runs[run].count {
+                run += 1
+                used = 0
+            }
+        }
+        return total
     }
 }
