@@ -277,16 +277,16 @@ package struct TrackTables: Sendable {
             let body = p.dropFirst(12)
             sampleSizes = SampleSizes(
                 (0..<count).compactMap { i -> UInt32? in
-                switch field {
-                case 4:
-                    guard i / 2 < body.count else { return nil }
-                    let b = body[body.startIndex + i / 2]
-                    return UInt32(i % 2 == 0 ? b >> 4 : b & 0x0F)
-                case 8: return i < body.count ? UInt32(body[body.startIndex + i]) : nil
-                case 16: return 2 * i + 1 < body.count ? UInt32(R.u16(body, body.startIndex + 2 * i)) : nil
-                default: return nil
-                }
-            })
+                    switch field {
+                    case 4:
+                        guard i / 2 < body.count else { return nil }
+                        let b = body[body.startIndex + i / 2]
+                        return UInt32(i % 2 == 0 ? b >> 4 : b & 0x0F)
+                    case 8: return i < body.count ? UInt32(body[body.startIndex + i]) : nil
+                    case 16: return 2 * i + 1 < body.count ? UInt32(R.u16(body, body.startIndex + 2 * i)) : nil
+                    default: return nil
+                    }
+                })
         }
         sampleToChunk = Self.entries(stbl.child("stsc"), width: 12) { p, i in
             (R.u32(p, i), R.u32(p, i + 4), R.u32(p, i + 8))
