@@ -71,6 +71,13 @@ struct RepairSyntaxTests {
     func rbsp() {
         #expect(BitReader.rbsp([0x67, 0, 0, 3, 1, 0, 3, 0, 0, 3]) == [0x67, 0, 0, 1, 0, 3, 0, 0])
         #expect(BitReader.rbsp([1, 2, 3, 4, 5], limit: 3) == [1, 2, 3])
+        // A slice of a NAL unit (copied at once when no emulation-prevention byte lies within the limit), a byte
+        // removed within the limit, one past it; and a collection without contiguous storage.
+        let nal: [UInt8] = [0x41, 0, 0, 3, 1, 7]
+        #expect(BitReader.rbsp(nal.dropFirst(), limit: 2) == [0, 0])
+        #expect(BitReader.rbsp(nal.dropFirst(), limit: 3) == [0, 0, 1])
+        #expect(BitReader.rbsp(nal.dropFirst()) == [0, 0, 1, 7])
+        #expect(BitReader.rbsp(nal.lazy.map { $0 }, limit: 4) == [0x41, 0, 0, 1])
     }
 
     @Test("frame_num continuity: the same or the next (wrapping at MaxFrameNum), nothing else")

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The bits ran out before a syntax element ended.
 package struct BitstreamEnd: Error {}
 
@@ -52,6 +56,20 @@ package struct BitReader {
     /// A NAL unit's payload without its emulation-prevention bytes (a `03` after two zero bytes), at most `limit`
     /// bytes of it (a slice header is in the first few dozen).
     package static func rbsp(_ nal: some Collection<UInt8>, limit: Int = .max) -> [UInt8] {
+        // Most slice headers hold no emulation-prevention byte: then the bytes are copied as they are, at once.
+        let plain = nal.withContiguousStorageIfAvailable { b -> [UInt8]? in
+            let n = min(b.count, limit)
+            guard let base = b.baseAddress else { return [] }
+            // Each `03` found by `memchr`: one after two zero bytes may be an emulation-prevention byte.
+            var at = 0
+            while at < n, let found = memchr(base + at, 3, n - at) {
+                let i = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if i >= 2 && b[i - 1] == 0 && b[i - 2] == 0 { return nil }
+                at = i + 1
+            }
+            return Array(b[0..<n])
+        }
+        if let plain = plain ?? nil { return plain }
         var out: [UInt8] = []
         out.reserveCapacity(min(nal.count, limit))
         var zeros = 0
