@@ -591,7 +591,7 @@ package final class MediaWalker {
                 guard case .sample(let size, let key) = probe.answer, first ? key && probe.takes : probe.continues
                 else { continue }
                 var taken = r
-                taken.accept(probe)
+                _ = taken.accept(probe)
                 if try followed(at: at + Int64(size), video: [track: taken]) { return at }
                 // Followed by more of the unread sound: then a picture must continue this one.
                 var next = recognisers
@@ -653,7 +653,7 @@ package final class MediaWalker {
                 let probe = try r.probe(at: at, in: window, end: end)
                 guard case .sample(let size, true) = probe.answer, probe.takes else { continue }
                 var taken = r
-                taken.accept(probe)
+                _ = taken.accept(probe)
                 if try followed(at: at + Int64(size), video: [track: taken]) { return at }
             }
             return nil
