@@ -20,3 +20,17 @@ public enum ProcessSignals {
     /// the process `parent` dies, even by SIGKILL (`prctl(PR_SET_PDEATHSIG)`, `cz_end_with_parent`).
     public static func endWithParent(_ parent: Int32) { ProcessControl.endWithParent(parent) }
 }
+
+extension CropZoomError {
+    /// What a job that failed with this error was stopped by: its cancellation (`cancelled`: the path the error names),
+    /// the signal the process received — FFmpeg's I/O gives up once the interrupt callback fires, whatever it was doing,
+    /// and nothing is left at `output` — or nothing (the error itself).
+    func ofStoppedJob(cancelled: String?, output: String) -> CropZoomError {
+        if let cancelled { return CropZoomError(.cancelled, path: cancelled, reason: "cancelled") }
+        let signal = ProcessSignal.pending
+        if signal != 0 {
+            return CropZoomError(.interrupted(signal: signal), path: output, reason: "interrupted; nothing written")
+        }
+        return self
+    }
+}

@@ -300,7 +300,9 @@ package struct ReferenceModel: Sendable {
         case "mp4a": kind = .aac
         case "sowt", "twos", "lpcm", "in24", "in32", "fl32", "fl64", "raw ": kind = .pcm
         case "tmcd":
-            if let timecode = Timecode(sampleEntry: t.sampleEntryPayload), t.sampleSizes.allSatisfy({ $0 == 4 }) {
+            // Every sample 4 bytes (largest and smallest: no walk through a count `stsz` may claim in billions).
+            let fours = t.sampleSizes.isEmpty || (t.sampleSizes.largest == 4 && t.sampleSizes.smallest == 4)
+            if let timecode = Timecode(sampleEntry: t.sampleEntryPayload), fours {
                 kind = .timecode(timecode)
             } else {
                 kind = .other(t.sampleEntry)
@@ -349,6 +351,7 @@ package struct ReferenceModel: Sendable {
 
     /// The distinct sizes of `sizes`, ascending, when there are at most 64.
     private static func fewSizes(_ sizes: SampleSizes) -> [Int] {
+        if let one = sizes.largest, one == sizes.smallest { return [Int(one)] }
         let distinct = Set(sizes.map(Int.init))
         return distinct.count <= 64 ? distinct.sorted() : []
     }

@@ -43,13 +43,8 @@ final class JobRunner {
             return try transcode()
         } catch {
             // Whatever a cancelled job's stages failed with (a read ended by the interrupt), it was cancelled.
-            if cancelFlag.isSet { throw CropZoomError(.cancelled, path: configuration.inputName, reason: "cancelled") }
-            let signal = ProcessSignal.pending
-            if signal != 0 {
-                throw CropZoomError(
-                    .interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written")
-            }
-            throw error
+            throw error.ofStoppedJob(
+                cancelled: cancelFlag.isSet ? configuration.inputName : nil, output: configuration.output)
         }
     }
 

@@ -145,13 +145,7 @@ public final class RepairJob: @unchecked Sendable {
         do {
             return try repairing()
         } catch {
-            if isCancelled { throw CropZoomError(.cancelled, path: configuration.output, reason: "cancelled") }
-            let signal = ProcessSignal.pending
-            if signal != 0 {
-                throw CropZoomError(
-                    .interrupted(signal: signal), path: configuration.output, reason: "interrupted; nothing written")
-            }
-            throw error
+            throw error.ofStoppedJob(cancelled: isCancelled ? configuration.output : nil, output: configuration.output)
         }
     }
 
