@@ -247,6 +247,16 @@ struct RepairSyntaxTests {
         #expect(runs.next(1) == 0)
     }
 
+    @Test("slots: values by track index or parameter set id, taken out, listed in order; no id past 255")
+    func slots() {
+        var s: Slots<String> = [3: "c", 1: "a"]
+        #expect(s[1] == "a" && s[2] == nil && s[3] == "c" && s[40] == nil && s.filled == [1, 3])
+        #expect(s.removeValue(at: 1) == "a" && s[1] == nil && s.removeValue(at: 99) == nil)
+        s[UInt32(255)] = "z"
+        s[UInt32(256)] = "no"
+        #expect(s[UInt32(255)] == "z" && s[UInt32(256)] == nil && s.map(\.key) == [3, 255])
+    }
+
     @Test("timecode: a frame number as HH:MM:SS:FF, and with drop-frame counting (two numbers skipped a minute)")
     func timecode() {
         let plain = Timecode(framesPerSecond: 30, dropFrame: false)

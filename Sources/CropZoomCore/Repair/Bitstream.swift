@@ -85,31 +85,3 @@ package struct BitReader {
         return out
     }
 }
-
-/// Parameter sets by id (H.264's SPS 0–31 and PPS 0–255, HEVC's 0–15 and 0–63, as their parsers bound them): an array,
-/// where a dictionary hashed an id twice for every slice header read (3 % of a walk of small pictures).
-package struct ParameterSets<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    private var slots: [Value?] = []
-
-    package init(dictionaryLiteral sets: (UInt32, Value)...) {
-        for (id, set) in sets { self[id] = set }
-    }
-
-    /// The set of `id`; nil when none was given. Ids past 255 are none (no parser gives one).
-    package subscript(id: UInt32) -> Value? {
-        get { id < slots.count ? slots[Int(id)] : nil }
-        set {
-            guard id < 256 else { return }
-            if id >= slots.count {
-                guard newValue != nil else { return }
-                slots += [Value?](repeating: nil, count: Int(id) + 1 - slots.count)
-            }
-            slots[Int(id)] = newValue
-        }
-    }
-
-    /// The sets given, by id.
-    package func makeIterator() -> some IteratorProtocol<(key: UInt32, value: Value)> {
-        slots.indices.lazy.compactMap { i in slots[i].map { (key: UInt32(i), value: $0) } }.makeIterator()
-    }
-}

@@ -244,7 +244,7 @@ package enum H264Syntax {
     /// Parses a coded slice's header (NAL types 1 and 5, with the header byte) with the parameter sets it names;
     /// nil when it cannot be one (an unknown PPS, a slice type out of range, bits running out).
     package static func sliceHeader(
-        _ nal: some Collection<UInt8>, sps: ParameterSets<SPS>, pps: ParameterSets<PPS>
+        _ nal: some Collection<UInt8>, sps: Slots<SPS>, pps: Slots<PPS>
     ) -> SliceHeader? {
         guard let header = nal.first else { return nil }
         let type = nalType(header)
@@ -286,8 +286,8 @@ package enum H264Syntax {
     /// recording's keyframes, ``H264Recogniser``).
     package struct DecoderConfiguration: Sendable {
         package var nalLengthSize: Int
-        package var sps: ParameterSets<SPS> = [:]
-        package var pps: ParameterSets<PPS> = [:]
+        package var sps: Slots<SPS> = [:]
+        package var pps: Slots<PPS> = [:]
 
         package init?(avcC p: ArraySlice<UInt8>) {
             guard p.count >= 7, p[p.startIndex] == 1 else { return nil }
@@ -305,8 +305,8 @@ package enum H264Syntax {
                 }
                 return true
             }
-            var sps: ParameterSets<SPS> = [:]
-            var pps: ParameterSets<PPS> = [:]
+            var sps: Slots<SPS> = [:]
+            var pps: Slots<PPS> = [:]
             let spsCount = Int(p[i] & 0x1F)
             i += 1
             guard sets(count: spsCount, { if let s = H264Syntax.sps($0) { sps[s.id] = s } }) else { return nil }

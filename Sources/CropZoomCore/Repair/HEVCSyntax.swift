@@ -122,7 +122,7 @@ package enum HEVCSyntax {
     /// Parses the header of a picture's first slice segment (VCL NAL types 0–9 and 16–21, with its two header bytes)
     /// with the parameter sets it names; nil when it cannot be one.
     package static func sliceHeader(
-        _ nal: some Collection<UInt8>, sps: ParameterSets<SPS>, pps: ParameterSets<PPS>
+        _ nal: some Collection<UInt8>, sps: Slots<SPS>, pps: Slots<PPS>
     ) -> SliceHeader? {
         let header = Array(nal.prefix(2))
         guard header.count == 2, header[0] & 0x80 == 0 else { return nil }
@@ -187,8 +187,8 @@ package enum HEVCSyntax {
     /// recording's keyframes, ``HEVCRecogniser``).
     package struct DecoderConfiguration: Sendable {
         package var nalLengthSize: Int
-        package var sps: ParameterSets<SPS> = [:]
-        package var pps: ParameterSets<PPS> = [:]
+        package var sps: Slots<SPS> = [:]
+        package var pps: Slots<PPS> = [:]
         /// The sample entry declares Dolby Vision (`dvcC`/`dvvC`/`dvwC` beside `hvcC`): a phone's HDR video, whose
         /// every picture carries an RPU (``carriesDolbyVision(_:nalLengthSize:)``).
         package var dolbyVision = false

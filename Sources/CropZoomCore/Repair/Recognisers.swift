@@ -31,8 +31,8 @@ package protocol AudioFrameProbe: AnyObject {
 /// metadata bytes that happen to look like a NAL chain do not continue a picture sequence.
 package struct H264Recogniser: Sendable {
     package let lengthSize: Int
-    package private(set) var sps: ParameterSets<H264Syntax.SPS>
-    package private(set) var pps: ParameterSets<H264Syntax.PPS>
+    package private(set) var sps: Slots<H264Syntax.SPS>
+    package private(set) var pps: Slots<H264Syntax.PPS>
     /// A sample larger than this is not taken (8 times the reference's largest, at least 4 MiB).
     package let largestSample: Int
     /// The frame_num of the last reference picture accepted (nil before the first IDR).
@@ -51,8 +51,8 @@ package struct H264Recogniser: Sendable {
     package struct Found: Sendable {
         package var answer: Recognised
         package var slice: H264Syntax.SliceHeader?
-        package var sps: ParameterSets<H264Syntax.SPS> = [:]
-        package var pps: ParameterSets<H264Syntax.PPS> = [:]
+        package var sps: Slots<H264Syntax.SPS> = [:]
+        package var pps: Slots<H264Syntax.PPS> = [:]
     }
 
     /// Reads the sample that may start at `offset` in `window`, up to `end` (where the media data ends). Does not
@@ -61,7 +61,7 @@ package struct H264Recogniser: Sendable {
         let none = Found(answer: .none)
         var position = offset
         var first: H264Syntax.SliceHeader?
-        var inBand: (sps: ParameterSets<H264Syntax.SPS>, pps: ParameterSets<H264Syntax.PPS>) = (sps, pps)
+        var inBand: (sps: Slots<H264Syntax.SPS>, pps: Slots<H264Syntax.PPS>) = (sps, pps)
         var nalCount = 0
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
@@ -166,8 +166,8 @@ package struct H264Recogniser: Sendable {
 /// ``orderReach`` of the previous picture's, or it is an IRAP picture.
 package struct HEVCRecogniser: Sendable {
     package let lengthSize: Int
-    package private(set) var sps: ParameterSets<HEVCSyntax.SPS>
-    package private(set) var pps: ParameterSets<HEVCSyntax.PPS>
+    package private(set) var sps: Slots<HEVCSyntax.SPS>
+    package private(set) var pps: Slots<HEVCSyntax.PPS>
     package let largestSample: Int
     /// The order count of the last picture accepted (nil before the first).
     package private(set) var previousOrder: Int64?
@@ -187,8 +187,8 @@ package struct HEVCRecogniser: Sendable {
     package struct Found: Sendable {
         package var answer: Recognised
         package var slice: HEVCSyntax.SliceHeader?
-        package var sps: ParameterSets<HEVCSyntax.SPS> = [:]
-        package var pps: ParameterSets<HEVCSyntax.PPS> = [:]
+        package var sps: Slots<HEVCSyntax.SPS> = [:]
+        package var pps: Slots<HEVCSyntax.PPS> = [:]
     }
 
     /// Reads the sample that may start at `offset`, up to `end`; does not change the state.
@@ -196,7 +196,7 @@ package struct HEVCRecogniser: Sendable {
         let none = Found(answer: .none)
         var position = offset
         var first: HEVCSyntax.SliceHeader?
-        var inBand: (sps: ParameterSets<HEVCSyntax.SPS>, pps: ParameterSets<HEVCSyntax.PPS>) = (sps, pps)
+        var inBand: (sps: Slots<HEVCSyntax.SPS>, pps: Slots<HEVCSyntax.PPS>) = (sps, pps)
         var nalCount = 0
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)

@@ -36,15 +36,15 @@ package struct RecoveredTiming: Sendable {
     package static let reorderWindow = 17
 
     private let model: ReferenceModel
-    private var nextDecode = PerTrack<Int64>()
-    private var video = PerTrack<Sequence>()
+    private var nextDecode = Slots<Int64>()
+    private var video = Slots<Sequence>()
     /// Where the first sample taken starts and the last one ends in the file: the recording's bytes per second, for
     /// the time a damaged region stood for.
     private var firstOffset: Int64?
     private var lastEnd: Int64 = 0
     /// The next picture's number in decode order, per video track, and the decode times given lately (by number).
-    private var decodeIndex = PerTrack<Int64>()
-    private var decodeTimes = PerTrack<[(index: Int64, dts: Int64)]>()
+    private var decodeIndex = Slots<Int64>()
+    private var decodeTimes = Slots<[(index: Int64, dts: Int64)]>()
     /// The sound's clock: where the sound taken since the start or the last resume ends (seconds); the shift of the
     /// clock against the pictures, and the shifts that keep every observation so far within the bound (only 0 from
     /// the start; any after a resume, where both resumed at estimated times); whether the clock leads (no shift
@@ -126,7 +126,7 @@ package struct RecoveredTiming: Sendable {
         if t.isVideo {
             let index = decodeIndex[sample.track] ?? 0
             decodeIndex[sample.track] = index + 1
-            var times = decodeTimes.removeValue(forKey: sample.track) ?? []
+            var times = decodeTimes.removeValue(at: sample.track) ?? []
             Self.keep(&times, index: index, dts: dts)
             decodeTimes[sample.track] = times
         }
@@ -135,7 +135,7 @@ package struct RecoveredTiming: Sendable {
             return out + [TimedSample(sample: sample, pts: pts, dts: dts, duration: duration)]
         }
         // Taken out of the dictionary while changed: a copy left in it would have every insert copy the arrays.
-        var s = video.removeValue(forKey: sample.track) ?? Sequence()
+        var s = video.removeValue(at: sample.track) ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
             out += settle(&s, all: true, track: sample.track)
             s.next(after: Int64(s.counts.count))
@@ -322,7 +322,7 @@ package struct RecoveredTiming: Sendable {
     private mutating func resume(at keyframe: RecoveredSample) -> [TimedSample] {
         var out: [TimedSample] = []
         var placed: [Int: Int64] = [:]
-        for track in video.tracks {
+        for track in video.filled {
             guard var s = video[track] else { continue }
             out += settle(&s, all: true, track: track, atCut: true)
             s.next(after: Int64(s.counts.count))
@@ -372,7 +372,7 @@ package struct RecoveredTiming: Sendable {
     /// The pictures still held back, with their times (at the end of the walk).
     package mutating func finish() -> [TimedSample] {
         var out = flushRun(until: nil)
-        for track in video.tracks {
+        for track in video.filled {
             guard var s = video[track] else { continue }
             out += settle(&s, all: true, track: track, atCut: true)
             video[track] = s
@@ -451,28 +451,4 @@ package struct RecoveredTiming: Sendable {
         }
         return low
     }
-}
-
-/// Values by track index (tracks are the reference's, numbered from 0): an array of optionals where a dictionary hashed
-/// the track of every sample taken, several times a sample (3 % of a repair of small pictures).
-struct PerTrack<Value: Sendable>: Sendable {
-    private var values: [Value?] = []
-
-    subscript(track: Int) -> Value? {
-        get { track < values.count ? values[track] : nil }
-        set {
-            if track >= values.count { values += [Value?](repeating: nil, count: track + 1 - values.count) }
-            values[track] = newValue
-        }
-    }
-
-    /// The value taken out (nil left in its place), so that changing it copies nothing.
-    mutating func removeValue(forKey track: Int) -> Value? {
-        guard track < values.count else { return nil }
-        defer { values[track] = nil }
-        return values[track]
-    }
-
-    /// The tracks with a value, in order.
-    var tracks: [Int] { values.indices.filter { values[$0] != nil } }
 }
