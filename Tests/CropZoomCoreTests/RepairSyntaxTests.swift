@@ -25,6 +25,112 @@ struct RepairSyntaxTests {
 
     @Test(
         """
+        the bit reader's 64-bit reads against a bit-at-a-time model: u(n), ue(v) (codes of 0 to 31 leading zeros), \
+        se(v), the end of the bits, payloads held inline (64 bytes or fewer) and in an array
+        """)
+    func wordReads() throws {
+        // A bit-at-a-time reader: what the reader must agree with.
+        struct Model {
+            let bytes: [UInt8]
+            var position = 0
+            mutating func bit() -> UInt64? {
+                guard position < bytes.count * 8 else { return nil }
+                defer { position += 1 }
+                return UInt64(bytes[position >> 3] >> (7 - UInt8(position & 7)) & 1)
+            }
+            mutating func bits(_ n: Int) -> UInt32? {
+                guard n <= bytes.count * 8 - position else { return nil }
+                var v: UInt64 = 0
+                for _ in 0..<n { v = v << 1 | bit()! }
+                return UInt32(v)
+            }
+            mutating func ue() -> UInt32? {
+                var zeros = 0
+                while true {
+                    guard let b = bit() else { return nil }
+                    if b == 1 { break }
+                    zeros += 1
+                    if zeros > 31 { return nil }
+                }
+                guard let rest = bits(zeros) else { return nil }
+                return UInt32((UInt64(1) << zeros) - 1 + UInt64(rest))
+            }
+        }
+        var rng = SystemRandomNumberGenerator()
+        var reads = 0
+        for length in [1, 5, 63, 64, 65, 200] {
+            for round in 0..<60 {
+                // Sparse ones (long codes, up to 31 zeros and past) in some rounds, dense in others.
+                let sparse = round % 3 == 0
+                let bytes = (0..<length).map { _ in
+                    sparse
+                        ? (UInt8.random(in: 0...40, using: &rng) == 0 ? UInt8.random(in: 1...255) : 0)
+                        : UInt8.random(in: 0...255)
+                }
+                var reader = BitReader(bytes)
+                var model = Model(bytes: bytes)
+                while true {
+                    let kind = Int.random(in: 0..<3, using: &rng)
+                    let n = Int.random(in: 0...32, using: &rng)
+                    let expected: Int64? =
+                        switch kind {
+                        case 0: model.bits(n).map(Int64.init)
+                        case 1: model.ue().map(Int64.init)
+                        default: model.ue().map { Int64($0 % 2 == 1 ? (Int64($0) + 1) / 2 : -(Int64($0) / 2)) }
+                        }
+                    let got: Int64? =
+                        switch kind {
+                        case 0: try? Int64(reader.bits(n))
+                        case 1: try? Int64(reader.ue())
+                        default: try? Int64(reader.se())
+                        }
+                    #expect(got == expected, "length \(length), read \(kind) (\(n)) at bit \(model.position)")
+                    guard let expected, got == expected else { break }
+                    #expect(reader.position == model.position)
+                    reads += 1
+                }
+            }
+        }
+        #expect(reads > 1000)
+        // Codes of 25 to 31 leading zeros at every bit of a byte (after `shift` codes of one bit), their values' bits
+        // random: the longest run past what one 64-bit read holds.
+        for zeros in 25...31 {
+            for shift in 0..<8 {
+                let value = UInt64.random(in: 0..<(UInt64(1) << zeros), using: &rng)
+                var bits = [Bool](repeating: true, count: shift) + [Bool](repeating: false, count: zeros) + [true]
+                bits += (0..<zeros).reversed().map { value >> UInt64($0) & 1 == 1 }
+                bits += [Bool](repeating: true, count: (8 - bits.count % 8) % 8 + 8)
+                let bytes = stride(from: 0, to: bits.count, by: 8).map { i in
+                    bits[i..<i + 8].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) }
+                }
+                var reader = BitReader(bytes)
+                for _ in 0..<shift { #expect(try reader.ue() == 0) }
+                #expect(try reader.ue() == UInt32((UInt64(1) << zeros) - 1 + value), "\(zeros) zeros after \(shift)")
+                #expect(reader.position == shift + 2 * zeros + 1)
+            }
+        }
+        // The longest codes: 31 zeros then 32 bits; 32 zeros is none.
+        var long = BitReader([0, 0, 0, 1, 0xFF, 0xFF, 0xFF, 0xFE])
+        #expect(try long.ue() == UInt32.max - 1)
+        var tooLong = BitReader([0, 0, 0, 0, 0x80, 0, 0, 0, 0])
+        #expect(throws: BitstreamEnd.self) { try tooLong.ue() }
+        // A payload read without its emulation-prevention bytes, inline, as rbsp(_:limit:) gives it.
+        let nal: [UInt8] = [0x41, 0, 0, 3, 1, 0xA5, 0, 0, 3, 0, 0x80] + [UInt8](repeating: 0x5A, count: 70)
+        let payload: [UInt8] = [0, 0, 1, 0xA5, 0, 0, 0, 0x80] + [UInt8](repeating: 0x5A, count: 70)
+        for limit in [1, 3, 8, 48, 64, 65, 512] {
+            // Packed at once (contiguous bytes), and a byte at a time (a collection without contiguous storage).
+            for var reader in [
+                BitReader(rbspOf: nal.dropFirst(), limit: limit), BitReader(rbspOf: nal.lazy.dropFirst(), limit: limit),
+            ] {
+                var read: [UInt8] = []
+                while reader.bitsLeft >= 8 { read.append(UInt8(try reader.bits(8))) }
+                #expect(read == Array(payload.prefix(limit)) && reader.bitsLeft == 0, "limit \(limit)")
+            }
+        }
+    }
+
+    @Test(
+        """
         the repair's line: tracks alike not recovered counted once (100 subtitle tracks), bytes between pictures named \
         as the data tracks' samples where the reference has data tracks and no sound
         """)
@@ -255,6 +361,10 @@ struct RepairSyntaxTests {
         s[UInt32(255)] = "z"
         s[UInt32(256)] = "no"
         #expect(s[UInt32(255)] == "z" && s[UInt32(256)] == nil && s.map(\.key) == [3, 255])
+        #expect(!s.isEmpty)
+        _ = s.removeValue(at: 3)
+        s[255] = nil
+        #expect(s.isEmpty && Slots<Int>().isEmpty)
     }
 
     @Test("timecode: a frame number as HH:MM:SS:FF, and with drop-frame counting (two numbers skipped a minute)")

@@ -56,6 +56,17 @@ package final class ByteWindow {
         return Array(buffer[start..<start + held])
     }
 
+    /// `body` given up to `count` bytes at `offset` (fewer at the end of the file, none past it) in the window's own
+    /// storage, without copying them: the walk's look at each NAL unit's first bytes.
+    package func withBytes<Result>(
+        at offset: Int64, count: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) throws(CropZoomError) -> Result {
+        guard let (start, held) = try hold(at: offset, count: count) else {
+            return body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+        return buffer.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<start + held])) }
+    }
+
     /// Makes the window hold up to `count` bytes at `offset` (refilled from there when it does not): where they
     /// start in `buffer` and how many it holds (fewer only at the end of the file); nil past the end.
     private func hold(at offset: Int64, count: Int) throws(CropZoomError) -> (start: Int, held: Int)? {

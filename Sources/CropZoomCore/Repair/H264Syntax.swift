@@ -146,7 +146,7 @@ package enum H264Syntax {
 
     /// Parses an SPS NAL unit (with its header byte).
     package static func sps(_ nal: some Collection<UInt8>) -> SPS? {
-        var r = BitReader(BitReader.rbsp(nal.dropFirst(), limit: 512))
+        var r = BitReader(rbspOf: nal.dropFirst(), limit: 512)
         do throws(BitstreamEnd) {
             let profile = UInt8(try r.bits(8))
             try r.skip(16)
@@ -229,7 +229,7 @@ package enum H264Syntax {
 
     /// Parses a PPS NAL unit (with its header byte).
     package static func pps(_ nal: some Collection<UInt8>) -> PPS? {
-        var r = BitReader(BitReader.rbsp(nal.dropFirst(), limit: 64))
+        var r = BitReader(rbspOf: nal.dropFirst(), limit: 64)
         do throws(BitstreamEnd) {
             let id = try r.ue()
             let spsID = try r.ue()
@@ -249,7 +249,7 @@ package enum H264Syntax {
         guard let header = nal.first else { return nil }
         let type = nalType(header)
         guard type == 1 || type == 5 else { return nil }
-        var r = BitReader(BitReader.rbsp(nal.dropFirst(), limit: 48))
+        var r = BitReader(rbspOf: nal.dropFirst(), limit: 48)
         do throws(BitstreamEnd) {
             let firstMb = try r.ue()
             let sliceType = try r.ue()

@@ -40,7 +40,7 @@ package enum HEVCSyntax {
 
     /// Parses an SPS NAL unit (with its two header bytes).
     package static func sps(_ nal: some Collection<UInt8>) -> SPS? {
-        var r = BitReader(BitReader.rbsp(nal.dropFirst(2), limit: 512))
+        var r = BitReader(rbspOf: nal.dropFirst(2), limit: 512)
         do throws(BitstreamEnd) {
             try r.skip(4)
             let maxSubLayersMinus1 = Int(try r.bits(3))
@@ -84,7 +84,7 @@ package enum HEVCSyntax {
 
     /// Parses a PPS NAL unit (with its two header bytes).
     package static func pps(_ nal: some Collection<UInt8>) -> PPS? {
-        var r = BitReader(BitReader.rbsp(nal.dropFirst(2), limit: 64))
+        var r = BitReader(rbspOf: nal.dropFirst(2), limit: 64)
         do throws(BitstreamEnd) {
             let id = try r.ue()
             let spsID = try r.ue()
@@ -130,7 +130,7 @@ package enum HEVCSyntax {
         let layer = (header[0] & 1) << 5 | header[1] >> 3
         let tidPlus1 = header[1] & 7
         guard (0...9).contains(type) || (16...21).contains(type), layer == 0, tidPlus1 > 0 else { return nil }
-        var r = BitReader(BitReader.rbsp(nal.dropFirst(2), limit: 48))
+        var r = BitReader(rbspOf: nal.dropFirst(2), limit: 48)
         do throws(BitstreamEnd) {
             guard try r.flag() else { return nil }
             if (16...23).contains(type) { try r.skip(1) }

@@ -62,7 +62,13 @@ extension RepairGap? {
 package final class MediaWalker {
     private let window: ByteWindow
     private let model: ReferenceModel
-    private var video: [Int: VideoRecogniser] = [:]
+    /// Each video track's recogniser, by the reference's track index.
+    private var video: Slots<VideoRecogniser> = [:]
+    /// The probe ``pcmRun(at:video:)`` last made with the walk's recognisers, where it found a picture: the walk's next
+    /// offset, asked again at once (nil once a recogniser takes a picture: its state changed). Where and for which
+    /// track apart, compared at every offset without copying the probe.
+    private var probeAhead: VideoRecogniser.Probe?
+    private var probeAheadAt = (offset: Int64(-1), track: -1)
     private let audio: [Int: AudioFrameProbe]
     /// Uncompressed sound tracks: the bytes of one sample frame (all channels), by track.
     private let pcm: [Int: Int]
@@ -145,7 +151,7 @@ package final class MediaWalker {
     static let longChunkFrames = 4
 
     /// The media tracks the walk looks for (the others are reported as not recovered, but ``timecodeTracks``).
-    package var walkedTracks: [Int] { (Array(video.keys) + Array(audio.keys) + Array(pcm.keys)).sorted() }
+    package var walkedTracks: [Int] { (video.filled + Array(audio.keys) + Array(pcm.keys)).sorted() }
 
     /// Timecode tracks: their one sample is looked for where nothing else starts, as often as the reference has it.
     package var timecodeTracks: [Int] {
@@ -175,7 +181,7 @@ package final class MediaWalker {
         let metadataTracks =
             video.isEmpty
             ? [] : model.tracks.indices.filter { model.tracks[$0].isMetadata && model.tracks[$0].sampleCount > 0 }
-        let videoTracks = video.keys.sorted()
+        let videoTracks = video.filled
         // The held run of sound of one configuration, shared out and handed on (before any other sample: file order).
         func release(cut: Bool = false) throws(CropZoomError) {
             guard !heldRun.isEmpty else { return }
@@ -234,7 +240,12 @@ package final class MediaWalker {
             candidates.removeAll(keepingCapacity: true)
             for i in videoTracks {
                 guard let recogniser = video[i] else { continue }
-                let probe = try recogniser.probe(at: offset, in: window, end: end)
+                let probe: VideoRecogniser.Probe
+                if probeAheadAt == (offset, i), let ahead = probeAhead {
+                    probe = ahead
+                } else {
+                    probe = try recogniser.probe(at: offset, in: window, end: end)
+                }
                 switch probe.answer {
                 case .sample(let size, _):
                     guard size > 0, probe.takes else { continue }
@@ -247,29 +258,31 @@ package final class MediaWalker {
                     continue
                 }
             }
-            if let k = videoTurn(), case (let i, let probe) = candidates[k], var recogniser = video[i] {
-                if case .sample(let size, let key) = probe.answer {
-                    if key { keyed.insert(i) }
-                    if key && !resuming { afterDamage = false }
-                    let started = keyed.contains(i) && !(afterDamage && recogniser.leansOnEarlierPictures(probe))
-                    let order = recogniser.accept(probe)
-                    video[i] = recogniser
-                    if started {
-                        try release()
-                        try emit(
-                            RecoveredSample(
-                                track: i, offset: offset, size: size, isKey: key, pictureOrder: order,
-                                startsSequence: probe.startsSequence, resumes: resuming))
-                        resuming = false
-                        outcome.samples[i, default: 0] += 1
-                        if key { outcome.keyframes[i, default: 0] += 1 }
-                    } else {
-                        outcome.skippedBeforeKeyframe += 1
-                    }
-                    videoRun = videoRun.track == i ? (i, videoRun.count + 1) : (i, 1)
-                    offset += Int64(size)
-                    continue walking
+            if let k = videoTurn(), case (let i, let probe) = candidates[k],
+                case .sample(let size, let key) = probe.answer, var recogniser = video.removeValue(at: i)
+            {
+                // Taken out while it changes (one left in `video` would be copied), and put back.
+                if key { keyed.insert(i) }
+                if key && !resuming { afterDamage = false }
+                let started = keyed.contains(i) && !(afterDamage && recogniser.leansOnEarlierPictures(probe))
+                let order = recogniser.accept(probe)
+                video[i] = recogniser
+                probeAhead = nil
+                if started {
+                    try release()
+                    try emit(
+                        RecoveredSample(
+                            track: i, offset: offset, size: size, isKey: key, pictureOrder: order,
+                            startsSequence: probe.startsSequence, resumes: resuming))
+                    resuming = false
+                    outcome.samples[i, default: 0] += 1
+                    if key { outcome.keyframes[i, default: 0] += 1 }
+                } else {
+                    outcome.skippedBeforeKeyframe += 1
                 }
+                videoRun = videoRun.track == i ? (i, videoRun.count + 1) : (i, 1)
+                offset += Int64(size)
+                continue walking
             }
             // A timecode sample (4 bytes, a writer puts it first): where a sample of the media tracks follows it.
             for i in timecodeTracks where outcome.samples[i, default: 0] < model.tracks[i].sampleCount {
@@ -577,11 +590,11 @@ package final class MediaWalker {
     /// The first offset after `offset`, within ``bridgeReach``, where a picture starts that continues the pictures
     /// taken (`first`: a keyframe the walk can take, no picture being taken yet) and is followed by a sample, or
     /// again by bytes a bridge steps over: where the walk goes on past sound the reference's settings do not read.
-    private func bridge(after offset: Int64, video recognisers: [Int: VideoRecogniser], first: Bool)
+    private func bridge(after offset: Int64, video recognisers: Slots<VideoRecogniser>, first: Bool)
         throws(CropZoomError) -> Int64?
     {
         let reach = min(end, offset + 1 + Int64(bridgeReach))
-        let tracks = recognisers.keys.sorted()
+        let tracks = recognisers.filled
         let found = try search(from: offset + 1, to: reach) { (at, bytes, i) throws(CropZoomError) -> Int64? in
             for track in tracks {
                 guard let r = recognisers[track],
@@ -606,12 +619,12 @@ package final class MediaWalker {
 
     /// The first offset after `offset`, within ``bridgeReach``, where a picture starts that continues `video`'s, or
     /// the end of the media data where it comes first: one step of ``bridge(after:video:first:)``, no further.
-    private func continuation(after offset: Int64, video recognisers: [Int: VideoRecogniser])
+    private func continuation(after offset: Int64, video recognisers: Slots<VideoRecogniser>)
         throws(CropZoomError) -> Int64?
     {
         let reach = min(end, offset + 1 + Int64(bridgeReach))
         let found = try search(from: offset + 1, to: reach) { (at, bytes, i) throws(CropZoomError) -> Int64? in
-            for r in recognisers.values where r.mightStartPicture(bytes, at: i) {
+            for (_, r) in recognisers where r.mightStartPicture(bytes, at: i) {
                 let probe = try r.probe(at: at, in: window, end: end)
                 if case .sample = probe.answer, probe.continues { return at }
             }
@@ -645,7 +658,7 @@ package final class MediaWalker {
     /// the end of the media data, a picture that continues it, an audio frame or a run of uncompressed sound: where the
     /// walk resumes after damaged bytes (docs/design/repair.md, "Damage"); nil when there is none.
     private func resynchronise(after offset: Int64) throws(CropZoomError) -> Int64? {
-        let tracks = video.keys.sorted()
+        let tracks = video.filled
         guard !tracks.isEmpty else { return nil }
         return try search(from: offset + 1, to: end) { (at, bytes, i) throws(CropZoomError) -> Int64? in
             for track in tracks {
@@ -662,9 +675,9 @@ package final class MediaWalker {
 
     /// Whether a sample of some track starts at `offset` (or the media data ends there), with `video`'s recognisers
     /// in place of the walk's.
-    private func followed(at offset: Int64, video taken: [Int: VideoRecogniser]) throws(CropZoomError) -> Bool {
+    private func followed(at offset: Int64, video taken: Slots<VideoRecogniser>) throws(CropZoomError) -> Bool {
         if offset >= end { return true }
-        for r in taken.values {
+        for (_, r) in taken {
             let probe = try r.probe(at: offset, in: window, end: end)
             switch probe.answer {
             case .sample: if probe.continues { return true }
@@ -688,17 +701,23 @@ package final class MediaWalker {
     /// a short reference shows too few chunks for their granularity (93 and 48 packets of 1024 sample frames: 3,072),
     /// and the sound may end before the pictures (a last packet shorter than the rest). The step is then the greatest
     /// common divisor of the run found and the step, from there on.
-    private func pcmRun(at offset: Int64, video recognisers: [Int: VideoRecogniser]? = nil) throws(CropZoomError) -> Int
-    {
+    private func pcmRun(at offset: Int64, video taken: Slots<VideoRecogniser>? = nil) throws(CropZoomError) -> Int {
         let (block, step, limit) = pcmStepping
-        let recognisers = recognisers ?? video
+        let recognisers = taken ?? video
         var length = step
         while length <= limit {
             let next = offset + Int64(length)
             if next >= end { break }
-            for recogniser in recognisers.values {
+            for (track, recogniser) in recognisers {
                 let probe = try recogniser.probe(at: next, in: window, end: end)
-                if case .sample = probe.answer, probe.continues { return length }
+                if case .sample = probe.answer, probe.continues {
+                    // The walk asks the same recogniser at the same offset next.
+                    if taken == nil {
+                        probeAhead = probe
+                        probeAheadAt = (next, track)
+                    }
+                    return length
+                }
             }
             length += step
         }
@@ -714,13 +733,13 @@ package final class MediaWalker {
     /// ``pcmRun(at:video:)`` in steps of a sample frame, up to `reach` bytes: where a picture that continues the video
     /// starts and is followed by another whole sample, one the end cuts, or the end (loud noise holds a false picture
     /// start now and then, not two in a row).
-    private func verifiedRun(at offset: Int64, upTo reach: Int64, _ recognisers: [Int: VideoRecogniser])
+    private func verifiedRun(at offset: Int64, upTo reach: Int64, _ recognisers: Slots<VideoRecogniser>)
         throws(CropZoomError) -> Int?
     {
         let block = Int64(pcmStepping.block)
         var at = offset + block
         while at < offset + reach {
-            for recogniser in recognisers.values {
+            for (_, recogniser) in recognisers {
                 let probe = try recogniser.probe(at: at, in: window, end: end)
                 guard case .sample(let size, _) = probe.answer, probe.continues else { continue }
                 let next = at + Int64(size)

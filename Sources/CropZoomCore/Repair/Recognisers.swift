@@ -46,22 +46,22 @@ package struct H264Recogniser: Sendable {
         self.largestSample = max(4 << 20, 8 * largestSample)
     }
 
-    /// What ``recognise(at:in:end:)`` found: the answer, the sample's first slice, and the parameter sets as they
-    /// stand after the sample (the reference's, and any the sample carries).
+    /// What ``recognise(at:in:end:)`` found: the answer, the sample's first slice, and where the sample carries
+    /// parameter sets, the sets as they stand after it (the reference's, and the sample's).
     package struct Found: Sendable {
         package var answer: Recognised
         package var slice: H264Syntax.SliceHeader?
-        package var sps: Slots<H264Syntax.SPS> = [:]
-        package var pps: Slots<H264Syntax.PPS> = [:]
+        /// Nil where the sample carries none (most pictures: nothing copied or retained for them).
+        package var inBand: (sps: Slots<H264Syntax.SPS>, pps: Slots<H264Syntax.PPS>)?
     }
 
     /// Reads the sample that may start at `offset` in `window`, up to `end` (where the media data ends). Does not
     /// change the state: ``accept(_:)`` does, once the walk takes the sample.
     package func recognise(at offset: Int64, in window: ByteWindow, end: Int64) throws(CropZoomError) -> Found {
-        let none = Found(answer: .none)
+        let none = Found(answer: .none, slice: nil, inBand: nil)
         var position = offset
         var first: H264Syntax.SliceHeader?
-        var inBand: (sps: Slots<H264Syntax.SPS>, pps: Slots<H264Syntax.PPS>) = (sps, pps)
+        var inBand: (sps: Slots<H264Syntax.SPS>, pps: Slots<H264Syntax.PPS>)?
         var nalCount = 0
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
@@ -73,13 +73,20 @@ package struct H264Recogniser: Sendable {
             }
             let type = H264Syntax.nalType(header)
             let nalEnd = position + Int64(lengthSize) + Int64(length)
-            let peek = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 64))
             var ends = false
             // The first coded slice, once this NAL unit is taken.
             var opening: H264Syntax.SliceHeader?
             switch type {
             case 1, 5:
-                guard let slice = H264Syntax.sliceHeader(peek, sps: inBand.sps, pps: inBand.pps) else {
+                // Its first bytes, read where the window holds them.
+                let parsed = try window.withBytes(at: position + Int64(lengthSize), count: min(Int(length), 64)) {
+                    if let inBand {
+                        H264Syntax.sliceHeader($0, sps: inBand.sps, pps: inBand.pps)
+                    } else {
+                        H264Syntax.sliceHeader($0, sps: sps, pps: pps)
+                    }
+                }
+                guard let slice = parsed else {
                     if first == nil { return none }
                     ends = true
                     break
@@ -98,8 +105,10 @@ package struct H264Recogniser: Sendable {
                     return none
                 } else if type == 7 || type == 8 {
                     let nal = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 4096))
-                    if type == 7, let s = H264Syntax.sps(nal) { inBand.sps[s.id] = s }
-                    if type == 8, let p = H264Syntax.pps(nal) { inBand.pps[p.id] = p }
+                    var sets = inBand ?? (sps, pps)
+                    if type == 7, let s = H264Syntax.sps(nal) { sets.sps[s.id] = s }
+                    if type == 8, let p = H264Syntax.pps(nal) { sets.pps[p.id] = p }
+                    inBand = sets
                 }
             case 10, 11, 12, 19:
                 if first == nil && type != 12 && type != 19 { return none }
@@ -116,8 +125,7 @@ package struct H264Recogniser: Sendable {
             if nalEnd > end {
                 // This NAL unit runs past the end: the sample is the one the cut went through.
                 guard let slice = first ?? opening else { return none }
-                return Found(
-                    answer: .cut(bytes: Int(end - offset)), slice: slice, sps: inBand.sps, pps: inBand.pps)
+                return Found(answer: .cut(bytes: Int(end - offset)), slice: slice, inBand: inBand)
             }
             if let opening { first = opening }
             position = nalEnd
@@ -125,8 +133,7 @@ package struct H264Recogniser: Sendable {
         }
         guard let first, position > offset else { return none }
         return Found(
-            answer: .sample(size: Int(position - offset), key: first.isIDR), slice: first, sps: inBand.sps,
-            pps: inBand.pps)
+            answer: .sample(size: Int(position - offset), key: first.isIDR), slice: first, inBand: inBand)
     }
 
     /// Whether a picture whose first slice is `slice` continues the pictures accepted so far: an IDR picture always
@@ -152,8 +159,7 @@ package struct H264Recogniser: Sendable {
     package mutating func accept(_ found: Found) -> Int64? {
         guard let slice = found.slice else { return nil }
         if slice.isReference { previousReferenceFrameNum = slice.frameNum }
-        sps = found.sps
-        pps = found.pps
+        if let inBand = found.inBand { (sps, pps) = inBand }
         guard let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
         return order.count(slice, sps: s)
     }
@@ -182,21 +188,20 @@ package struct HEVCRecogniser: Sendable {
         self.largestSample = max(4 << 20, 8 * largestSample)
     }
 
-    /// What ``recognise(at:in:end:)`` found, and the parameter sets as they stand after the sample (the
-    /// reference's, and any the sample carries).
+    /// What ``recognise(at:in:end:)`` found, and where the sample carries parameter sets, the sets as they stand
+    /// after it (the reference's, and the sample's); nil where it carries none.
     package struct Found: Sendable {
         package var answer: Recognised
         package var slice: HEVCSyntax.SliceHeader?
-        package var sps: Slots<HEVCSyntax.SPS> = [:]
-        package var pps: Slots<HEVCSyntax.PPS> = [:]
+        package var inBand: (sps: Slots<HEVCSyntax.SPS>, pps: Slots<HEVCSyntax.PPS>)?
     }
 
     /// Reads the sample that may start at `offset`, up to `end`; does not change the state.
     package func recognise(at offset: Int64, in window: ByteWindow, end: Int64) throws(CropZoomError) -> Found {
-        let none = Found(answer: .none)
+        let none = Found(answer: .none, slice: nil, inBand: nil)
         var position = offset
         var first: HEVCSyntax.SliceHeader?
-        var inBand: (sps: Slots<HEVCSyntax.SPS>, pps: Slots<HEVCSyntax.PPS>) = (sps, pps)
+        var inBand: (sps: Slots<HEVCSyntax.SPS>, pps: Slots<HEVCSyntax.PPS>)?
         var nalCount = 0
         while position < end {
             guard let length = try window.number(at: position, width: lengthSize), end - position >= Int64(lengthSize)
@@ -212,13 +217,20 @@ package struct HEVCRecogniser: Sendable {
             var opening: HEVCSyntax.SliceHeader?
             switch type {
             case 0...9, 16...21:
-                let peek = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 64))
+                // Its first bytes, read where the window holds them.
+                let at = position + Int64(lengthSize)
+                let count = min(Int(length), 64)
                 if first != nil {
-                    if HEVCSyntax.startsPicture(peek) { ends = true }
+                    if try window.withBytes(at: at, count: count, HEVCSyntax.startsPicture) { ends = true }
                 } else {
-                    guard let slice = HEVCSyntax.sliceHeader(peek, sps: inBand.sps, pps: inBand.pps) else {
-                        return none
+                    let parsed = try window.withBytes(at: at, count: count) {
+                        if let inBand {
+                            HEVCSyntax.sliceHeader($0, sps: inBand.sps, pps: inBand.pps)
+                        } else {
+                            HEVCSyntax.sliceHeader($0, sps: sps, pps: pps)
+                        }
                     }
+                    guard let slice = parsed else { return none }
                     opening = slice
                 }
             case 32, 33, 34, 35, 39, 41...44, 48...55:
@@ -230,8 +242,10 @@ package struct HEVCRecogniser: Sendable {
                 } else if type == 33 || type == 34 {
                     // A camera's parameter sets before its keyframe (`hev1`): what the slices after them use.
                     let nal = try window.bytes(at: position + Int64(lengthSize), count: min(Int(length), 4096))
-                    if type == 33, let s = HEVCSyntax.sps(nal) { inBand.sps[s.id] = s }
-                    if type == 34, let p = HEVCSyntax.pps(nal) { inBand.pps[p.id] = p }
+                    var sets = inBand ?? (sps, pps)
+                    if type == 33, let s = HEVCSyntax.sps(nal) { sets.sps[s.id] = s }
+                    if type == 34, let p = HEVCSyntax.pps(nal) { sets.pps[p.id] = p }
+                    inBand = sets
                 }
             case 36, 37, 38, 40, 45...47, 56...63:
                 // End of sequence or bitstream, filler, suffix SEI, reserved and unspecified types that do not open
@@ -248,8 +262,7 @@ package struct HEVCRecogniser: Sendable {
             }
             if nalEnd > end {
                 guard let slice = first ?? opening else { return none }
-                return Found(
-                    answer: .cut(bytes: Int(end - offset)), slice: slice, sps: inBand.sps, pps: inBand.pps)
+                return Found(answer: .cut(bytes: Int(end - offset)), slice: slice, inBand: inBand)
             }
             if let opening { first = opening }
             position = nalEnd
@@ -257,8 +270,7 @@ package struct HEVCRecogniser: Sendable {
         }
         guard let first, position > offset else { return none }
         return Found(
-            answer: .sample(size: Int(position - offset), key: first.isKey), slice: first, sps: inBand.sps,
-            pps: inBand.pps)
+            answer: .sample(size: Int(position - offset), key: first.isKey), slice: first, inBand: inBand)
     }
 
     /// The order count `slice`'s picture would get, without taking it.
@@ -283,8 +295,7 @@ package struct HEVCRecogniser: Sendable {
     @discardableResult
     package mutating func accept(_ found: Found) -> Int64? {
         guard let slice = found.slice else { return nil }
-        sps = found.sps
-        pps = found.pps
+        if let inBand = found.inBand { (sps, pps) = inBand }
         guard let p = pps[slice.ppsID], let s = sps[p.spsID] else { return nil }
         let count = order.count(slice, log2MaxPocLsb: s.log2MaxPocLsb)
         previousOrder = count
@@ -371,34 +382,37 @@ package enum VideoRecogniser: Sendable {
         return false
     }
 
-    /// Takes the probed picture; its order count where pictures may be reordered.
-    @discardableResult
     /// Whether the parameter sets `probe`'s sample carries (in the stream, before its slices) give a picture size
     /// other than this track's sets of the same id: the sample is another track's (a motion photo's still).
     package func changesSize(_ probe: Probe) -> Bool {
         switch (self, probe.found) {
         case (.h264(let r), .h264(let found)):
-            return found.sps.contains { id, s in
+            return found.inBand?.sps.contains { id, s in
                 r.sps[id].map { $0.widthInMbs != s.widthInMbs || $0.heightInMapUnits != s.heightInMapUnits } ?? false
-            }
+            } ?? false
         case (.hevc(let r), .hevc(let found)):
-            return found.sps.contains { id, s in r.sps[id].map { $0.width != s.width || $0.height != s.height } ?? false
-            }
+            return found.inBand?.sps.contains { id, s in
+                r.sps[id].map { $0.width != s.width || $0.height != s.height } ?? false
+            } ?? false
         default: return false
         }
     }
 
+    /// Takes the probed picture; its order count where pictures may be reordered.
+    @discardableResult
     package mutating func accept(_ probe: Probe) -> Int64? {
-        switch (self, probe.found) {
-        case (.h264(var r), .h264(let found)):
-            let order = r.accept(found)
+        // The recogniser moved out of `self` and back (a copy would retain its parameter sets, every picture).
+        switch consume self {
+        case .h264(var r):
+            var order: Int64?
+            if case .h264(let found) = probe.found { order = r.accept(found) }
             self = .h264(r)
             return order
-        case (.hevc(var r), .hevc(let found)):
-            let order = r.accept(found)
+        case .hevc(var r):
+            var order: Int64?
+            if case .hevc(let found) = probe.found { order = r.accept(found) }
             self = .hevc(r)
             return order
-        default: return nil
         }
     }
 }

@@ -90,40 +90,42 @@ package struct RecoveredTiming: Sendable {
 
     package init(model: ReferenceModel) { self.model = model }
 
-    /// Takes the next sample of its track, in file order; returns the samples whose times are now settled (this
-    /// one, or pictures held back before it).
-    package mutating func take(_ sample: RecoveredSample) -> [TimedSample] {
-        var out: [TimedSample] = []
+    /// Takes the next sample of its track, in file order; appends to `out` the samples whose times are now settled
+    /// (this one, or pictures held back before it).
+    package mutating func take(_ sample: RecoveredSample, into out: inout [TimedSample]) {
         if sample.resumes {
-            out += flushRun(until: nil)
-            out += resume(at: sample)
+            flushRun(until: nil, into: &out)
+            resume(at: sample, into: &out)
         }
         firstOffset = firstOffset ?? sample.offset
         lastEnd = max(lastEnd, sample.offset + Int64(sample.size))
-        let t = model.tracks[sample.track]
-        let duration = Int64(t.sampleDuration) * Int64(sample.count)
-        var dts = nextDecode[sample.track] ?? t.firstDecodeTime + t.negativeCompositionOffset
+        // The track's fields read in place (a copy of the track would retain each of its tables, every sample).
+        let duration = Int64(model.tracks[sample.track].sampleDuration) * Int64(sample.count)
+        var dts =
+            nextDecode[sample.track] ?? model.tracks[sample.track].firstDecodeTime
+            + model.tracks[sample.track].negativeCompositionOffset
         if let clock = model.soundClock {
             if sample.track == clock.video && clock.chunked {
-                return out + chunked(sample, clock: clock)
+                chunked(sample, clock: clock, into: &out)
+                return
             } else if sample.track == clock.video {
-                dts = clocked(dts, clock: clock, track: t)
+                dts = clocked(dts, clock: clock, track: model.tracks[sample.track])
             } else if sample.track == clock.sound {
-                if !soundSincePicture { soundRunStart = Double(dts) / Double(max(1, t.timescale)) }
-                soundEnd = Double(dts + duration) / Double(max(1, t.timescale))
+                let scale = Double(max(1, model.tracks[sample.track].timescale))
+                if !soundSincePicture { soundRunStart = Double(dts) / scale }
+                soundEnd = Double(dts + duration) / scale
                 soundSincePicture = true
             }
         }
-        return out + place(sample, dts: dts)
+        place(sample, dts: dts, into: &out)
     }
 
-    /// Gives `sample` decode time `dts`: settled at once, or held back in its sequence until its rank is known.
-    private mutating func place(_ sample: RecoveredSample, dts: Int64) -> [TimedSample] {
-        var out: [TimedSample] = []
-        let t = model.tracks[sample.track]
-        let duration = Int64(t.sampleDuration) * Int64(sample.count)
+    /// Gives `sample` decode time `dts`: settled at once (appended to `out`), or held back in its sequence until its
+    /// rank is known.
+    private mutating func place(_ sample: RecoveredSample, dts: Int64, into out: inout [TimedSample]) {
+        let duration = Int64(model.tracks[sample.track].sampleDuration) * Int64(sample.count)
         nextDecode[sample.track] = dts + duration
-        if t.isVideo {
+        if model.tracks[sample.track].isVideo {
             let index = decodeIndex[sample.track] ?? 0
             decodeIndex[sample.track] = index + 1
             var times = decodeTimes.removeValue(at: sample.track) ?? []
@@ -131,20 +133,22 @@ package struct RecoveredTiming: Sendable {
             decodeTimes[sample.track] = times
         }
         guard let order = sample.pictureOrder else {
-            let pts = dts - t.negativeCompositionOffset + t.firstCompositionOffset
-            return out + [TimedSample(sample: sample, pts: pts, dts: dts, duration: duration)]
+            let pts =
+                dts - model.tracks[sample.track].negativeCompositionOffset
+                + model.tracks[sample.track].firstCompositionOffset
+            out.append(TimedSample(sample: sample, pts: pts, dts: dts, duration: duration))
+            return
         }
         // Taken out of the dictionary while changed: a copy left in it would have every insert copy the arrays.
         var s = video.removeValue(at: sample.track) ?? Sequence()
         if sample.startsSequence && !(s.counts.isEmpty && s.held.isEmpty) {
-            out += settle(&s, all: true, track: sample.track)
+            settle(&s, all: true, track: sample.track, into: &out)
             s.next(after: Int64(s.counts.count))
         }
         s.counts.insert(order, at: Self.lowerBound(s.counts, order))
         s.held.append((sample, dts))
-        if s.held.count > Self.reorderWindow { out += settle(&s, all: false, track: sample.track) }
+        if s.held.count > Self.reorderWindow { settle(&s, all: false, track: sample.track, into: &out) }
         video[sample.track] = s
-        return out
     }
 
     /// A picture of the clock's video track from a writer of long chunks (``ReferenceModel/SoundClock/chunked``):
@@ -154,8 +158,9 @@ package struct RecoveredTiming: Sendable {
     /// within the bound (one shift of the clock against the pictures, none at the start), the chunk's pictures keep
     /// it, to the tick; once it does not, the clock leads: a chunk's pictures are spread evenly from its first
     /// picture's place on the clock to the next chunk's (the last chunk at the pace of the one before).
-    private mutating func chunked(_ sample: RecoveredSample, clock: ReferenceModel.SoundClock) -> [TimedSample] {
-        var out: [TimedSample] = []
+    private mutating func chunked(
+        _ sample: RecoveredSample, clock: ReferenceModel.SoundClock, into out: inout [TimedSample]
+    ) {
         if soundSincePicture, let soundEnd {
             soundSincePicture = false
             let t = model.tracks[clock.video]
@@ -169,14 +174,13 @@ package struct RecoveredTiming: Sendable {
             // before it, and before those that start after it.
             var estimate = soundEnd + clockShift + (clock.low + clock.high) / 2
             estimate = min(max(estimate, soundRunStart ?? estimate), soundEnd)
-            out += flushRun(until: estimate)
+            flushRun(until: estimate, into: &out)
             runStart = estimate
         }
         run.append(sample)
         // A writer that never interleaved (every picture in one chunk): no more than ``longestRun`` pictures are
         // held; they are timed as at the end.
-        if run.count > Self.longestRun { out += flushRun(until: nil) }
-        return out
+        if run.count > Self.longestRun { flushRun(until: nil, into: &out) }
     }
 
     /// Pictures held in one chunk at most (``chunked(_:clock:)``): a minute at 60 fps.
@@ -184,20 +188,19 @@ package struct RecoveredTiming: Sendable {
 
     /// Times the held chunk's pictures (``chunked(_:clock:)``), which end where the next chunk starts, `until`
     /// (seconds on the clock), nil when not known (the walk's end, damage).
-    private mutating func flushRun(until end: Double?) -> [TimedSample] {
-        guard let clock = model.soundClock, !run.isEmpty else { return [] }
+    private mutating func flushRun(until end: Double?, into out: inout [TimedSample]) {
+        guard let clock = model.soundClock, !run.isEmpty else { return }
         let first = runStart
         runStart = nil
         // The chunk's storage is kept for the next one (no allocation per chunk).
         defer { run.removeAll(keepingCapacity: true) }
         let t = model.tracks[clock.video]
         let scale = Double(max(1, t.timescale))
-        var out: [TimedSample] = []
         var previous = decodeTimes[clock.video]?.last?.dts
         let origin = t.firstDecodeTime + t.negativeCompositionOffset
         guard clockLeads else {
-            for i in run.indices { out += place(run[i], dts: nextDecode[clock.video] ?? origin) }
-            return out
+            for i in run.indices { place(run[i], dts: nextDecode[clock.video] ?? origin, into: &out) }
+            return
         }
         // From the chunk's first picture's place on the clock (or where the reference's duration puts it), to the
         // next chunk's, or on at the last chunk's pace.
@@ -210,9 +213,8 @@ package struct RecoveredTiming: Sendable {
             if let p = previous { dts = max(dts, p + 1) }
             previous = dts
             soundTimed += 1
-            out += place(run[i], dts: dts)
+            place(run[i], dts: dts, into: &out)
         }
-        return out
     }
 
     /// Decode times kept per video track for the presentation times of the pictures held back (far more than the
@@ -319,12 +321,11 @@ package struct RecoveredTiming: Sendable {
     /// (a camera's GOP: the keyframe lands on its grid), and it is decoded as many pictures before that as the
     /// reference's keyframes lead (``ReferenceModel/Track/keyLead``); every other track resumes at the keyframe's
     /// decode time, on its own sample grid, never before where it stopped.
-    private mutating func resume(at keyframe: RecoveredSample) -> [TimedSample] {
-        var out: [TimedSample] = []
+    private mutating func resume(at keyframe: RecoveredSample, into out: inout [TimedSample]) {
         var placed: [Int: Int64] = [:]
         for track in video.filled {
-            guard var s = video[track] else { continue }
-            out += settle(&s, all: true, track: track, atCut: true)
+            guard var s = video.removeValue(at: track) else { continue }
+            settle(&s, all: true, track: track, atCut: true, into: &out)
             s.next(after: Int64(s.counts.count))
             video[track] = s
             placed[track] = s.shownBefore
@@ -366,18 +367,16 @@ package struct RecoveredTiming: Sendable {
             let ticks = resumeSeconds * Double(other.timescale) - Double(other.firstDecodeTime)
             nextDecode[i] = max(current, other.firstDecodeTime + Int64((ticks / Double(unit)).rounded()) * unit)
         }
-        return out
     }
 
-    /// The pictures still held back, with their times (at the end of the walk).
-    package mutating func finish() -> [TimedSample] {
-        var out = flushRun(until: nil)
+    /// The pictures still held back, with their times (at the end of the walk), appended to `out`.
+    package mutating func finish(into out: inout [TimedSample]) {
+        flushRun(until: nil, into: &out)
         for track in video.filled {
-            guard var s = video[track] else { continue }
-            out += settle(&s, all: true, track: track, atCut: true)
+            guard var s = video.removeValue(at: track) else { continue }
+            settle(&s, all: true, track: track, atCut: true, into: &out)
             video[track] = s
         }
-        return out
     }
 
     /// Gives the held pictures their times: all of them, or the oldest one. `atCut`: the walk ended, maybe inside
@@ -387,7 +386,9 @@ package struct RecoveredTiming: Sendable {
     /// 2s, x265 in 1s) — so the pictures before the cut keep their times. Counted from there, not from the sequence's
     /// start: a phone counts in its frame rate's ticks (2 a picture at 15 fps, 1 at 30), and gaps far before the cut
     /// are no pictures missing.
-    private func settle(_ s: inout Sequence, all: Bool, track: Int, atCut: Bool = false) -> [TimedSample] {
+    private func settle(
+        _ s: inout Sequence, all: Bool, track: Int, atCut: Bool = false, into out: inout [TimedSample]
+    ) {
         let t = model.tracks[track]
         let duration = Int64(t.sampleDuration)
         // The first picture shows `delay` after the first decode: `lead` pictures on, and `rest` after that one's.
@@ -400,8 +401,6 @@ package struct RecoveredTiming: Sendable {
         func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
         let step = atCut ? max(1, s.counts.reduce(0) { gcd($0, $1 - lowest) }) : 1
         let anchor = s.highest ?? (lowest, 0)
-        var settled: [TimedSample] = []
-        settled.reserveCapacity(count)
         for held in s.held.prefix(count) {
             var rank = Int64(Self.lowerBound(s.counts, held.sample.pictureOrder ?? 0))
             if atCut, let order = held.sample.pictureOrder, order > anchor.order {
@@ -413,10 +412,9 @@ package struct RecoveredTiming: Sendable {
             // Never shown before it is decoded: only pictures that are not this track's (another track's read alike,
             // which the picture check then refuses) could be placed so, and the muxer would fail on them first.
             let pts = max(held.dts, Self.decodeTime(times, at: s.shownBefore + rank + lead, duration: duration) + rest)
-            settled.append(TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration))
+            out.append(TimedSample(sample: held.sample, pts: pts, dts: held.dts, duration: duration))
         }
         s.held.removeFirst(count)
-        return settled
     }
 
     /// The decode time of the picture numbered `index` in decode order: given, or on from the nearest given one

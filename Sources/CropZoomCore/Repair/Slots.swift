@@ -36,6 +36,9 @@ package struct Slots<Value: Sendable>: Sendable, Sequence, ExpressibleByDictiona
         return values[i]
     }
 
+    /// Whether no number has a value.
+    package var isEmpty: Bool { values.allSatisfy { $0 == nil } }
+
     /// The numbers with a value, in order.
     package var filled: [Int] { values.indices.filter { values[$0] != nil } }
 

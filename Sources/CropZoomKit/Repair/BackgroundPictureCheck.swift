@@ -10,7 +10,7 @@ import Foundation
 /// the output is kept.
 ///
 /// `@unchecked Sendable`: the check is made on the thread and touched only there; the queue synchronises itself;
-/// `verdict` and `parameters` are behind `lock`; `sent` belongs to the walking thread.
+/// `verdict` and `parameters` are behind `lock`; `sent` and `known` belong to the walking thread.
 final class BackgroundPictureCheck: @unchecked Sendable {
     private struct Picture {
         var bytes: [UInt8]
@@ -29,6 +29,8 @@ final class BackgroundPictureCheck: @unchecked Sendable {
     private let ended = DispatchSemaphore(value: 0)
     /// Pictures handed over.
     private(set) var sent = 0
+    /// The verdict once ``failedPictures()`` saw it (the walk asks after every sample: no lock taken again).
+    private var known: Result<Int, CropZoomError>?
 
     /// Starts the thread, which makes the check with `make` (its error is the check's verdict).
     init(_ make: @escaping @Sendable () throws(CropZoomError) -> RecoveredPictureCheck) {
@@ -67,7 +69,8 @@ final class BackgroundPictureCheck: @unchecked Sendable {
 
     /// The pictures that did not decode whole, when the check has ended; nil while it runs.
     func failedPictures() throws(CropZoomError) -> Int? {
-        try lock.withLock { verdict }?.get()
+        if known == nil { known = lock.withLock { verdict } }
+        return try known?.get()
     }
 
     /// Ends the check's input, waits for it, and returns the pictures that did not decode whole.

@@ -224,6 +224,10 @@ public final class RepairJob: @unchecked Sendable {
         for (stream, track) in setup.walker.walkedTracks.enumerated() { outputIndex[track] = stream }
         let pcmFrameBytes = setup.model.tracks.indices.map { setup.pcmFrameBytes[$0] }
         let timescales = setup.model.tracks.map { Double($0.timescale) }
+        // The timecode tracks' clocks (asked for each sample the walk finds).
+        let timecodes = setup.model.tracks.map { t -> Timecode? in
+            if case .timecode(let clock) = t.kind { clock } else { nil }
+        }
         var timing = RecoveredTiming(model: setup.model)
         // The first pictures decoded with the reference's parameters: a reference from other settings is named
         // before anything is kept.
@@ -286,6 +290,8 @@ public final class RepairJob: @unchecked Sendable {
         // time damaged bytes stood for is filled with silence (RecoveredTiming resumed the tracks together).
         var pcmEnd = [Int64?](repeating: nil, count: setup.model.tracks.count)
         var sampleBuffer: [UInt8] = []
+        // The samples each one the walk finds settles (their storage kept from sample to sample).
+        var settled: [TimedSample] = []
         func write(_ timed: [TimedSample]) throws(CropZoomError) {
             for t in timed {
                 let sample = t.sample
@@ -343,7 +349,7 @@ public final class RepairJob: @unchecked Sendable {
                 if signal != 0 {
                     throw CropZoomError(.interrupted(signal: signal), path: cfg.output, reason: "interrupted")
                 }
-                if case .timecode(let clock) = setup.model.tracks[sample.track].kind {
+                if let clock = timecodes[sample.track] {
                     // The recording's own clock, written as the muxer's timecode track.
                     let bytes = try setup.broken.read(at: sample.offset, count: sample.size)
                     if let text = clock.string(sample: bytes), remux.setTimecode(text) {
@@ -353,12 +359,16 @@ public final class RepairJob: @unchecked Sendable {
                     }
                     return
                 }
-                try write(timing.take(sample))
+                settled.removeAll(keepingCapacity: true)
+                timing.take(sample, into: &settled)
+                try write(settled)
                 found += 1
                 // The check's answer as soon as it has one: a reference from other settings ends the walk there.
                 try verify(check?.failedPictures())
             })
-        try write(timing.finish())
+        settled.removeAll(keepingCapacity: true)
+        timing.finish(into: &settled)
+        try write(settled)
         if let check, check.sent > 0 {
             try verify(check.finish())
             try verifyVision()
