@@ -70,7 +70,13 @@ CASES = {
     # speed case)
     "j": ("larger, for speed, no B-frames: 1280x720, 120 s, H.264 -bf 0 + AAC MP4", "mp4", "1280x720", 120,
           ["-bf", "0"], AAC, [], "mdat"),
+    # for speed only (repair_speed.py, with the original itself as the reference: the one reference untrunc walks
+    # this file whole with): many small pictures and uncompressed sound, where the walk's cost per sample shows
+    "k": ("small pictures, for speed: 160x120 at 25 fps, 300 s, H.264 -bf 0 + PCM s16le mono 8 kHz MOV", "mov",
+          "160x120", 300, ["-bf", "0", "-r", "25"], ["-c:a", "pcm_s16le", "-ac", "1", "-ar", "8000"], [], "mdat"),
 }
+# Cases repair_peers.py scores by default (k is repair_speed.py's).
+SCORED = [c for c in CASES if c != "k"]
 REF_SECONDS = 5
 # References: (generator, extra video filter, seconds (None: the original's), description). "testsrc" is the design's
 # reference (other content made by the same command); "hflip" is the original's generator mirrored: other bytes, but
@@ -484,7 +490,7 @@ def svg_chart(data):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(SCORED))
     ap.add_argument("--refs", default=",".join(REFS), help="reference kinds: " + ", ".join(REFS))
     ap.add_argument("--work", default=os.path.join(HERE, "work", "repair"))
     ap.add_argument("--results", default=os.path.join(HERE, "results", "repair-peers"))

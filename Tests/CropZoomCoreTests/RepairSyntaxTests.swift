@@ -421,6 +421,107 @@ struct RepairSyntaxTests {
         #expect(MediaSniffer.guess(aac + Self.chain([sps]) + [UInt8](repeating: 0xFF, count: 40)) == nil)
     }
 
+    @Test(
+        """
+        a look at the bytes before a probe (mightOpen): at every offset of noise, zero-heavy noise and H.264 samples \
+        (opening with an IDR slice, an access unit delimiter, in-band parameter sets), wherever the recogniser reads a \
+        sample or a cut one the look says one may open; the look turns most of the noise away
+        """)
+    func mightOpen() throws {
+        let sps = Self.hex("6764001eacb405017fcb8088000003000800000301e078b175")
+        let pps = Self.hex("68ef0fcb")
+        let avcC: [UInt8] =
+            [1, 0x64, 0x00, 0x1E, 0xFF, 0xE1] + Self.be(UInt64(sps.count), 2) + sps + [1]
+            + Self.be(UInt64(pps.count), 2) + pps
+        let recogniser = H264Recogniser(
+            try #require(H264Syntax.DecoderConfiguration(avcC: avcC[...])), largestSample: 0)
+        var rng = SystemRandomNumberGenerator()
+        func noise(_ n: Int, zeros: Bool) -> [UInt8] {
+            (0..<n).map { _ in zeros && Bool.random(using: &rng) ? 0 : UInt8.random(in: 0...255, using: &rng) }
+        }
+        let idr = [0x65, 0x88, 0x84, 0x00, 0x33, 0xFF] + noise(300, zeros: false)
+        let samples = [Self.chain([idr]), Self.chain([[0x09, 0xF0], idr]), Self.chain([sps, pps, idr])]
+        var bytes: [UInt8] = []
+        for k in 0..<30 {
+            bytes += noise(Int.random(in: 0...400, using: &rng), zeros: k % 2 == 0)
+            bytes += samples[k % samples.count]
+        }
+        let window = ByteWindow(MemoryBytes(bytes))
+        var read = 0
+        var looked = 0
+        for i in bytes.indices {
+            let answer = try recogniser.recognise(at: Int64(i), in: window, end: Int64(bytes.count)).answer
+            let might = bytes.withUnsafeBufferPointer { recogniser.mightOpen($0, at: i) }
+            if answer != .none {
+                #expect(might, "offset \(i): \(answer)")
+                read += 1
+            }
+            if might { looked += 1 }
+        }
+        #expect(read >= 30)
+        #expect(looked < bytes.count / 4, "\(looked) of \(bytes.count)")
+        // The first such offset from several places, in steps of 1 and 3, as the walk looks through a run of sound.
+        try bytes.withUnsafeBufferPointer { b in
+            for start in stride(from: 0, to: bytes.count - 500, by: 997) {
+                for step in [1, 3] {
+                    let expected = stride(from: start, through: start + 500, by: step).first {
+                        recogniser.mightOpen(b, at: $0)
+                    }
+                    let found = VideoRecogniser.h264(recogniser).firstOpening(
+                        b, from: start, through: start + 500, step: step)
+                    #expect(found == expected, "from \(start) by \(step)")
+                    if let found { _ = try #require(found >= start && (found - start) % step == 0) }
+                }
+            }
+        }
+    }
+
+    /// Bytes whose value is their offset's low byte, counting the reads made and the bytes they fetched.
+    final class CountedBytes: ByteSource {
+        let size: Int64
+        var reads = 0
+        var fetched = 0
+        init(size: Int64) { self.size = size }
+        func read(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
+            let n = Int(max(0, min(Int64(count), size - offset)))
+            reads += 1
+            fetched += n
+            return (0..<n).map { UInt8(truncatingIfNeeded: offset + Int64($0)) }
+        }
+    }
+
+    @Test(
+        """
+        the walk's window stays where the walk is: bytes within its reach are refilled from the anchor, bytes beyond it \
+        read aside (the window still holding the walk's), before the anchor or with none refilled from there; every \
+        read gives the file's bytes
+        """)
+    func windowAnchor() throws {
+        let source = CountedBytes(size: 10 << 20)
+        let window = ByteWindow(source, capacity: 1 << 20)
+        window.anchor = 3 << 20
+        #expect(try window.number(at: 3 << 20, width: 4) == 0x0001_0203)
+        #expect(source.reads == 1 && window.heldBytes(at: 3 << 20, count: 100) != nil)
+        // Far beyond the anchor's reach (a false NAL length in sound): read aside, 16 kB, the window kept.
+        let far: Int64 = (3 << 20) + (5 << 20) + 7
+        #expect(
+            try window.number(at: far, width: 2) == UInt64(UInt8(far & 0xFF)) << 8 | UInt64(UInt8((far + 1) & 0xFF)))
+        #expect(
+            try window.bytes(at: far + 100, count: 3) == [0, 1, 2].map { UInt8(truncatingIfNeeded: far + 100 + $0) })
+        #expect(source.reads == 2 && source.fetched == (1 << 20) + ByteWindow.asideBytes)
+        #expect(window.heldBytes(at: 3 << 20, count: 100) != nil)
+        // Past the window's end but within the anchor's reach: refilled from the anchor.
+        window.anchor = (3 << 20) + 900_000
+        #expect(try window.bytes(at: (3 << 20) + 1_500_000, count: 4).count == 4)
+        #expect(source.reads == 3 && window.heldBytes(at: (3 << 20) + 900_000, count: 100) != nil)
+        // Before the anchor, or with no anchor: refilled from the bytes asked for.
+        #expect(try window.withBytes(at: 1 << 20, count: 2) { Array($0) } == [0, 1])
+        #expect(source.reads == 4 && window.heldBytes(at: (3 << 20) + 900_000, count: 100) == nil)
+        window.anchor = nil
+        #expect(try window.number(at: far, width: 1) == UInt64(UInt8(far & 0xFF)))
+        #expect(source.reads == 5 && window.heldBytes(at: far, count: 1000) != nil)
+    }
+
     /// Bytes from a string of 0s and 1s (spaces ignored), the last byte padded with zeros.
     static func bits(_ text: String) -> [UInt8] {
         let digits = text.filter { $0 == "0" || $0 == "1" }

@@ -229,7 +229,10 @@ package final class MediaWalker {
             return candidates.indices.first { usable($0) && candidates[$0].track == firstTrack }
                 ?? candidates.indices.first(where: usable)
         }
+        // The window stays where the walk is (probes far ahead are read aside), and lets go at the end.
+        defer { window.anchor = nil }
         walking: while offset < end {
+            window.anchor = offset
             if offset - reported >= 8 << 20 {
                 progress(offset)
                 reported = offset
@@ -704,10 +707,11 @@ package final class MediaWalker {
     private func pcmRun(at offset: Int64, video taken: Slots<VideoRecogniser>? = nil) throws(CropZoomError) -> Int {
         let (block, step, limit) = pcmStepping
         let recognisers = taken ?? video
-        var length = step
-        while length <= limit {
+        // Asked only where a look at the bytes says a picture may open (in sound resampled to a rate whose chunks
+        // vary by a sample frame, the steps are a frame apart: hundreds in a run).
+        let last = Int(min(Int64(limit), end - 1 - offset))
+        let run = try firstOpening(at: offset, step: step, through: last, recognisers) { length throws(CropZoomError) in
             let next = offset + Int64(length)
-            if next >= end { break }
             for (track, recogniser) in recognisers {
                 let probe = try recogniser.probe(at: next, in: window, end: end)
                 if case .sample = probe.answer, probe.continues {
@@ -719,8 +723,9 @@ package final class MediaWalker {
                     return length
                 }
             }
-            length += step
+            return nil
         }
+        if let run { return run }
         let reach = min(Int64(limit), end - offset)
         if step > block, let found = try verifiedRun(at: offset, upTo: reach, recognisers) {
             func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
@@ -730,27 +735,64 @@ package final class MediaWalker {
         return reach == end - offset ? Int((end - offset) / Int64(block)) * block : 0
     }
 
+    /// The first length from `offset` — `step` apart, from `step` through `last` — that `found` answers, asked only
+    /// at those where one of `recognisers` might open a sample (``H264Recogniser/mightOpen(_:at:)``: the first NAL
+    /// unit's length and header as its recogniser requires them; the only places its probe can find one), looked
+    /// for in the window's bytes, some kilobytes at a time.
+    private func firstOpening(
+        at offset: Int64, step: Int, through last: Int, _ recognisers: Slots<VideoRecogniser>,
+        _ found: (Int) throws(CropZoomError) -> Int?
+    ) throws(CropZoomError) -> Int? {
+        guard step > 0 else { return nil }
+        // The bytes looked at in one piece (one length where the step is longer).
+        let span = step * max(0, Self.openingsBytes / step - 1)
+        var length = step
+        while length <= last {
+            let from = length
+            let to = min(last, from + span)
+            // The first where any recogniser's look says one may open.
+            let opening = try window.withBytes(at: offset + Int64(from), count: to - from + 8) { bytes -> Int? in
+                var first: Int?
+                for (_, r) in recognisers {
+                    if let i = r.firstOpening(bytes, from: 0, through: (first ?? to + step) - from - step, step: step) {
+                        first = from + i
+                    }
+                }
+                return first
+            }
+            guard let opening else {
+                length = to + step
+                continue
+            }
+            if let answer = try found(opening) { return answer }
+            length = opening + step
+        }
+        return nil
+    }
+
+    /// Bytes looked at together by ``firstOpening(at:step:through:_:_:)``.
+    static let openingsBytes = 4096
+
     /// ``pcmRun(at:video:)`` in steps of a sample frame, up to `reach` bytes: where a picture that continues the video
     /// starts and is followed by another whole sample, one the end cuts, or the end (loud noise holds a false picture
     /// start now and then, not two in a row).
     private func verifiedRun(at offset: Int64, upTo reach: Int64, _ recognisers: Slots<VideoRecogniser>)
         throws(CropZoomError) -> Int?
     {
-        let block = Int64(pcmStepping.block)
-        var at = offset + block
-        while at < offset + reach {
+        try firstOpening(at: offset, step: pcmStepping.block, through: Int(reach) - 1, recognisers) {
+            length throws(CropZoomError) in
+            let at = offset + Int64(length)
             for (_, recogniser) in recognisers {
                 let probe = try recogniser.probe(at: at, in: window, end: end)
                 guard case .sample(let size, _) = probe.answer, probe.continues else { continue }
                 let next = at + Int64(size)
-                if next == end { return Int(at - offset) }
+                if next == end { return length }
                 switch try recogniser.probe(at: next, in: window, end: end).answer {
-                case .sample, .cut: return Int(at - offset)
+                case .sample, .cut: return length
                 case .none: break
                 }
             }
-            at += block
+            return nil
         }
-        return nil
     }
 }

@@ -55,6 +55,43 @@ package struct H264Recogniser: Sendable {
         package var inBand: (sps: Slots<H264Syntax.SPS>, pps: Slots<H264Syntax.PPS>)?
     }
 
+    /// Whether a sample may open at `bytes[i...]`: its first NAL unit's length and header pass the checks
+    /// ``recognise(at:in:end:)`` makes of a first NAL unit before it reads a slice header (a length that fits, the
+    /// forbidden bit clear, a type a sample may open with). False means that reads none there; true, that it may.
+    package func mightOpen(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
+        guard i >= 0, i + lengthSize < bytes.count, let base = bytes.baseAddress else { return false }
+        let length = Self.nalLength(base + i, size: lengthSize)
+        let header = base[i + lengthSize]
+        guard length > 0, header & 0x80 == 0, lengthSize + length <= largestSample else { return false }
+        switch H264Syntax.nalType(header) {
+        case 1, 5, 6, 7, 8, 9, 12...19: return true
+        default: return false
+        }
+    }
+
+    /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
+    /// there is none.
+    package func firstOpening(_ bytes: UnsafeBufferPointer<UInt8>, from first: Int, through last: Int, step: Int)
+        -> Int?
+    {
+        var i = first
+        while i <= last {
+            if mightOpen(bytes, at: i) { return i }
+            i += step
+        }
+        return nil
+    }
+
+    /// The big-endian NAL length of `size` bytes (1, 2 or 4) at `p`.
+    @inline(__always)
+    static func nalLength(_ p: UnsafePointer<UInt8>, size: Int) -> Int {
+        switch size {
+        case 4: Int(UInt32(bigEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)))
+        case 2: Int(p[0]) << 8 | Int(p[1])
+        default: Int(p[0])
+        }
+    }
+
     /// Reads the sample that may start at `offset` in `window`, up to `end` (where the media data ends). Does not
     /// change the state: ``accept(_:)`` does, once the walk takes the sample.
     package func recognise(at offset: Int64, in window: ByteWindow, end: Int64) throws(CropZoomError) -> Found {
@@ -194,6 +231,35 @@ package struct HEVCRecogniser: Sendable {
         package var answer: Recognised
         package var slice: HEVCSyntax.SliceHeader?
         package var inBand: (sps: Slots<HEVCSyntax.SPS>, pps: Slots<HEVCSyntax.PPS>)?
+    }
+
+    /// Whether a sample may open at `bytes[i...]`: its first NAL unit's length and two-byte header pass the checks
+    /// ``recognise(at:in:end:)`` makes of a first NAL unit before it reads a slice header. False means that reads
+    /// none there; true, that it may.
+    package func mightOpen(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
+        guard i >= 0, i + lengthSize + 1 < bytes.count, let base = bytes.baseAddress else { return false }
+        let length = H264Recogniser.nalLength(base + i, size: lengthSize)
+        let header = UInt16(base[i + lengthSize]) << 8 | UInt16(base[i + lengthSize + 1])
+        guard length >= 2, header & 0x8000 == 0, header & 7 != 0, lengthSize + length <= largestSample else {
+            return false
+        }
+        switch HEVCSyntax.nalType(UInt8(header >> 8)) {
+        case 0...9, 16...21, 32, 33, 34, 35, 38, 39, 41...44, 48...55: return true
+        default: return false
+        }
+    }
+
+    /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
+    /// there is none.
+    package func firstOpening(_ bytes: UnsafeBufferPointer<UInt8>, from first: Int, through last: Int, step: Int)
+        -> Int?
+    {
+        var i = first
+        while i <= last {
+            if mightOpen(bytes, at: i) { return i }
+            i += step
+        }
+        return nil
     }
 
     /// Reads the sample that may start at `offset`, up to `end`; does not change the state.
@@ -339,6 +405,18 @@ package enum VideoRecogniser: Sendable {
             return Probe(
                 answer: found.answer, takes: slice.map(r.takes) ?? false, continues: slice.map(r.continues) ?? false,
                 startsSequence: slice?.restartsOrder ?? false, found: .hevc(found))
+        }
+    }
+
+    /// The first index of `bytes` — `step` apart from `first` through `last` — where a sample may open (the
+    /// recogniser's `mightOpen`: its first NAL unit's length and header); nil where there is none. The loop runs in
+    /// the recogniser's own type: a run of sound is hundreds of indices.
+    package func firstOpening(_ bytes: UnsafeBufferPointer<UInt8>, from first: Int, through last: Int, step: Int)
+        -> Int?
+    {
+        switch self {
+        case .h264(let r): r.firstOpening(bytes, from: first, through: last, step: step)
+        case .hevc(let r): r.firstOpening(bytes, from: first, through: last, step: step)
         }
     }
 
