@@ -451,7 +451,7 @@ struct RepairSyntaxTests {
         var looked = 0
         for i in bytes.indices {
             let answer = try recogniser.recognise(at: Int64(i), in: window, end: Int64(bytes.count)).answer
-            let might = bytes.withUnsafeBufferPointer { recogniser.mightOpen($0, at: i) }
+            let might = recogniser.mightOpen(bytes.span, at: i)
             if answer != .none {
                 #expect(might, "offset \(i): \(answer)")
                 read += 1
@@ -461,7 +461,8 @@ struct RepairSyntaxTests {
         #expect(read >= 30)
         #expect(looked < bytes.count / 4, "\(looked) of \(bytes.count)")
         // The first such offset from several places, in steps of 1 and 3, as the walk looks through a run of sound.
-        try bytes.withUnsafeBufferPointer { b in
+        do {
+            let b = bytes.span
             for start in stride(from: 0, to: bytes.count - 500, by: 997) {
                 for step in [1, 3] {
                     let expected = stride(from: start, through: start + 500, by: step).first {

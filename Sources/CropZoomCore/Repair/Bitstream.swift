@@ -49,10 +49,11 @@ package struct BitReader {
                 if i >= 2 && b[i - 1] == 0 && b[i - 2] == 0 { return nil }
                 at = i + 1
             }
-            let raw = UnsafeRawPointer(base)
             var i = 0
             while i + 8 <= n {
-                words[i >> 3] = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                var word: UInt64 = 0
+                for k in 0..<8 { word = word << 8 | UInt64(b[i + k]) }
+                words[i >> 3] = word
                 i += 8
             }
             while i < n {

@@ -68,16 +68,13 @@ package final class ByteWindow {
         return apart ? Array(aside[start..<start + held]) : Array(buffer[start..<start + held])
     }
 
-    /// `body` given up to `count` bytes at `offset` (fewer at the end of the file, none past it) in the window's own
-    /// storage, without copying them: the walk's look at each NAL unit's first bytes.
+    /// `body` given up to `count` bytes at `offset` (fewer at the end of the file, none past it), a slice of the
+    /// window's own storage, not copied: the walk's look at each NAL unit's first bytes.
     package func withBytes<Result>(
-        at offset: Int64, count: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+        at offset: Int64, count: Int, _ body: (ArraySlice<UInt8>) -> Result
     ) throws(CropZoomError) -> Result {
-        guard let (apart, start, held) = try hold(at: offset, count: count) else {
-            return body(UnsafeBufferPointer(start: nil, count: 0))
-        }
-        let lend = { (b: UnsafeBufferPointer<UInt8>) in body(UnsafeBufferPointer(rebasing: b[start..<start + held])) }
-        return apart ? aside.withUnsafeBufferPointer(lend) : buffer.withUnsafeBufferPointer(lend)
+        guard let (apart, start, held) = try hold(at: offset, count: count) else { return body([]) }
+        return body(apart ? aside[start..<start + held] : buffer[start..<start + held])
     }
 
     /// Makes the window hold up to `count` bytes at `offset`: whether they are in the buffer aside, where they start

@@ -751,7 +751,8 @@ package final class MediaWalker {
             let from = length
             let to = min(last, from + span)
             // The first where any recogniser's look says one may open.
-            let opening = try window.withBytes(at: offset + Int64(from), count: to - from + 8) { bytes -> Int? in
+            let opening = try window.withBytes(at: offset + Int64(from), count: to - from + 8) { slice -> Int? in
+                let bytes = slice.span
                 var first: Int?
                 for (_, r) in recognisers {
                     if let i = r.firstOpening(bytes, from: 0, through: (first ?? to + step) - from - step, step: step) {

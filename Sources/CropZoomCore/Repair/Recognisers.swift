@@ -35,6 +35,9 @@ package struct H264Recogniser: Sendable {
     package private(set) var pps: Slots<H264Syntax.PPS>
     /// A sample larger than this is not taken (8 times the reference's largest, at least 4 MiB).
     package let largestSample: Int
+    /// The most a NAL length's first byte can be with the length within ``largestSample`` (``mightOpen(_:at:)``
+    /// turns most bytes away by it).
+    private let firstByteBound: UInt8
     /// The frame_num of the last reference picture accepted (nil before the first IDR).
     package private(set) var previousReferenceFrameNum: UInt32?
     private var order = H264Syntax.PictureOrder()
@@ -44,6 +47,7 @@ package struct H264Recogniser: Sendable {
         sps = config.sps
         pps = config.pps
         self.largestSample = max(4 << 20, 8 * largestSample)
+        firstByteBound = UInt8(min(255, self.largestSample >> (8 * (lengthSize - 1))))
     }
 
     /// What ``recognise(at:in:end:)`` found: the answer, the sample's first slice, and where the sample carries
@@ -58,10 +62,10 @@ package struct H264Recogniser: Sendable {
     /// Whether a sample may open at `bytes[i...]`: its first NAL unit's length and header pass the checks
     /// ``recognise(at:in:end:)`` makes of a first NAL unit before it reads a slice header (a length that fits, the
     /// forbidden bit clear, a type a sample may open with). False means that reads none there; true, that it may.
-    package func mightOpen(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
-        guard i >= 0, i + lengthSize < bytes.count, let base = bytes.baseAddress else { return false }
-        let length = Self.nalLength(base + i, size: lengthSize)
-        let header = base[i + lengthSize]
+    package func mightOpen(_ bytes: Span<UInt8>, at i: Int) -> Bool {
+        guard i >= 0, i + lengthSize < bytes.count, bytes[unchecked: i] <= firstByteBound else { return false }
+        let length = Self.nalLength(bytes, at: i, size: lengthSize)
+        let header = bytes[unchecked: i + lengthSize]
         guard length > 0, header & 0x80 == 0, lengthSize + length <= largestSample else { return false }
         switch H264Syntax.nalType(header) {
         case 1, 5, 6, 7, 8, 9, 12...19: return true
@@ -71,7 +75,7 @@ package struct H264Recogniser: Sendable {
 
     /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
     /// there is none.
-    package func firstOpening(_ bytes: UnsafeBufferPointer<UInt8>, from first: Int, through last: Int, step: Int)
+    package func firstOpening(_ bytes: Span<UInt8>, from first: Int, through last: Int, step: Int)
         -> Int?
     {
         var i = first
@@ -82,14 +86,17 @@ package struct H264Recogniser: Sendable {
         return nil
     }
 
-    /// The big-endian NAL length of `size` bytes (1, 2 or 4) at `p`.
+    /// The big-endian NAL length of `size` bytes (1, 2 or 4) at `bytes[i]`, which the caller has checked it holds
+    /// (one load where the size is 4).
     @inline(__always)
-    static func nalLength(_ p: UnsafePointer<UInt8>, size: Int) -> Int {
+    static func nalLength(_ bytes: Span<UInt8>, at i: Int, size: Int) -> Int {
+        var length = 0
         switch size {
-        case 4: Int(UInt32(bigEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)))
-        case 2: Int(p[0]) << 8 | Int(p[1])
-        default: Int(p[0])
+        case 4: for k in 0..<4 { length = length << 8 | Int(bytes[unchecked: i + k]) }
+        case 2: length = Int(bytes[unchecked: i]) << 8 | Int(bytes[unchecked: i + 1])
+        default: length = Int(bytes[unchecked: i])
         }
+        return length
     }
 
     /// Reads the sample that may start at `offset` in `window`, up to `end` (where the media data ends). Does not
@@ -212,6 +219,7 @@ package struct HEVCRecogniser: Sendable {
     package private(set) var sps: Slots<HEVCSyntax.SPS>
     package private(set) var pps: Slots<HEVCSyntax.PPS>
     package let largestSample: Int
+    private let firstByteBound: UInt8
     /// The order count of the last picture accepted (nil before the first).
     package private(set) var previousOrder: Int64?
     private var order = HEVCSyntax.PictureOrder()
@@ -223,6 +231,7 @@ package struct HEVCRecogniser: Sendable {
         sps = config.sps
         pps = config.pps
         self.largestSample = max(4 << 20, 8 * largestSample)
+        firstByteBound = UInt8(min(255, self.largestSample >> (8 * (lengthSize - 1))))
     }
 
     /// What ``recognise(at:in:end:)`` found, and where the sample carries parameter sets, the sets as they stand
@@ -236,10 +245,10 @@ package struct HEVCRecogniser: Sendable {
     /// Whether a sample may open at `bytes[i...]`: its first NAL unit's length and two-byte header pass the checks
     /// ``recognise(at:in:end:)`` makes of a first NAL unit before it reads a slice header. False means that reads
     /// none there; true, that it may.
-    package func mightOpen(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
-        guard i >= 0, i + lengthSize + 1 < bytes.count, let base = bytes.baseAddress else { return false }
-        let length = H264Recogniser.nalLength(base + i, size: lengthSize)
-        let header = UInt16(base[i + lengthSize]) << 8 | UInt16(base[i + lengthSize + 1])
+    package func mightOpen(_ bytes: Span<UInt8>, at i: Int) -> Bool {
+        guard i >= 0, i + lengthSize + 1 < bytes.count, bytes[unchecked: i] <= firstByteBound else { return false }
+        let length = H264Recogniser.nalLength(bytes, at: i, size: lengthSize)
+        let header = UInt16(bytes[unchecked: i + lengthSize]) << 8 | UInt16(bytes[unchecked: i + lengthSize + 1])
         guard length >= 2, header & 0x8000 == 0, header & 7 != 0, lengthSize + length <= largestSample else {
             return false
         }
@@ -251,7 +260,7 @@ package struct HEVCRecogniser: Sendable {
 
     /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
     /// there is none.
-    package func firstOpening(_ bytes: UnsafeBufferPointer<UInt8>, from first: Int, through last: Int, step: Int)
+    package func firstOpening(_ bytes: Span<UInt8>, from first: Int, through last: Int, step: Int)
         -> Int?
     {
         var i = first
@@ -411,7 +420,7 @@ package enum VideoRecogniser: Sendable {
     /// The first index of `bytes` — `step` apart from `first` through `last` — where a sample may open (the
     /// recogniser's `mightOpen`: its first NAL unit's length and header); nil where there is none. The loop runs in
     /// the recogniser's own type: a run of sound is hundreds of indices.
-    package func firstOpening(_ bytes: UnsafeBufferPointer<UInt8>, from first: Int, through last: Int, step: Int)
+    package func firstOpening(_ bytes: Span<UInt8>, from first: Int, through last: Int, step: Int)
         -> Int?
     {
         switch self {
