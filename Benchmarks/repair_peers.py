@@ -70,13 +70,19 @@ CASES = {
     # speed case)
     "j": ("larger, for speed, no B-frames: 1280x720, 120 s, H.264 -bf 0 + AAC MP4", "mp4", "1280x720", 120,
           ["-bf", "0"], AAC, [], "mdat"),
-    # for speed only (repair_speed.py, with the original itself as the reference: the one reference untrunc walks
-    # this file whole with): many small pictures and uncompressed sound, where the walk's cost per sample shows
+    # for speed only (repair_speed.py, with the original itself as the reference): many small pictures and
+    # uncompressed sound, where the walk's cost per sample shows. k is made at its rates (untrunc walks it whole with
+    # that reference); l is resampled to them (30 to 25 fps, 48 to 8 kHz: the sound's chunks vary by a sample frame;
+    # untrunc keeps one picture of it)
     "k": ("small pictures, for speed: 160x120 at 25 fps, 300 s, H.264 -bf 0 + PCM s16le mono 8 kHz MOV", "mov",
+          "160x120", 300, ["-bf", "0"], ["-c:a", "pcm_s16le", "-ac", "1"], [], "mdat"),
+    "l": ("case k resampled to its rates (from 30 fps and 48 kHz): sound chunks of varying sample frames", "mov",
           "160x120", 300, ["-bf", "0", "-r", "25"], ["-c:a", "pcm_s16le", "-ac", "1", "-ar", "8000"], [], "mdat"),
 }
-# Cases repair_peers.py scores by default (k is repair_speed.py's).
-SCORED = [c for c in CASES if c != "k"]
+# The generators' picture and sample rates where a case's are not 30 fps and 48 kHz.
+SOURCE_RATES = {"k": (25, 8000)}
+# Cases repair_peers.py scores by default (k and l are repair_speed.py's).
+SCORED = [c for c in CASES if c not in ("k", "l")]
 REF_SECONDS = 5
 # References: (generator, extra video filter, seconds (None: the original's), description). "testsrc" is the design's
 # reference (other content made by the same command); "hflip" is the original's generator mirrored: other bytes, but
@@ -107,9 +113,10 @@ def ffmpeg_cmd(case, out, ref=None):
     title, ext, size, seconds, vopts, aopts, mux, cut = CASES[case]
     src, vf, freq, dur = (REFS[ref][0], REFS[ref][1], 1000, REFS[ref][2] or seconds) if ref else \
         ("testsrc2", None, 440, seconds)
+    rate, sample_rate = SOURCE_RATES.get(case, (30, 48000))
     return (["ffmpeg", "-v", "error", "-nostdin", "-y",
-             "-f", "lavfi", "-i", f"{src}=size={size}:rate=30:duration={dur}",
-             "-f", "lavfi", "-i", f"sine=frequency={freq}:sample_rate=48000:duration={dur}",
+             "-f", "lavfi", "-i", f"{src}=size={size}:rate={rate}:duration={dur}",
+             "-f", "lavfi", "-i", f"sine=frequency={freq}:sample_rate={sample_rate}:duration={dur}",
              "-map", "0:v", "-map", "1:a"] + (["-vf", vf] if vf else [])
             + ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p"] + vopts + aopts + mux + [out])
 
