@@ -1013,6 +1013,77 @@ struct RepairTimecodeTests {
         }
         #expect(decode.isEmpty, "\(decode)")
     }
+
+    @Test(
+        """
+        a reference whose timecode track's index claims 4,294,967,280 samples of one size (its stsz and stts counts \
+        patched, as a damaged or hostile index may say): read without listing them — the same repaired file, with \
+        the recording's own timecode, as with the index as written (a walk through the count would not end: the run is
+        killed after a minute)
+        """)
+    func billionsOfOneSize() throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mov")
+        let reference = scratch.file("reference.mov")
+        for (path, content, timecode, seconds) in [
+            (original, "testsrc2", "01:02:03:04", 6), (reference, "testsrc", "10:00:00:00", 3),
+        ] {
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=320x240:rate=30", "-f", "lavfi", "-i",
+                    "sine=frequency=440:sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264", "-preset",
+                    "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-timecode", timecode, path.path,
+                ])
+        }
+        var bytes = [UInt8](try Data(contentsOf: reference))
+        let huge = scratch.file("huge.mov")
+        #expect(Self.claimTimecodeSamples(0xFFFF_FFF0, in: &bytes))
+        try Data(bytes).write(to: huge)
+        let probed = try Oracle.runChecked(
+            "ffprobe", ["-v", "error", "-show_entries", "stream=nb_frames", "-of", "csv=p=0", huge.path]
+        ).stdout
+        #expect(probed.split(separator: "\n").last == "4294967280", "\(probed)")
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let again = scratch.file("again.mov")
+        let hugeRun = try CLI.run(
+            try CLI.binary(), ["repair", broken.path, "--reference", huge.path, "-o", again.path], timeout: 60)
+        #expect(hugeRun.status == 0 && hugeRun.stderr.contains("timecode 01:02:03:04"), "\(hugeRun)")
+        #expect(try Data(contentsOf: again) == Data(contentsOf: fixed))
+    }
+
+    /// Sets the sample count of the timecode track's `stsz` (one size) and of its `stts`'s one run to `count`: the
+    /// track found by its media handler (`tmcd`). False when there is no such track.
+    static func claimTimecodeSamples(_ count: UInt32, in bytes: inout [UInt8]) -> Bool {
+        func u32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        func type(_ at: Int) -> String { String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) }
+        // The boxes of a trak, depth first (moov, trak, mdia, minf, stbl hold others).
+        func boxes(_ from: Int, _ end: Int) -> [(offset: Int, type: String)] {
+            var out: [(Int, String)] = []
+            var at = from
+            while at + 8 <= end, u32(at) >= 8 {
+                out.append((at, type(at)))
+                if ["moov", "trak", "mdia", "minf", "stbl"].contains(type(at)) { out += boxes(at + 8, at + u32(at)) }
+                at += u32(at)
+            }
+            return out
+        }
+        let all = boxes(0, bytes.count)
+        for trak in all where trak.type == "trak" {
+            let inside = boxes(trak.offset + 8, trak.offset + u32(trak.offset))
+            guard let handler = inside.first(where: { $0.type == "hdlr" }),
+                type(handler.offset + 12) == "tmcd",
+                let stsz = inside.first(where: { $0.type == "stsz" }),
+                let stts = inside.first(where: { $0.type == "stts" }), u32(stsz.offset + 12) == 4
+            else { continue }
+            for at in [stsz.offset + 16, stts.offset + 16] {
+                bytes.replaceSubrange(at..<at + 4, with: (0..<4).reversed().map { UInt8(count >> (8 * $0) & 0xFF) })
+            }
+            return true
+        }
+        return false
+    }
 }
 
 /// Real phone footage (the corpus's iPhone MOVs: HEVC Main 10 with Dolby Vision, negative composition offsets, AAC
