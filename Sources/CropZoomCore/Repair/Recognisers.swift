@@ -24,12 +24,32 @@ package protocol AudioFrameProbe: AnyObject {
     var readsAhead: Bool { get }
 }
 
+/// A recogniser's look at the bytes before its probe: where a sample may open (its first NAL unit's length and header
+/// as the recogniser requires them), so that a search through hundreds of places asks the probe at few.
+package protocol SampleOpenings {
+    /// Whether a sample may open at `bytes[i...]`: false where the recogniser reads none there.
+    func mightOpen(_ bytes: Span<UInt8>, at i: Int) -> Bool
+}
+
+extension SampleOpenings {
+    /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
+    /// there is none.
+    package func firstOpening(_ bytes: Span<UInt8>, from first: Int, through last: Int, step: Int) -> Int? {
+        var i = first
+        while i <= last {
+            if mightOpen(bytes, at: i) { return i }
+            i += step
+        }
+        return nil
+    }
+}
+
 /// Recognises H.264 samples as MP4 stores them (length-prefixed NAL units, ISO/IEC 14496-15): a chain of NAL units
 /// whose lengths fit, whose headers are allowed, whose first coded slice starts a picture with a parameter set the
 /// reference (or the stream itself) defined, ending where the next access unit starts (H.264 7.4.1.2.3-4). A sample
 /// is accepted only where frame_num continues the previous picture's (7.4.3), or at an IDR picture: audio or
 /// metadata bytes that happen to look like a NAL chain do not continue a picture sequence.
-package struct H264Recogniser: Sendable {
+package struct H264Recogniser: Sendable, SampleOpenings {
     package let lengthSize: Int
     package private(set) var sps: Slots<H264Syntax.SPS>
     package private(set) var pps: Slots<H264Syntax.PPS>
@@ -71,19 +91,6 @@ package struct H264Recogniser: Sendable {
         case 1, 5, 6, 7, 8, 9, 12...19: return true
         default: return false
         }
-    }
-
-    /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
-    /// there is none.
-    package func firstOpening(_ bytes: Span<UInt8>, from first: Int, through last: Int, step: Int)
-        -> Int?
-    {
-        var i = first
-        while i <= last {
-            if mightOpen(bytes, at: i) { return i }
-            i += step
-        }
-        return nil
     }
 
     /// The big-endian NAL length of `size` bytes (1, 2 or 4) at `bytes[i]`, which the caller has checked it holds
@@ -214,7 +221,7 @@ package struct H264Recogniser: Sendable {
 /// (`first_slice_segment_in_pic_flag`) with a parameter set the reference defines, ending where the next access unit
 /// starts (H.265 7.4.2.4.4). HEVC has no frame_num: a picture continues the stream when its order count lies within
 /// ``orderReach`` of the previous picture's, or it is an IRAP picture.
-package struct HEVCRecogniser: Sendable {
+package struct HEVCRecogniser: Sendable, SampleOpenings {
     package let lengthSize: Int
     package private(set) var sps: Slots<HEVCSyntax.SPS>
     package private(set) var pps: Slots<HEVCSyntax.PPS>
@@ -256,19 +263,6 @@ package struct HEVCRecogniser: Sendable {
         case 0...9, 16...21, 32, 33, 34, 35, 38, 39, 41...44, 48...55: return true
         default: return false
         }
-    }
-
-    /// The first index of `bytes` — `step` apart from `first` through `last` — where ``mightOpen(_:at:)``; nil where
-    /// there is none.
-    package func firstOpening(_ bytes: Span<UInt8>, from first: Int, through last: Int, step: Int)
-        -> Int?
-    {
-        var i = first
-        while i <= last {
-            if mightOpen(bytes, at: i) { return i }
-            i += step
-        }
-        return nil
     }
 
     /// Reads the sample that may start at `offset`, up to `end`; does not change the state.
