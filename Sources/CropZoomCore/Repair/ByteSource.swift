@@ -64,8 +64,7 @@ package final class ByteWindow {
 
     /// Up to `count` bytes at `offset` (fewer at the end of the file), copied out of the window.
     package func bytes(at offset: Int64, count: Int) throws(CropZoomError) -> [UInt8] {
-        guard let (apart, start, held) = try hold(at: offset, count: count) else { return [] }
-        return apart ? Array(aside[start..<start + held]) : Array(buffer[start..<start + held])
+        try withBytes(at: offset, count: count) { Array($0) }
     }
 
     /// `body` given up to `count` bytes at `offset` (fewer at the end of the file, none past it), a slice of the
