@@ -125,7 +125,7 @@ struct RepairTests {
         return (streams, json["decode_errors"] as? String ?? "?")
     }
 
-    /// A recording's sound channels (0: none) and video encoder options.
+    /// A recording's sound channels (0: none) and encoder options (`video`; the sound's rate apart).
     struct Case: Sendable, CustomTestStringConvertible {
         var channels: Int
         var video: [String]
@@ -134,11 +134,14 @@ struct RepairTests {
         var seconds = 6
         var rate = 30
         var rotate: Int? = nil
-        /// The sound's sample rate (the output's `-ar`, where `video` gives one).
-        var sampleRate: Int { video.firstIndex(of: "-ar").flatMap { Int(video[$0 + 1]) } ?? 48000 }
+        /// The sound's sample rate (`-ar` where it is not the source's 48 kHz).
+        var sampleRate = 48000
+        /// The encoder options: `video`, and the sound's rate where it is not 48 kHz.
+        var options: [String] { video + (sampleRate == 48000 ? [] : ["-ar", "\(sampleRate)"]) }
         var testDescription: String {
             "\(channels) channels, \(video.joined(separator: " ")), \(ext)" + (sound.map { ", \($0)" } ?? "")
-                + (rate == 30 ? "" : ", \(rate) fps") + (rotate.map { ", rotated \($0)°" } ?? "")
+                + (rate == 30 ? "" : ", \(rate) fps") + (sampleRate == 48000 ? "" : ", \(sampleRate) Hz")
+                + (rotate.map { ", rotated \($0)°" } ?? "")
         }
         static let all = [
             Case(channels: 2, video: ["-bf", "0"]), Case(channels: 1, video: ["-bf", "0"]),
@@ -171,7 +174,7 @@ struct RepairTests {
                 sound: "anoisesrc=color=white:sample_rate=48000:amplitude=0.5:seed=2"),
             // PCM resampled to 8 kHz, 25 fps: the sound's chunks vary by a sample frame (682 or 684 bytes), so a run's
             // end is looked for at every 2 bytes, through the look at each place before a probe (mightOpen).
-            Case(channels: 1, video: ["-bf", "0", "-c:a", "pcm_s16le", "-ar", "8000"], ext: "mov", rate: 25),
+            Case(channels: 1, video: ["-bf", "0", "-c:a", "pcm_s16le"], ext: "mov", rate: 25, sampleRate: 8000),
             // 60 fps (a frame every 1/60 s: AAC frames and pictures interleave at another rhythm), and a portrait
             // phone clip whose display matrix turns it: the matrix comes from the reference.
             Case(channels: 2, video: ["-bf", "3"], rate: 60),
@@ -194,10 +197,10 @@ struct RepairTests {
         let original = scratch.file("original.\(c.ext)")
         let reference = scratch.file("reference.\(c.ext)")
         try Self.recording(
-            original, content: "testsrc2", tone: 440, seconds: Double(c.seconds), more: c.video, channels: channels,
+            original, content: "testsrc2", tone: 440, seconds: Double(c.seconds), more: c.options, channels: channels,
             sound: c.sound, rate: c.rate, rotate: c.rotate)
         try Self.recording(
-            reference, content: "testsrc", tone: 880, seconds: 3, more: c.video, channels: channels, rate: c.rate,
+            reference, content: "testsrc", tone: 880, seconds: 3, more: c.options, channels: channels, rate: c.rate,
             rotate: c.rotate)
         let counts = try (0..<(channels > 0 ? 2 : 1)).map { try Oracle.packets(original.path, streamIndex: $0).count }
         #expect(counts.first == c.rate * c.seconds)
@@ -696,6 +699,48 @@ struct RepairTests {
         #expect(abs((report.audioStartOffset ?? 0) + 1024.0 / 48000) < 1e-9, "\(report)")
         #expect(report.gaps.isEmpty && report.recoveredBytes == report.mediaBytes, "\(report)")
     }
+
+    @Test(
+        """
+        the library: a RepairJob cancelled (by cancel(), or by cancelling the task awaiting it) throws `.cancelled` \
+        naming the output, ends its events with that failure, and leaves nothing: no output, no temporary, the broken \
+        file and the reference as they were
+        """, arguments: ["cancel()", "task"])
+    func libraryCancelled(_ how: String) async throws {
+        let scratch = try Scratch()
+        let (_, reference, broken) = try Self.brokenRecording(in: scratch)
+        let before = try [broken, reference].map { try Data(contentsOf: $0) }
+        let listing = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).sorted()
+        let output = scratch.file("fixed.mp4").path
+        let job = RepairJob(
+            configuration: RepairConfiguration(input: broken.path, reference: reference.path, output: output))
+        let events = Task { () -> [RepairEvent] in
+            var all: [RepairEvent] = []
+            for await event in job.events { all.append(event) }
+            return all
+        }
+        let run = Task { () async throws -> RepairReport in
+            // Cancelled before it starts, so that the repair of a small file cannot end first.
+            if how == "task" { withUnsafeCurrentTask { $0?.cancel() } }
+            return try await job.run()
+        }
+        if how == "cancel()" { job.cancel() }
+        do {
+            let report = try await run.value
+            Issue.record("not cancelled: \(report.line)")
+        } catch let error as CropZoomError {
+            #expect(error.kind == .cancelled && error.path == output, "\(error)")
+        }
+        let last = await events.value.last
+        if case .failed(let error) = last {
+            #expect(error.kind == .cancelled, "\(error)")
+        } else {
+            Issue.record("the events did not end with the failure: \(String(describing: last))")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).sorted() == listing)
+        #expect(try [broken, reference].map { try Data(contentsOf: $0) } == before)
+    }
 }
 
 /// Damaged media data (issue 31 item 2): the walk steps over bytes it cannot read to the next keyframe.
@@ -973,7 +1018,7 @@ struct RepairVideoTracksTests {
     }
 }
 
-@Suite("Repair: timecode")
+@Suite("Repair: timecode and camera metadata tracks")
 struct RepairTimecodeTests {
     @Test(
         """
@@ -1011,6 +1056,42 @@ struct RepairTimecodeTests {
             #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
             #expect(s["pts_error"] as? Double == 0, "\(s)")
         }
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        a MOV with a GoPro-style metadata track (`gpmd`, a 1 kB sample every 0.15 s between the pictures and the \
+        sound): its samples stepped over, never taken for media — every picture and sound frame back at its time, \
+        nothing foreign, a clean decode — and the line names the track by its sample entry
+        """)
+    func cameraMetadataSteppedOver() throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mov")
+        let reference = scratch.file("reference.mov")
+        for (path, content, seconds) in [(original, "testsrc2", 4), (reference, "testsrc", 2)] {
+            let metadata = scratch.file("\(content).bin")
+            try Data((0..<24_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ seconds) }).write(to: metadata)
+            _ = try Oracle.runChecked(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "\(content)=size=320x240:rate=30", "-f", "lavfi",
+                    "-i", "sine=frequency=440:sample_rate=48000", "-f", "data", "-i", metadata.path, "-map", "0:v",
+                    "-map", "1:a", "-map", "2", "-t", "\(seconds)", "-c:v", "libx264", "-preset", "veryfast",
+                    "-pix_fmt", "yuv420p", "-c:a", "aac", "-c:d", "copy", "-tag:d", "gpmd", "-bsf:d",
+                    "setts=ts=N*0.15/TB", path.path,
+                ])
+        }
+        let (run, broken, fixed) = try RepairTests.repairCut(original, reference: reference, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("not recovered: data (gpmd, stepped over)"), "\(run.stderr)")
+        let (streams, decode) = try RepairTests.score(original: original, broken: broken, repaired: fixed)
+        #expect(streams.count == 3, "\(streams)")
+        for s in streams.prefix(2) {
+            #expect(s["whole"] as? Int == s["recovered"] as? Int && s["foreign"] as? Int == 0, "\(s)")
+            #expect(s["pts_error"] as? Double == 0, "\(s)")
+        }
+        #expect((streams.first?["whole"] as? Int ?? 0) >= 119, "\(streams)")
         #expect(decode.isEmpty, "\(decode)")
     }
 

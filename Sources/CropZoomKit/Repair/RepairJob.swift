@@ -1,6 +1,7 @@
 import CropZoomFFmpeg
 import CropZoomSystem
 import Foundation
+import Synchronization
 
 /// What to repair, from what, into what (`cropzoom repair BROKEN --reference GOOD -o FIXED`).
 public struct RepairConfiguration: Sendable, Equatable {
@@ -49,7 +50,7 @@ public enum RepairEvent: Sendable {
 /// serve or the input is not broken, 3 when the input is not an MP4/MOV/3GP or nothing could be recovered. The work
 /// runs on a thread of its own; ``cancel()`` or cancelling the awaiting task stops it, leaving nothing behind.
 ///
-/// `@unchecked Sendable`: `cancelled` and `started` are behind `lock`; `probesFirst` is set before ``run()`` and
+/// `@unchecked Sendable`: `cancelled` is atomic and `started` behind `lock`; `probesFirst` is set before ``run()`` and
 /// `probeUse` written by the job's thread, read once it has ended (tests); the rest is set in `init` and read only.
 public final class RepairJob: @unchecked Sendable {
     public let configuration: RepairConfiguration
@@ -57,7 +58,8 @@ public final class RepairJob: @unchecked Sendable {
     public let events: AsyncStream<RepairEvent>
     private let continuation: AsyncStream<RepairEvent>.Continuation
     private let lock = NSLock()
-    private var cancelled = false
+    /// Set by ``cancel()``; read at every sample the walk hands over (an atomic load, no lock).
+    private let cancelled = Atomic<Bool>(false)
     private var started = false
     /// Notices (a stale temporary removed) as the job goes.
     private let notice: @Sendable (String) -> Void
@@ -82,9 +84,9 @@ public final class RepairJob: @unchecked Sendable {
     }
 
     /// Stops the repair from any thread: nothing is left at the output path, and ``run()`` throws `.cancelled`.
-    public func cancel() { lock.withLock { cancelled = true } }
+    public func cancel() { cancelled.store(true, ordering: .releasing) }
 
-    private var isCancelled: Bool { lock.withLock { cancelled } || stopWhen() }
+    private var isCancelled: Bool { cancelled.load(ordering: .acquiring) || stopWhen() }
 
     /// Repairs (on a thread of its own) and returns the report.
     public func run() async throws(CropZoomError) -> RepairReport {

@@ -224,8 +224,10 @@ struct RepairSetup {
             let type = t.isVideo ? "video" : t.isAudio ? "audio" : "data"
             // What plays: from the first time shown (an AAC track's priming before 0 is not) to the end.
             let playing = spans[i].map { $0.end - max(0, $0.first) } ?? 0
+            // FFmpeg names a metadata track it cannot read `none` or `bin_data`: its sample entry says more (gpmd).
+            let named = !["none", "bin_data"].contains(stream.codecName)
             return RepairReport.Track(
-                index: i, type: type, codec: stream.codecName == "none" ? t.sampleEntry : stream.codecName,
+                index: i, type: type, codec: named ? stream.codecName : t.sampleEntry,
                 samples: outcome.samples[i] ?? 0, keyframes: outcome.keyframes[i] ?? 0, seconds: playing,
                 recovered: walked.contains(i))
         }
