@@ -153,6 +153,8 @@ struct RepairTests {
             // One-second chunks (runs of about 30 frames, then 47 audio frames), and QuickTime's container.
             Case(channels: 2, video: ["-bf", "3", "-chunk_duration", "1000000"]),
             Case(channels: 2, video: ["-bf", "3"], ext: "mov"),
+            // A phone's 3GP (ffmpeg's 3gp muxer: brand 3gp6, a free box before the media data), mono AAC.
+            Case(channels: 1, video: ["-bf", "0"], ext: "3gp"),
             // Uncompressed sound in a MOV, as many cameras write it (little- and big-endian: sowt, twos): untrunc
             // stopped at 46 % of such a file.
             Case(channels: 2, video: ["-bf", "3", "-c:a", "pcm_s16le"], ext: "mov"),
@@ -186,7 +188,7 @@ struct RepairTests {
         """
         an H.264 or HEVC MP4/MOV cut just before its index (the mdat's size as written, and 0 as a crashed writer leaves it), with \
         stereo AAC, mono AAC (whose frames can start like a NAL length) and no sound (frame after frame), without and \
-        with B-frames (adaptive, pyramid, several IDR sequences), one-second chunks, MOV with PCM sound (a tone, 8 kHz \
+        with B-frames (adaptive, pyramid, several IDR sequences), one-second chunks, 3GP, MOV with PCM sound (a tone, 8 kHz \
         resampled, loud noise; sowt and twos): every packet back with identical bytes, in order, \
         at its original time (B-frames in display order, the sound's priming as the writer put it), a clean decode, \
         exit 0 and one line saying what was recovered

@@ -63,6 +63,49 @@ struct RepairWorkflowTests {
 
     @Test(
         """
+        a transcode with --reference into each container a transcode writes (MOV, Matroska and WebM with their 1 ms \
+        clock, MPEG-TS, FLV) gives what the same transcode of the complete original gives, packet for packet: every \
+        picture at the original's time and the sound copied (re-encoded for WebM), moved together only where the \
+        container cannot start before 0 (TS, FLV: by the encoder's B-frame delay), the offset between them kept
+        """, arguments: ["mov", "mkv", "ts", "flv", "webm"])
+    func transcodeWithReferenceInto(_ ext: String) throws {
+        let scratch = try Scratch()
+        let (original, reference, broken) = try RepairTests.brokenRecording(in: scratch)
+        let out = scratch.file("out.\(ext)")
+        let healthy = scratch.file("healthy.\(ext)")
+        let run = try CLI.cropzoom([broken.path, "--reference", reference.path, "-o", out.path, "--zoom", "1.5"])
+        #expect(run.status == 0, "\(run)")
+        let plain = try CLI.cropzoom([original.path, "-o", healthy.path, "--zoom", "1.5"])
+        #expect(plain.status == 0, "\(plain)")
+        for stream in 0..<2 {
+            let (a, b) = (
+                try Oracle.packets(out.path, streamIndex: stream), try Oracle.packets(healthy.path, streamIndex: stream)
+            )
+            #expect(
+                a.count == b.count && a.map(\.ptsTime) == b.map(\.ptsTime), "stream \(stream): \(a.count), \(b.count)")
+            #expect(a.map(\.hash) == b.map(\.hash), "stream \(stream): the packets' bytes differ")
+        }
+        // Against the original: every picture at its time, after the container's common shift.
+        let (truth, pictures) = (try Oracle.videoFramePTS(original.path), try Oracle.videoFramePTS(out.path))
+        #expect(pictures.count == 60 && truth.count == 60, "\(pictures.count) pictures")
+        let shift = (pictures.min() ?? 0) - (truth.min() ?? 0)
+        #expect(shift == 0 || (["ts", "flv"].contains(ext) && shift > 0 && shift <= 0.1), "shifted by \(shift) s")
+        let video = try #require(try Oracle.streams(out.path).first { $0.codecType == "video" })
+        let tolerance = Contract.tolerance(video.timeBase)
+        #expect(zip(truth, pictures).allSatisfy { abs($1 - shift - $0) <= tolerance }, "\(pictures)")
+        if ext != "webm" {
+            // MPEG-TS carries AAC with ADTS headers: the times and the offset are compared, not the bytes.
+            let audio = try Contract.checkCopiedAudio(
+                input: original.path, output: out, compareHashes: ext != "ts", shift: shift)
+            #expect(audio.isEmpty, "\(audio)")
+        }
+        #expect(
+            Files.names(in: scratch.url)
+                == ["broken.mp4", "healthy.\(ext)", "original.mp4", "out.\(ext)", "reference.mp4"].sorted())
+    }
+
+    @Test(
+        """
         batch --reference: a folder's file without its index is repaired and transcoded beside a whole one (both ok); \
         without --reference it fails naming the way out; --dry-run plans it from the reference
         """)
