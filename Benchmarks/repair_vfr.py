@@ -87,8 +87,8 @@ def record(case, out, reference):
 
 def picture_errors(original, repaired):
     """Each original picture's time error in the repaired file (seconds), matched by bytes in order; None: lost."""
-    orig = repair_score.packets(original).get(0, [])
-    fixed = repair_score.packets(repaired).get(0, []) if os.path.exists(repaired) else []
+    orig = repair_score.packets(original)[0].get(0, [])
+    fixed = repair_score.packets(repaired)[0].get(0, []) if os.path.exists(repaired) else []
     places = {}
     for k, q in enumerate(fixed):
         places.setdefault(q["hash"], []).append(k)

@@ -1010,12 +1010,15 @@ struct RepairVideoTracksTests {
     @Test(
         """
         a Pixel motion photo (the corpus's: 53 pictures of 1440x1080, then two 2048x1536 stills, both HEVC with the \
-        same parameter set ids, the first still carrying its own): each still in its track, none among the pictures
+        same parameter set ids, the first still carrying its own): each still in its track at its time (the stills' \
+        track's durations are 1.77 s and 0, the writer's "not known"), none among the pictures
         """)
     func motionPhoto() throws {
-        guard let (_, decode) = try RepairTests.repairWithoutIndex(corpus: "axm-mv_with_2_top_shots.mp4") else {
+        guard let (streams, decode) = try RepairTests.repairWithoutIndex(corpus: "axm-mv_with_2_top_shots.mp4") else {
             return
         }
+        // Both stills at 0 before: the 0 taken for the track's duration.
+        #expect(streams.dropFirst().first?["pts_error"] as? Double == 0, "\(streams)")
         #expect(decode.isEmpty, "\(decode)")
     }
 }
@@ -1214,6 +1217,26 @@ struct RepairCorpusTests {
         // exact. Timed by the sound they were 2.16 s off, and the last pictures' order broke the decode.
         #expect((streams.first?["pts_error"] as? Double ?? 9) <= 0.21, "\(streams.first ?? [:])")
         #expect(streams.dropFirst().first?["pts_error"] as? Double == 0, "\(streams)")
+        #expect(decode.isEmpty, "\(decode)")
+    }
+
+    @Test(
+        """
+        a phone file with an empty second video track between its pictures and its sound (androidx's \
+        sample_empty_track.mp4, its sound stored first) with its index gone: every picture and sound frame back — \
+        the empty track not written, the sound scored as the repaired file's sound track —, the pictures at their \
+        times, decoding clean
+        """)
+    func emptyTrack() throws {
+        guard let (streams, decode) = try RepairTests.repairWithoutIndex(corpus: "axm-sample_empty_track.mp4") else {
+            return
+        }
+        // The empty track has no packets: the original's picture and sound streams (0 and 2) are scored.
+        #expect(streams.map { $0["index"] as? Int } == [0, 2], "\(streams)")
+        #expect((streams.first?["pts_error"] as? Double ?? 9) < 0.001, "\(streams)")
+        // The writer gave its first sound frame (23 bytes) 67 ms where the frames after it last 23.2: the repair
+        // times each frame by its 1024 samples, so the sound after it is 44 ms early (its length is not in the data).
+        #expect((streams.last?["pts_error"] as? Double ?? 9) < 0.045, "\(streams)")
         #expect(decode.isEmpty, "\(decode)")
     }
 

@@ -4,7 +4,9 @@
 
     repair_score.py [--vfr] ORIGINAL BROKEN REPAIRED  ->  JSON on stdout
 
-Per stream of the original (packets read by ffprobe, with each packet's MD5):
+Per stream of the original that has packets (read by ffprobe, with each packet's MD5), against the repaired file's
+stream of the same type and rank among those with packets (a repair writes no track it found nothing of — an empty
+track of the original, a metadata track it steps over —, so the indexes may differ; where none is left, nothing):
   whole      packets of the original lying whole in the broken file (pos + size <= its length)
   recovered  of those, packets found in the repaired file with identical bytes, in the same order (a packet missing
              from it, lost to damage, is passed over)
@@ -30,11 +32,13 @@ from fractions import Fraction
 
 def packets(path):
     out = subprocess.run(
-        ["ffprobe", "-v", "error", "-show_entries", "stream=index,time_base:packet=stream_index,pts,dts,duration,"
-         "size,pos,flags,data_hash", "-show_data_hash", "MD5", "-of", "json", path],
+        ["ffprobe", "-v", "error", "-show_entries",
+         "stream=index,codec_type,time_base:packet=stream_index,pts,dts,duration,size,pos,flags,data_hash",
+         "-show_data_hash", "MD5", "-of", "json", path],
         check=True, capture_output=True, text=True).stdout
     data = json.loads(out)
     bases = {s["index"]: Fraction(s["time_base"]) for s in data.get("streams", [])}
+    types = {s["index"]: s.get("codec_type", "?") for s in data.get("streams", [])}
     by_stream = {}
     for p in data.get("packets", []):
         i = p["stream_index"]
@@ -45,7 +49,17 @@ def packets(path):
             "hash": p.get("data_hash"), "size": int(p["size"]), "pos": int(p.get("pos", -1) or -1),
             "pts": None if pts in (None, "N/A") else Fraction(int(pts)) * bases[i],
         })
-    return by_stream
+    return by_stream, types
+
+
+def paired(orig, orig_types, fixed, fixed_types):
+    """Each original stream with packets -> the repaired stream of the same type and rank among those with packets."""
+    pairs = {}
+    for kind in set(orig_types.values()):
+        mine = sorted(i for i in orig if orig_types[i] == kind)
+        theirs = sorted(i for i in fixed if fixed_types.get(i) == kind)
+        pairs.update(zip(mine, theirs))
+    return pairs
 
 
 def silence(size):
@@ -55,12 +69,13 @@ def silence(size):
 
 def score(original, broken, repaired, vfr=False):
     broken_size = os.path.getsize(broken)
-    orig = packets(original)
-    fixed = packets(repaired) if os.path.exists(repaired) else {}
+    orig, orig_types = packets(original)
+    fixed, fixed_types = packets(repaired) if os.path.exists(repaired) else ({}, {})
+    pairs = paired(orig, orig_types, fixed, fixed_types)
     streams = []
     for i, ps in sorted(orig.items()):
         whole = [p for p in ps if 0 <= p["pos"] and p["pos"] + p["size"] <= broken_size]
-        out = fixed.get(i, [])
+        out = fixed.get(pairs[i], []) if i in pairs else []
         known = {p["hash"] for p in ps}
         # Identical bytes in the same order: walk both lists (a hash seen again later is matched in order).
         recovered = 0

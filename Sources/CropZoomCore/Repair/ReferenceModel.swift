@@ -310,7 +310,9 @@ package struct ReferenceModel: Sendable {
         default: kind = .other(t.sampleEntry)
         }
         var counts: [UInt32: UInt64] = [:]
-        for run in t.timeToSample { counts[run.delta, default: 0] += UInt64(run.count) }
+        // A delta of 0 is a writer's "not known" (a last sample's: a motion photo's two stills are 159652 and 0), never
+        // a duration to give every sample: counted only where no other is there.
+        for run in t.timeToSample where run.delta > 0 { counts[run.delta, default: 0] += UInt64(run.count) }
         let duration = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 0
         let offsets = Set(t.compositionOffsets.map(\.offset))
         // The edit list: empty edits delay the track (movie time scale); the first real edit's media time is where
