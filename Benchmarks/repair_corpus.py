@@ -21,12 +21,11 @@ import glob
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import time
 
-from repair_peers import HERE, REPO, machine
+from repair_peers import HERE, REPO, machine, top_level_boxes
 
 SCORE = os.path.join(REPO, "Tests", "tools", "repair_score.py")
 
@@ -45,22 +44,6 @@ NOTES = {
     "axm-hlg10-color-test.mp4": "a phone's VFR within a frame: the reference's rate",
     "axm-portrait_4k60.mp4": "a phone's VFR within a frame (4 durations from 16.1 to 17.2 ms): the reference's rate",
 }
-
-
-def top_level_boxes(data):
-    """(type, offset, size) of each top-level box; stops at a size that cannot be."""
-    boxes, at = [], 0
-    while at + 8 <= len(data):
-        size, kind = struct.unpack(">I4s", data[at:at + 8])
-        if size == 1:
-            size = struct.unpack(">Q", data[at + 8:at + 16])[0]
-        elif size == 0:
-            size = len(data) - at
-        if size < 8:
-            break
-        boxes.append((kind.decode("latin1"), at, size))
-        at += size
-    return boxes
 
 
 def media_streams(path):
@@ -131,8 +114,12 @@ def main():
         ext = os.path.splitext(name)[1].lower()
         if ext not in (".mp4", ".mov", ".m4v", ".3gp"):
             continue
+        try:
+            boxes = top_level_boxes(path)
+        except ValueError as error:
+            skipped.append((name, str(error).split(": ", 1)[-1]))
+            continue
         data = open(path, "rb").read()
-        boxes = top_level_boxes(data)
         kinds = [b[0] for b in boxes]
         if "moof" in kinds or "moov" not in kinds or "mdat" not in kinds:
             skipped.append((name, "fragmented" if "moof" in kinds else "boxes " + ", ".join(kinds[:4])))
